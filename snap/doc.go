@@ -1,0 +1,42 @@
+// Package snap writes and reads snapshot files: an opaque body streamed by
+// the caller, framed so that damage is detected and a damaged snapshot is
+// set aside for an older one.
+//
+// # Files
+//
+// A snapshot is snapshot.<zxid>, the zxid in lower-case hex without padding
+// as ZooKeeper names them: the last zxid applied when the snapshot started.
+// Snapshots are fuzzy (the tree changes while it is written), so the caller
+// replays the log from zxid+1. The format inside is corral's own:
+//
+//	header  (32 bytes): magic "corralsn" | version u32 (1) | flags u32 (0) |
+//	                    zxid i64 | CRC32C of the preceding 24 bytes u32 | reserved u32
+//	body    (any length): written by the caller
+//	trailer (16 bytes): body length u64 | CRC32C (Castagnoli) of the body u32 |
+//	                    magic "snpe"
+//
+// All integers are little-endian.
+//
+// # Atomic publication
+//
+// Create writes snapshot.<zxid>.tmp; Commit writes the trailer, fsyncs,
+// renames it to snapshot.<zxid> and syncs the directory. A crash before the
+// rename leaves only a .tmp file, which readers ignore (CleanTemp removes
+// them at startup); after SyncDir the snapshot is durable.
+//
+// # Reading and fallback
+//
+// Because the CRC is a trailer, a Reader checks it when the body has been
+// read to its end: the Read that would deliver the last bytes returns an
+// error wrapping ErrCorrupt instead if the CRC or the length does not
+// match, so a decoder never completes on a damaged body. Load tries the
+// snapshots newest first; one that is damaged is renamed to
+// <name>.corrupt (never deleted) with a log line, and the next older one is
+// tried.
+//
+// # Retention
+//
+// Purge keeps the newest N snapshots (at least 3, like ZooKeeper's
+// autopurge.snapRetainCount) and returns the zxid of the oldest kept one;
+// log segments below it can then be purged.
+package snap

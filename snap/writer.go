@@ -1,0 +1,136 @@
+package snap
+
+import (
+	"bufio"
+	"fmt"
+	"hash/crc32"
+	"path/filepath"
+
+	"github.com/corral-db/corral/vfs"
+)
+
+const writeBufferSize = 256 << 10
+
+// Writer streams one snapshot to its temporary file. It is an io.Writer;
+// nothing is visible to readers until Commit.
+type Writer struct {
+	fs         vfs.FS
+	dir        string
+	zxid       int64
+	tmp, final string
+	f          vfs.File
+	bw         *bufio.Writer
+	crc        uint32
+	n          int64
+	done       bool
+	err        error // first write error; Commit returns it
+}
+
+// Create starts the snapshot of zxid in dir (created if missing). A stale
+// temporary file of the same zxid is replaced.
+func Create(fsys vfs.FS, dir string, zxid int64) (*Writer, error) {
+	if zxid < 0 {
+		return nil, fmt.Errorf("snap: negative zxid %d", zxid)
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("snap: %w", err)
+	}
+	final := filepath.Join(dir, Name(zxid))
+	w := &Writer{fs: fsys, dir: dir, zxid: zxid, tmp: final + tmpSuffix, final: final}
+	f, err := fsys.Create(w.tmp)
+	if err != nil {
+		return nil, fmt.Errorf("snap: %w", err)
+	}
+	w.f = f
+	w.bw = bufio.NewWriterSize(f, writeBufferSize)
+	h := encodeHeader(zxid)
+	if _, err := w.bw.Write(h[:]); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("snap: %w", err)
+	}
+	return w, nil
+}
+
+// Zxid returns the zxid the snapshot is named after.
+func (w *Writer) Zxid() int64 { return w.zxid }
+
+// Write appends p to the body.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, ErrDone
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.bw.Write(p)
+	w.crc = crc32.Update(w.crc, castagnoli, p[:n])
+	w.n += int64(n)
+	if err != nil {
+		w.err = fmt.Errorf("snap: writing %s: %w", w.tmp, err)
+		return n, w.err
+	}
+	return n, nil
+}
+
+// Commit writes the trailer and publishes the snapshot atomically and
+// durably: fsync, rename to snapshot.<zxid>, SyncDir. On error the
+// temporary file is removed and nothing is published, except when only the
+// final SyncDir fails: the complete snapshot is then left in place, and
+// the error says its publication may not survive a crash.
+func (w *Writer) Commit() error {
+	if w.done {
+		return ErrDone
+	}
+	if err := w.commit(); err != nil {
+		w.Abort()
+		return err
+	}
+	w.done = true
+	return nil
+}
+
+func (w *Writer) commit() error {
+	if w.err != nil {
+		return w.err
+	}
+	t := encodeTrailer(w.n, w.crc)
+	if _, err := w.bw.Write(t[:]); err != nil {
+		return fmt.Errorf("snap: writing %s: %w", w.tmp, err)
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("snap: writing %s: %w", w.tmp, err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("snap: syncing %s: %w", w.tmp, err)
+	}
+	err := w.f.Close()
+	w.f = nil
+	if err != nil {
+		return fmt.Errorf("snap: closing %s: %w", w.tmp, err)
+	}
+	if err := w.fs.Rename(w.tmp, w.final); err != nil {
+		return fmt.Errorf("snap: publishing %s: %w", w.final, err)
+	}
+	if err := w.fs.SyncDir(w.dir); err != nil {
+		// The rename happened but may not be durable; the file is complete
+		// and valid, so leave it rather than remove a good snapshot.
+		w.done = true
+		return fmt.Errorf("snap: syncing directory %s: %w", w.dir, err)
+	}
+	return nil
+}
+
+// Abort discards the snapshot. It may be called after a failed Commit, and
+// is a no-op after a successful one.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	if w.f != nil {
+		_ = w.f.Close()
+		w.f = nil
+	}
+	// Best effort: CleanTemp removes leftovers at the next start.
+	_ = w.fs.Remove(w.tmp)
+}

@@ -1,0 +1,75 @@
+package vfs
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// FS is the file-system surface used by wal and snap. Names are paths in
+// the host's syntax (filepath.Join).
+type FS interface {
+	// OpenFile opens name with os.O_* flags: one of O_RDONLY, O_WRONLY,
+	// O_RDWR, optionally with O_CREATE, O_EXCL, O_TRUNC. Other flags
+	// (O_APPEND, O_SYNC) are not part of the interface.
+	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
+	// Create is OpenFile(name, O_RDWR|O_CREATE|O_TRUNC, 0o644).
+	Create(name string) (File, error)
+	// Open is OpenFile(name, O_RDONLY, 0).
+	Open(name string) (File, error)
+	// Remove removes a file or an empty directory.
+	Remove(name string) error
+	// Rename atomically replaces newname with oldname.
+	Rename(oldname, newname string) error
+	MkdirAll(dir string, perm fs.FileMode) error
+	// List returns the names of the entries of dir, sorted.
+	List(dir string) ([]string, error)
+	Stat(name string) (fs.FileInfo, error)
+	// SyncDir makes the creations, renames and removals of entries in dir
+	// durable.
+	SyncDir(dir string) error
+}
+
+// File is an open file. Read and Write use the file's offset; ReadAt and
+// WriteAt do not move it.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Writer
+	io.WriterAt
+	io.Closer
+	// Name is the name the file was opened with.
+	Name() string
+	// Sync makes the file's written data (and its size) durable. It does
+	// not make the file's directory entry durable: see FS.SyncDir.
+	Sync() error
+	Truncate(size int64) error
+	Size() (int64, error)
+	// Preallocate makes the file at least size bytes long; the new bytes
+	// read as zeros. It never shrinks the file.
+	Preallocate(size int64) error
+}
+
+// ErrCrashed is returned by every operation on a MemFS file handle that was
+// open when the file system crashed.
+var ErrCrashed = errors.New("vfs: file handle invalidated by a simulated crash")
+
+// Exists reports whether name exists. An error other than "does not exist"
+// is returned as is.
+func Exists(fsys FS, name string) (bool, error) {
+	_, err := fsys.Stat(name)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
+}
+
+// accessFlags is the mask of the access-mode bits of an os.OpenFile flag.
+const accessFlags = os.O_RDONLY | os.O_WRONLY | os.O_RDWR
+
+// supportedFlags is every flag bit FS.OpenFile must understand.
+const supportedFlags = accessFlags | os.O_CREATE | os.O_EXCL | os.O_TRUNC

@@ -1,0 +1,58 @@
+// Package wal is corral's transaction log: opaque byte records keyed by a
+// strictly increasing zxid, appended to preallocated segment files and made
+// durable by an explicit Sync (group commit is the caller's: append many,
+// Sync once).
+//
+// # Files
+//
+// A log is a directory of segments named log.<zxid>, the zxid of the
+// segment's first record in lower-case hex without padding, as ZooKeeper
+// names its logs (log.100000001). The format inside is corral's own.
+//
+// A segment starts with a 32-byte header (little-endian):
+//
+//	magic "corralwl" | version u32 (1) | flags u32 (0) | first zxid i64 |
+//	CRC32C of the preceding 24 bytes u32 | reserved u32
+//
+// followed by records:
+//
+//	length u32 (of payload) | CRC32C u32 (Castagnoli, over zxid and payload) |
+//	zxid i64 | payload
+//
+// A segment is preallocated (Options.SegmentSize, 64 MiB by default), so an
+// fdatasync of an append does not have to update the file size; the unused
+// tail reads as zeros, and an all-zero record header ends the segment. A
+// segment rolls when the next record would not fit, or on Roll. A record
+// larger than a segment gets a segment of its own, sized to fit.
+//
+// # Durability and repair
+//
+// Before a new segment is created the previous one is synced and closed, so
+// only the last segment can ever hold unsynced bytes. Hence the rule:
+//
+//   - Only the tail can be torn. In the last segment, the first record that
+//     is invalid (bad length, bad CRC, zxid not increasing) ends the log:
+//     Open truncates the segment there, zeroes the rest of it (truncate,
+//     then preallocate again) and logs a warning. Bytes after an all-zero
+//     record header that are not zero (pages that reached the disk out of
+//     order) are zeroed the same way, so that records written later can
+//     never be followed by stale ones that happen to validate.
+//   - A last segment whose header is missing or torn (the crash came
+//     between its creation and its first sync) and that holds no valid
+//     record is removed; if it does hold records it is renamed aside to
+//     log.<zxid>.corrupt rather than deleted.
+//   - Any invalid byte in a segment other than the last (a bad header, a
+//     bad record before the segment's zero end, zxids out of order, or an
+//     empty segment) is corruption of synced data: Open fails with an error
+//     wrapping ErrCorrupt and changes nothing.
+//
+// After Open returns, every record it reports is durable (Open syncs the
+// tail segment and the directory), and no garbage follows the last one.
+//
+// # Errors
+//
+// An I/O error while writing, syncing, rolling or truncating leaves the
+// files in an unknown state (after a failed fsync the kernel may have
+// dropped the dirty pages), so it is sticky: every later call returns it.
+// Close the Log and Open it again; Open repairs the tail.
+package wal
