@@ -1,0 +1,267 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// ErrInvalid is wrapped by every error that reports a bad configuration
+// (as opposed to an I/O failure): errors.Is(err, config.ErrInvalid).
+var ErrInvalid = errors.New("invalid configuration")
+
+// KeyError reports a zoo.cfg key whose value cannot be used. Key is spelled
+// as in the file.
+type KeyError struct {
+	Key     string
+	Value   string
+	Missing bool // the key is absent; Value is meaningless
+	Reason  string
+}
+
+func (e *KeyError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("%s: %s", e.Key, e.Reason)
+	}
+	return fmt.Sprintf("%s=%q: %s", e.Key, e.Value, e.Reason)
+}
+
+// Unwrap makes every KeyError an ErrInvalid.
+func (e *KeyError) Unwrap() error { return ErrInvalid }
+
+// Durability says when a follower may acknowledge a proposal; see
+// DESIGN.md "Durability modes".
+type Durability string
+
+const (
+	// DurabilitySync acknowledges after the log record is fsynced
+	// (group commit). ZooKeeper's behaviour with forceSync=yes.
+	DurabilitySync Durability = "sync"
+	// DurabilityAsync acknowledges once the record is written to the OS.
+	// ZooKeeper's behaviour with forceSync=no.
+	DurabilityAsync Durability = "async"
+	// DurabilityDiskless acknowledges once the proposal is in memory; no
+	// transaction log, busy snapshots instead.
+	DurabilityDiskless Durability = "diskless"
+)
+
+// ZooKeeper's defaults, as QuorumPeerConfig and the system properties it
+// feeds have them in 3.9.
+const (
+	DefaultTickTime                 = 3000 // ZooKeeperServer.DEFAULT_TICK_TIME
+	DefaultSnapCount                = 100000
+	DefaultAutopurgeSnapRetainCount = 3
+	MinAutopurgeSnapRetainCount     = 3 // PurgeTxnLog will not keep fewer
+	MinSnapCount                    = 2 // ZooKeeperServer.getSnapCount resets lower values to 2
+	DefaultMaxClientCnxns           = 60
+	DefaultGlobalOutstandingLimit   = 1000
+	DefaultJuteMaxBuffer            = 0xfffff
+	DefaultContainerCheckIntervalMs = 60000
+	DefaultContainerMaxPerMinute    = 10000
+	// DefaultClientListenHost is where corral accepts clients when neither
+	// clientPortAddress nor a client address on this server's server.N
+	// line says otherwise. DELIBERATE DIVERGENCE: ZooKeeper binds the
+	// wildcard address (all interfaces) in that case; corral binds only
+	// loopback so that a server started from a sample zoo.cfg is not
+	// exposed to the network by accident. Set clientPortAddress=0.0.0.0
+	// to get ZooKeeper's behaviour.
+	DefaultClientListenHost = "127.0.0.1"
+	// MaxServerID is the largest server id (myid) corral accepts: session
+	// ids carry the server id in their top byte, as in ZooKeeper, whose
+	// documentation asks for ids between 1 and 255.
+	MaxServerID = 255
+	// MaxExtendedTypesServerID is the largest server id allowed with
+	// extendedTypesEnabled (EphemeralType.validateServerId): TTL node
+	// owners use the 0xff top byte.
+	MaxExtendedTypesServerID = 254
+)
+
+// defaultFourLetterWords is what ZooKeeper enables without
+// 4lw.commands.whitelist; srvr is enabled whatever the whitelist says.
+var defaultFourLetterWords = []string{"srvr"}
+
+// Config is a parsed zoo.cfg. Times are in milliseconds unless the field
+// says otherwise; the names follow ZooKeeper's keys.
+type Config struct {
+	TickTime  int // tickTime, ms; default 3000
+	InitLimit int // initLimit, ticks; required in an ensemble
+	SyncLimit int // syncLimit, ticks; required in an ensemble
+
+	// DataDir holds snapshots, the myid file and epochs. Load makes it
+	// absolute against the process's working directory, as ZooKeeper's
+	// java.io.File does; Parse leaves it as written.
+	DataDir string
+	// DataLogDir holds the transaction log; defaults to DataDir.
+	DataLogDir string
+
+	// ClientPort is clientPort; 0 means unset (then this server's server.N
+	// line must carry a client port).
+	ClientPort int
+	// ClientPortAddress is clientPortAddress, "" when unset. Unset, corral
+	// listens on DefaultClientListenHost (127.0.0.1), NOT on all
+	// interfaces as ZooKeeper does: see DefaultClientListenHost.
+	ClientPortAddress string
+
+	// Servers are the server.N lines, sorted by ID.
+	Servers []Server
+	// MyID is this server's id from dataDir/myid; 0 when there is none
+	// (fine for a standalone server). Only Load reads it.
+	MyID int64
+
+	StandaloneEnabled    bool // standaloneEnabled; default true
+	ReconfigEnabled      bool // reconfigEnabled; default false
+	SyncEnabled          bool // syncEnabled: observers log txns; default true
+	QuorumListenOnAllIPs bool // quorumListenOnAllIPs; default false
+
+	SnapCount int // snapCount; default 100000, at least 2
+
+	AutopurgeSnapRetainCount int // autopurge.snapRetainCount; default 3, at least 3
+	AutopurgePurgeInterval   int // autopurge.purgeInterval, hours; 0 disables
+
+	MaxClientCnxns    int // maxClientCnxns per client IP; default 60, 0 unlimited
+	MinSessionTimeout int // minSessionTimeout; default 2*TickTime
+	MaxSessionTimeout int // maxSessionTimeout; default 20*TickTime
+
+	GlobalOutstandingLimit int // globalOutstandingLimit; default 1000
+	// JuteMaxBuffer is jute.maxbuffer, the largest record (znode data,
+	// request) in bytes; default 0xfffff. ZooKeeper reads it only as a JVM
+	// system property (-Djute.maxbuffer), so in ZooKeeper's zoo.cfg it has
+	// no effect; corral honours it in zoo.cfg. JVMFlags carries it over.
+	JuteMaxBuffer int
+
+	// FourLetterWordWhitelist is 4lw.commands.whitelist: the enabled
+	// commands, always including "srvr" as ZooKeeper does; ["*"] enables
+	// every command. Use FourLetterWordEnabled to test a command.
+	FourLetterWordWhitelist []string
+
+	// ForceSync is forceSync (yes/no); default yes. It selects the
+	// durability when Durability is not given explicitly, and is false
+	// whenever Durability is async or diskless. corral acts on Durability.
+	ForceSync bool
+	// Durability is corral's durability key (sync|async|diskless). Unset,
+	// it is async if forceSync=no and sync otherwise.
+	Durability Durability
+
+	// ExtendedTypesEnabled is extendedTypesEnabled (TTL nodes).
+	ExtendedTypesEnabled bool
+	// SuperDigest is DigestAuthenticationProvider.superDigest,
+	// "user:base64(sha1(user:password))"; "" disables the super user.
+	SuperDigest string
+
+	// The container and TTL reaper, znode.container.*. Like jute.maxbuffer,
+	// ZooKeeper reads these only as JVM system properties.
+	ContainerCheckIntervalMs        int   // default 60000
+	ContainerMaxPerMinute           int   // default 10000
+	ContainerMaxNeverUsedIntervalMs int64 // default 0: never-used containers are not reaped
+}
+
+// Server is one server.N line:
+// server.N=host:quorumPort:electionPort[:participant|:observer][;[clientAddr:]clientPort]
+type Server struct {
+	ID           int64
+	Host         string
+	QuorumPort   int
+	ElectionPort int
+	Observer     bool
+	// ClientAddr is the client address of the line's client part, "" when
+	// the part gives only a port (ZooKeeper then binds 0.0.0.0, corral
+	// DefaultClientListenHost) or is absent.
+	ClientAddr string
+	ClientPort int // 0 when the line has no client part
+}
+
+// QuorumAddr is host:quorumPort, where followers connect to the leader.
+func (s Server) QuorumAddr() string {
+	return net.JoinHostPort(s.Host, strconv.Itoa(s.QuorumPort))
+}
+
+// ElectionAddr is host:electionPort, where leader election runs.
+func (s Server) ElectionAddr() string {
+	return net.JoinHostPort(s.Host, strconv.Itoa(s.ElectionPort))
+}
+
+// Default returns a Config with every default ZooKeeper 3.9 applies and
+// no dataDir, port or servers.
+func Default() *Config {
+	c := &Config{
+		TickTime:                 DefaultTickTime,
+		StandaloneEnabled:        true,
+		SyncEnabled:              true,
+		SnapCount:                DefaultSnapCount,
+		AutopurgeSnapRetainCount: DefaultAutopurgeSnapRetainCount,
+		MaxClientCnxns:           DefaultMaxClientCnxns,
+		GlobalOutstandingLimit:   DefaultGlobalOutstandingLimit,
+		JuteMaxBuffer:            DefaultJuteMaxBuffer,
+		FourLetterWordWhitelist:  append([]string(nil), defaultFourLetterWords...),
+		ForceSync:                true,
+		Durability:               DurabilitySync,
+		ContainerCheckIntervalMs: DefaultContainerCheckIntervalMs,
+		ContainerMaxPerMinute:    DefaultContainerMaxPerMinute,
+	}
+	c.MinSessionTimeout = 2 * c.TickTime
+	c.MaxSessionTimeout = 20 * c.TickTime
+	return c
+}
+
+// Voters are the participants: the servers that vote and count toward
+// quorums.
+func (c *Config) Voters() []Server {
+	var v []Server
+	for _, s := range c.Servers {
+		if !s.Observer {
+			v = append(v, s)
+		}
+	}
+	return v
+}
+
+// Distributed reports whether this is an ensemble rather than a
+// standalone server: ZooKeeper's QuorumPeerConfig.isDistributed, true with
+// more than one participant, or with standaloneEnabled=false.
+func (c *Config) Distributed() bool {
+	return !c.StandaloneEnabled || len(c.Voters()) > 1
+}
+
+// Self is this server's server.N line (the one whose ID is MyID), or nil.
+func (c *Config) Self() *Server {
+	if c.MyID == 0 {
+		return nil
+	}
+	for i := range c.Servers {
+		if c.Servers[i].ID == c.MyID {
+			return &c.Servers[i]
+		}
+	}
+	return nil
+}
+
+// ClientListenAddr is the host:port corral accepts clients on: the client
+// address on this server's server.N line if it has one, as ZooKeeper's
+// setupClientPort prefers, else clientPortAddress:clientPort. An unset
+// host is DefaultClientListenHost (loopback), where ZooKeeper would bind
+// all interfaces. "" if no client port is configured.
+func (c *Config) ClientListenAddr() string {
+	host, port := c.ClientPortAddress, c.ClientPort
+	if s := c.Self(); s != nil && s.ClientPort != 0 {
+		host, port = s.ClientAddr, s.ClientPort
+	}
+	if port == 0 {
+		return ""
+	}
+	if host == "" {
+		host = DefaultClientListenHost
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// FourLetterWordEnabled reports whether the four-letter word cmd (e.g.
+// "ruok") may be served, per 4lw.commands.whitelist.
+func (c *Config) FourLetterWordEnabled(cmd string) bool {
+	for _, w := range c.FourLetterWordWhitelist {
+		if w == "*" || w == cmd {
+			return true
+		}
+	}
+	return cmd == "srvr"
+}

@@ -1,0 +1,34 @@
+// Package config reads and writes ZooKeeper's zoo.cfg, so that one file
+// starts either Apache ZooKeeper 3.9 or corral.
+//
+// The syntax is java.util.Properties (properties.go), read as ZooKeeper's
+// QuorumPeerConfig reads it: keys and values trimmed, the last of
+// repeated keys winning. The keys QuorumPeerConfig knows (tickTime,
+// dataDir, clientPort, server.N, autopurge.*, ...) are matched exactly. Any
+// other key k ZooKeeper turns into the system property zookeeper.k; for the
+// ones corral honours (snapCount, forceSync, globalOutstandingLimit,
+// 4lw.commands.whitelist, extendedTypesEnabled,
+// DigestAuthenticationProvider.superDigest, jute.maxbuffer,
+// znode.container.*) both k and zookeeper.k are accepted. Keys that only
+// configure the JVM server (TLS, SASL, Netty, the admin server, metrics
+// providers) are accepted with the warning "ignored: JVM-only"; ZooKeeper
+// features corral lacks, with "ignored: not supported by corral"; anything
+// else with "ignored: unknown key". A value that cannot be used is an
+// error naming the key and the value (*KeyError, wrapping ErrInvalid).
+//
+// corral adds one key, durability=sync|async|diskless (default: async if
+// forceSync=no, else sync), which ZooKeeper ignores.
+//
+// Deliberate divergences from ZooKeeper, each commented where it lives:
+//
+//   - With no clientPortAddress (and no client address on this server's
+//     server.N line) corral listens on 127.0.0.1, not on every interface
+//     (DefaultClientListenHost).
+//   - jute.maxbuffer and znode.container.* take effect from zoo.cfg; in
+//     ZooKeeper they work only as JVM flags (see Config.JVMFlags).
+//   - Garbage where ZooKeeper would silently use a default (snapCount=abc,
+//     extendedTypesEnabled=yes, forceSync=false) is an error.
+//   - Raw non-ASCII bytes are read as UTF-8, not ISO-8859-1.
+//   - Server ids are 1..255; host|host multi-addresses and hierarchical
+//     quorums (group.N, weight.N) are refused.
+package config

@@ -1,0 +1,545 @@
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Parse reads a zoo.cfg from r. It returns the configuration, the warnings
+// (one per ignored or unknown key, per clamped value, and per inconsistency
+// ZooKeeper itself would only log), and an error wrapping ErrInvalid (a
+// *KeyError naming the key and value where there is one) if the file would
+// not start a server. Each warning is also logged at Warn level on logger,
+// which may be nil.
+//
+// Parse does not read dataDir/myid, so checks that need the server's id
+// (is it in the server list, may it use extendedTypesEnabled) are left to
+// Load. A dynamicConfigFile is read relative to the working directory, as
+// ZooKeeper does.
+func Parse(r io.Reader, logger *slog.Logger) (*Config, []string, error) {
+	p := newParser(logger, os.ReadFile)
+	c, err := p.parse(r)
+	if err != nil {
+		return nil, p.warnings, fmt.Errorf("config: %w", err)
+	}
+	return c, p.warnings, nil
+}
+
+type parser struct {
+	logger   *slog.Logger
+	readFile func(string) ([]byte, error)
+	warnings []string
+
+	c *Config
+	// Keys whose default depends on others or on being set at all.
+	minSessionSet, maxSessionSet bool
+	forceSyncSet, durabilitySet  bool
+	peerType                     string // "" when peerType is absent
+	dynamicConfigFile            string
+	servers                      map[int64]serverEntry
+}
+
+type serverEntry struct {
+	key    string
+	server Server
+}
+
+func newParser(logger *slog.Logger, readFile func(string) ([]byte, error)) *parser {
+	return &parser{
+		logger:   logger,
+		readFile: readFile,
+		c:        Default(),
+		servers:  make(map[int64]serverEntry),
+	}
+}
+
+func (p *parser) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.warnings = append(p.warnings, msg)
+	if p.logger != nil {
+		p.logger.Warn("zoo.cfg: " + msg)
+	}
+}
+
+// parse reads the properties, applies them and validates the result,
+// leaving out the checks that need the server id.
+func (p *parser) parse(r io.Reader) (*Config, error) {
+	if err := p.parseNoValidate(r); err != nil {
+		return nil, err
+	}
+	if err := p.validate(false); err != nil {
+		return nil, err
+	}
+	return p.c, nil
+}
+
+func (p *parser) parseNoValidate(r io.Reader) error {
+	props, err := readProperties(r)
+	if err != nil {
+		return err
+	}
+	for _, e := range p.dedup(props) {
+		if err := p.apply(e.Key, e.Value, e.Line); err != nil {
+			return err
+		}
+	}
+	if p.dynamicConfigFile != "" {
+		// As ZooKeeper: with a dynamic file the servers live only there.
+		if len(p.servers) > 0 {
+			ids := slices.Sorted(maps.Keys(p.servers))
+			e := p.servers[ids[0]]
+			return &KeyError{Key: e.key, Value: e.server.String(), Reason: "must be in the dynamic config file when dynamicConfigFile is set"}
+		}
+		if err := p.readDynamicConfig(); err != nil {
+			return err
+		}
+	}
+	p.finish()
+	return nil
+}
+
+// canonicalKey maps the zookeeper.-prefixed spelling of a key corral
+// honours to the plain one, so that duplicates are caught whichever
+// spelling each occurrence uses.
+func canonicalKey(key string) string {
+	if s, ok := strings.CutPrefix(key, sysPropPrefix); ok && sysPropKeys[s] {
+		return s
+	}
+	return key
+}
+
+// sysPropKeys are the keys corral honours that ZooKeeper reads as system
+// properties (zookeeper.<key>, or the bare key for jute.maxbuffer and
+// znode.container.*); both spellings are accepted.
+var sysPropKeys = map[string]bool{
+	"snapCount":                                true,
+	"forceSync":                                true,
+	"globalOutstandingLimit":                   true,
+	"4lw.commands.whitelist":                   true,
+	"extendedTypesEnabled":                     true,
+	"DigestAuthenticationProvider.superDigest": true,
+	"jute.maxbuffer":                           true,
+	"znode.container.checkIntervalMs":          true,
+	"znode.container.maxPerMinute":             true,
+	"znode.container.maxNeverUsedIntervalMs":   true,
+}
+
+// dedup trims keys and values as QuorumPeerConfig does and keeps, for
+// each key, the last value (java.util.Properties is a map) at the position
+// of its first occurrence, warning about the repeats.
+func (p *parser) dedup(props []property) []property {
+	var out []property
+	index := make(map[string]int)
+	for _, pr := range props {
+		key := javaTrim(pr.Key)
+		canon := canonicalKey(key)
+		e := property{Key: key, Value: javaTrim(pr.Value), Line: pr.Line}
+		if i, ok := index[canon]; ok {
+			p.warn("line %d: %s: set again (first on line %d); the last value wins", pr.Line, key, out[i].Line)
+			e.Line = out[i].Line
+			out[i] = e
+			continue
+		}
+		index[canon] = len(out)
+		out = append(out, e)
+	}
+	return out
+}
+
+// apply sets the field for one trimmed key/value pair.
+func (p *parser) apply(key, value string, line int) error {
+	c := p.c
+	switch key {
+	case "dataDir":
+		return setString(&c.DataDir, key, value)
+	case "dataLogDir":
+		return setString(&c.DataLogDir, key, value)
+	case "clientPort":
+		v, err := parseInt(key, value, 0, 65535)
+		c.ClientPort = v
+		return err
+	case "clientPortAddress":
+		return setString(&c.ClientPortAddress, key, unbracket(value))
+	case "tickTime":
+		v, err := parseInt(key, value, 1, maxInt32)
+		c.TickTime = v
+		return err
+	case "initLimit":
+		v, err := parseInt(key, value, 0, maxInt32)
+		c.InitLimit = v
+		return err
+	case "syncLimit":
+		v, err := parseInt(key, value, 0, maxInt32)
+		c.SyncLimit = v
+		return err
+	case "maxClientCnxns":
+		v, err := parseInt(key, value, 0, maxInt32)
+		c.MaxClientCnxns = v
+		return err
+	case "minSessionTimeout":
+		// -1 is ZooKeeper's "unset": the default applies.
+		v, err := parseInt(key, value, -1, maxInt32)
+		c.MinSessionTimeout, p.minSessionSet = v, v != -1
+		return err
+	case "maxSessionTimeout":
+		v, err := parseInt(key, value, -1, maxInt32)
+		c.MaxSessionTimeout, p.maxSessionSet = v, v != -1
+		return err
+	case "electionAlg":
+		v, err := parseInt(key, value, minInt32, maxInt32)
+		if err == nil && v != 3 {
+			err = &KeyError{Key: key, Value: value, Reason: "only 3 (fast leader election) is supported"}
+		}
+		return err
+	case "peerType":
+		switch strings.ToLower(value) {
+		case "observer", "participant":
+			p.peerType = strings.ToLower(value)
+			return nil
+		}
+		return &KeyError{Key: key, Value: value, Reason: "want observer or participant"}
+	case "standaloneEnabled":
+		return parseBool(&c.StandaloneEnabled, key, value)
+	case "reconfigEnabled":
+		return parseBool(&c.ReconfigEnabled, key, value)
+	case "syncEnabled":
+		return parseBool(&c.SyncEnabled, key, value)
+	case "quorumListenOnAllIPs":
+		return parseBool(&c.QuorumListenOnAllIPs, key, value)
+	case "autopurge.snapRetainCount":
+		v, err := parseInt(key, value, minInt32, maxInt32)
+		if err == nil && v < MinAutopurgeSnapRetainCount {
+			p.warn("line %d: %s: %d is below the minimum; using %d", line, key, v, MinAutopurgeSnapRetainCount)
+			v = MinAutopurgeSnapRetainCount
+		}
+		c.AutopurgeSnapRetainCount = v
+		return err
+	case "autopurge.purgeInterval":
+		v, err := parseInt(key, value, minInt32, maxInt32)
+		if err == nil && v < 0 {
+			// ZooKeeper's DatadirCleanupManager treats <= 0 as "off".
+			p.warn("line %d: %s: %d is negative; purging disabled", line, key, v)
+			v = 0
+		}
+		c.AutopurgePurgeInterval = v
+		return err
+	case "dynamicConfigFile":
+		return setString(&p.dynamicConfigFile, key, value)
+	case "version":
+		// The dynamic configuration's version (hex), kept in the static
+		// file by ZooKeeper's backward compatibility mode; nothing to do.
+		return parseHexVersion(key, value)
+	case "durability":
+		switch d := Durability(strings.ToLower(value)); d {
+		case DurabilitySync, DurabilityAsync, DurabilityDiskless:
+			c.Durability, p.durabilitySet = d, true
+			return nil
+		}
+		return &KeyError{Key: key, Value: value, Reason: "want sync, async or diskless"}
+	}
+	if strings.HasPrefix(key, serverKeyPrefix) {
+		return p.addServer(key, value)
+	}
+	if strings.HasPrefix(key, "group.") || strings.HasPrefix(key, "weight.") {
+		return &KeyError{Key: key, Value: value, Reason: "hierarchical quorums (group.N, weight.N) are not supported"}
+	}
+	if sk := canonicalKey(key); sysPropKeys[sk] {
+		return p.applySysProp(key, sk, value, line)
+	}
+	p.warn("line %d: %s: %s", line, key, ignoredReason(key))
+	return nil
+}
+
+// applySysProp handles the keys ZooKeeper reads as system properties. Its
+// Integer.getInteger/Long.getLong accept Java's decode syntax (0x.., #..,
+// 0..), silently falling back to the default on garbage; corral accepts the
+// same syntax and rejects garbage.
+func (p *parser) applySysProp(key, canon, value string, line int) error {
+	c := p.c
+	switch canon {
+	case "snapCount":
+		v, err := javaDecode(key, value, 32)
+		if err == nil && v < MinSnapCount {
+			p.warn("line %d: %s: %d is below the minimum; using %d", line, key, v, MinSnapCount)
+			v = MinSnapCount
+		}
+		c.SnapCount = int(v)
+		return err
+	case "forceSync":
+		// ZooKeeper's FileTxnLog: forceSync is off iff the value is "no".
+		// Anything but yes/no is a mistake (forceSync=false means "yes" to
+		// ZooKeeper), so we refuse it.
+		switch value {
+		case "yes":
+			c.ForceSync = true
+		case "no":
+			c.ForceSync = false
+		default:
+			return &KeyError{Key: key, Value: value, Reason: "want yes or no"}
+		}
+		p.forceSyncSet = true
+		return nil
+	case "globalOutstandingLimit":
+		v, err := javaDecode(key, value, 32)
+		if err == nil && v < 1 {
+			err = &KeyError{Key: key, Value: value, Reason: "must be positive"}
+		}
+		c.GlobalOutstandingLimit = int(v)
+		return err
+	case "4lw.commands.whitelist":
+		c.FourLetterWordWhitelist = parseWhitelist(value)
+		return nil
+	case "extendedTypesEnabled":
+		return parseBool(&c.ExtendedTypesEnabled, key, value)
+	case "DigestAuthenticationProvider.superDigest":
+		if value != "" && !strings.Contains(value, ":") {
+			return &KeyError{Key: key, Value: value, Reason: "want user:base64(sha1(user:password))"}
+		}
+		c.SuperDigest = value
+		return nil
+	case "jute.maxbuffer":
+		v, err := javaDecode(key, value, 32)
+		if err == nil && v < 1 {
+			err = &KeyError{Key: key, Value: value, Reason: "must be positive"}
+		}
+		c.JuteMaxBuffer = int(v)
+		return err
+	case "znode.container.checkIntervalMs":
+		v, err := javaDecode(key, value, 32)
+		if err == nil && v < 1 {
+			err = &KeyError{Key: key, Value: value, Reason: "must be positive"}
+		}
+		c.ContainerCheckIntervalMs = int(v)
+		return err
+	case "znode.container.maxPerMinute":
+		v, err := javaDecode(key, value, 32)
+		if err == nil && v < 1 {
+			err = &KeyError{Key: key, Value: value, Reason: "must be positive"}
+		}
+		c.ContainerMaxPerMinute = int(v)
+		return err
+	case "znode.container.maxNeverUsedIntervalMs":
+		v, err := javaDecode(key, value, 64)
+		if err == nil && v < 0 {
+			err = &KeyError{Key: key, Value: value, Reason: "must not be negative"}
+		}
+		c.ContainerMaxNeverUsedIntervalMs = v
+		return err
+	}
+	return nil
+}
+
+func (p *parser) addServer(key, value string) error {
+	id, err := parseServerID(key, value)
+	if err != nil {
+		return err
+	}
+	if prev, ok := p.servers[id]; ok {
+		// server.1 and server.01: ZooKeeper keeps whichever its hash map
+		// yields last. Refuse rather than guess.
+		return &KeyError{Key: key, Value: value, Reason: fmt.Sprintf("server %d is also defined by %s", id, prev.key)}
+	}
+	s, err := parseServerLine(key, id, value)
+	if err != nil {
+		return err
+	}
+	p.servers[id] = serverEntry{key: key, server: s}
+	return nil
+}
+
+// readDynamicConfig reads the servers from dynamicConfigFile. ZooKeeper
+// writes one (zoo.cfg.dynamic.<version>) when reconfigEnabled=true and
+// points zoo.cfg at it, so a zoo.cfg that has run ZooKeeper may need it.
+func (p *parser) readDynamicConfig() error {
+	const key = "dynamicConfigFile"
+	path := p.dynamicConfigFile
+	data, err := p.readFile(path)
+	if err != nil {
+		return fmt.Errorf("%s=%q: %w", key, path, err)
+	}
+	props, err := readProperties(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s=%q: %w", key, path, err)
+	}
+	for _, pr := range props {
+		k, v := javaTrim(pr.Key), javaTrim(pr.Value)
+		switch {
+		case strings.HasPrefix(k, serverKeyPrefix):
+			err = p.addServer(k, v)
+		case k == "version":
+			err = parseHexVersion(k, v)
+		case strings.HasPrefix(k, "group") || strings.HasPrefix(k, "weight"):
+			err = &KeyError{Key: k, Value: v, Reason: "hierarchical quorums (group.N, weight.N) are not supported"}
+		default:
+			err = &KeyError{Key: k, Value: v, Reason: "only server.N and version may appear in a dynamic config file"}
+		}
+		if err != nil {
+			return fmt.Errorf("%s=%q: line %d: %w", key, path, pr.Line, err)
+		}
+	}
+	return nil
+}
+
+// finish applies the defaults that depend on other keys.
+func (p *parser) finish() {
+	c := p.c
+	if !p.minSessionSet {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if !p.maxSessionSet {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if c.DataLogDir == "" {
+		c.DataLogDir = c.DataDir
+	}
+	if !p.durabilitySet {
+		if c.ForceSync {
+			c.Durability = DurabilitySync
+		} else {
+			c.Durability = DurabilityAsync
+		}
+	} else if p.forceSyncSet && !c.ForceSync && c.Durability == DurabilitySync {
+		p.warn("forceSync=no has no effect with durability=sync")
+	}
+	if c.Durability != DurabilitySync {
+		// Neither async nor diskless fsyncs per write.
+		c.ForceSync = false
+	}
+	c.Servers = c.Servers[:0]
+	for _, e := range p.servers {
+		c.Servers = append(c.Servers, e.server)
+	}
+	slices.SortFunc(c.Servers, func(a, b Server) int { return cmp.Compare(a.ID, b.ID) })
+	if len(c.Servers) == 0 {
+		c.Servers = nil
+	}
+}
+
+// parseWhitelist is FourLetterCommands.isEnabled's reading of
+// 4lw.commands.whitelist: comma separated, trimmed, empties dropped, "*"
+// anywhere means everything, srvr always on.
+func parseWhitelist(value string) []string {
+	var out []string
+	for _, w := range strings.Split(value, ",") {
+		w = javaTrim(w)
+		if w == "*" {
+			return []string{"*"}
+		}
+		if w != "" && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	if !slices.Contains(out, "srvr") {
+		out = append(out, "srvr")
+	}
+	return out
+}
+
+const (
+	maxInt32 = 1<<31 - 1
+	minInt32 = -1 << 31
+)
+
+// parseInt is Integer.parseInt (decimal, optional sign, 32 bits) with a
+// range check.
+func parseInt(key, value string, lo, hi int) (int, error) {
+	v, err := strconv.ParseInt(value, 10, 32)
+	if err != nil {
+		return 0, &KeyError{Key: key, Value: value, Reason: "not an integer"}
+	}
+	if int(v) < lo || int(v) > hi {
+		return 0, &KeyError{Key: key, Value: value, Reason: rangeReason(lo, hi)}
+	}
+	return int(v), nil
+}
+
+func rangeReason(lo, hi int) string {
+	switch {
+	case hi == maxInt32 && lo == 0:
+		return "must not be negative"
+	case hi == maxInt32 && lo == 1:
+		return "must be positive"
+	case hi == maxInt32:
+		return fmt.Sprintf("must be at least %d", lo)
+	}
+	return fmt.Sprintf("must be between %d and %d", lo, hi)
+}
+
+// javaDecode is Integer.decode / Long.decode: optional sign, then 0x, 0X
+// or # for hex, a leading 0 for octal, else decimal.
+func javaDecode(key, value string, bits int) (int64, error) {
+	s := value
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	base := 10
+	switch {
+	case strings.HasPrefix(s, "0x"), strings.HasPrefix(s, "0X"):
+		base, s = 16, s[2:]
+	case strings.HasPrefix(s, "#"):
+		base, s = 16, s[1:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	if s == "" || s[0] == '-' || s[0] == '+' {
+		return 0, &KeyError{Key: key, Value: value, Reason: "not an integer"}
+	}
+	if neg {
+		s = "-" + s
+	}
+	v, err := strconv.ParseInt(s, base, bits)
+	if err != nil {
+		return 0, &KeyError{Key: key, Value: value, Reason: "not an integer"}
+	}
+	return v, nil
+}
+
+// parseBool is QuorumPeerConfig.parseBoolean: true or false, any case.
+// (ZooKeeper's Boolean.getBoolean, used for system properties such as
+// extendedTypesEnabled, reads anything but "true" as false; we refuse the
+// anything.)
+func parseBool(dst *bool, key, value string) error {
+	switch strings.ToLower(value) {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		return &KeyError{Key: key, Value: value, Reason: "want true or false"}
+	}
+	return nil
+}
+
+func setString(dst *string, key, value string) error {
+	if value == "" {
+		return &KeyError{Key: key, Value: value, Reason: "empty"}
+	}
+	*dst = value
+	return nil
+}
+
+func parseHexVersion(key, value string) error {
+	if _, err := strconv.ParseUint(value, 16, 64); err != nil {
+		return &KeyError{Key: key, Value: value, Reason: "not a hexadecimal version"}
+	}
+	return nil
+}
+
+// unbracket strips the brackets of an IPv6 literal ("[::1]"), which
+// InetAddress.getByName accepts.
+func unbracket(h string) string {
+	if len(h) >= 2 && h[0] == '[' && h[len(h)-1] == ']' {
+		return h[1 : len(h)-1]
+	}
+	return h
+}

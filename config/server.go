@@ -1,0 +1,167 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+const serverKeyPrefix = "server."
+
+// parseServerID parses the N of a server.N key as ZooKeeper's QuorumMaj
+// does (Long.parseLong of what follows the first dot) and checks it is a
+// usable server id.
+func parseServerID(key, value string) (int64, error) {
+	n := strings.TrimPrefix(key, serverKeyPrefix)
+	id, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		return 0, &KeyError{Key: key, Value: value, Reason: fmt.Sprintf("server id %q is not a number", n)}
+	}
+	if id < 1 || id > MaxServerID {
+		return 0, &KeyError{Key: key, Value: value, Reason: fmt.Sprintf("server id %d is not between 1 and %d", id, MaxServerID)}
+	}
+	return id, nil
+}
+
+// hostPortString is host:port for messages, an empty host being the
+// wildcard address as in ZooKeeper.
+func hostPortString(host string, port int) string {
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return bracketHost(host) + ":" + strconv.Itoa(port)
+}
+
+const serverLineForm = "want host:quorumPort:electionPort[:participant|:observer][;[clientAddr:]clientPort]"
+
+// parseServerLine parses the value of server.N as QuorumPeer.QuorumServer
+// does in ZooKeeper 3.9, minus the multi-address form (host|host, which
+// ZooKeeper also rejects unless multiAddress.enabled) and DNS resolution.
+// Unlike ZooKeeper it tolerates white space at the ends of the value.
+func parseServerLine(key string, id int64, value string) (Server, error) {
+	bad := func(reason string) error {
+		return &KeyError{Key: key, Value: value, Reason: reason}
+	}
+	s := Server{ID: id}
+	line := javaTrim(value)
+	serverClient := javaSplit(line, ";")
+	if len(serverClient) == 0 || len(serverClient) > 2 {
+		return Server{}, bad(serverLineForm)
+	}
+	if len(serverClient) == 2 {
+		cp, err := hostAndPort(serverClient[1])
+		if err != nil || len(cp) == 0 || len(cp) > 2 {
+			return Server{}, bad("bad client address; " + serverLineForm)
+		}
+		if len(cp) == 2 {
+			s.ClientAddr = cp[0]
+			if s.ClientAddr == "" {
+				return Server{}, bad("empty client address")
+			}
+		}
+		port, err := parsePort(cp[len(cp)-1])
+		if err != nil {
+			return Server{}, bad("client port: " + err.Error())
+		}
+		s.ClientPort = port
+	}
+	if strings.Contains(serverClient[0], "|") {
+		return Server{}, bad("multiple addresses (host|host) are not supported")
+	}
+	parts, err := hostAndPort(serverClient[0])
+	if err != nil || len(parts) < 3 || len(parts) > 4 {
+		return Server{}, bad(serverLineForm)
+	}
+	s.Host = parts[0]
+	if s.Host == "" {
+		return Server{}, bad("empty host")
+	}
+	if s.QuorumPort, err = parsePort(parts[1]); err != nil {
+		return Server{}, bad("quorum port: " + err.Error())
+	}
+	if s.ElectionPort, err = parsePort(parts[2]); err != nil {
+		return Server{}, bad("election port: " + err.Error())
+	}
+	if s.QuorumPort == s.ElectionPort {
+		return Server{}, bad("quorum and election ports must differ")
+	}
+	if len(parts) == 4 {
+		switch strings.ToLower(javaTrim(parts[3])) {
+		case "observer":
+			s.Observer = true
+		case "participant":
+		default:
+			return Server{}, bad(fmt.Sprintf("unrecognised peer type %q (want participant or observer)", parts[3]))
+		}
+	}
+	return s, nil
+}
+
+// String formats s as the value of its server.N line.
+func (s Server) String() string {
+	var sb strings.Builder
+	sb.WriteString(bracketHost(s.Host))
+	fmt.Fprintf(&sb, ":%d:%d", s.QuorumPort, s.ElectionPort)
+	if s.Observer {
+		sb.WriteString(":observer")
+	}
+	if s.ClientPort != 0 {
+		sb.WriteByte(';')
+		if s.ClientAddr != "" {
+			sb.WriteString(bracketHost(s.ClientAddr))
+			sb.WriteByte(':')
+		}
+		sb.WriteString(strconv.Itoa(s.ClientPort))
+	}
+	return sb.String()
+}
+
+func bracketHost(h string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
+}
+
+// parsePort is Integer.parseInt plus the range InetSocketAddress accepts,
+// minus 0 (an ephemeral port is no use in a config).
+func parsePort(s string) (int, error) {
+	p, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	if p < 1 || p > 65535 {
+		return 0, fmt.Errorf("%d is out of range 1-65535", p)
+	}
+	return int(p), nil
+}
+
+// hostAndPort is ZooKeeper's ConfigUtils.getHostAndPort: split s on ':'
+// unless it starts with a bracketed IPv6 literal, which stays one part.
+func hostAndPort(s string) ([]string, error) {
+	if !strings.HasPrefix(s, "[") {
+		return javaSplit(s, ":"), nil
+	}
+	i := strings.IndexByte(s, ']')
+	if i < 0 {
+		return nil, fmt.Errorf("%q starts with '[' but has no matching ']'", s)
+	}
+	if i+2 >= len(s) || s[i+1] != ':' {
+		return nil, fmt.Errorf("%q has no port after ']:'", s)
+	}
+	return append([]string{s[1:i]}, javaSplit(s[i+2:], ":")...), nil
+}
+
+// javaSplit is String.split with a literal separator: like strings.Split
+// but trailing empty strings are dropped (unless sep does not occur at all,
+// when the result is s itself).
+func javaSplit(s, sep string) []string {
+	if !strings.Contains(s, sep) {
+		return []string{s}
+	}
+	parts := strings.Split(s, sep)
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}
