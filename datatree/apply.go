@@ -1,0 +1,339 @@
+package datatree
+
+import (
+	"slices"
+
+	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/wire"
+)
+
+// Event is a watch trigger produced by Apply. The server turns it into
+// notifications for the watchers registered on Path.
+type Event struct {
+	Type int32 // wire.EventNode...
+	Path string
+	Zxid int64
+	// ACL is the node's ACL when the event fired, for filtering delivery
+	// by READ permission. It is shared; do not modify it.
+	ACL []wire.ACL
+}
+
+// OpResult is the outcome of one op of a multi.
+type OpResult struct {
+	Type wire.Op // the op's type; wire.OpError for every op of a failed multi
+	Err  wire.Code
+	Path string
+	Stat wire.Stat // after the op, for creates and setData
+}
+
+// Result is the outcome of Apply.
+type Result struct {
+	// Err is tx.Err for OpError, and the reason a transaction changed
+	// nothing for the rest (normally CodeOK; NodeExists/NoNode only when
+	// replaying over a fuzzy snapshot). Always CodeOK for OpMulti: per-op
+	// codes are in Multi, and ZooKeeper replies to a failed multi with
+	// header err 0.
+	Err  wire.Code
+	Path string    // the path the transaction named (for creates, the created path)
+	Stat wire.Stat // the node's stat after create/setData/setACL
+	// Multi has one entry per op of an OpMulti. Apply reuses its backing
+	// array (r.Multi[:0]).
+	Multi []OpResult
+	// Events are appended in order. Apply does not truncate them: the
+	// caller resets the slice (r.Events = r.Events[:0]) between calls.
+	Events []Event
+}
+
+// Apply applies one committed transaction, as ZooKeeper's
+// DataTree.processTxn, and records its outcome in r. It never fails as a
+// whole: a transaction that does not fit the tree (possible only when
+// replaying the log over a fuzzy snapshot) changes what it safely can and
+// reports why in r.Err (see doc.go for the replay rules).
+//
+// Apply keeps tx.Data as the node's data without copying: the caller must
+// not modify it afterwards. ACL lists are interned (copied once per
+// distinct list).
+func (t *Tree) Apply(h *txn.Header, tx *txn.Txn, r *Result) {
+	r.Err = wire.CodeOK
+	r.Path = ""
+	r.Stat = wire.Stat{}
+	r.Multi = r.Multi[:0]
+	if tx.Type == wire.OpMulti {
+		t.applyMulti(h, tx, r)
+	} else {
+		r.Path = tx.Path
+		r.Err = t.applyOne(h, tx, &r.Stat, &r.Events, false)
+	}
+	// ZooKeeper only moves lastProcessedZxid forward; replay is in order,
+	// so this is "set to h.Zxid" in practice.
+	if h.Zxid > t.lastZxid {
+		t.lastZxid = h.Zxid
+	}
+}
+
+func (t *Tree) applyMulti(h *txn.Header, tx *txn.Txn, r *Result) {
+	// A failed multi is logged with every op an OpError. Like ZooKeeper,
+	// treat any error op as marking the whole multi failed: ops before the
+	// first error report 0, later non-error ops RuntimeInconsistency, and
+	// nothing is applied.
+	failed := false
+	for i := range tx.Ops {
+		if tx.Ops[i].Type == wire.OpError {
+			failed = true
+			break
+		}
+	}
+	postFailed := false
+	for i := range tx.Ops {
+		op := &tx.Ops[i]
+		var res OpResult
+		switch {
+		case failed && op.Type == wire.OpError:
+			res = OpResult{Type: wire.OpError, Err: op.Err}
+			postFailed = true
+		case failed:
+			res = OpResult{Type: wire.OpError}
+			if postFailed {
+				res.Err = wire.CodeRuntimeInconsistency
+			}
+		default:
+			res.Type = op.Type
+			res.Path = op.Path
+			res.Err = t.applyOne(h, op, &res.Stat, &r.Events, true)
+		}
+		r.Multi = append(r.Multi, res)
+	}
+}
+
+func (t *Tree) applyOne(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event, inMulti bool) wire.Code {
+	switch tx.Type {
+	case wire.OpCreate, wire.OpCreate2:
+		owner := int64(0)
+		if tx.Ephemeral {
+			owner = h.SessionID
+		}
+		return t.create(h, tx, owner, st, ev)
+	case wire.OpCreateContainer:
+		return t.create(h, tx, ContainerOwner, st, ev)
+	case wire.OpCreateTTL:
+		return t.create(h, tx, TTLOwner(tx.TTL), st, ev)
+	case wire.OpDelete, wire.OpDeleteContainer:
+		return t.delete(tx.Path, h.Zxid, ev)
+	case wire.OpSetData, wire.OpReconfig:
+		return t.setData(h, tx, st, ev)
+	case wire.OpCheck:
+		return wire.CodeOK
+	case wire.OpError:
+		return tx.Err
+	}
+	if inMulti {
+		// ZooKeeper refuses any other op type inside a multi.
+		return wire.CodeUnimplemented
+	}
+	switch tx.Type {
+	case wire.OpSetACL:
+		return t.setACL(tx, st)
+	case wire.OpCreateSession:
+		t.setSession(h.SessionID, tx.Timeout)
+		return wire.CodeOK
+	case wire.OpCloseSession:
+		t.closeSession(h.SessionID, h.Zxid, tx.Paths, ev)
+		return wire.CodeOK
+	}
+	return wire.CodeUnimplemented
+}
+
+// plausiblePath guards the tree's invariants against a transaction the
+// request pipeline should never have produced: an absolute, non-root path
+// without a trailing or doubled '/'.
+func plausiblePath(p string) bool {
+	if len(p) < 2 || p[0] != '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		if p[i] == '/' && p[i-1] == '/' {
+			return false
+		}
+	}
+	return true
+}
+
+// create is DataTree.createNode plus processTxn's NodeExists handling.
+func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev *[]Event) wire.Code {
+	path := tx.Path
+	if !plausiblePath(path) {
+		if path == RootPath {
+			return wire.CodeNodeExists
+		}
+		return wire.CodeBadArguments
+	}
+	parentPath := ParentPath(path)
+	parent := t.nodes[parentPath]
+	if parent == nil {
+		return wire.CodeNoNode
+	}
+	acl := t.acls.intern(tx.ACL)
+	if existing := t.nodes[path]; existing != nil {
+		// Replay over a fuzzy snapshot. ZooKeeper hands the new ACL to the
+		// existing node and, so that a node deleted and re-created inside
+		// the fuzzy window leaves its parent right, still raises the
+		// parent's counter and pzxid if the txn's counter is higher. (It
+		// does the latter only for OpCreate; the reason applies to every
+		// create type, so we do it for all.)
+		t.nodeSum -= existing.hash
+		t.acls.release(existing.acl)
+		existing.acl = acl
+		existing.rehash()
+		t.nodeSum += existing.hash
+		t.raiseParent(parent, tx.ParentCVersion, h.Zxid)
+		return wire.CodeNodeExists
+	}
+	t.raiseParent(parent, tx.ParentCVersion, h.Zxid)
+	t.nodeSum -= parent.hash
+	parent.addChild(BaseName(path))
+	parent.rehash()
+	t.nodeSum += parent.hash
+
+	z := h.Zxid
+	n := &Node{
+		data: tx.Data,
+		acl:  acl,
+		stat: PStat{Czxid: z, Mzxid: z, Ctime: h.Time, Mtime: h.Time, EphemeralOwner: owner, Pzxid: z},
+	}
+	n.content = contentHash(path, n.data)
+	n.rehash()
+	t.insert(path, n)
+	n.Stat(st)
+	*ev = append(*ev,
+		Event{Type: wire.EventNodeCreated, Path: path, Zxid: z, ACL: acl.acl},
+		Event{Type: wire.EventNodeChildrenChanged, Path: parentPath, Zxid: z, ACL: parent.acl.acl})
+	return wire.CodeOK
+}
+
+// raiseParent sets the parent's create counter to cversion (-1: one more
+// than now) and its pzxid to zxid, but only if that raises the counter, so
+// replaying an older create never moves them back.
+func (t *Tree) raiseParent(parent *Node, cversion int32, zxid int64) {
+	if cversion == -1 {
+		cversion = parent.stat.CVersion + 1
+	}
+	if cversion <= parent.stat.CVersion {
+		return
+	}
+	t.nodeSum -= parent.hash
+	parent.stat.CVersion = cversion
+	parent.stat.Pzxid = zxid
+	parent.rehash()
+	t.nodeSum += parent.hash
+}
+
+// delete is DataTree.deleteNode. The parent's pzxid moves forward even if
+// the node is already gone, and its create counter does not change (the
+// cversion clients see rises by one because a child disappeared).
+func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
+	if !plausiblePath(path) {
+		return wire.CodeBadArguments
+	}
+	parentPath := ParentPath(path)
+	parent := t.nodes[parentPath]
+	if parent == nil {
+		return wire.CodeNoNode
+	}
+	t.nodeSum -= parent.hash
+	delete(parent.children, BaseName(path))
+	if zxid > parent.stat.Pzxid {
+		parent.stat.Pzxid = zxid
+	}
+	parent.rehash()
+	t.nodeSum += parent.hash
+
+	n := t.nodes[path]
+	if n == nil {
+		return wire.CodeNoNode
+	}
+	acl := n.acl.acl
+	if len(n.children) > 0 {
+		// Only in replay: the snapshot caught children created after this
+		// delete (in a later incarnation of the node). Later txns in the log
+		// re-create them; leaving them would orphan them.
+		t.removeDescendants(path, n)
+	}
+	t.remove(path, n)
+	*ev = append(*ev,
+		Event{Type: wire.EventNodeDeleted, Path: path, Zxid: zxid, ACL: acl},
+		Event{Type: wire.EventNodeChildrenChanged, Path: parentPath, Zxid: zxid, ACL: parent.acl.acl})
+	return wire.CodeOK
+}
+
+func (t *Tree) removeDescendants(path string, n *Node) {
+	for name := range n.children {
+		cp := path + "/" + name
+		if c := t.nodes[cp]; c != nil {
+			t.removeDescendants(cp, c)
+			t.remove(cp, c)
+		}
+	}
+	clear(n.children)
+}
+
+func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) wire.Code {
+	n := t.nodes[tx.Path]
+	if n == nil {
+		return wire.CodeNoNode
+	}
+	t.nodeSum -= n.hash
+	t.dataSize += int64(len(tx.Data) - len(n.data))
+	n.data = tx.Data
+	n.stat.Version = tx.Version
+	n.stat.Mzxid = h.Zxid
+	n.stat.Mtime = h.Time
+	n.content = contentHash(tx.Path, n.data)
+	n.rehash()
+	t.nodeSum += n.hash
+	n.Stat(st)
+	*ev = append(*ev, Event{Type: wire.EventNodeDataChanged, Path: tx.Path, Zxid: h.Zxid, ACL: n.acl.acl})
+	return wire.CodeOK
+}
+
+func (t *Tree) setACL(tx *txn.Txn, st *wire.Stat) wire.Code {
+	n := t.nodes[tx.Path]
+	if n == nil {
+		return wire.CodeNoNode
+	}
+	// Intern before releasing so that re-setting the same list does not
+	// drop it from the cache and copy it again.
+	acl := t.acls.intern(tx.ACL)
+	t.acls.release(n.acl)
+	t.nodeSum -= n.hash
+	n.acl = acl
+	n.stat.Aversion = tx.Version
+	n.rehash()
+	t.nodeSum += n.hash
+	n.Stat(st)
+	return wire.CodeOK
+}
+
+// closeSession is DataTree.killSession: it deletes the paths the txn
+// names, in order, whoever owns them now (replay is in log order, so what
+// is there is what the session's close must remove), then any ephemeral the
+// session still owns here, in path order so every replica emits the same
+// events; and it forgets the session. Deleting a named path that is already
+// gone still advances its parent's pzxid, which is why the leader names
+// them.
+func (t *Tree) closeSession(session, zxid int64, named []string, ev *[]Event) {
+	for _, p := range named {
+		t.delete(p, zxid, ev)
+	}
+	paths := t.scratch[:0]
+	for p := range t.ephemerals[session] {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		t.delete(p, zxid, ev)
+	}
+	clear(paths)
+	t.scratch = paths[:0]
+	delete(t.ephemerals, session)
+	t.dropSession(session)
+}

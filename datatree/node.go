@@ -1,0 +1,161 @@
+package datatree
+
+import (
+	"math"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// PStat is a node's stored metadata (ZooKeeper's StatPersisted). It differs
+// from what clients see (wire.Stat): CVersion is the number of child
+// creates, EphemeralOwner keeps the container and TTL markers, and the
+// child count and data length are not stored.
+type PStat struct {
+	Czxid          int64
+	Mzxid          int64
+	Ctime          int64
+	Mtime          int64
+	Version        int32
+	CVersion       int32 // child-create counter, the next sequential suffix
+	Aversion       int32
+	EphemeralOwner int64 // raw: session id, ContainerOwner or TTL encoding
+	Pzxid          int64
+}
+
+// Ephemeral-owner encodings (ZooKeeper's EphemeralType). A session id must
+// never collide with them: not math.MinInt64 and not 0xFF in the high byte
+// with zero in the next two bytes (ZooKeeper limits server ids to 254 for
+// this reason).
+const (
+	ContainerOwner int64 = math.MinInt64
+	ttlMask        int64 = -0x0100000000000000 // 0xFF00000000000000
+	ttlReserved    int64 = 0x00FFFF0000000000
+	// MaxTTL is the largest TTL a TTL node can carry (2^40-1 ms).
+	MaxTTL int64 = 1<<40 - 1
+)
+
+// TTLOwner is the ephemeralOwner of a TTL node (EphemeralType.TTL
+// .toEphemeralOwner); ttl must be in 1..MaxTTL.
+func TTLOwner(ttl int64) int64 { return ttlMask | (ttl & MaxTTL) }
+
+type ownerKind uint8
+
+const (
+	kindPersistent ownerKind = iota
+	kindEphemeral
+	kindContainer
+	kindTTL
+)
+
+func kindOf(owner int64) ownerKind {
+	switch {
+	case owner == 0:
+		return kindPersistent
+	case owner == ContainerOwner:
+		return kindContainer
+	case owner&ttlMask == ttlMask && owner&ttlReserved == 0:
+		return kindTTL
+	}
+	return kindEphemeral
+}
+
+// Node is a znode. Callers get it from Tree.Get and read it under the same
+// lock that protected the Get; they must not modify it or anything it
+// returns. The slices Data and ACL return are never modified in place
+// (setData and setACL replace them), so they may be used after the lock is
+// released; the stat and children may not.
+type Node struct {
+	data     []byte
+	acl      *aclEntry
+	stat     PStat
+	children map[string]struct{} // base names; nil until the first child
+	// content is xxh64(data) seeded with xxh64(path): the expensive part of
+	// the node's digest, recomputed only when the data changes.
+	content uint64
+	// hash is this node's term in Tree.digest.
+	hash uint64
+}
+
+// Data returns the node's data (nil if the node was created with null
+// data). Callers must not modify it.
+func (n *Node) Data() []byte { return n.data }
+
+// ACL returns the node's ACL list, shared with every node that has the
+// same list. Callers must not modify it.
+func (n *Node) ACL() []wire.ACL { return n.acl.acl }
+
+// Persisted returns the stored stat.
+func (n *Node) Persisted() PStat { return n.stat }
+
+// NumChildren is the number of children.
+func (n *Node) NumChildren() int { return len(n.children) }
+
+// Children appends the base names of the node's children, in no
+// particular order (ZooKeeper returns hash-set order too).
+func (n *Node) Children(dst []string) []string {
+	for name := range n.children {
+		dst = append(dst, name)
+	}
+	return dst
+}
+
+// Stat fills out with the stat a client sees (DataNode.copyStat): cversion
+// is 2*creates - numChildren (creates plus deletes), ephemeralOwner is 0
+// for container and TTL nodes.
+func (n *Node) Stat(out *wire.Stat) {
+	nc := int32(len(n.children))
+	out.Czxid = n.stat.Czxid
+	out.Mzxid = n.stat.Mzxid
+	out.Ctime = n.stat.Ctime
+	out.Mtime = n.stat.Mtime
+	out.Version = n.stat.Version
+	out.Cversion = n.stat.CVersion*2 - nc
+	out.Aversion = n.stat.Aversion
+	out.EphemeralOwner = n.stat.EphemeralOwner
+	if kindOf(n.stat.EphemeralOwner) != kindEphemeral {
+		out.EphemeralOwner = 0
+	}
+	out.DataLength = int32(len(n.data))
+	out.NumChildren = nc
+	out.Pzxid = n.stat.Pzxid
+}
+
+// IsEphemeral reports whether the node belongs to a session.
+func (n *Node) IsEphemeral() bool { return kindOf(n.stat.EphemeralOwner) == kindEphemeral }
+
+// IsContainer reports whether the node is a container.
+func (n *Node) IsContainer() bool { return n.stat.EphemeralOwner == ContainerOwner }
+
+// TTL returns the node's time to live in ms, and whether it is a TTL node.
+func (n *Node) TTL() (int64, bool) {
+	if kindOf(n.stat.EphemeralOwner) != kindTTL {
+		return 0, false
+	}
+	return n.stat.EphemeralOwner & MaxTTL, true
+}
+
+// rehash recomputes the node's digest term from its cached content hash,
+// ACL and stat. It does not touch the tree's sum; callers do.
+func (n *Node) rehash() {
+	s := &n.stat
+	h := mix(n.content, n.acl.hash)
+	h = mix(h, uint64(s.Czxid))
+	h = mix(h, uint64(s.Mzxid))
+	h = mix(h, uint64(s.Ctime))
+	h = mix(h, uint64(s.Mtime))
+	h = mix(h, uint64(uint32(s.Version))|uint64(uint32(s.CVersion))<<32)
+	h = mix(h, uint64(uint32(s.Aversion)))
+	h = mix(h, uint64(s.EphemeralOwner))
+	h = mix(h, uint64(s.Pzxid))
+	n.hash = h
+}
+
+func contentHash(path string, data []byte) uint64 {
+	// A nil and an empty data hash differently: clients can tell them apart
+	// (getData returns a null buffer for nil).
+	seed := xxh64String(path, 0)
+	if data == nil {
+		return mix(seed, 0x6e696c) // "nil"
+	}
+	return xxh64(data, seed)
+}

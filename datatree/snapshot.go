@@ -1,0 +1,500 @@
+package datatree
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// Snapshot format (all integers varints, zig-zag for signed values):
+//
+//	magic "CTRE", version byte 1
+//	lastZxid
+//	size hint: the node count when writing started (uvarint)
+//	records, each starting with a tag byte:
+//	  1 session: id, timeout
+//	  2 acl:     ref (uvarint), count (uvarint), count × (perms, scheme, id)
+//	  3 node:    path, data (uvarint len+1, 0 = nil; bytes), acl ref,
+//	             czxid mzxid ctime mtime version cversion aversion
+//	             ephemeralOwner pzxid
+//	  0 end:     node count (uvarint), then CRC-32C (4 bytes, big endian)
+//	             of every byte before it
+//
+// An ACL record precedes the first node that uses it, so the snapshot does
+// not depend on the ACL cache staying unchanged while it is written.
+
+const (
+	snapMagic   = "CTRE"
+	snapVersion = 1
+
+	tagEnd     = 0
+	tagSession = 1
+	tagACL     = 2
+	tagNode    = 3
+
+	// snapYieldEvery is how many records WriteSnapshot writes between calls
+	// to yield.
+	snapYieldEvery = 1000
+	// maxSnapField bounds a single string or data field (1 GiB); reads grow
+	// their buffers as bytes arrive, so a corrupt length costs at most the
+	// input's size in memory.
+	maxSnapField = 1 << 30
+	maxSizeHint  = 1 << 20
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrCorruptSnapshot is wrapped by every error ReadSnapshot returns for bad
+// input.
+var ErrCorruptSnapshot = errors.New("datatree: corrupt snapshot")
+
+// WriteSnapshot writes a fuzzy snapshot of the tree to w. The caller holds
+// the tree's read lock; every snapYieldEvery records WriteSnapshot calls
+// yield (if not nil), which may release and re-acquire the lock so writes
+// proceed. The snapshot starts with LastZxid as of the call; each node is
+// as it was when written, which may be later. Replaying the log from
+// LastZxid+1 over the loaded snapshot converges to the live tree (see
+// doc.go).
+func (t *Tree) WriteSnapshot(w io.Writer, yield func()) error {
+	sw := &snapWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	b := make([]byte, 0, 512)
+	b = append(b, snapMagic...)
+	b = append(b, snapVersion)
+	b = binary.AppendVarint(b, t.lastZxid)
+	b = binary.AppendUvarint(b, uint64(len(t.nodes)))
+	sw.write(b)
+
+	count := 0
+	pause := func() error {
+		count++
+		if count%snapYieldEvery != 0 || yield == nil {
+			return nil
+		}
+		if sw.err != nil {
+			return sw.err
+		}
+		yield()
+		return nil
+	}
+
+	// Ranging over a map while it changes between iterations is allowed:
+	// entries removed before they are reached are skipped, entries added
+	// may or may not be seen. The yield happens between iterations, with
+	// the lock released, so no write overlaps the range.
+	for id, to := range t.sessions {
+		b = append(b[:0], tagSession)
+		b = binary.AppendVarint(b, id)
+		b = binary.AppendVarint(b, int64(to))
+		sw.write(b)
+		if err := pause(); err != nil {
+			return err
+		}
+	}
+
+	refs := make(map[*aclEntry]uint64)
+	nodes := 0
+	for path, n := range t.nodes {
+		ref, ok := refs[n.acl]
+		if !ok {
+			ref = uint64(len(refs) + 1)
+			refs[n.acl] = ref
+			b = append(b[:0], tagACL)
+			b = binary.AppendUvarint(b, ref)
+			b = binary.AppendUvarint(b, uint64(len(n.acl.acl)))
+			for _, a := range n.acl.acl {
+				b = binary.AppendVarint(b, int64(a.Perms))
+				b = appendSnapString(b, a.ID.Scheme)
+				b = appendSnapString(b, a.ID.ID)
+			}
+			sw.write(b)
+		}
+		b = append(b[:0], tagNode)
+		b = appendSnapString(b, path)
+		if n.data == nil {
+			b = append(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(n.data))+1)
+		}
+		sw.write(b)
+		sw.write(n.data)
+		s := &n.stat
+		b = binary.AppendUvarint(b[:0], ref)
+		b = binary.AppendVarint(b, s.Czxid)
+		b = binary.AppendVarint(b, s.Mzxid)
+		b = binary.AppendVarint(b, s.Ctime)
+		b = binary.AppendVarint(b, s.Mtime)
+		b = binary.AppendVarint(b, int64(s.Version))
+		b = binary.AppendVarint(b, int64(s.CVersion))
+		b = binary.AppendVarint(b, int64(s.Aversion))
+		b = binary.AppendVarint(b, s.EphemeralOwner)
+		b = binary.AppendVarint(b, s.Pzxid)
+		sw.write(b)
+		nodes++
+		if err := pause(); err != nil {
+			return err
+		}
+	}
+
+	b = append(b[:0], tagEnd)
+	b = binary.AppendUvarint(b, uint64(nodes))
+	sw.write(b)
+	b = binary.BigEndian.AppendUint32(b[:0], sw.crc)
+	sw.write(b)
+	if sw.err != nil {
+		return sw.err
+	}
+	return sw.w.Flush()
+}
+
+func appendSnapString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+type snapWriter struct {
+	w   *bufio.Writer
+	crc uint32
+	err error
+}
+
+func (s *snapWriter) write(p []byte) {
+	if s.err != nil || len(p) == 0 {
+		return
+	}
+	s.crc = crc32.Update(s.crc, crcTable, p)
+	_, s.err = s.w.Write(p)
+}
+
+// ReadSnapshot loads a tree written by WriteSnapshot. It never panics on
+// bad input; every error wraps ErrCorruptSnapshot (or is the reader's
+// error). It may read past the end of the snapshot, so give it a reader
+// that ends where the snapshot does.
+//
+// Because the snapshot is fuzzy it may hold a node whose parent it does not
+// hold (the parent was deleted, or created, while the snapshot was being
+// written). Such nodes are dropped: the log from LastZxid+1 deletes or
+// re-creates them (see doc.go).
+func ReadSnapshot(r io.Reader) (*Tree, error) {
+	sr := &snapReader{r: r, buf: make([]byte, 64<<10)}
+	t, err := readSnapshot(sr)
+	if err != nil {
+		if sr.ioErr != nil && !errors.Is(sr.ioErr, io.EOF) && !errors.Is(sr.ioErr, io.ErrUnexpectedEOF) {
+			return nil, sr.ioErr
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorruptSnapshot}, args...)...)
+}
+
+func readSnapshot(sr *snapReader) (*Tree, error) {
+	magic := sr.bytes(len(snapMagic))
+	if sr.err != nil || string(magic) != snapMagic {
+		return nil, corrupt("bad magic")
+	}
+	if v := sr.byte(); sr.err == nil && v != snapVersion {
+		return nil, corrupt("unknown version %d", v)
+	}
+	t := newEmptyTree()
+	t.lastZxid = sr.varint()
+	// Presizing the map saves rehashing it while loading; the hint is
+	// capped so a corrupt one cannot reserve much memory.
+	hint := int(min(sr.uvarint(), maxSizeHint))
+	t.nodes = make(map[string]*Node, hint)
+
+	type aclDef struct {
+		list  []wire.ACL
+		entry *aclEntry // interned on first use
+	}
+	defs := make(map[uint64]*aclDef)
+	paths := make([]string, 0, hint)
+	nodes := uint64(0)
+	for sr.err == nil {
+		tag := sr.byte()
+		if sr.err != nil {
+			break
+		}
+		switch tag {
+		case tagSession:
+			id := sr.varint()
+			to := sr.int32()
+			if sr.err == nil {
+				t.setSession(id, to)
+			}
+		case tagACL:
+			ref := sr.uvarint()
+			n := sr.uvarint()
+			if sr.err != nil {
+				break
+			}
+			if _, dup := defs[ref]; dup || ref == 0 {
+				return nil, corrupt("acl ref %d redefined or zero", ref)
+			}
+			if n > maxSnapField {
+				return nil, corrupt("acl of %d entries", n)
+			}
+			var list []wire.ACL
+			for i := uint64(0); i < n && sr.err == nil; i++ {
+				var a wire.ACL
+				a.Perms = sr.int32()
+				a.ID.Scheme = sr.string()
+				a.ID.ID = sr.string()
+				list = append(list, a)
+			}
+			if list == nil {
+				list = []wire.ACL{}
+			}
+			defs[ref] = &aclDef{list: list}
+		case tagNode:
+			path := sr.string()
+			var data []byte
+			if dl := sr.uvarint(); dl > 0 {
+				data = sr.bytes(int(min(dl-1, maxSnapField+1)))
+			}
+			ref := sr.uvarint()
+			n := &Node{data: data}
+			s := &n.stat
+			s.Czxid = sr.varint()
+			s.Mzxid = sr.varint()
+			s.Ctime = sr.varint()
+			s.Mtime = sr.varint()
+			s.Version = sr.int32()
+			s.CVersion = sr.int32()
+			s.Aversion = sr.int32()
+			s.EphemeralOwner = sr.varint()
+			s.Pzxid = sr.varint()
+			if sr.err != nil {
+				break
+			}
+			if !snapPathOK(path) {
+				return nil, corrupt("bad node path %q", path)
+			}
+			def := defs[ref]
+			if def == nil {
+				return nil, corrupt("node %q uses undefined acl %d", path, ref)
+			}
+			if def.entry == nil {
+				def.entry = t.acls.intern(def.list)
+			} else {
+				def.entry.refs++
+			}
+			n.acl = def.entry
+			// A path can appear twice if it was deleted and re-created
+			// while the map was ranged over; the later record is newer.
+			if old := t.nodes[path]; old != nil {
+				t.acls.release(old.acl)
+			} else {
+				paths = append(paths, path)
+			}
+			t.nodes[path] = n
+			nodes++
+		case tagEnd:
+			want := sr.uvarint()
+			sum := sr.sumCRC()
+			tail := sr.bytes(4)
+			if sr.err != nil {
+				break
+			}
+			got := binary.BigEndian.Uint32(tail)
+			if got != sum {
+				return nil, corrupt("checksum mismatch")
+			}
+			if want != nodes {
+				return nil, corrupt("%d node records, trailer says %d", nodes, want)
+			}
+			if err := t.link(paths); err != nil {
+				return nil, err
+			}
+			return t, nil
+		default:
+			return nil, corrupt("unknown record tag %d", tag)
+		}
+	}
+	return nil, corrupt("truncated: %v", sr.err)
+}
+
+// snapPathOK accepts the paths a tree can hold: "/" or absolute without a
+// trailing '/' or an empty segment.
+func snapPathOK(p string) bool {
+	return p == RootPath || plausiblePath(p)
+}
+
+// link builds the child sets and indexes of a freshly read node map,
+// dropping nodes whose parent is missing (and so their descendants).
+func (t *Tree) link(paths []string) error {
+	t.root = t.nodes[RootPath]
+	if t.root == nil {
+		return corrupt("no root node")
+	}
+	// A parent's path is shorter than its children's: in length order,
+	// every parent is settled before its children are looked at.
+	slices.SortFunc(paths, func(a, b string) int { return len(a) - len(b) })
+	for _, p := range paths {
+		n := t.nodes[p]
+		if p != RootPath {
+			parent := t.nodes[ParentPath(p)]
+			if parent == nil {
+				delete(t.nodes, p)
+				t.acls.release(n.acl)
+				continue
+			}
+			parent.addChild(BaseName(p))
+		}
+		n.content = contentHash(p, n.data)
+		n.rehash()
+		t.index(p, n)
+	}
+	return nil
+}
+
+// snapReader is a buffered reader that keeps a CRC-32C of the bytes
+// consumed so far (bufio would hide which bytes were consumed). Errors
+// stick: after the first, reads return zero values.
+type snapReader struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	crcPos   int // buf[crcPos:pos] is consumed but not yet in crc
+	crc      uint32
+	err      error
+	ioErr    error
+}
+
+func (s *snapReader) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// sumCRC folds the consumed bytes into the CRC and returns it.
+func (s *snapReader) sumCRC() uint32 {
+	s.crc = crc32.Update(s.crc, crcTable, s.buf[s.crcPos:s.pos])
+	s.crcPos = s.pos
+	return s.crc
+}
+
+// fill makes at least one more byte available, or fails.
+func (s *snapReader) fill() bool {
+	if s.err != nil {
+		return false
+	}
+	s.sumCRC()
+	if s.pos > 0 {
+		copy(s.buf, s.buf[s.pos:s.end])
+		s.end -= s.pos
+		s.pos, s.crcPos = 0, 0
+	}
+	for s.end == s.pos {
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if n > 0 {
+			return true
+		}
+		if err != nil {
+			s.ioErr = err
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			s.fail(err)
+			return false
+		}
+	}
+	return true
+}
+
+func (s *snapReader) byte() byte {
+	if s.pos == s.end && !s.fill() {
+		return 0
+	}
+	c := s.buf[s.pos]
+	s.pos++
+	return c
+}
+
+func (s *snapReader) uvarint() uint64 {
+	var x uint64
+	var shift uint
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		c := s.byte()
+		if s.err != nil {
+			return 0
+		}
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			return x | uint64(c)<<shift
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	s.fail(corrupt("varint overflows"))
+	return 0
+}
+
+func (s *snapReader) varint() int64 {
+	u := s.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
+	}
+	return x
+}
+
+func (s *snapReader) int32() int32 {
+	v := s.varint()
+	if v < -1<<31 || v > 1<<31-1 {
+		s.fail(corrupt("value %d overflows int32", v))
+		return 0
+	}
+	return int32(v)
+}
+
+// bytes reads exactly n bytes into a new slice, growing it as data arrives
+// so that a corrupt length cannot force a huge allocation.
+func (s *snapReader) bytes(n int) []byte {
+	if s.err != nil {
+		return nil
+	}
+	if n > maxSnapField {
+		s.fail(corrupt("field of %d bytes", n))
+		return nil
+	}
+	const chunk = 1 << 20
+	out := make([]byte, 0, min(n, chunk))
+	for len(out) < n {
+		if s.pos == s.end && !s.fill() {
+			return nil
+		}
+		k := min(n-len(out), s.end-s.pos)
+		out = append(out, s.buf[s.pos:s.pos+k]...)
+		s.pos += k
+	}
+	return out
+}
+
+func (s *snapReader) string() string {
+	n := s.uvarint()
+	if s.err != nil {
+		return ""
+	}
+	if n > maxSnapField {
+		s.fail(corrupt("string of %d bytes", n))
+		return ""
+	}
+	if int(n) <= s.end-s.pos {
+		str := string(s.buf[s.pos : s.pos+int(n)])
+		s.pos += int(n)
+		return str
+	}
+	return string(s.bytes(int(n)))
+}

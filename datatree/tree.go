@@ -1,0 +1,274 @@
+package datatree
+
+import (
+	"slices"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// Tree is the znode tree. It is not safe for concurrent use: the server
+// wraps it in a sync.RWMutex, applying transactions under the write lock and
+// reading under the read lock.
+type Tree struct {
+	// nodes maps every full path ("/" for the root) to its node. Lookups by
+	// path are the hot operation; the per-node child sets exist for listing
+	// children and are keyed by base names that share the path strings.
+	nodes map[string]*Node
+	root  *Node
+
+	ephemerals     map[int64]map[string]struct{} // session -> its ephemeral paths
+	ephemeralCount int
+	containers     map[string]struct{}
+	ttls           map[string]struct{}
+
+	// sessions is the replicated session table: id -> negotiated timeout.
+	sessions map[int64]int32
+
+	acls aclCache
+
+	lastZxid int64
+	dataSize int64 // sum of len(path)+len(data) over the nodes
+
+	// nodeSum and sessionSum are sums (mod 2^64) of per-node and
+	// per-session hashes: order-independent, updated in O(1) per change.
+	nodeSum    uint64
+	sessionSum uint64
+
+	scratch []string // reused by closeSession
+	pathBuf []byte   // reused when building descendants' paths
+}
+
+func newEmptyTree() *Tree {
+	return &Tree{
+		nodes:      make(map[string]*Node),
+		ephemerals: make(map[int64]map[string]struct{}),
+		containers: make(map[string]struct{}),
+		ttls:       make(map[string]struct{}),
+		sessions:   make(map[int64]int32),
+		acls:       newACLCache(),
+	}
+}
+
+// New returns the tree a fresh ZooKeeper 3.9 server starts with: "/",
+// "/zookeeper", "/zookeeper/quota" and "/zookeeper/config", all with zero
+// stats and empty data; the config node has ACL [1 world:anyone] and
+// aversion -1 (ZooKeeper sets its ACL with setACL(..., -1)), the others
+// OPEN_ACL_UNSAFE. The root then reports cversion -1 (one child it never
+// counted as created) and /zookeeper -2.
+func New() *Tree {
+	t := newEmptyTree()
+	empty := []byte{}
+	t.root = t.addInitial(RootPath, empty, wire.OpenACLUnsafe, 0)
+	t.addInitial(ProcPath, empty, wire.OpenACLUnsafe, 0)
+	t.addInitial(QuotaPath, empty, wire.OpenACLUnsafe, 0)
+	t.addInitial(ConfigPath, empty, wire.ReadACLUnsafe, -1)
+	return t
+}
+
+func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int32) *Node {
+	n := &Node{data: data, acl: t.acls.intern(acl)}
+	n.stat.Aversion = aversion
+	if path != RootPath {
+		p := t.nodes[ParentPath(path)]
+		t.nodeSum -= p.hash
+		p.addChild(BaseName(path))
+		p.rehash()
+		t.nodeSum += p.hash
+	}
+	n.content = contentHash(path, data)
+	n.rehash()
+	t.insert(path, n)
+	return n
+}
+
+func (n *Node) addChild(name string) {
+	if n.children == nil {
+		n.children = make(map[string]struct{})
+	}
+	n.children[name] = struct{}{}
+}
+
+// insert adds n (hash already computed) to the map and the indexes.
+func (t *Tree) insert(path string, n *Node) {
+	t.nodes[path] = n
+	t.index(path, n)
+}
+
+// index accounts for n, already in the map, in the sums and indexes.
+func (t *Tree) index(path string, n *Node) {
+	t.nodeSum += n.hash
+	t.dataSize += int64(len(path) + len(n.data))
+	switch kindOf(n.stat.EphemeralOwner) {
+	case kindEphemeral:
+		owner := n.stat.EphemeralOwner
+		set := t.ephemerals[owner]
+		if set == nil {
+			set = make(map[string]struct{})
+			t.ephemerals[owner] = set
+		}
+		set[path] = struct{}{}
+		t.ephemeralCount++
+	case kindContainer:
+		t.containers[path] = struct{}{}
+	case kindTTL:
+		t.ttls[path] = struct{}{}
+	}
+}
+
+// remove takes n out of the map and the indexes and drops its ACL
+// reference. It does not touch the parent.
+func (t *Tree) remove(path string, n *Node) {
+	delete(t.nodes, path)
+	t.nodeSum -= n.hash
+	t.dataSize -= int64(len(path) + len(n.data))
+	t.acls.release(n.acl)
+	switch kindOf(n.stat.EphemeralOwner) {
+	case kindEphemeral:
+		owner := n.stat.EphemeralOwner
+		// An emptied set stays until the session closes (as in ZooKeeper),
+		// so a session that keeps re-creating one ephemeral, a lock,
+		// does not re-allocate it each time.
+		if set := t.ephemerals[owner]; set != nil {
+			if _, ok := set[path]; ok {
+				delete(set, path)
+				t.ephemeralCount--
+			}
+		}
+	case kindContainer:
+		delete(t.containers, path)
+	case kindTTL:
+		delete(t.ttls, path)
+	}
+}
+
+// Get returns the node at path, or nil. Like ZooKeeper, which keeps the
+// root under both "" and "/", Get("") is the root.
+func (t *Tree) Get(path string) *Node {
+	if path == "" {
+		return t.root
+	}
+	return t.nodes[path]
+}
+
+// LastZxid is the zxid of the last applied transaction.
+func (t *Tree) LastZxid() int64 { return t.lastZxid }
+
+// NodeCount is the number of nodes. ZooKeeper's "Node count" and
+// zk_znode_count are one higher: they count the root's "" alias too.
+func (t *Tree) NodeCount() int { return len(t.nodes) }
+
+// ApproximateDataSize is the sum of len(path)+len(data) over the nodes,
+// ZooKeeper's zk_approximate_data_size (44 for a fresh tree).
+func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
+
+// EphemeralCount is the number of ephemeral nodes (zk_ephemerals_count).
+func (t *Tree) EphemeralCount() int { return t.ephemeralCount }
+
+// Ephemerals returns the paths of the session's ephemeral nodes, sorted.
+func (t *Tree) Ephemerals(session int64) []string {
+	set := t.ephemerals[session]
+	if len(set) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SessionsWithEphemerals returns a copy of the session -> ephemeral paths
+// index (paths sorted), for the dump four-letter word. Like ZooKeeper's, it
+// keeps a session whose ephemerals were all deleted (with no paths) until
+// the session closes.
+func (t *Tree) SessionsWithEphemerals() map[int64][]string {
+	out := make(map[int64][]string, len(t.ephemerals))
+	for id := range t.ephemerals {
+		out[id] = t.Ephemerals(id)
+	}
+	return out
+}
+
+// Sessions returns a copy of the replicated session table (id -> timeout).
+func (t *Tree) Sessions() map[int64]int32 {
+	out := make(map[int64]int32, len(t.sessions))
+	for id, to := range t.sessions {
+		out[id] = to
+	}
+	return out
+}
+
+// SessionTimeout returns a session's timeout and whether it is open.
+func (t *Tree) SessionTimeout(id int64) (int32, bool) {
+	to, ok := t.sessions[id]
+	return to, ok
+}
+
+// SessionCount is the number of open sessions in the table.
+func (t *Tree) SessionCount() int { return len(t.sessions) }
+
+// CountDescendants is getAllChildrenNumber: the number of nodes below path
+// (0 if it does not exist). As in ZooKeeper, "/" counts every node but the
+// root.
+func (t *Tree) CountDescendants(path string) int {
+	switch path {
+	case "/":
+		return len(t.nodes) - 1
+	case "":
+		// ZooKeeper counts the keys starting with "/": every node.
+		return len(t.nodes)
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return 0
+	}
+	buf := append(t.pathBuf[:0], path...)
+	c, buf := t.countUnder(buf, n)
+	t.pathBuf = buf[:0]
+	return c
+}
+
+func (t *Tree) countUnder(buf []byte, n *Node) (int, []byte) {
+	c := 0
+	for name := range n.children {
+		l := len(buf)
+		buf = append(buf, '/')
+		buf = append(buf, name...)
+		if child := t.nodes[string(buf)]; child != nil {
+			var k int
+			k, buf = t.countUnder(buf, child)
+			c += 1 + k
+		}
+		buf = buf[:l]
+	}
+	return c, buf
+}
+
+// Digest is an order-independent digest of the whole replicated state —
+// every node's path, data, ACL and stored stat, and the session table —
+// kept up to date on every change, for comparing replicas at the same
+// zxid. It is a sum of xxHash64-based per-item hashes, stable across
+// processes and versions of this package that keep the same format.
+func (t *Tree) Digest() uint64 {
+	return t.nodeSum + mix(t.sessionSum, 0x73657373) // "sess"
+}
+
+func sessionHash(id int64, timeout int32) uint64 {
+	return mix(mix(uint64(id), 0x5e55), uint64(uint32(timeout)))
+}
+
+func (t *Tree) setSession(id int64, timeout int32) {
+	if old, ok := t.sessions[id]; ok {
+		t.sessionSum -= sessionHash(id, old)
+	}
+	t.sessions[id] = timeout
+	t.sessionSum += sessionHash(id, timeout)
+}
+
+func (t *Tree) dropSession(id int64) {
+	if old, ok := t.sessions[id]; ok {
+		t.sessionSum -= sessionHash(id, old)
+		delete(t.sessions, id)
+	}
+}

@@ -1,0 +1,364 @@
+package txn
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// CodecVersion is the first byte of every encoded transaction. A reader that
+// meets another value refuses the record rather than guessing its layout.
+const CodecVersion byte = 1
+
+// The encoding is compact rather than jute-compatible: the log and the
+// replication stream are ours, and varints roughly halve the size of a
+// typical small create (zxids, times and versions are mostly small or
+// share high bits poorly with fixed widths anyway).
+//
+//	version  byte (CodecVersion)
+//	header   SessionID Cxid Zxid Time Type       zig-zag varints
+//	txn      Type, then the fields Txn's doc lists for that type:
+//	  string        uvarint length + bytes
+//	  Data          uvarint (length+1), 0 = nil; then bytes
+//	  ACL           uvarint (count+1), 0 = nil; then per entry Perms
+//	                (varint), Scheme, ID
+//	  Ephemeral     one byte, 0 or 1
+//	  integers      zig-zag varints
+//	  Ops           uvarint count, then each op as a txn (no nesting)
+//	  Paths         uvarint (count+1), 0 = nil; then each a string
+//
+// OpReconfig is encoded like OpSetData (ZooKeeper applies it as a setData
+// of /zookeeper/config). Fields a type does not use are not encoded, so
+// they do not survive a round trip.
+
+// Append appends the encoding of (h, t) to dst and returns the extended
+// slice. A t whose Type (or, inside a multi, an op whose Type) is not one
+// Txn documents encodes to a record Decode rejects.
+func Append(dst []byte, h *Header, t *Txn) []byte {
+	dst = append(dst, CodecVersion)
+	dst = binary.AppendVarint(dst, h.SessionID)
+	dst = binary.AppendVarint(dst, int64(h.Cxid))
+	dst = binary.AppendVarint(dst, h.Zxid)
+	dst = binary.AppendVarint(dst, h.Time)
+	dst = binary.AppendVarint(dst, int64(h.Type))
+	return appendTxn(dst, t, false)
+}
+
+func appendTxn(dst []byte, t *Txn, nested bool) []byte {
+	dst = binary.AppendVarint(dst, int64(t.Type))
+	switch t.Type {
+	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL:
+		dst = appendString(dst, t.Path)
+		dst = appendData(dst, t.Data)
+		dst = appendACL(dst, t.ACL)
+		if t.Ephemeral {
+			dst = append(dst, 1)
+		} else {
+			dst = append(dst, 0)
+		}
+		dst = binary.AppendVarint(dst, int64(t.ParentCVersion))
+		if t.Type == wire.OpCreateTTL {
+			dst = binary.AppendVarint(dst, t.TTL)
+		}
+	case wire.OpDelete, wire.OpDeleteContainer:
+		dst = appendString(dst, t.Path)
+	case wire.OpSetData, wire.OpReconfig:
+		dst = appendString(dst, t.Path)
+		dst = appendData(dst, t.Data)
+		dst = binary.AppendVarint(dst, int64(t.Version))
+	case wire.OpSetACL:
+		dst = appendString(dst, t.Path)
+		dst = appendACL(dst, t.ACL)
+		dst = binary.AppendVarint(dst, int64(t.Version))
+	case wire.OpCheck:
+		dst = appendString(dst, t.Path)
+		dst = binary.AppendVarint(dst, int64(t.Version))
+	case wire.OpMulti:
+		if nested {
+			// Not decodable; see Append's doc. Encode nothing more so the
+			// reader fails on the type instead of misreading the body.
+			return dst
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(t.Ops)))
+		for i := range t.Ops {
+			dst = appendTxn(dst, &t.Ops[i], true)
+		}
+	case wire.OpCreateSession:
+		dst = binary.AppendVarint(dst, int64(t.Timeout))
+	case wire.OpCloseSession:
+		dst = appendStrings(dst, t.Paths)
+	case wire.OpError:
+		dst = binary.AppendVarint(dst, int64(t.Err))
+	}
+	return dst
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func appendStrings(dst []byte, ss []string) []byte {
+	if ss == nil {
+		return append(dst, 0)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(ss))+1)
+	for _, s := range ss {
+		dst = appendString(dst, s)
+	}
+	return dst
+}
+
+func appendData(dst []byte, b []byte) []byte {
+	if b == nil {
+		return append(dst, 0)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(b))+1)
+	return append(dst, b...)
+}
+
+func appendACL(dst []byte, acl []wire.ACL) []byte {
+	if acl == nil {
+		return append(dst, 0)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(acl))+1)
+	for i := range acl {
+		dst = binary.AppendVarint(dst, int64(acl[i].Perms))
+		dst = appendString(dst, acl[i].ID.Scheme)
+		dst = appendString(dst, acl[i].ID.ID)
+	}
+	return dst
+}
+
+// Decode parses one record written by Append into h and t, overwriting
+// them (t.Ops' backing array is reused). Nothing in t aliases b. Every
+// error wraps wire.ErrMarshalling; trailing bytes are an error.
+func Decode(b []byte, h *Header, t *Txn) error {
+	d := decoder{b: b}
+	if len(b) == 0 {
+		return fmt.Errorf("%w: txn: empty record", wire.ErrMarshalling)
+	}
+	if v := b[0]; v != CodecVersion {
+		return fmt.Errorf("%w: txn: unknown codec version %d", wire.ErrMarshalling, v)
+	}
+	d.off = 1
+	h.SessionID = d.varint()
+	h.Cxid = d.int32()
+	h.Zxid = d.varint()
+	h.Time = d.varint()
+	h.Type = wire.Op(d.int32())
+	d.txn(t, false)
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("%d trailing bytes", len(d.b)-d.off)
+	}
+	return d.err
+}
+
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: txn: "+format, append([]any{wire.ErrMarshalling}, args...)...)
+	}
+}
+
+func (d *decoder) remaining() int { return len(d.b) - d.off }
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad varint at offset %d", d.off)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad uvarint at offset %d", d.off)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) int32() int32 {
+	v := d.varint()
+	if v < -1<<31 || v > 1<<31-1 {
+		d.fail("value %d overflows int32", v)
+		return 0
+	}
+	return int32(v)
+}
+
+// length reads a length that must fit in what remains of the record, which
+// bounds every allocation by the input size.
+func (d *decoder) length(v uint64, what string) int {
+	if d.err != nil {
+		return 0
+	}
+	if v > uint64(d.remaining()) {
+		d.fail("%s length %d exceeds remaining %d bytes", what, v, d.remaining())
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if d.remaining() < 1 {
+		d.fail("short record")
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+func (d *decoder) string() string {
+	n := d.length(d.uvarint(), "string")
+	if d.err != nil {
+		return ""
+	}
+	s := string(d.b[d.off : d.off+n])
+	d.off += n
+	return s
+}
+
+func (d *decoder) data() []byte {
+	v := d.uvarint()
+	if d.err != nil || v == 0 {
+		return nil
+	}
+	n := d.length(v-1, "data")
+	if d.err != nil {
+		return nil
+	}
+	out := make([]byte, n)
+	copy(out, d.b[d.off:])
+	d.off += n
+	return out
+}
+
+func (d *decoder) strings() []string {
+	v := d.uvarint()
+	if d.err != nil || v == 0 {
+		return nil
+	}
+	// Each string takes at least its length byte.
+	n := d.length(v-1, "string list")
+	if d.err != nil {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.string()
+	}
+	return out
+}
+
+func (d *decoder) acl() []wire.ACL {
+	v := d.uvarint()
+	if d.err != nil || v == 0 {
+		return nil
+	}
+	// Each entry takes at least three bytes (perms, two lengths).
+	n := d.length(v-1, "acl")
+	if d.err != nil {
+		return nil
+	}
+	if n > d.remaining()/3 {
+		d.fail("acl of %d entries exceeds remaining %d bytes", n, d.remaining())
+		return nil
+	}
+	out := make([]wire.ACL, n)
+	for i := range out {
+		out[i].Perms = d.int32()
+		out[i].ID.Scheme = d.string()
+		out[i].ID.ID = d.string()
+	}
+	return out
+}
+
+func (d *decoder) txn(t *Txn, nested bool) {
+	ops := t.Ops[:0]
+	*t = Txn{}
+	t.Type = wire.Op(d.int32())
+	if d.err != nil {
+		return
+	}
+	switch t.Type {
+	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL:
+		t.Path = d.string()
+		t.Data = d.data()
+		t.ACL = d.acl()
+		switch e := d.byte(); e {
+		case 0:
+		case 1:
+			t.Ephemeral = true
+		default:
+			d.fail("bad ephemeral flag %d", e)
+		}
+		t.ParentCVersion = d.int32()
+		if t.Type == wire.OpCreateTTL {
+			t.TTL = d.varint()
+		}
+	case wire.OpDelete, wire.OpDeleteContainer:
+		t.Path = d.string()
+	case wire.OpSetData, wire.OpReconfig:
+		t.Path = d.string()
+		t.Data = d.data()
+		t.Version = d.int32()
+	case wire.OpSetACL:
+		t.Path = d.string()
+		t.ACL = d.acl()
+		t.Version = d.int32()
+	case wire.OpCheck:
+		t.Path = d.string()
+		t.Version = d.int32()
+	case wire.OpMulti:
+		if nested {
+			d.fail("nested multi")
+			return
+		}
+		n := d.length(d.uvarint(), "multi")
+		if d.err != nil {
+			return
+		}
+		if n == 0 {
+			return // an empty multi decodes with nil Ops
+		}
+		for i := 0; i < n && d.err == nil; i++ {
+			if i < cap(ops) {
+				ops = ops[:i+1]
+			} else {
+				ops = append(ops, Txn{})
+			}
+			d.txn(&ops[i], true)
+		}
+		t.Ops = ops
+	case wire.OpCreateSession:
+		t.Timeout = d.int32()
+	case wire.OpCloseSession:
+		t.Paths = d.strings()
+	case wire.OpError:
+		t.Err = wire.Code(d.int32())
+	default:
+		d.fail("unknown txn type %d", t.Type)
+	}
+}
