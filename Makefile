@@ -1,0 +1,61 @@
+# corral — see README.md. `make run` and `make test` are the two entry points.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/corral
+VENV := .venv
+PY := $(VENV)/bin/python
+# FUZZTIME is how long each fuzz target runs in `make test` (short in CI).
+FUZZTIME ?= 10s
+FUZZ_TARGETS := \
+	./wire:FuzzDecodeRequest ./wire:FuzzDecodeConnect ./wire:FuzzDecodeMulti ./wire:FuzzReadFrame \
+	./txn:FuzzDecode
+
+.PHONY: all build run test unit e2e python fuzz lint deps zookeeper bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/corral
+
+# A local ensemble on loopback; prints the connect string. Ctrl-C stops it.
+run: build
+	./$(BIN) ensemble
+
+# Everything CI runs: installs what the tests need, then runs them all.
+test: deps lint build unit e2e python fuzz
+
+deps:
+	$(GO) mod download
+	./scripts/python-venv.sh >/dev/null
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /tests/)
+
+e2e: build
+	CORRAL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./tests/...
+
+python: build
+	CORRAL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/python
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+	  $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	done
+
+# Apache ZooKeeper 3.9.3's jars, for running the suites against the
+# reference (CORRAL_E2E_TARGET=zookeeper) and for benchmarks.
+zookeeper:
+	./scripts/zookeeper/fetch.sh
+
+bench: build zookeeper
+	./$(BIN) bench compare
+
+clean:
+	rm -rf bin

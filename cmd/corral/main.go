@@ -1,0 +1,57 @@
+// Command corral is the single corral binary: the server, a local ensemble
+// for trying it out, and the benchmark harness.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+type command struct {
+	name  string
+	usage string
+	run   func(args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"server", "server ZOO_CFG            run one server from a ZooKeeper zoo.cfg", runServer},
+		{"ensemble", "ensemble [-n N] [-dir D]  start a local ensemble on loopback and print the connect string", runEnsemble},
+		{"bench", "bench SUBCOMMAND ...        measure corral and Apache ZooKeeper side by side", runBench},
+		{"version", "version                    print the version", runVersion},
+	}
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:]))
+}
+
+func dispatch(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:])
+		}
+	}
+	fmt.Fprintf(os.Stderr, "corral: unknown command %q\n", args[0])
+	usage()
+	return 2
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: corral COMMAND [ARGS]")
+	for _, c := range commands() {
+		fmt.Fprintln(os.Stderr, "  corral "+c.usage)
+	}
+}
+
+func runVersion(args []string) int {
+	fmt.Println(Version)
+	return 0
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/server"
+	"github.com/corral-db/corral/server/flw"
+)
+
+func runServer(args []string) int {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	logLevel := fs.String("log-level", "info", "debug|info|warn|error")
+	pprofAddr := fs.String("pprof", "", "serve Go's pprof on this loopback address (e.g. 127.0.0.1:6060)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *pprofAddr != "" {
+		startPprof(*pprofAddr)
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: corral server [-log-level L] ZOO_CFG")
+		return 2
+	}
+	logger := newLogger(*logLevel)
+	cfg, warnings, err := config.Load(fs.Arg(0), logger)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "corral: %v\n", err)
+		return 1
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	if cfg.Distributed() {
+		fmt.Fprintln(os.Stderr, "corral: replicated ensembles (server.N lines) are not implemented yet; remove them to run standalone")
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, cfg, logger, nil); err != nil {
+		logger.Error("server stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs one server until ctx ends. ready, if not nil, receives the
+// client address once the server listens.
+func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, ready func(addr string)) error {
+	opts, err := serverOptions(cfg, logger)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	if err := srv.Listen(); err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(srv.Addr().String())
+	}
+	return srv.Serve(ctx)
+}
+
+func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, error) {
+	tick := time.Duration(cfg.TickTime) * time.Millisecond
+	o := server.Options{
+		ListenAddr:             cfg.ClientListenAddr(),
+		DataDir:                cfg.DataDir,
+		DataLogDir:             cfg.DataLogDir,
+		ServerID:               1,
+		TickTime:               tick,
+		MinSessionTimeout:      time.Duration(cfg.MinSessionTimeout) * time.Millisecond,
+		MaxSessionTimeout:      time.Duration(cfg.MaxSessionTimeout) * time.Millisecond,
+		MaxClientCnxns:         cfg.MaxClientCnxns,
+		GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
+		MaxBuffer:              cfg.JuteMaxBuffer,
+		SnapCount:              cfg.SnapCount,
+		SnapRetainCount:        cfg.AutopurgeSnapRetainCount,
+		PurgeInterval:          time.Duration(cfg.AutopurgePurgeInterval) * time.Hour,
+		FourLetterWords:        map[string]bool{},
+		ExtendedTypesEnabled:   cfg.ExtendedTypesEnabled,
+		SuperDigest:            cfg.SuperDigest,
+		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
+		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
+		Logger:                 logger,
+	}
+	switch cfg.Durability {
+	case config.DurabilitySync, "":
+		o.Durability = server.DurabilitySync
+	case config.DurabilityAsync:
+		o.Durability = server.DurabilityAsync
+	default:
+		return o, errors.New("durability " + string(cfg.Durability) + " is not implemented yet")
+	}
+	for _, w := range cfg.FourLetterWordWhitelist {
+		o.FourLetterWords[w] = true
+	}
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	port := strconv.Itoa(cfg.ClientPort)
+	o.ConfigLines = []flw.KV{
+		{Key: "clientPort", Value: port},
+		{Key: "secureClientPort", Value: "-1"},
+		{Key: "dataDir", Value: filepath.Join(abs(cfg.DataDir), "version-2")},
+		{Key: "dataDirSize", Value: "0"},
+		{Key: "dataLogDir", Value: filepath.Join(abs(cfg.DataLogDir), "version-2")},
+		{Key: "dataLogSize", Value: "0"},
+		{Key: "tickTime", Value: strconv.Itoa(cfg.TickTime)},
+		{Key: "maxClientCnxns", Value: strconv.Itoa(cfg.MaxClientCnxns)},
+		{Key: "minSessionTimeout", Value: strconv.Itoa(cfg.MinSessionTimeout)},
+		{Key: "maxSessionTimeout", Value: strconv.Itoa(cfg.MaxSessionTimeout)},
+		{Key: "clientPortListenBacklog", Value: "-1"},
+		{Key: "serverId", Value: "0"},
+	}
+	return o, nil
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}

@@ -1,0 +1,371 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// conn is one client connection. Its reader goroutine decodes frames and
+// either answers them (reads, when nothing of this connection is in
+// flight) or queues them; its writer goroutine flushes out.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	id     uint64
+	remote string // ip:port
+	ip     string
+	out    *outbuf
+
+	// sess is set once the handshake completes.
+	sess atomic.Pointer[session]
+	// readOnlyByte: the client sent the optional readOnly byte.
+	readOnlyByte bool
+	timeout      int32
+	// auth is the connection's identities, replaced wholesale (copy on
+	// write) so readers on other goroutines see a consistent list.
+	auth atomic.Pointer[[]wire.Id]
+
+	// mu guards queue: this connection's requests that have not been
+	// answered yet, in arrival order. Replies leave strictly in this
+	// order (PROTOCOL §4).
+	mu    sync.Mutex
+	queue []*request
+
+	closed atomic.Bool
+	stats  connStats
+}
+
+// connStats feeds the cons and stat four-letter words.
+type connStats struct {
+	received    atomic.Int64
+	sent        atomic.Int64
+	established atomic.Int64 // epoch ms
+	mu          sync.Mutex
+	lastOp      string
+	lastCxid    int64
+	lastZxid    int64
+	lastResp    int64
+	lastLat     int64
+	minLat      int64
+	maxLat      int64
+	totalLat    int64
+	count       int64
+}
+
+func (st *connStats) record(op string, cxid int32, zxid int64, lat time.Duration, nowMono int64) {
+	ms := lat.Milliseconds()
+	st.mu.Lock()
+	st.lastOp = op
+	if cxid >= 0 {
+		st.lastCxid = int64(cxid)
+	}
+	st.lastZxid = zxid
+	st.lastResp = nowMono
+	st.lastLat = ms
+	if st.count == 0 || ms < st.minLat {
+		st.minLat = ms
+	}
+	if ms > st.maxLat {
+		st.maxLat = ms
+	}
+	st.totalLat += ms
+	st.count++
+	st.mu.Unlock()
+}
+
+func (st *connStats) reset() {
+	st.mu.Lock()
+	st.lastLat, st.minLat, st.maxLat, st.totalLat, st.count = 0, 0, 0, 0, 0
+	st.mu.Unlock()
+	st.received.Store(0)
+	st.sent.Store(0)
+}
+
+func (c *conn) sessionID() int64 {
+	if s := c.sess.Load(); s != nil {
+		return s.id
+	}
+	return 0
+}
+
+func (c *conn) authIDs() []wire.Id {
+	if p := c.auth.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (c *conn) addAuth(id wire.Id) {
+	old := c.authIDs()
+	for _, o := range old {
+		if o == id {
+			return
+		}
+	}
+	ids := make([]wire.Id, len(old), len(old)+1)
+	copy(ids, old)
+	ids = append(ids, id)
+	c.auth.Store(&ids)
+}
+
+// close tears the connection down at once; the reader and writer exit.
+func (c *conn) close(reason error) {
+	if c.closed.Swap(true) {
+		return
+	}
+	c.out.close(reason)
+	c.nc.Close()
+}
+
+// errBadFrame is the reason logged when a client sends a frame that is
+// negative or larger than jute.maxbuffer.
+var errBadFrame = errors.New("frame length out of range")
+
+// serve runs the connection until it closes. It owns the reader side; the
+// writer runs in its own goroutine.
+func (c *conn) serve(ctx context.Context) {
+	s := c.s
+	defer s.connClosed(c)
+	var writerDone = make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		err := c.out.run(c.nc, func(frames int) { c.stats.sent.Add(int64(frames)); s.stats.sent.Add(int64(frames)) })
+		if err != nil && !errors.Is(err, net.ErrClosed) && !c.closed.Load() {
+			s.log.Debug("connection write ended", "remote", c.remote, "err", err)
+		}
+		c.close(err)
+	}()
+	defer func() {
+		// Let the writer flush what is queued (a closeSession or
+		// AuthFailed reply, an expired-session response), but do not wait
+		// on a client that stopped reading.
+		c.out.finish()
+		select {
+		case <-writerDone:
+		case <-time.After(2 * time.Second):
+		}
+		c.close(nil)
+		<-writerDone
+	}()
+	stop := context.AfterFunc(ctx, func() { c.close(context.Canceled) })
+	defer stop()
+
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+		return
+	}
+	n := int32(binary.BigEndian.Uint32(lenBuf[:]))
+	if word, ok := wire.FourLetterWord(n); ok {
+		s.fourLetterWord(c, word)
+		return
+	}
+	var frame []byte
+	var err error
+	if frame, err = c.readBody(br, n, frame); err != nil {
+		c.logDrop(err)
+		return
+	}
+	if !c.handshake(frame) {
+		return
+	}
+	for {
+		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+			if !errors.Is(err, io.EOF) && !c.closed.Load() {
+				c.logDrop(err)
+			}
+			return
+		}
+		n := int32(binary.BigEndian.Uint32(lenBuf[:]))
+		if frame, err = c.readBody(br, n, frame); err != nil {
+			c.logDrop(err)
+			return
+		}
+		c.stats.received.Add(1)
+		s.stats.received.Add(1)
+		if !c.handleFrame(frame) {
+			return
+		}
+	}
+}
+
+func (c *conn) logDrop(err error) {
+	if c.closed.Load() {
+		return
+	}
+	c.s.log.Info("closing client connection", "remote", c.remote, "session", hex(c.sessionID()), "reason", err)
+}
+
+// readBody reads a frame of n bytes into buf (reused when large enough).
+func (c *conn) readBody(br *bufio.Reader, n int32, buf []byte) ([]byte, error) {
+	if n < 0 || int(n) > c.s.opts.MaxBuffer {
+		return buf, fmt.Errorf("%w: %d (jute.maxbuffer %d)", errBadFrame, n, c.s.opts.MaxBuffer)
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n, max(int(n), 4096))
+	}
+	buf = buf[:n]
+	_, err := io.ReadFull(br, buf)
+	return buf, err
+}
+
+// handleFrame decodes and dispatches one request frame. It returns false
+// when the connection must stop reading.
+func (c *conn) handleFrame(frame []byte) bool {
+	s := c.s
+	d := wire.Decoder{B: frame, Max: s.opts.MaxBuffer}
+	var h wire.RequestHeader
+	if err := h.Decode(&d); err != nil {
+		c.logDrop(fmt.Errorf("bad request header: %w", err))
+		return false
+	}
+	sess := c.sess.Load()
+	s.sessions.touch(sess)
+	r := &request{c: c, xid: h.Xid, op: h.Type, sid: sess.id, recv: time.Now()}
+	rec, err := wire.DecodeRequest(h.Type, &d)
+	switch {
+	case errors.Is(err, wire.ErrUnknownOp):
+		// ZooKeeper answers -6 and then drops the connection (its
+		// UnimplementedRequestProcessor closes it); the session lives on.
+		r.kind = kindUnknown
+		c.submitRead(r)
+		return false
+	case err != nil:
+		// A body that does not decode is answered with a marshalling
+		// error; the connection stays up, as in ZooKeeper.
+		r.kind = kindBadBody
+		return c.submitRead(r)
+	}
+	r.rec = rec
+	switch h.Type {
+	case wire.OpAuth:
+		return c.handleAuth(r)
+	case wire.OpSASL:
+		// Without a JAAS configuration ZooKeeper has no SASL server and
+		// answers every token with an empty (null) one.
+		c.reply(r.xid, 0, wire.CodeOK, &wire.SetSASLResponse{})
+		return true
+	}
+	if isWrite(h.Type) {
+		r.kind = kindWrite
+		r.auth = c.authIDs()
+		return c.submitWrite(r)
+	}
+	r.kind = kindRead
+	return c.submitRead(r)
+}
+
+// submitRead answers a read at once if nothing of this connection is
+// ahead of it, and otherwise queues it behind the pending writes.
+func (c *conn) submitRead(r *request) bool {
+	c.mu.Lock()
+	if len(c.queue) == 0 {
+		c.mu.Unlock()
+		c.s.execRead(r)
+		return !c.closed.Load()
+	}
+	c.mu.Unlock()
+	if !c.s.acquire() {
+		return false
+	}
+	r.slot = true
+	c.mu.Lock()
+	c.queue = append(c.queue, r)
+	c.mu.Unlock()
+	// The queue may have drained while we waited for a slot.
+	c.drain()
+	return !c.closed.Load()
+}
+
+func (c *conn) submitWrite(r *request) bool {
+	if !c.s.acquire() {
+		return false
+	}
+	r.slot = true
+	c.mu.Lock()
+	c.queue = append(c.queue, r)
+	c.mu.Unlock()
+	if !c.s.submit(r) {
+		return false
+	}
+	return !c.closed.Load()
+}
+
+// drain answers, in order, every request at the head of the queue that
+// can be answered: completed writes and the reads behind them. It runs on
+// the apply goroutine after a batch, and on the reader after queueing.
+func (c *conn) drain() {
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 {
+			c.mu.Unlock()
+			return
+		}
+		r := c.queue[0]
+		if r.claimed || (r.kind == kindWrite && !r.done.Load()) {
+			// Not answerable yet, or another goroutine is answering it
+			// and will pop it.
+			c.mu.Unlock()
+			return
+		}
+		r.claimed = true
+		c.mu.Unlock()
+
+		if r.kind == kindWrite {
+			c.s.replyWrite(r)
+		} else {
+			c.s.execRead(r)
+		}
+
+		c.mu.Lock()
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		if len(c.queue) == 0 {
+			c.queue = nil
+		}
+		c.mu.Unlock()
+		if r.slot {
+			c.s.release()
+		}
+	}
+}
+
+// reply writes a reply frame: header and, on success, body.
+func (c *conn) reply(xid int32, zxid int64, code wire.Code, body wire.Record) {
+	e := c.out.begin()
+	if e == nil {
+		return
+	}
+	e.Int(xid)
+	e.Long(zxid)
+	e.Int(int32(code))
+	if code == wire.CodeOK && body != nil {
+		body.Encode(e)
+	}
+	c.out.end()
+}
+
+// notify writes a watch notification.
+func (c *conn) notify(typ int32, path string, zxid int64) {
+	e := c.out.begin()
+	if e == nil {
+		return
+	}
+	e.Int(wire.XidNotification)
+	e.Long(zxid)
+	e.Int(0)
+	e.Int(typ)
+	e.Int(wire.StateSyncConnected)
+	e.String(path)
+	c.out.end()
+}

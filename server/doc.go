@@ -1,0 +1,19 @@
+// Package server is a corral server: it accepts ZooKeeper clients, runs
+// their requests through the pipeline (prep → log → apply → reply), owns
+// sessions and watches, answers four-letter words, and keeps the data tree
+// durable with the transaction log and snapshots.
+//
+// Threads (goroutines) and what they own:
+//
+//   - accept loop: new connections, per-IP limits, four-letter words;
+//   - per connection: a reader (decodes frames, runs reads inline, hands
+//     writes to prep) and a writer (flushes the bounded output buffer);
+//   - prep: the only goroutine that assigns zxids and decides a write's
+//     outcome, against the tree plus the changes still in flight;
+//   - log: appends transactions to the WAL and fsyncs them in groups;
+//   - apply: applies durable transactions to the tree under its write lock,
+//     fires watches, completes replies in each connection's order;
+//   - session expirer, container reaper, snapshotter, purger.
+//
+// See docs/design/architecture.md for why the pipeline is shaped this way.
+package server

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/corral-db/corral/server/flw"
+	"github.com/corral-db/corral/vfs"
+)
+
+// Durability selects when a transaction counts as logged.
+type Durability int
+
+const (
+	// DurabilitySync fsyncs every group of transactions before replying.
+	DurabilitySync Durability = iota
+	// DurabilityAsync writes transactions to the OS before replying and
+	// fsyncs them periodically.
+	DurabilityAsync
+)
+
+// Options configures a Server. Zero values take ZooKeeper's defaults.
+type Options struct {
+	// ListenAddr is the client address, e.g. "127.0.0.1:2181".
+	ListenAddr string
+	// DataDir holds snapshots; DataLogDir the transaction log (defaults to
+	// DataDir). Both are created if missing.
+	DataDir    string
+	DataLogDir string
+
+	ServerID int64
+	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout default to 2 and 20 ticks.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// MaxClientCnxns limits concurrent connections per client IP (0 = no
+	// limit).
+	MaxClientCnxns int
+	// GlobalOutstandingLimit bounds the requests in the pipeline; readers
+	// stop reading their sockets while it is reached.
+	GlobalOutstandingLimit int
+	// MaxBuffer is jute.maxbuffer: the largest frame accepted or sent.
+	MaxBuffer int
+	// MaxOutBuffer bounds the bytes queued for one connection; a client
+	// that does not read is disconnected past it.
+	MaxOutBuffer int
+
+	SnapCount       int
+	SnapRetainCount int
+	PurgeInterval   time.Duration
+	Durability      Durability
+	// AsyncSyncInterval is how often async durability fsyncs.
+	AsyncSyncInterval time.Duration
+	// PreallocSize is the WAL segment preallocation (0: the wal default).
+	PreallocSize int64
+
+	// FourLetterWords is the 4lw whitelist; "*" allows all.
+	FourLetterWords map[string]bool
+	// ExtendedTypesEnabled allows TTL nodes.
+	ExtendedTypesEnabled bool
+	// SuperDigest is "super:<base64 sha1>"; authenticating as its user
+	// grants the super id.
+	SuperDigest string
+	// ContainerCheckInterval is the container and TTL reaper period.
+	ContainerCheckInterval time.Duration
+	// ContainerMaxNeverUsed: empty containers that never had a child are
+	// reaped after this long (0 = never).
+	ContainerMaxNeverUsed time.Duration
+
+	// ConfigLines are printed by the conf four-letter word.
+	ConfigLines []flw.KV
+
+	Logger *slog.Logger
+	FS     vfs.FS
+	// Now is the wall clock (transaction times, session ids).
+	Now func() time.Time
+	// OnFatal is called when the server cannot go on (the log cannot be
+	// written); it must not return. Default: exit the process with 1.
+	OnFatal func(error)
+}
+
+func (o *Options) setDefaults() {
+	if o.TickTime <= 0 {
+		o.TickTime = 3 * time.Second
+	}
+	if o.MinSessionTimeout <= 0 {
+		o.MinSessionTimeout = 2 * o.TickTime
+	}
+	if o.MaxSessionTimeout <= 0 {
+		o.MaxSessionTimeout = 20 * o.TickTime
+	}
+	if o.GlobalOutstandingLimit <= 0 {
+		o.GlobalOutstandingLimit = 1000
+	}
+	if o.MaxBuffer <= 0 {
+		o.MaxBuffer = 0xfffff
+	}
+	if o.MaxOutBuffer <= 0 {
+		o.MaxOutBuffer = 64 << 20
+	}
+	if o.SnapCount <= 0 {
+		o.SnapCount = 100000
+	}
+	if o.SnapRetainCount < 3 {
+		o.SnapRetainCount = 3
+	}
+	if o.AsyncSyncInterval <= 0 {
+		o.AsyncSyncInterval = time.Second
+	}
+	if o.ContainerCheckInterval <= 0 {
+		o.ContainerCheckInterval = time.Minute
+	}
+	if o.DataLogDir == "" {
+		o.DataLogDir = o.DataDir
+	}
+	if o.ServerID == 0 {
+		o.ServerID = 1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.FS == nil {
+		o.FS = vfs.OS()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.OnFatal == nil {
+		o.OnFatal = func(error) { os.Exit(1) }
+	}
+	if o.FourLetterWords == nil {
+		o.FourLetterWords = map[string]bool{"srvr": true}
+	}
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/wire"
+)
+
+// maxBatch bounds how many transactions share one fsync.
+const maxBatch = 1024
+
+// logLoop appends transactions to the log in groups: it takes everything
+// prep has queued (up to maxBatch), writes it, makes it durable once, and
+// hands the group to apply. While it waits for the disk, prep keeps
+// queueing, so the next group is ready when this one is done.
+func (s *Server) logLoop() {
+	defer close(s.applyCh)
+	var scratch []byte
+	for r := range s.logCh {
+		batch := make([]*request, 0, 16)
+		batch = append(batch, r)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-s.logCh:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		for _, r := range batch {
+			scratch = txn.Append(scratch[:0], &r.hdr, &r.tx)
+			s.stats.lastProposalSize.Store(int64(len(scratch)))
+			if err := s.store.append(r.hdr.Zxid, scratch); err != nil {
+				s.fatal("transaction log append failed", err)
+			}
+		}
+		if err := s.store.commit(); err != nil {
+			s.fatal("transaction log sync failed", err)
+		}
+		s.applyCh <- batch
+	}
+}
+
+// fatal stops the process after a storage failure, as ZooKeeper does:
+// continuing would acknowledge writes that are not durable, and every
+// write already acknowledged is safe on disk.
+func (s *Server) fatal(msg string, err error) {
+	s.log.Error(msg+"; exiting", "err", err)
+	s.opts.OnFatal(fmt.Errorf("%s: %w", msg, err))
+}
+
+// applyLoop applies durable groups to the tree and answers them.
+func (s *Server) applyLoop() {
+	f := newFired()
+	for batch := range s.applyCh {
+		s.mu.Lock()
+		for _, r := range batch {
+			r.res.Events = r.res.Events[:0]
+			s.tree.Apply(&r.hdr, &r.tx, &r.res)
+			s.afterApply(r)
+			for i := range r.res.Events {
+				s.fire(&r.res.Events[i], f)
+			}
+			if r.onApplied != nil {
+				r.onApplied(r)
+			}
+		}
+		s.mu.Unlock()
+		for _, r := range batch {
+			s.applied(r)
+		}
+		s.store.noteApplied(len(batch), s)
+		for _, r := range batch {
+			switch {
+			case r.onDone != nil:
+				r.onDone(r)
+			case r.c != nil:
+				r.done.Store(true)
+				r.c.drain()
+			}
+		}
+	}
+}
+
+// afterApply keeps the session tracker in step with the tree.
+func (s *Server) afterApply(r *request) {
+	switch r.hdr.Type {
+	case wire.OpCreateSession:
+		s.sessions.add(r.hdr.SessionID, r.tx.Timeout)
+	case wire.OpCloseSession:
+		if sess := s.sessions.remove(r.hdr.SessionID); sess != nil {
+			if c := sess.owner.Load(); c != nil && r.c != c {
+				// Expired (or closed from elsewhere): drop its connection,
+				// sending nothing (PROTOCOL §11).
+				c.close(errSessionClosed)
+			}
+		}
+	}
+}
+
+// fire delivers one watch event to the connections it triggers, filtered
+// by READ permission on the node at trigger time. It runs under the tree's
+// write lock, which is what puts the notification ahead of any reply that
+// could show the change.
+func (s *Server) fire(ev *datatree.Event, f *fired) {
+	s.watches.trigger(ev.Type, ev.Path, f)
+	for _, set := range [2]map[*conn]struct{}{f.data, f.child} {
+		for c := range set {
+			if ev.ACL != nil && !datatree.CheckPerm(ev.ACL, wire.PermRead, c.authIDs()) {
+				continue
+			}
+			c.notify(ev.Type, ev.Path, ev.Zxid)
+		}
+	}
+}
+
+// replyWrite answers a write once it is applied and its turn has come.
+func (s *Server) replyWrite(r *request) {
+	c := r.c
+	zxid := r.hdr.Zxid
+	code := r.res.Err
+	if r.hdr.Type == wire.OpError {
+		code = r.tx.Err
+	}
+	var body wire.Record
+	if code == wire.CodeOK {
+		switch r.op {
+		case wire.OpCreate:
+			body = &wire.CreateResponse{Path: r.res.Path}
+		case wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL:
+			body = &wire.Create2Response{Path: r.res.Path, Stat: r.res.Stat}
+		case wire.OpSetData, wire.OpSetACL:
+			body = &wire.StatResponse{Stat: r.res.Stat}
+		case wire.OpMulti:
+			body = multiResponse(&r.res)
+		}
+	}
+	c.reply(r.xid, zxid, code, body)
+	s.recordLatency(c, r, zxid)
+	if r.op == wire.OpCloseSession {
+		c.out.finish()
+	}
+}
+
+func multiResponse(res *datatree.Result) *wire.MultiResponse {
+	out := &wire.MultiResponse{Results: make([]wire.MultiResult, len(res.Multi))}
+	for i := range res.Multi {
+		m := &res.Multi[i]
+		o := &out.Results[i]
+		o.Type, o.Err, o.Path, o.Stat = m.Type, m.Err, m.Path, m.Stat
+		if m.Err != wire.CodeOK || m.Type == wire.OpError {
+			o.Type = wire.OpError
+		}
+	}
+	return out
+}
+
+func (s *Server) recordLatency(c *conn, r *request, zxid int64) {
+	lat := time.Since(r.recv)
+	s.stats.record(lat)
+	c.stats.record(opMnemonic(r.op), r.xid, zxid, lat, time.Since(s.started).Milliseconds())
+}

@@ -1,0 +1,7 @@
+package server
+
+import "syscall"
+
+type rlimit = syscall.Rlimit
+
+func getNofile(l *rlimit) error { return syscall.Getrlimit(syscall.RLIMIT_NOFILE, l) }

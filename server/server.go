@@ -1,0 +1,310 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/wire"
+)
+
+// Server is one standalone corral server.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	// mu guards tree: applies take the write lock, reads the read lock.
+	mu   sync.RWMutex
+	tree *datatree.Tree
+
+	watches  *watchManager
+	sessions *sessionTracker
+	pending  *pendingChanges
+	store    *storage
+
+	// slots bounds the requests inside the pipeline
+	// (globalOutstandingLimit); a reader that cannot get one stops reading.
+	slots   chan struct{}
+	prepCh  chan *request
+	logCh   chan *request
+	applyCh chan []*request
+
+	// lastZxid is the last zxid assigned by prep (prep goroutine only).
+	lastZxid int64
+
+	ln       net.Listener
+	connMu   sync.Mutex
+	conns    map[*conn]struct{}
+	perIP    map[string]int
+	nextConn atomic.Uint64
+
+	stats   serverStats
+	started time.Time
+	// serving turns true once recovery is done and the port is open.
+	serving atomic.Bool
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// done is closed when the pipeline goroutines have stopped.
+	done chan struct{}
+}
+
+// serverStats are the counters behind srvr, stat and mntr.
+type serverStats struct {
+	received atomic.Int64
+	sent     atomic.Int64
+	mu       sync.Mutex
+	minLat   int64
+	maxLat   int64
+	totalLat int64
+	count    int64
+	authFail atomic.Int64
+	// outstanding counts requests holding a pipeline slot.
+	outstanding      atomic.Int64
+	lastProposalSize atomic.Int64
+}
+
+func (st *serverStats) record(lat time.Duration) {
+	ms := lat.Milliseconds()
+	st.mu.Lock()
+	if st.count == 0 || ms < st.minLat {
+		st.minLat = ms
+	}
+	if ms > st.maxLat {
+		st.maxLat = ms
+	}
+	st.totalLat += ms
+	st.count++
+	st.mu.Unlock()
+}
+
+func (st *serverStats) latency() (min int64, avg float64, max int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.count == 0 {
+		return 0, 0, 0
+	}
+	return st.minLat, float64(st.totalLat) / float64(st.count), st.maxLat
+}
+
+func (st *serverStats) reset() {
+	st.mu.Lock()
+	st.minLat, st.maxLat, st.totalLat, st.count = 0, 0, 0, 0
+	st.mu.Unlock()
+	st.received.Store(0)
+	st.sent.Store(0)
+}
+
+// New recovers the server's state from its data directories. It does not
+// listen yet; call Serve.
+func New(opts Options) (*Server, error) {
+	opts.setDefaults()
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		watches:  newWatchManager(),
+		sessions: newSessionTracker(opts.ServerID, opts.Now()),
+		pending:  newPendingChanges(),
+		slots:    make(chan struct{}, opts.GlobalOutstandingLimit),
+		prepCh:   make(chan *request, opts.GlobalOutstandingLimit),
+		logCh:    make(chan *request, opts.GlobalOutstandingLimit),
+		applyCh:  make(chan []*request, 64),
+		conns:    map[*conn]struct{}{},
+		perIP:    map[string]int{},
+		started:  time.Now(),
+		done:     make(chan struct{}),
+	}
+	st, tree, err := openStorage(&s.opts)
+	if err != nil {
+		return nil, err
+	}
+	s.store = st
+	s.tree = tree
+	s.lastZxid = tree.LastZxid()
+	for id, to := range tree.Sessions() {
+		s.sessions.add(id, to)
+	}
+	return s, nil
+}
+
+// Addr is the address the server listens on, once Serve has started.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Listen opens the client port. Serve must follow.
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.opts.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on client port %s: %w", s.opts.ListenAddr, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Serve runs the server until ctx is cancelled, then shuts down in order:
+// stop accepting, close connections, drain the pipeline, close the log.
+func (s *Server) Serve(ctx context.Context) error {
+	if s.ln == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	defer s.cancel()
+
+	var pipe sync.WaitGroup
+	pipe.Add(3)
+	go func() { defer pipe.Done(); s.prepLoop() }()
+	go func() { defer pipe.Done(); s.logLoop() }()
+	go func() { defer pipe.Done(); s.applyLoop() }()
+	go func() { pipe.Wait(); close(s.done) }()
+
+	s.wg.Add(4)
+	go func() { defer s.wg.Done(); s.expireLoop(s.ctx) }()
+	go func() { defer s.wg.Done(); s.reapLoop(s.ctx) }()
+	go func() { defer s.wg.Done(); s.store.snapshotLoop(s.ctx, s) }()
+	go func() { defer s.wg.Done(); s.store.purgeLoop(s.ctx) }()
+
+	s.serving.Store(true)
+	s.log.Info("serving", "addr", s.ln.Addr().String(), "zxid", hex(s.lastZxid))
+	acceptErr := s.acceptLoop(s.ctx)
+
+	// Shutdown: no new connections; close the open ones; let what is in
+	// the pipeline finish, then stop it.
+	s.serving.Store(false)
+	s.cancel()
+	s.connMu.Lock()
+	for c := range s.conns {
+		c.close(errors.New("server shutting down"))
+	}
+	s.connMu.Unlock()
+	s.wg.Wait()
+	close(s.prepCh)
+	<-s.done
+	if err := s.store.close(); err != nil {
+		return err
+	}
+	if acceptErr != nil && !errors.Is(acceptErr, net.ErrClosed) && ctx.Err() == nil {
+		return acceptErr
+	}
+	return nil
+}
+
+func (s *Server) acceptLoop(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
+	defer stop()
+	var tempDelay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				if tempDelay == 0 {
+					tempDelay = 5 * time.Millisecond
+				} else {
+					tempDelay = min(2*tempDelay, time.Second)
+				}
+				time.Sleep(tempDelay)
+				continue
+			}
+			return err
+		}
+		tempDelay = 0
+		c := s.newConn(nc)
+		if c == nil {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve(ctx)
+		}()
+	}
+}
+
+// newConn registers a connection, enforcing maxClientCnxns per IP:
+// ZooKeeper accepts the TCP connection and closes it at once, sending
+// nothing.
+func (s *Server) newConn(nc net.Conn) *conn {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	remote := nc.RemoteAddr().String()
+	ip := remote
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		ip = h
+	}
+	s.connMu.Lock()
+	if s.opts.MaxClientCnxns > 0 && s.perIP[ip] >= s.opts.MaxClientCnxns {
+		s.connMu.Unlock()
+		s.log.Warn("too many connections from client, closing", "ip", ip, "max", s.opts.MaxClientCnxns)
+		nc.Close()
+		return nil
+	}
+	c := &conn{s: s, nc: nc, id: s.nextConn.Add(1), remote: remote, ip: ip, out: newOutbuf(s.opts.MaxOutBuffer)}
+	ids := []wire.Id{{Scheme: "ip", ID: ip}}
+	c.auth.Store(&ids)
+	s.perIP[ip]++
+	s.conns[c] = struct{}{}
+	s.connMu.Unlock()
+	return c
+}
+
+// connClosed forgets a connection and its watches. The session stays: it
+// expires on its own unless the client reconnects.
+func (s *Server) connClosed(c *conn) {
+	s.connMu.Lock()
+	if _, ok := s.conns[c]; ok {
+		delete(s.conns, c)
+		if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+			delete(s.perIP, c.ip)
+		}
+	}
+	s.connMu.Unlock()
+	s.watches.removeConn(c)
+	if sess := c.sess.Load(); sess != nil {
+		sess.owner.CompareAndSwap(c, nil)
+	}
+}
+
+// acquire takes a pipeline slot, blocking while the pipeline is full. It
+// returns false when the server is stopping.
+func (s *Server) acquire() bool {
+	select {
+	case s.slots <- struct{}{}:
+		s.stats.outstanding.Add(1)
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+func (s *Server) release() {
+	<-s.slots
+	s.stats.outstanding.Add(-1)
+}
+
+// submit hands a write to prep. It returns false when the server is
+// stopping.
+func (s *Server) submit(r *request) bool {
+	select {
+	case s.prepCh <- r:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
