@@ -1,0 +1,270 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CommandEnv is what the bench command takes from its process.
+type CommandEnv struct {
+	Stdout, Stderr io.Writer
+	// SelfBinary, if set, is the running corral binary: the default corral
+	// server under test. If empty, compare builds ./cmd/corral.
+	SelfBinary string
+}
+
+const commandUsage = `usage:
+  corral bench compare [flags]   start corral and Apache ZooKeeper in turn and measure both
+  corral bench run --connect HOST:PORT[,...] [flags]   measure one workload against running servers
+Run 'corral bench compare -h' or 'corral bench run -h' for flags.
+`
+
+// Command runs `corral bench ARGS` and returns the exit status.
+func Command(ctx context.Context, args []string, env CommandEnv) int {
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, commandUsage)
+		return 2
+	}
+	switch args[0] {
+	case "compare":
+		return compareCommand(ctx, args[1:], env)
+	case "run":
+		return runCommand(ctx, args[1:], env)
+	case "-h", "--help", "help":
+		fmt.Fprint(env.Stdout, commandUsage)
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "corral bench: unknown subcommand %q\n%s", args[0], commandUsage)
+	return 2
+}
+
+// loadFlags are shared by compare and run.
+type loadFlags struct {
+	conns, inflight, value int
+	warmup, duration       time.Duration
+	out                    string
+	quiet                  bool
+}
+
+func (l *loadFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&l.conns, "conns", DefaultConns, "client connections (sessions)")
+	fs.IntVar(&l.inflight, "inflight", DefaultInflight, "requests in flight per connection")
+	fs.IntVar(&l.value, "value", DefaultValueSize, "value size in bytes for create and setData")
+	fs.DurationVar(&l.warmup, "warmup", DefaultWarmup, "unmeasured warm-up per phase")
+	fs.DurationVar(&l.duration, "duration", DefaultDuration, "measured duration per phase")
+	fs.StringVar(&l.out, "out", "", "directory for report.md, results.jsonl and server logs (default: JSON lines go to stdout after the table)")
+	fs.BoolVar(&l.quiet, "q", false, "no progress messages on stderr")
+}
+
+// Bounds on what the flags accept: every load loop is bounded.
+const (
+	maxConns    = 4096
+	maxInflight = 4096
+	maxPhase    = 10 * time.Minute
+)
+
+func (l *loadFlags) validate() error {
+	switch {
+	case l.conns < 1 || l.conns > maxConns:
+		return fmt.Errorf("--conns must be in [1, %d]", maxConns)
+	case l.inflight < 1 || l.inflight > maxInflight:
+		return fmt.Errorf("--inflight must be in [1, %d]", maxInflight)
+	case l.value < 0 || l.value > 1<<20-1024:
+		return errors.New("--value must be in [0, 1047552] (jute.maxbuffer)")
+	case l.duration <= 0 || l.duration > maxPhase:
+		return fmt.Errorf("--duration must be in (0, %v]", maxPhase)
+	case l.warmup < 0 || l.warmup > maxPhase:
+		return fmt.Errorf("--warmup must be in [0, %v]", maxPhase)
+	}
+	return nil
+}
+
+func (l *loadFlags) logger(env CommandEnv) *slog.Logger {
+	if l.quiet {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(env.Stderr, nil))
+}
+
+func newFlagSet(name string, env CommandEnv) *flag.FlagSet {
+	fs := flag.NewFlagSet("corral bench "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string, env CommandEnv) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
+}
+
+func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
+	fs := newFlagSet("compare", env)
+	var l loadFlags
+	l.register(fs)
+	cfg := DefaultCompareConfig()
+	targets := fs.String("targets", TargetCorral+","+TargetZooKeeper, "servers to measure, in order")
+	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
+	fs.DurationVar(&cfg.SeqDuration, "seq-duration", DefaultSeqDuration, "measured duration of the sequential create phase")
+	fs.StringVar(&cfg.CorralBin, "corral-bin", env.SelfBinary, "corral binary to start (default: this binary, or built from ./cmd/corral)")
+	fs.StringVar(&cfg.ZKLib, "zk-lib", "", "directory of ZooKeeper 3.9.3 jars (default: output of scripts/zookeeper/fetch.sh)")
+	fs.StringVar(&cfg.Java, "java", "java", "java command")
+	fs.StringVar(&cfg.JavaHeap, "java-heap", DefaultJavaHeap, "ZooKeeper's JVM -Xmx")
+	fs.StringVar(&cfg.WorkDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory")
+	if code, ok := parse(fs, args, env); !ok {
+		return code
+	}
+	if err := l.validate(); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
+		return 2
+	}
+	if cfg.SeqDuration <= 0 || cfg.SeqDuration > maxPhase || cfg.SeqWarmup < 0 || cfg.SeqWarmup > maxPhase {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --seq-duration must be in (0, %v] and --seq-warmup in [0, %v]\n", maxPhase, maxPhase)
+		return 2
+	}
+	cfg.Targets = nil
+	for _, t := range strings.Split(*targets, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			cfg.Targets = append(cfg.Targets, t)
+		}
+	}
+	cfg.Conns, cfg.Inflight, cfg.ValueSize = l.conns, l.inflight, l.value
+	cfg.Warmup, cfg.Duration = l.warmup, l.duration
+	cfg.Log = l.logger(env)
+	cfg.OutDir = l.out
+	if err := prepareOut(l.out); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
+		return 1
+	}
+	rep, err := Compare(ctx, cfg)
+	if rep != nil {
+		if werr := emit(rep, l.out, env); werr != nil {
+			fmt.Fprintln(env.Stderr, "corral bench compare:", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
+		return 1
+	}
+	return 0
+}
+
+func runCommand(ctx context.Context, args []string, env CommandEnv) int {
+	fs := newFlagSet("run", env)
+	var l loadFlags
+	l.register(fs)
+	connect := fs.String("connect", "", "comma-separated host:port list of running servers (required)")
+	workload := fs.String("workload", string(WorkloadCreate), "create, set, get or seqcreate")
+	keys := fs.Int64("keys", DefaultKeys, "nodes created before a set or get phase")
+	pid := fs.Int("pid", 0, "process id of a local server whose CPU time to measure")
+	if code, ok := parse(fs, args, env); !ok {
+		return code
+	}
+	if err := l.validate(); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench run:", err)
+		return 2
+	}
+	var addrs []string
+	for _, a := range strings.Split(*connect, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		fmt.Fprintln(env.Stderr, "corral bench run: --connect is required")
+		return 2
+	}
+	w, err := ParseWorkload(*workload)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench run:", err)
+		return 2
+	}
+	if *keys < 1 || *keys > 10_000_000 {
+		fmt.Fprintln(env.Stderr, "corral bench run: --keys must be in [1, 10000000]")
+		return 2
+	}
+	if err := prepareOut(l.out); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench run:", err)
+		return 1
+	}
+	rep, err := Run(ctx, RunConfig{
+		Addrs: addrs, Workload: w, Conns: l.conns, Inflight: l.inflight, ValueSize: l.value,
+		Warmup: l.warmup, Duration: l.duration, Keys: *keys, ServerPID: *pid, Log: l.logger(env),
+	})
+	if rep != nil && len(rep.Results) > 0 {
+		if werr := emit(rep, l.out, env); werr != nil {
+			fmt.Fprintln(env.Stderr, "corral bench run:", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench run:", err)
+		return 1
+	}
+	return 0
+}
+
+func prepareOut(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+// emit prints the Markdown report, and writes it with the JSON lines into
+// dir; without dir the JSON lines follow the table on stdout in a fenced
+// block, so stdout stays one Markdown document.
+func emit(rep *Report, dir string, env CommandEnv) error {
+	WriteMarkdown(env.Stdout, rep)
+	if dir == "" {
+		fmt.Fprintln(env.Stdout, "\n```jsonl")
+		err := WriteJSONLines(env.Stdout, rep)
+		fmt.Fprintln(env.Stdout, "```")
+		return err
+	}
+	md, err := os.Create(filepath.Join(dir, "report.md"))
+	if err != nil {
+		return err
+	}
+	WriteMarkdown(md, rep)
+	if err := md.Close(); err != nil {
+		return err
+	}
+	jl, err := os.Create(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := WriteJSONLines(jl, rep); err != nil {
+		jl.Close()
+		return err
+	}
+	if err := jl.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "wrote %s and %s\n", md.Name(), jl.Name())
+	return nil
+}

@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// conn is one client session on one TCP connection. Between Dial and run it
+// is used synchronously (roundTrip); run turns it into a pipelined writer
+// and reader pair and ends the session.
+type conn struct {
+	nc        net.Conn
+	br        *bufio.Reader
+	timeout   time.Duration // negotiated session timeout
+	sessionID int64
+	xid       int32
+	frame     []byte // reusable reply body buffer for roundTrip
+}
+
+// readBufSize is large enough that a window of 1 KiB getData replies is
+// read with few syscalls.
+const readBufSize = 64 << 10
+
+// dial connects to addr and establishes a new session asking for timeout.
+func dial(ctx context.Context, addr string, timeout time.Duration) (*conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, readBufSize)}
+	if err := c.handshake(ctx, timeout); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	return c, nil
+}
+
+func (c *conn) handshake(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(10 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.nc.SetDeadline(deadline)
+	defer c.nc.SetDeadline(time.Time{})
+	var e wire.Encoder
+	appendConnect(&e, int32(timeout/time.Millisecond))
+	if _, err := c.nc.Write(e.B); err != nil {
+		return err
+	}
+	body, err := c.readFrame()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	r, err := decodeConnectResponse(body)
+	if err != nil {
+		return err
+	}
+	c.timeout = time.Duration(r.TimeoutMs) * time.Millisecond
+	c.sessionID = r.SessionID
+	return nil
+}
+
+// readFrame reads one length-prefixed frame into c.frame.
+func (c *conn) readFrame() ([]byte, error) {
+	var lb [4]byte
+	if _, err := io.ReadFull(c.br, lb[:]); err != nil {
+		return nil, err
+	}
+	n := int(int32(binary.BigEndian.Uint32(lb[:])))
+	if n < 0 || n > maxReplyFrame {
+		return nil, fmt.Errorf("%w: length %d", ErrBadFrame, n)
+	}
+	if cap(c.frame) < n {
+		c.frame = make([]byte, n)
+	}
+	c.frame = c.frame[:n]
+	if _, err := io.ReadFull(c.br, c.frame); err != nil {
+		return nil, err
+	}
+	return c.frame, nil
+}
+
+// nextXid returns the next request xid; xids stay positive.
+func (c *conn) nextXid() int32 {
+	c.xid++
+	if c.xid <= 0 {
+		c.xid = 1
+	}
+	return c.xid
+}
+
+// roundTrip sends one request built by build and waits for its reply,
+// returning the reply header and body (valid until the next call). It is for
+// setup outside the measured phases.
+func (c *conn) roundTrip(ctx context.Context, build func(e *wire.Encoder, xid int32)) (replyHeader, []byte, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.nc.SetDeadline(deadline)
+	defer c.nc.SetDeadline(time.Time{})
+	xid := c.nextXid()
+	var e wire.Encoder
+	build(&e, xid)
+	if _, err := c.nc.Write(e.B); err != nil {
+		return replyHeader{}, nil, err
+	}
+	for {
+		body, err := c.readFrame()
+		if err != nil {
+			return replyHeader{}, nil, err
+		}
+		if len(body) < replyHeaderSize {
+			return replyHeader{}, nil, fmt.Errorf("%w: %d-byte reply", ErrBadFrame, len(body))
+		}
+		h := decodeReplyHeader(body)
+		switch {
+		case h.Xid == wire.XidNotification || h.Xid == wire.XidPing:
+			continue
+		case h.Xid != xid:
+			return h, nil, fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, h.Xid, xid)
+		}
+		return h, body[replyHeaderSize:], nil
+	}
+}
+
+// ensureNode creates path with empty data, accepting NodeExists.
+func (c *conn) ensureNode(ctx context.Context, path string) error {
+	h, _, err := c.roundTrip(ctx, func(e *wire.Encoder, xid int32) {
+		appendCreate(e, xid, []byte(path), []byte{})
+	})
+	if err != nil {
+		return err
+	}
+	if code := wire.Code(h.Err); code != 0 && code != wire.CodeNodeExists {
+		return fmt.Errorf("create %s: %w", path, code)
+	}
+	return nil
+}
+
+// closeSession ends the session and closes the socket.
+func (c *conn) closeSession(ctx context.Context) error {
+	_, _, err := c.roundTrip(ctx, func(e *wire.Encoder, xid int32) {
+		appendCloseSession(e, xid)
+	})
+	c.nc.Close()
+	return err
+}
+
+func (c *conn) close() error { return c.nc.Close() }

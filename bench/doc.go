@@ -1,0 +1,89 @@
+// Package bench measures corral and Apache ZooKeeper side by side: a load
+// generator that speaks the ZooKeeper client protocol, launchers for both
+// servers from one generated zoo.cfg, and the `corral bench` command.
+//
+// # Usage
+//
+// Compare corral with ZooKeeper 3.9.3 on this machine, in one invocation:
+//
+//	corral bench compare [--duration 10s] [--warmup 3s] [--conns 32] [--inflight 32]
+//	                     [--value 1024] [--seq-duration 5s] [--seq-warmup 1s]
+//	                     [--targets corral,zookeeper] [--out DIR]
+//	                     [--corral-bin PATH] [--zk-lib DIR] [--java java] [--java-heap 2g]
+//	                     [--workdir DIR] [--keep] [-q]
+//
+// For each target in turn compare writes zoo.cfg into a fresh temporary
+// directory, starts the server, waits until it accepts sessions, runs four
+// phases, and stops it by PID (SIGTERM, then SIGKILL after 15s):
+//
+//   - create: --conns sessions, each with --inflight requests outstanding,
+//     create persistent nodes with --value bytes at unique paths;
+//   - set: setData over the nodes create made;
+//   - get: getData over the same nodes;
+//   - seqcreate: one session, one request in flight: the create latency a
+//     sequential client sees.
+//
+// Each phase runs an unmeasured warm-up and then a measured interval; the
+// defaults bound a two-target compare to about two minutes. corral is this
+// binary (`corral server zoo.cfg`) unless --corral-bin says otherwise;
+// ZooKeeper runs as `java -Xmx2g -cp "<lib>/*" ...QuorumPeerMain zoo.cfg`
+// with lib from scripts/zookeeper/fetch.sh and logback at INFO. Both read the
+// same zoo.cfg (see ServerConfig.ZooCfg): standalone on 127.0.0.1,
+// forceSync=yes, snapCount default, maxClientCnxns=0,
+// globalOutstandingLimit=100000 (DefaultGlobalOutstandingLimit, far above
+// conns × inflight so ZooKeeper's throttle stays out of the measurement),
+// admin server off, all four-letter words, dataDir in the temporary directory
+// (removed afterwards unless --keep).
+//
+// Measure one workload against servers that are already running:
+//
+//	corral bench run --connect HOST:PORT[,HOST:PORT...] [--workload create|set|get|seqcreate]
+//	                 [--keys 10000] [--pid PID] [same load flags as compare]
+//
+// set and get first create --keys nodes (unmeasured). --pid names a local
+// server process whose CPU time to report.
+//
+// # Output
+//
+// stdout is a Markdown document: the conditions (machine, load, zoo.cfg,
+// server command lines, JVM heap, srvr version) and one table with a row
+// per phase and metric (ops/s, p50/p99/p99.9/max latency, error replies,
+// server CPU seconds and CPU µs per op, load generator CPU seconds, and the
+// CPU that other processes took) and a column per target, plus a
+// corral/zookeeper ratio column when both ran. Machine-readable results
+// follow as JSON lines (one object per target and phase) in a fenced block,
+// or, with --out DIR, go to DIR/results.jsonl beside DIR/report.md and each
+// server's zoo.cfg and log.
+//
+// While trying the harness without a complete cmd/corral:
+//
+//	go run ./bench/internal/benchmain compare --targets zookeeper
+//
+// # How the load generator works
+//
+// Each connection has one writer and one reader goroutine. The writer takes
+// as many free window slots as there are (at most --inflight outstanding),
+// encodes that many requests into one buffer with the wire primitives and
+// writes them with one syscall; the reader reads replies through a 64 KiB
+// buffer, matches each to the oldest outstanding request through a FIFO
+// (ZooKeeper answers a connection's requests in order, so a mismatch is an
+// error, ErrXidMismatch), frees its slot and records its latency into the
+// connection's own HdrHistogram (microseconds, three significant digits).
+// The histograms are merged at the end of the phase. A connection idle for
+// a third of its session timeout pings; pings are matched out of band
+// (xid -2), as the Java client does. At the end each connection sends
+// closeSession behind its last requests, so the reply to it means all
+// replies are in, and the session does not linger to expire during the
+// next phase.
+//
+// Latency runs from just before the write that carried the request to the
+// read of its reply; a phase counts the successful replies that arrive in
+// its measured interval, and throughput is that count over the interval.
+// Server CPU comes from /proc/<pid>/stat, the generator's from getrusage,
+// and the whole machine's from /proc/stat, each read at both ends of the
+// measured interval. Server and generator share the machine's CPUs; the
+// report states the generator's share so one can see it is not the
+// bottleneck.
+//
+// Benchmarks report, tests assert: nothing here judges the numbers.
+package bench

@@ -1,0 +1,247 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Target names.
+const (
+	TargetCorral    = "corral"
+	TargetZooKeeper = "zookeeper"
+)
+
+// LaunchConfig says how to start a server under test.
+type LaunchConfig struct {
+	// Dir holds zoo.cfg, the data directory and the server's output.
+	Dir string
+	// Port is the client port; a free one is picked if 0.
+	Port                   int
+	GlobalOutstandingLimit int
+	// CorralBin is the corral binary.
+	CorralBin string
+	// ZKLib is the directory of ZooKeeper's jars, Java the java command and
+	// JavaHeap its -Xmx value.
+	ZKLib    string
+	Java     string
+	JavaHeap string
+	// ReadyTimeout bounds the wait for the server to accept sessions.
+	ReadyTimeout time.Duration
+	Log          *slog.Logger
+}
+
+// DefaultJavaHeap is ZooKeeper's -Xmx in the benchmark.
+const DefaultJavaHeap = "2g"
+
+// Server is a running server under test.
+type Server struct {
+	Name string
+	Addr string
+	// Argv is the command line it was started with.
+	Argv []string
+	// Version is the first line of its srvr output, if it answered.
+	Version string
+	// LogPath is the file with the server's stdout and stderr.
+	LogPath string
+	// ZooCfgPath is the configuration file it was started from.
+	ZooCfgPath string
+	DataDir    string
+
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+	log     *slog.Logger
+}
+
+// PID is the server's process id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// Launch writes zoo.cfg into cfg.Dir, starts the named target from it and
+// waits until it accepts sessions.
+func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = 60 * time.Second
+	}
+	if cfg.Port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Port = p
+	}
+	dataDir := filepath.Join(cfg.Dir, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
+	zc := ServerConfig{DataDir: dataDir, Port: cfg.Port, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit}
+	cfgPath := filepath.Join(cfg.Dir, "zoo.cfg")
+	if err := os.WriteFile(cfgPath, []byte(zc.ZooCfg()), 0o644); err != nil {
+		return nil, err
+	}
+
+	var argv []string
+	switch target {
+	case TargetCorral:
+		if cfg.CorralBin == "" {
+			return nil, errors.New("bench: no corral binary")
+		}
+		argv = []string{cfg.CorralBin, "server", cfgPath}
+	case TargetZooKeeper:
+		if cfg.ZKLib == "" {
+			return nil, errors.New("bench: no ZooKeeper lib directory")
+		}
+		java := cfg.Java
+		if java == "" {
+			java = "java"
+		}
+		heap := cfg.JavaHeap
+		if heap == "" {
+			heap = DefaultJavaHeap
+		}
+		// ZooKeeper's jars bring logback; without a configuration it logs
+		// DEBUG to the console, which would slow it down. This one logs
+		// INFO, as ZooKeeper's own conf/logback.xml does, without caller
+		// data (cheaper than its default pattern).
+		logback := filepath.Join(cfg.Dir, "logback.xml")
+		if err := os.WriteFile(logback, []byte(logbackXML), 0o644); err != nil {
+			return nil, err
+		}
+		argv = []string{java, "-Xmx" + heap, "-Dlogback.configurationFile=" + logback,
+			"-cp", filepath.Join(cfg.ZKLib, "*"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath}
+	default:
+		return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, TargetCorral, TargetZooKeeper)
+	}
+
+	logPath := filepath.Join(cfg.Dir, target+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child has its own descriptor
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = cfg.Dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	// Take the server down with us if we die without stopping it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start %s: %w", target, err)
+	}
+	s := &Server{
+		Name: target, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), Argv: argv,
+		LogPath: logPath, ZooCfgPath: cfgPath, DataDir: dataDir,
+		cmd: cmd, exited: make(chan struct{}), log: cfg.Log,
+	}
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	cfg.Log.Info("server started", "target", target, "pid", s.PID(), "addr", s.Addr)
+	if err := s.waitReady(ctx, cfg.ReadyTimeout); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if out, err := fourLetter(ctx, s.Addr, "srvr"); err == nil {
+		s.Version = firstLine(out)
+	}
+	return s, nil
+}
+
+// waitReady polls until a session can be established.
+func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("bench: %s exited during start-up (%v); see %s", s.Name, s.waitErr, s.LogPath)
+		case <-ctx.Done():
+			return fmt.Errorf("bench: %s not ready after %v: %v; see %s", s.Name, timeout, last, s.LogPath)
+		case <-tick.C:
+		}
+		// ZooKeeper opens its port before it serves sessions and logs a
+		// stack trace for each session attempted in between; its srvr says
+		// when it is serving. A server without four-letter words goes
+		// straight to the session attempt.
+		if out, err := fourLetter(ctx, s.Addr, "srvr"); err == nil && strings.Contains(out, notServing) {
+			last = errors.New(notServing)
+			continue
+		}
+		dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+		c, err := dial(dctx, s.Addr, 30*time.Second)
+		if err == nil {
+			err = c.closeSession(dctx)
+		}
+		dcancel()
+		if err == nil {
+			return nil
+		}
+		last = err
+	}
+}
+
+// notServing is what ZooKeeper's four-letter words answer before the server
+// is up.
+const notServing = "not currently serving requests"
+
+// stopTimeout is how long a server gets to exit on SIGTERM.
+const stopTimeout = 15 * time.Second
+
+// Stop ends the server by its PID: SIGTERM, then SIGKILL if it has not
+// exited in time. It waits for the process to be reaped.
+func (s *Server) Stop() error {
+	select {
+	case <-s.exited:
+		return nil
+	default:
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(stopTimeout)
+	defer t.Stop()
+	select {
+	case <-s.exited:
+		return nil
+	case <-t.C:
+	}
+	s.log.Warn("server ignored SIGTERM; killing", "target", s.Name, "pid", s.PID())
+	s.cmd.Process.Kill()
+	<-s.exited
+	return nil
+}
+
+// freePort asks the kernel for an unused loopback port. Another process
+// could take it before the server binds it; on this single-user benchmark
+// machine that race is accepted (the server would then fail to bind and
+// exit, which the readiness check usually reports).
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+const logbackXML = `<configuration>
+  <appender name="CONSOLE" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{ISO8601} %-5p [%t] %c{1} - %m%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="CONSOLE"/></root>
+</configuration>
+`

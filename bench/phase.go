@@ -1,0 +1,311 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// PhaseConfig describes one measured phase: Conns sessions, each with up to
+// Inflight requests outstanding, run for Warmup (not measured) and then
+// Duration (measured), or until MaxOps requests have been issued.
+type PhaseConfig struct {
+	// Target and Phase label the result; Phase defaults to the workload.
+	Target string
+	Phase  string
+	// Addrs are host:port client addresses; connections are spread over
+	// them round-robin.
+	Addrs    []string
+	Workload Workload
+	Conns    int
+	Inflight int
+	// ValueSize is the data size of create and setData requests.
+	ValueSize int
+	Warmup    time.Duration
+	Duration  time.Duration
+	// MaxOps bounds the requests issued by all connections together,
+	// warm-up included; 0 means the phase is bounded by time only.
+	MaxOps int64
+	// Root is the parent of every node the phase creates ("/bench" if
+	// empty); it is created if missing.
+	Root string
+	// Prefix names created nodes (Root/Prefix-conn-i); if empty a prefix
+	// unique to this run is made, so runs against one server do not collide.
+	Prefix string
+	// Keys are the nodes set and get address (from a create phase).
+	Keys *KeySpace
+	// ServerPID, if not 0, is the server process whose CPU time is measured.
+	ServerPID int
+	// DrainTimeout bounds the wait for outstanding replies after the
+	// measured interval (DefaultDrainTimeout if 0); a server that takes
+	// longer fails the phase with ErrStalled.
+	DrainTimeout time.Duration
+	// SessionTimeout is requested for each session (30s if 0).
+	SessionTimeout time.Duration
+	Log            *slog.Logger
+}
+
+// PhaseResult is one phase's measurement. Latencies are of successful
+// requests whose replies arrived in the measured interval; throughput is
+// their number over the interval's length.
+type PhaseResult struct {
+	Target     string   `json:"target"`
+	Phase      string   `json:"phase"`
+	Workload   Workload `json:"workload"`
+	Conns      int      `json:"conns"`
+	Inflight   int      `json:"inflight"`
+	ValueSize  int      `json:"value_bytes"`
+	Seconds    float64  `json:"seconds"`
+	Ops        int64    `json:"ops"`
+	Errors     int64    `json:"errors"`
+	FirstError string   `json:"first_error,omitempty"`
+	OpsPerSec  float64  `json:"ops_per_sec"`
+	Latency
+	// ServerCPU is the server's CPU seconds in the measured interval; nil
+	// when not measured.
+	ServerCPU *float64 `json:"server_cpu_s,omitempty"`
+	// LoadgenCPU is this process's CPU seconds in the measured interval.
+	LoadgenCPU float64 `json:"loadgen_cpu_s"`
+	// MachineCPU is the busy CPU seconds of the whole machine in the
+	// measured interval; nil when not measured. What exceeds server and
+	// load generator ran beside the benchmark and disturbed it.
+	MachineCPU *float64 `json:"machine_cpu_s,omitempty"`
+	Err        string   `json:"error,omitempty"`
+	// Keys are the nodes a create phase made.
+	Keys *KeySpace `json:"-"`
+}
+
+// DefaultRoot is the parent node of everything the benchmark creates.
+const DefaultRoot = "/bench"
+
+func (cfg *PhaseConfig) fill() error {
+	if len(cfg.Addrs) == 0 {
+		return errors.New("bench: no server address")
+	}
+	if cfg.Conns < 1 || cfg.Inflight < 1 {
+		return fmt.Errorf("bench: need at least one connection and one request in flight (got %d, %d)", cfg.Conns, cfg.Inflight)
+	}
+	if cfg.ValueSize < 0 || cfg.ValueSize > 1<<20 {
+		return fmt.Errorf("bench: value size %d out of range", cfg.ValueSize)
+	}
+	if cfg.Duration <= 0 {
+		return errors.New("bench: duration must be positive")
+	}
+	if cfg.Warmup < 0 {
+		cfg.Warmup = 0
+	}
+	if _, err := ParseWorkload(string(cfg.Workload)); err != nil {
+		return err
+	}
+	if cfg.Phase == "" {
+		cfg.Phase = string(cfg.Workload)
+	}
+	if cfg.Root == "" {
+		cfg.Root = DefaultRoot
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = cfg.Phase + strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36)
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 30 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if !cfg.Workload.creates() && (cfg.Keys == nil || cfg.Keys.Total() == 0) {
+		return fmt.Errorf("bench: %s phase needs nodes from a create phase", cfg.Workload)
+	}
+	return nil
+}
+
+// RunPhase runs one phase and returns its measurement. A phase that fails
+// part way still returns what it measured, with Err set.
+func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
+	if err := cfg.fill(); err != nil {
+		return PhaseResult{}, err
+	}
+	res := PhaseResult{
+		Target: cfg.Target, Phase: cfg.Phase, Workload: cfg.Workload,
+		Conns: cfg.Conns, Inflight: cfg.Inflight, ValueSize: cfg.ValueSize,
+	}
+	fail := func(err error) (PhaseResult, error) {
+		res.Err = err.Error()
+		return res, err
+	}
+
+	conns, err := dialAll(ctx, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	data := value(cfg.ValueSize)
+	sources := make([]source, len(conns))
+	var creators []*createSource
+	if cfg.Workload.creates() {
+		if err := conns[0].ensureNode(ctx, cfg.Root); err != nil {
+			closeAll(conns)
+			return fail(err)
+		}
+		ks := &KeySpace{Root: cfg.Root, Prefix: cfg.Prefix, Counts: make([]int64, len(conns))}
+		res.Keys = ks
+		for i := range conns {
+			s := &createSource{ks: ks, creator: i, data: data}
+			creators = append(creators, s)
+			sources[i] = s
+		}
+	} else {
+		for i := range conns {
+			kc, err := newKeyCursor(cfg.Keys, i)
+			if err != nil {
+				closeAll(conns)
+				return fail(err)
+			}
+			if cfg.Workload == WorkloadSet {
+				sources[i] = &setSource{keys: kc, data: data}
+			} else {
+				sources[i] = &getSource{keys: kc}
+			}
+		}
+	}
+
+	t0 := time.Now()
+	w := &window{start: t0.Add(cfg.Warmup), end: t0.Add(cfg.Warmup + cfg.Duration), drain: cfg.DrainTimeout}
+	if cfg.MaxOps > 0 {
+		w.budget = new(atomic.Int64)
+		w.budget.Store(cfg.MaxOps)
+	}
+	cfg.Log.Info("phase start", "target", cfg.Target, "phase", cfg.Phase, "conns", cfg.Conns,
+		"inflight", cfg.Inflight, "warmup", cfg.Warmup, "duration", cfg.Duration)
+
+	stats := make([]connStats, len(conns))
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = c.run(ctx, sources[i], cfg.Inflight, w)
+		}()
+	}
+	allDone := make(chan struct{})
+	var doneAt time.Time
+	go func() {
+		wg.Wait()
+		doneAt = time.Now()
+		close(allDone)
+	}()
+
+	meter := cpuMeter{pid: cfg.ServerPID}
+	finished := waitUntil(ctx, w.start, allDone)
+	meter.begin()
+	if !finished {
+		waitUntil(ctx, w.end, allDone)
+	}
+	meter.end()
+	<-allDone
+
+	end := w.end
+	if doneAt.Before(end) {
+		end = doneAt
+	}
+	if end.After(w.start) {
+		res.Seconds = end.Sub(w.start).Seconds()
+	}
+	hist := NewHist()
+	for i := range stats {
+		if stats[i].hist != nil {
+			hist.Merge(stats[i].hist)
+		}
+		res.Ops += stats[i].ops
+		if stats[i].errs > 0 && res.Errors == 0 {
+			res.FirstError = errorName(stats[i].firstErr)
+		}
+		res.Errors += stats[i].errs
+	}
+	res.Latency = hist.Summary()
+	if res.Seconds > 0 {
+		res.OpsPerSec = float64(res.Ops) / res.Seconds
+	}
+	if meter.selfErr == nil {
+		res.LoadgenCPU = meter.selfUsed.Seconds()
+	}
+	if meter.machineErr == nil {
+		s := meter.machineUsed.Seconds()
+		res.MachineCPU = &s
+	}
+	if cfg.ServerPID > 0 && meter.serverErr == nil {
+		s := meter.serverUsed.Seconds()
+		res.ServerCPU = &s
+	}
+	for i, s := range creators {
+		res.Keys.Counts[i] = s.issued
+	}
+	cfg.Log.Info("phase end", "target", cfg.Target, "phase", cfg.Phase, "ops", res.Ops,
+		"ops_per_sec", int64(res.OpsPerSec), "errors", res.Errors)
+	if err := errors.Join(errs...); err != nil {
+		return fail(fmt.Errorf("bench: %s %s: %w", cfg.Target, cfg.Phase, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	return res, nil
+}
+
+// waitUntil waits until t, done being closed, or ctx ending, and reports
+// whether done was closed.
+func waitUntil(ctx context.Context, t time.Time, done <-chan struct{}) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func dialAll(ctx context.Context, cfg PhaseConfig) ([]*conn, error) {
+	conns := make([]*conn, cfg.Conns)
+	errs := make([]error, cfg.Conns)
+	var wg sync.WaitGroup
+	// Dial a few at a time: a handshake is a write (session creation), and
+	// dozens at once only queue behind each other.
+	sem := make(chan struct{}, 8)
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			conns[i], errs[i] = dial(ctx, cfg.Addrs[i%len(cfg.Addrs)], cfg.SessionTimeout)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		closeAll(conns)
+		return nil, err
+	}
+	return conns, nil
+}
+
+func closeAll(conns []*conn) {
+	for _, c := range conns {
+		if c != nil {
+			c.close()
+		}
+	}
+}
+
+func errorName(code int32) string {
+	return fmt.Sprintf("%d (%s)", code, wire.Code(code))
+}

@@ -1,0 +1,233 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// metric is one row of a phase in the table.
+type metric struct {
+	name   string
+	value  func(r *PhaseResult) (float64, bool)
+	format string
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+func metrics() []metric {
+	lat := func(f func(*PhaseResult) int64) func(*PhaseResult) (float64, bool) {
+		return func(r *PhaseResult) (float64, bool) { return ms(f(r)), r.Latency.Count > 0 }
+	}
+	return []metric{
+		{"ops/s", func(r *PhaseResult) (float64, bool) { return r.OpsPerSec, r.Seconds > 0 }, "%.0f"},
+		{"p50 ms", lat(func(r *PhaseResult) int64 { return r.P50 }), "%.3f"},
+		{"p99 ms", lat(func(r *PhaseResult) int64 { return r.P99 }), "%.3f"},
+		{"p99.9 ms", lat(func(r *PhaseResult) int64 { return r.P999 }), "%.3f"},
+		{"max ms", lat(func(r *PhaseResult) int64 { return r.Max }), "%.3f"},
+		{"errors", func(r *PhaseResult) (float64, bool) { return float64(r.Errors), r.Seconds > 0 }, "%.0f"},
+		{"server CPU s", func(r *PhaseResult) (float64, bool) {
+			if r.ServerCPU == nil {
+				return 0, false
+			}
+			return *r.ServerCPU, true
+		}, "%.2f"},
+		{"server CPU µs/op", func(r *PhaseResult) (float64, bool) {
+			if r.ServerCPU == nil || r.Ops == 0 {
+				return 0, false
+			}
+			return *r.ServerCPU / float64(r.Ops) * 1e6, true
+		}, "%.1f"},
+		{"loadgen CPU s", func(r *PhaseResult) (float64, bool) { return r.LoadgenCPU, r.Seconds > 0 }, "%.2f"},
+		{"other CPU s", otherCPU, "%.2f"},
+	}
+}
+
+// otherCPU is the machine's busy CPU time not spent by the server or the
+// load generator: other processes (and the kernel's work for them) that
+// shared the CPUs with the measurement. Clock-tick granularity makes small
+// values noise.
+func otherCPU(r *PhaseResult) (float64, bool) {
+	if r.MachineCPU == nil || r.ServerCPU == nil {
+		return 0, false
+	}
+	return max(0, *r.MachineCPU-*r.ServerCPU-r.LoadgenCPU), true
+}
+
+// WriteTable writes the results as one Markdown table: a row per phase and
+// metric, a column per target, and, when both corral and zookeeper were
+// measured, a corral/zookeeper ratio column.
+func WriteTable(w io.Writer, results []PhaseResult) {
+	var targets, phases []string
+	byKey := map[[2]string]*PhaseResult{}
+	for i := range results {
+		r := &results[i]
+		if !slices.Contains(targets, r.Target) {
+			targets = append(targets, r.Target)
+		}
+		if !slices.Contains(phases, r.Phase) {
+			phases = append(phases, r.Phase)
+		}
+		byKey[[2]string{r.Target, r.Phase}] = r
+	}
+	ratio := slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper)
+
+	head := append([]string{"phase", "metric"}, targets...)
+	align := []string{"---", "---"}
+	for range targets {
+		align = append(align, "---:")
+	}
+	if ratio {
+		head = append(head, TargetCorral+"/"+TargetZooKeeper)
+		align = append(align, "---:")
+	}
+	row := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
+	row(head)
+	fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
+	for _, p := range phases {
+		for _, m := range metrics() {
+			cells := []string{p, m.name}
+			vals := map[string]float64{}
+			for _, t := range targets {
+				r := byKey[[2]string{t, p}]
+				if r == nil || r.Err != "" && r.Seconds == 0 {
+					cells = append(cells, "—")
+					continue
+				}
+				v, ok := m.value(r)
+				if !ok {
+					cells = append(cells, "—")
+					continue
+				}
+				vals[t] = v
+				cells = append(cells, fmt.Sprintf(m.format, v))
+			}
+			if ratio {
+				c, okc := vals[TargetCorral]
+				z, okz := vals[TargetZooKeeper]
+				if okc && okz && z != 0 {
+					cells = append(cells, fmt.Sprintf("%.2fx", c/z))
+				} else {
+					cells = append(cells, "—")
+				}
+			}
+			row(cells)
+		}
+	}
+}
+
+// WriteMarkdown writes the report: the conditions of the measurement, the
+// table, and any failures.
+func WriteMarkdown(w io.Writer, rep *Report) {
+	e := rep.Env
+	fmt.Fprintf(w, "## corral bench %s\n\n", rep.Mode)
+	fmt.Fprintf(w, "- started: %s\n", rep.Start.UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "- machine: %s/%s, %d CPUs shared by the server(s) and the load generator (GOMAXPROCS %d, %s)",
+		e.GOOS, e.GOARCH, e.CPUs, e.GOMAXPROCS, e.GoVersion)
+	if e.LoadAvg != "" {
+		fmt.Fprintf(w, "; load average at start %s", e.LoadAvg)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "- load: %d connections × %d requests in flight, %d-byte values, %v warm-up (not measured) then %v measured per phase",
+		e.Conns, e.Inflight, e.ValueSize, e.Warmup, e.Duration)
+	if e.SeqDuration > 0 {
+		fmt.Fprintf(w, "; seqcreate: 1 connection, 1 request in flight, %v warm-up then %v measured", e.SeqWarmup, e.SeqDuration)
+	}
+	fmt.Fprintln(w)
+	if rep.Mode == "compare" {
+		fmt.Fprintf(w, "- zoo.cfg (the same for every server): standalone on 127.0.0.1, forceSync=yes, snapCount default (100000), "+
+			"globalOutstandingLimit=%d, maxClientCnxns=0, admin.enableServer=false, 4lw.commands.whitelist=*, dataDir under %s\n",
+			e.GlobalOutstandingLimit, e.WorkDir)
+	}
+	for _, s := range rep.Servers {
+		fmt.Fprintf(w, "- %s:", s.Target)
+		if s.Addr != "" {
+			fmt.Fprintf(w, " %s", s.Addr)
+		}
+		if len(s.Argv) > 0 {
+			fmt.Fprintf(w, " `%s`", strings.Join(s.Argv, " "))
+		}
+		if s.JavaHeap != "" {
+			fmt.Fprintf(w, " (JVM heap -Xmx%s)", s.JavaHeap)
+		}
+		if s.Version != "" {
+			fmt.Fprintf(w, "; srvr: %s", s.Version)
+		}
+		if s.Err != "" {
+			fmt.Fprintf(w, "; FAILED: %s", s.Err)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	WriteTable(w, rep.Results)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Latencies are of successful requests, from the write that sent the request to the read of its reply. ")
+	if slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == TargetCorral }) &&
+		slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == TargetZooKeeper }) {
+		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper: above 1 is better for ops/s, below 1 is better for latencies and CPU. ")
+	}
+	if share, ok := maxLoadgenShare(rep); ok {
+		fmt.Fprintf(w, "The load generator used at most %.0f%% of the machine's CPU in any phase (loadgen CPU s ÷ (measured s × %d CPUs)).", share*100, e.CPUs)
+	}
+	if other, ok := maxOtherShare(rep); ok && other > 0.05 {
+		fmt.Fprintf(w, " WARNING: other processes used up to %.0f%% of the machine's CPU during a phase (other CPU s); "+
+			"those numbers are disturbed.", other*100)
+	}
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if r.Err != "" {
+			fmt.Fprintf(w, "\n- %s %s FAILED: %s", r.Target, r.Phase, r.Err)
+		}
+	}
+	for _, r := range rep.Results {
+		if r.Errors > 0 {
+			fmt.Fprintf(w, "\n- %s %s: %d error replies, first %s", r.Target, r.Phase, r.Errors, r.FirstError)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func maxLoadgenShare(rep *Report) (float64, bool) {
+	var best float64
+	ok := false
+	for _, r := range rep.Results {
+		if r.Seconds > 0 && rep.Env.CPUs > 0 {
+			best = max(best, r.LoadgenCPU/(r.Seconds*float64(rep.Env.CPUs)))
+			ok = true
+		}
+	}
+	return best, ok
+}
+
+func maxOtherShare(rep *Report) (float64, bool) {
+	var worst float64
+	ok := false
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if o, has := otherCPU(r); has && r.Seconds > 0 && rep.Env.CPUs > 0 {
+			worst = max(worst, o/(r.Seconds*float64(rep.Env.CPUs)))
+			ok = true
+		}
+	}
+	return worst, ok
+}
+
+// WriteJSONLines writes one JSON object per phase result.
+func WriteJSONLines(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rep.Results {
+		if err := enc.Encode(jsonResult{PhaseResult: r, Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type jsonResult struct {
+	Start string `json:"start"`
+	CPUs  int    `json:"cpus"`
+	PhaseResult
+}

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func f64(v float64) *float64 { return &v }
+
+func sampleResults() []PhaseResult {
+	return []PhaseResult{
+		{Target: "corral", Phase: "create", Seconds: 10, Ops: 400000, OpsPerSec: 40000,
+			Latency:   Latency{Count: 400000, P50: 500, P99: 2000, P999: 4000, Max: 9000},
+			ServerCPU: f64(8), LoadgenCPU: 2, MachineCPU: f64(12)},
+		{Target: "zookeeper", Phase: "create", Seconds: 10, Ops: 160000, OpsPerSec: 16000,
+			Latency:   Latency{Count: 160000, P50: 1000, P99: 2500, P999: 8000, Max: 45000},
+			ServerCPU: f64(12), LoadgenCPU: 1, Errors: 3, MachineCPU: f64(13.5)},
+		// zookeeper's seqcreate failed before measuring anything.
+		{Target: "corral", Phase: "seqcreate", Seconds: 5, Ops: 5000, OpsPerSec: 1000,
+			Latency: Latency{Count: 5000, P50: 900, P99: 1500, P999: 1800, Max: 2500}, LoadgenCPU: 0.25},
+		{Target: "zookeeper", Phase: "seqcreate", Err: "connection refused"},
+	}
+}
+
+func TestRatioTable(t *testing.T) {
+	var b bytes.Buffer
+	WriteTable(&b, sampleResults())
+	want := `| phase | metric | corral | zookeeper | corral/zookeeper |
+|---|---|---:|---:|---:|
+| create | ops/s | 40000 | 16000 | 2.50x |
+| create | p50 ms | 0.500 | 1.000 | 0.50x |
+| create | p99 ms | 2.000 | 2.500 | 0.80x |
+| create | p99.9 ms | 4.000 | 8.000 | 0.50x |
+| create | max ms | 9.000 | 45.000 | 0.20x |
+| create | errors | 0 | 3 | 0.00x |
+| create | server CPU s | 8.00 | 12.00 | 0.67x |
+| create | server CPU µs/op | 20.0 | 75.0 | 0.27x |
+| create | loadgen CPU s | 2.00 | 1.00 | 2.00x |
+| create | other CPU s | 2.00 | 0.50 | 4.00x |
+| seqcreate | ops/s | 1000 | — | — |
+| seqcreate | p50 ms | 0.900 | — | — |
+| seqcreate | p99 ms | 1.500 | — | — |
+| seqcreate | p99.9 ms | 1.800 | — | — |
+| seqcreate | max ms | 2.500 | — | — |
+| seqcreate | errors | 0 | — | — |
+| seqcreate | server CPU s | — | — | — |
+| seqcreate | server CPU µs/op | — | — | — |
+| seqcreate | loadgen CPU s | 0.25 | — | — |
+| seqcreate | other CPU s | — | — | — |
+`
+	if got := b.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestTableWithoutBothTargetsHasNoRatio(t *testing.T) {
+	var b bytes.Buffer
+	WriteTable(&b, sampleResults()[:1])
+	first, _, _ := strings.Cut(b.String(), "\n")
+	if first != "| phase | metric | corral |" {
+		t.Errorf("header %q", first)
+	}
+}
+
+func TestMarkdownReportsFailuresAndLoadgenShare(t *testing.T) {
+	rep := &Report{Mode: "compare", Start: time.Unix(0, 0), Env: Env{CPUs: 2, Conns: 32, Inflight: 32, ValueSize: 1024},
+		Servers: []ServerInfo{{Target: "corral"}, {Target: "zookeeper", JavaHeap: "2g"}},
+		Results: sampleResults()}
+	var b bytes.Buffer
+	WriteMarkdown(&b, rep)
+	out := b.String()
+	for _, s := range []string{
+		"zookeeper seqcreate FAILED: connection refused",
+		"zookeeper create: 3 error replies",
+		"(JVM heap -Xmx2g)",
+		"at most 10% of the machine's CPU", // corral create: 2s over 10s × 2 CPUs
+		"Ratios are corral ÷ zookeeper",
+		"WARNING: other processes used up to 10% of the machine", // corral create: 2s over 10s × 2 CPUs
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+func TestJSONLines(t *testing.T) {
+	rep := &Report{Start: time.Unix(0, 0), Env: Env{CPUs: 2}, Results: sampleResults()}
+	var b bytes.Buffer
+	if err := WriteJSONLines(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&b)
+	var n int
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		r := sampleResults()[n]
+		if m["target"] != r.Target || m["phase"] != r.Phase || m["ops_per_sec"] != r.OpsPerSec ||
+			m["p99_us"] != float64(r.P99) || m["cpus"] != float64(2) {
+			t.Errorf("line %d = %v", n, m)
+		}
+		if _, has := m["server_cpu_s"]; has != (r.ServerCPU != nil) {
+			t.Errorf("line %d: server_cpu_s present %v", n, has)
+		}
+		n++
+	}
+	if n != len(rep.Results) {
+		t.Errorf("%d lines, want %d", n, len(rep.Results))
+	}
+}

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// RunConfig configures Run: one workload against servers already running.
+type RunConfig struct {
+	Addrs     []string
+	Workload  Workload
+	Conns     int
+	Inflight  int
+	ValueSize int
+	Warmup    time.Duration
+	Duration  time.Duration
+	// Keys is how many nodes are created (unmeasured) before a set or get
+	// phase.
+	Keys int64
+	// ServerPID, if not 0, is a local server process whose CPU is measured.
+	ServerPID int
+	Log       *slog.Logger
+}
+
+// DefaultKeys is the number of nodes run creates for set and get.
+const DefaultKeys = 10000
+
+// populateLimit bounds the unmeasured creation of keys.
+const populateLimit = 5 * time.Minute
+
+// Run measures one workload against running servers. For set and get it
+// first creates Keys nodes, unmeasured.
+func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Keys <= 0 {
+		cfg.Keys = DefaultKeys
+	}
+	if cfg.Workload == WorkloadSeqCreate {
+		cfg.Conns, cfg.Inflight = 1, 1
+	}
+	rep := &Report{Mode: "run", Start: time.Now(), Env: newEnv()}
+	rep.Env.Conns, rep.Env.Inflight, rep.Env.ValueSize = cfg.Conns, cfg.Inflight, cfg.ValueSize
+	rep.Env.Warmup, rep.Env.Duration = cfg.Warmup, cfg.Duration
+	const target = "server"
+	rep.Servers = []ServerInfo{{Target: target, Addr: strings.Join(cfg.Addrs, ",")}}
+	if len(cfg.Addrs) > 0 {
+		if out, err := fourLetter(ctx, cfg.Addrs[0], "srvr"); err == nil {
+			rep.Servers[0].Version = firstLine(out)
+		}
+	}
+	pc := PhaseConfig{
+		Target: target, Addrs: cfg.Addrs, Workload: cfg.Workload, Conns: cfg.Conns, Inflight: cfg.Inflight,
+		ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration, ServerPID: cfg.ServerPID, Log: cfg.Log,
+	}
+	if !cfg.Workload.creates() {
+		pop := pc
+		pop.Workload, pop.Phase, pop.Warmup, pop.Duration, pop.MaxOps, pop.ServerPID = WorkloadCreate, "populate", 0, populateLimit, cfg.Keys, 0
+		cfg.Log.Info("creating keys", "keys", cfg.Keys)
+		r, err := RunPhase(ctx, pop)
+		if err != nil {
+			return rep, fmt.Errorf("bench: creating %d keys: %w", cfg.Keys, err)
+		}
+		pc.Keys = r.Keys
+	}
+	r, err := RunPhase(ctx, pc)
+	if r.Phase != "" {
+		rep.Results = append(rep.Results, r)
+	}
+	return rep, err
+}
+
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
