@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/corral
+# The end-to-end suites drive a race-detector build, so data races in the
+# server show up under real client load.
+RACEBIN := bin/corral-race
 VENV := .venv
 PY := $(VENV)/bin/python
 # FUZZTIME is how long each fuzz target runs in `make test` (short in CI).
@@ -10,12 +13,15 @@ FUZZ_TARGETS := \
 	./wire:FuzzDecodeRequest ./wire:FuzzDecodeConnect ./wire:FuzzDecodeMulti ./wire:FuzzReadFrame \
 	./txn:FuzzDecode
 
-.PHONY: all build run test unit e2e python fuzz lint deps zookeeper bench clean
+.PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/corral
+
+build-race:
+	$(GO) build -race -o $(RACEBIN) ./cmd/corral
 
 # A local ensemble on loopback; prints the connect string. Ctrl-C stops it.
 run: build
@@ -36,11 +42,11 @@ lint:
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /tests/)
 
-e2e: build
-	CORRAL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./tests/...
+e2e: build-race
+	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) $(GO) test -count=1 -timeout 20m ./tests/...
 
-python: build
-	CORRAL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/python
+python: build-race
+	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) $(PY) -m pytest -q tests/python
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
