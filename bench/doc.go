@@ -49,7 +49,8 @@
 // server command lines, JVM heap, srvr version) and one table with a row
 // per phase and metric (ops/s, p50/p99/p99.9/max latency, error replies,
 // server CPU seconds and CPU µs per op, load generator CPU seconds, and the
-// CPU that other processes took) and a column per target, plus a
+// busy CPU charged to neither: other processes or kernel threads) and a
+// column per target, plus a
 // corral/zookeeper ratio column when both ran. Machine-readable results
 // follow as JSON lines (one object per target and phase) in a fenced block,
 // or, with --out DIR, go to DIR/results.jsonl beside DIR/report.md and each
@@ -83,7 +84,9 @@
 // and the whole machine's from /proc/stat, each read at both ends of the
 // measured interval. Server and generator share the machine's CPUs; the
 // report states the generator's share so one can see it is not the
-// bottleneck.
+// bottleneck, and warns when much CPU went elsewhere (a busy machine makes
+// every number suspect). The generator also logs how many requests each
+// write carried (requests_per_write).
 //
 // Benchmarks report, tests assert: nothing here judges the numbers.
 package bench

@@ -221,7 +221,10 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		res.Seconds = end.Sub(w.start).Seconds()
 	}
 	hist := NewHist()
+	var writes, requests int64
 	for i := range stats {
+		writes += stats[i].writes
+		requests += stats[i].requests
 		if stats[i].hist != nil {
 			hist.Merge(stats[i].hist)
 		}
@@ -250,7 +253,8 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		res.Keys.Counts[i] = s.issued
 	}
 	cfg.Log.Info("phase end", "target", cfg.Target, "phase", cfg.Phase, "ops", res.Ops,
-		"ops_per_sec", int64(res.OpsPerSec), "errors", res.Errors)
+		"ops_per_sec", int64(res.OpsPerSec), "errors", res.Errors,
+		"requests_per_write", fmt.Sprintf("%.1f", float64(requests)/float64(max(writes, 1))))
 	if err := errors.Join(errs...); err != nil {
 		return fail(fmt.Errorf("bench: %s %s: %w", cfg.Target, cfg.Phase, err))
 	}

@@ -47,6 +47,9 @@ type connStats struct {
 	firstErr  int32 // first measured error code
 	total     int64 // every request reply, warm-up and drain included
 	totalErrs int64
+	// writes and requests count the writer's syscalls and what they
+	// carried: how well requests are batched.
+	writes, requests int64
 }
 
 type pending struct {
@@ -63,24 +66,50 @@ var ErrStalled = errors.New("bench: server stopped answering")
 // outstanding replies after the measured interval ends.
 const DefaultDrainTimeout = 30 * time.Second
 
+// pipe is what a connection's writer and reader share.
+type pipe struct {
+	inflight int
+	// fifo holds the outstanding requests in the order they were sent; one
+	// more slot than the window for the closing request. Never full when
+	// the writer sends: free slots bound what it sends.
+	fifo chan pending
+	// free counts window slots the writer may use. The reader returns
+	// slots once per read syscall rather than per reply, and wakes the
+	// writer once, so requests leave in batches instead of one per write.
+	free atomic.Int64
+	wake chan struct{} // capacity 1
+	// pingOut is set while a ping is unanswered; closeSent once
+	// closeSession has been queued.
+	pingOut, closeSent atomic.Bool
+	// writes and requests count the writer's syscalls and the requests
+	// they carried; written by the writer only.
+	writes, requests int64
+}
+
+func newPipe(inflight int) *pipe {
+	p := &pipe{inflight: inflight, fifo: make(chan pending, inflight+1), wake: make(chan struct{}, 1)}
+	p.free.Store(int64(inflight))
+	return p
+}
+
+// release returns n slots to the writer.
+func (p *pipe) release(n int64) {
+	p.free.Add(n)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
 // run drives the connection until the window ends or the budget is spent,
 // waits for the outstanding replies, and ends the session. The writer keeps
-// at most inflight requests outstanding and writes whatever the window
+// at most inflight requests outstanding and writes all that the window
 // allows in one syscall; the reader matches replies to requests through a
 // FIFO, since a ZooKeeper server answers a connection's requests in order.
 // The socket is closed when run returns.
 func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (connStats, error) {
 	st := connStats{hist: NewHist()}
-	if inflight < 1 {
-		inflight = 1
-	}
-	tokens := make(chan struct{}, inflight)
-	for range inflight {
-		tokens <- struct{}{}
-	}
-	// One more slot than the window for the closing request.
-	fifo := make(chan pending, inflight+1)
-	var pingOut, closeSent atomic.Bool
+	p := newPipe(max(inflight, 1))
 
 	parent := ctx
 	// A server that stops answering must not hold the phase forever: past
@@ -94,17 +123,18 @@ func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (co
 
 	readErr := make(chan error, 1)
 	go func() {
-		err := c.readLoop(fifo, tokens, &pingOut, &closeSent, w, &st)
+		err := c.readLoop(p, w, &st)
 		if err != nil {
 			cancel()
 		}
 		readErr <- err
 	}()
-	werr := c.writeLoop(ctx, src, inflight, tokens, fifo, &pingOut, &closeSent, w)
+	werr := c.writeLoop(ctx, src, p, w)
 	if werr != nil {
 		cancel()
 	}
 	rerr := <-readErr
+	st.writes, st.requests = p.writes, p.requests
 	switch {
 	case rerr == nil && werr == nil:
 		return st, nil
@@ -119,10 +149,9 @@ func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (co
 	return st, rerr
 }
 
-func (c *conn) writeLoop(ctx context.Context, src source, inflight int, tokens chan struct{}, fifo chan pending,
-	pingOut, closeSent *atomic.Bool, w *window) error {
+func (c *conn) writeLoop(ctx context.Context, src source, p *pipe, w *window) error {
 	var e wire.Encoder
-	batch := make([]pending, 0, inflight)
+	batch := make([]pending, 0, p.inflight)
 	pingEvery := c.timeout / 3
 	if pingEvery <= 0 {
 		pingEvery = time.Second
@@ -131,37 +160,30 @@ func (c *conn) writeLoop(ctx context.Context, src source, inflight int, tokens c
 	defer ticker.Stop()
 	sentSinceTick := false
 	for {
-		select {
-		case <-tokens:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ticker.C:
-			// Idle for a whole tick: keep the session alive. Pings bypass
-			// the window and are answered out of band (xid -2), as the Java
-			// client treats them.
-			if !sentSinceTick && pingOut.CompareAndSwap(false, true) {
-				e.Reset()
-				appendPing(&e)
-				if _, err := c.nc.Write(e.B); err != nil {
-					return err
-				}
-			}
-			sentSinceTick = false
-			continue
-		}
-		n := 1
-	more:
-		for n < inflight {
+		n := int(p.free.Swap(0))
+		if n == 0 {
 			select {
-			case <-tokens:
-				n++
-			default:
-				break more
+			case <-p.wake:
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-ticker.C:
+				// Idle for a whole tick: keep the session alive. Pings
+				// bypass the window and are answered out of band (xid -2),
+				// as the Java client treats them.
+				if !sentSinceTick && p.pingOut.CompareAndSwap(false, true) {
+					e.Reset()
+					appendPing(&e)
+					if _, err := c.nc.Write(e.B); err != nil {
+						return err
+					}
+				}
+				sentSinceTick = false
 			}
+			continue
 		}
 		now := time.Now()
 		if !now.Before(w.end) {
-			return c.sendClose(&e, fifo, closeSent)
+			return c.sendClose(&e, p)
 		}
 		n, last := w.take(n)
 		if n > 0 {
@@ -173,39 +195,46 @@ func (c *conn) writeLoop(ctx context.Context, src source, inflight int, tokens c
 				batch = append(batch, pending{xid: xid, sent: now})
 			}
 			// Queued before the write so the reader always finds them.
-			// Never blocks: at most inflight are outstanding.
-			for _, p := range batch {
-				fifo <- p
+			for _, q := range batch {
+				p.fifo <- q
 			}
 			if _, err := c.nc.Write(e.B); err != nil {
 				return err
 			}
+			p.writes++
+			p.requests += int64(n)
 			sentSinceTick = true
 		}
 		if last {
-			return c.sendClose(&e, fifo, closeSent)
+			return c.sendClose(&e, p)
 		}
 	}
 }
 
 // sendClose sends closeSession behind the outstanding requests; its reply
 // tells the reader that everything before it has been answered.
-func (c *conn) sendClose(e *wire.Encoder, fifo chan pending, closeSent *atomic.Bool) error {
+func (c *conn) sendClose(e *wire.Encoder, p *pipe) error {
 	xid := c.nextXid()
 	e.Reset()
 	appendCloseSession(e, xid)
-	fifo <- pending{xid: xid, close: true}
-	closeSent.Store(true)
+	p.fifo <- pending{xid: xid, close: true}
+	p.closeSent.Store(true)
 	_, err := c.nc.Write(e.B)
 	return err
 }
 
-func (c *conn) readLoop(fifo chan pending, tokens chan struct{}, pingOut, closeSent *atomic.Bool,
-	w *window, st *connStats) error {
+func (c *conn) readLoop(p *pipe, w *window, st *connStats) error {
 	var hdr [4 + replyHeaderSize]byte
+	var freed int64
 	for {
+		// About to block for more bytes: hand the answered slots back
+		// first, so the writer refills the window in one write.
+		if freed > 0 && c.br.Buffered() < len(hdr) {
+			p.release(freed)
+			freed = 0
+		}
 		if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
-			if closeSent.Load() && len(fifo) == 1 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+			if p.closeSent.Load() && len(p.fifo) == 1 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 				// The server closed the connection on closeSession without
 				// replying; every request was answered.
 				return nil
@@ -225,24 +254,24 @@ func (c *conn) readLoop(fifo chan pending, tokens chan struct{}, pingOut, closeS
 		h := decodeReplyHeader(hdr[4:])
 		switch h.Xid {
 		case wire.XidPing:
-			pingOut.Store(false)
+			p.pingOut.Store(false)
 			continue
 		case wire.XidNotification:
 			continue
 		}
-		var p pending
+		var q pending
 		select {
-		case p = <-fifo:
+		case q = <-p.fifo:
 		default:
 			return fmt.Errorf("%w: xid %d", ErrUnexpectedReply, h.Xid)
 		}
-		if p.xid != h.Xid {
-			return fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, h.Xid, p.xid)
+		if q.xid != h.Xid {
+			return fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, h.Xid, q.xid)
 		}
-		if p.close {
+		if q.close {
 			return nil
 		}
-		tokens <- struct{}{}
+		freed++
 		st.total++
 		if h.Err != 0 {
 			st.totalErrs++
@@ -258,6 +287,6 @@ func (c *conn) readLoop(fifo chan pending, tokens chan struct{}, pingOut, closeS
 			continue
 		}
 		st.ops++
-		st.hist.Record(now.Sub(p.sent))
+		st.hist.Record(now.Sub(q.sent))
 	}
 }

@@ -46,9 +46,10 @@ func metrics() []metric {
 	}
 }
 
-// otherCPU is the machine's busy CPU time not spent by the server or the
-// load generator: other processes (and the kernel's work for them) that
-// shared the CPUs with the measurement. Clock-tick granularity makes small
+// otherCPU is the machine's busy CPU time not charged to the server or the
+// load generator: other processes that shared the CPUs with the
+// measurement, and kernel threads (journal commits, block I/O completion)
+// that may be working for the server. Clock-tick granularity makes small
 // values noise.
 func otherCPU(r *PhaseResult) (float64, bool) {
 	if r.MachineCPU == nil || r.ServerCPU == nil {
@@ -173,7 +174,8 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "The load generator used at most %.0f%% of the machine's CPU in any phase (loadgen CPU s ÷ (measured s × %d CPUs)).", share*100, e.CPUs)
 	}
 	if other, ok := maxOtherShare(rep); ok && other > 0.05 {
-		fmt.Fprintf(w, " WARNING: other processes used up to %.0f%% of the machine's CPU during a phase (other CPU s); "+
+		fmt.Fprintf(w, " WARNING: up to %.0f%% of the machine's CPU in a phase was busy outside the server and the load generator "+
+			"(other CPU s: other processes, or kernel threads such as the file system's journal); where that was other processes, "+
 			"those numbers are disturbed.", other*100)
 	}
 	fmt.Fprintln(w)

@@ -79,7 +79,7 @@ func TestMarkdownReportsFailuresAndLoadgenShare(t *testing.T) {
 		"(JVM heap -Xmx2g)",
 		"at most 10% of the machine's CPU", // corral create: 2s over 10s × 2 CPUs
 		"Ratios are corral ÷ zookeeper",
-		"WARNING: other processes used up to 10% of the machine", // corral create: 2s over 10s × 2 CPUs
+		"WARNING: up to 10% of the machine's CPU in a phase was busy outside", // corral create: 2s over 10s × 2 CPUs
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
