@@ -128,6 +128,14 @@ func New(opts Options) (*Server, error) {
 	s.store = st
 	s.tree = tree
 	s.lastZxid = tree.LastZxid()
+	if st.replayed > 0 {
+		// Like ZooKeeper's loadData: snapshot what recovery rebuilt, so the
+		// next start replays less and old segments become purgeable.
+		if err := st.snapshot(s); err != nil {
+			st.close()
+			return nil, fmt.Errorf("snapshot after recovery: %w", err)
+		}
+	}
 	for id, to := range tree.Sessions() {
 		s.sessions.add(id, to)
 	}

@@ -49,6 +49,8 @@ type storage struct {
 	purgeBelow atomic.Int64
 
 	fsyncs atomic.Int64
+	// replayed is how many log records recovery applied.
+	replayed int
 }
 
 func openStorage(o *Options) (*storage, *datatree.Tree, error) {
@@ -63,6 +65,9 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	st.snapAt = st.nextSnapAt()
 	if err := st.fs.MkdirAll(st.snapDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create dataDir: %w", err)
+	}
+	if err := snap.CleanTemp(st.fs, st.snapDir); err != nil {
+		st.log.Warn("removing unfinished snapshots failed", "err", err)
 	}
 	var tree *datatree.Tree
 	_, err := snap.Load(st.fs, st.snapDir, st.log, func(zxid int64, r io.Reader) error {
@@ -121,6 +126,7 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 		return nil, nil, fmt.Errorf("transaction log ends at %s but replay reached %s", hex(last), hex(tree.LastZxid()))
 	}
 	st.log.Info("replayed transaction log", "transactions", n, "zxid", hex(tree.LastZxid()))
+	st.replayed = n
 	return st, tree, nil
 }
 
