@@ -1,0 +1,85 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SuperDigest is the super user configured on every test server: user
+// "super", password "test" (the value kazoo's and go-zookeeper's own test
+// harnesses use).
+const (
+	SuperDigest   = "super:D/InIHSb7yEEbrWz8b9l71RjZJU="
+	SuperUser     = "super"
+	SuperPassword = "test"
+	TickTime      = 2000 * time.Millisecond
+)
+
+// Config is the part of zoo.cfg a test may vary. The zero value is the
+// standard test server: all four-letter words, TTL nodes, a 1 s container
+// reaper, the super digest, unlimited connections per IP, no admin server.
+type Config struct {
+	// MaxClientCnxns limits connections per client IP; 0 is unlimited.
+	MaxClientCnxns int
+	// Whitelist is 4lw.commands.whitelist; "" means "*".
+	Whitelist string
+	// ContainerCheckInterval is the container/TTL reaper period; 0 means 1 s.
+	ContainerCheckInterval time.Duration
+}
+
+func (c Config) whitelist() string {
+	if c.Whitelist == "" {
+		return "*"
+	}
+	return c.Whitelist
+}
+
+func (c Config) containerIntervalMs() int64 {
+	if c.ContainerCheckInterval <= 0 {
+		return 1000
+	}
+	return c.ContainerCheckInterval.Milliseconds()
+}
+
+// zooCfg renders the zoo.cfg both targets read.
+func (c Config) zooCfg(dataDir string, port int) string {
+	lines := []string{
+		fmt.Sprintf("tickTime=%d", TickTime.Milliseconds()),
+		"dataDir=" + dataDir,
+		fmt.Sprintf("clientPort=%d", port),
+		"clientPortAddress=127.0.0.1",
+		"4lw.commands.whitelist=" + c.whitelist(),
+		"extendedTypesEnabled=true",
+		fmt.Sprintf("znode.container.checkIntervalMs=%d", c.containerIntervalMs()),
+		"DigestAuthenticationProvider.superDigest=" + SuperDigest,
+		fmt.Sprintf("maxClientCnxns=%d", c.MaxClientCnxns),
+		"admin.enableServer=false",
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// javaProps are the system properties ZooKeeper needs besides zoo.cfg.
+// ZooKeeper copies unknown zoo.cfg keys to "zookeeper.<key>" system
+// properties, which covers extendedTypesEnabled, the super digest, the 4lw
+// whitelist and admin.enableServer; but the container reaper reads
+// "znode.container.checkIntervalMs" without the "zookeeper." prefix
+// (ZooKeeperServerMain), so that one is honoured only as a -D flag. All are
+// passed as -D anyway so the reference run never depends on parse order.
+func (c Config) javaProps() []string {
+	return []string{
+		"-Dzookeeper.extendedTypesEnabled=true",
+		"-Dzookeeper.DigestAuthenticationProvider.superDigest=" + SuperDigest,
+		fmt.Sprintf("-Dznode.container.checkIntervalMs=%d", c.containerIntervalMs()),
+		"-Dzookeeper.4lw.commands.whitelist=" + c.whitelist(),
+		"-Dzookeeper.admin.enableServer=false",
+	}
+}
+
+const logbackXML = `<configuration>
+  <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{20} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="OUT"/></root>
+</configuration>
+`
