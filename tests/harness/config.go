@@ -26,6 +26,8 @@ type Config struct {
 	Whitelist string
 	// ContainerCheckInterval is the container/TTL reaper period; 0 means 1 s.
 	ContainerCheckInterval time.Duration
+	// Extra lines appended to zoo.cfg (e.g. "snapCount=100").
+	Extra []string
 }
 
 func (c Config) whitelist() string {
@@ -56,6 +58,7 @@ func (c Config) zooCfg(dataDir string, port int) string {
 		fmt.Sprintf("maxClientCnxns=%d", c.MaxClientCnxns),
 		"admin.enableServer=false",
 	}
+	lines = append(lines, c.Extra...)
 	return strings.Join(lines, "\n") + "\n"
 }
 
