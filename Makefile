@@ -7,11 +7,14 @@ BIN := bin/corral
 RACEBIN := bin/corral-race
 VENV := .venv
 PY := $(VENV)/bin/python
-# FUZZTIME is how long each fuzz target runs in `make test` (short in CI).
+# FUZZTIME is how long each fuzz target runs in `make test`; the targets'
+# seed corpora also run as ordinary tests in `unit`. Fuzz longer with e.g.
+# `make fuzz FUZZTIME=10m`.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./wire:FuzzDecodeRequest ./wire:FuzzDecodeConnect ./wire:FuzzDecodeMulti ./wire:FuzzReadFrame \
-	./txn:FuzzDecode
+	./txn:FuzzDecode ./datatree:FuzzReadSnapshot ./datatree:FuzzSnapshotLinking \
+	./config:FuzzParse ./config:FuzzReadProperties
 
 .PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean
 
