@@ -40,6 +40,8 @@ type conn struct {
 	// order (PROTOCOL §4).
 	mu    sync.Mutex
 	queue []*request
+	// writes counts the writes in queue.
+	writes int
 
 	closed atomic.Bool
 	stats  connStats
@@ -234,9 +236,11 @@ func (c *conn) handleFrame(frame []byte) bool {
 	r := &request{c: c, xid: h.Xid, op: h.Type, sid: sess.id, recv: time.Now()}
 	rec, err := wire.DecodeRequest(h.Type, &d)
 	switch {
-	case errors.Is(err, wire.ErrUnknownOp):
+	case errors.Is(err, wire.ErrUnknownOp), h.Type == wire.OpCheck:
 		// ZooKeeper answers -6 and then drops the connection (its
 		// UnimplementedRequestProcessor closes it); the session lives on.
+		// A check outside a multi gets the same treatment there
+		// (observed on 3.9.3).
 		r.kind = kindUnknown
 		c.submitRead(r)
 		return false
@@ -283,7 +287,7 @@ func (c *conn) submitRead(r *request) bool {
 	c.queue = append(c.queue, r)
 	c.mu.Unlock()
 	// The queue may have drained while we waited for a slot.
-	c.drain()
+	c.drain(false)
 	return !c.closed.Load()
 }
 
@@ -294,6 +298,7 @@ func (c *conn) submitWrite(r *request) bool {
 	r.slot = true
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
+	c.writes++
 	c.mu.Unlock()
 	if !c.s.submit(r) {
 		return false
@@ -302,9 +307,13 @@ func (c *conn) submitWrite(r *request) bool {
 }
 
 // drain answers, in order, every request at the head of the queue that
-// can be answered: completed writes and the reads behind them. It runs on
-// the apply goroutine after a batch, and on the reader after queueing.
-func (c *conn) drain() {
+// can be answered: completed writes and the reads behind them. The apply
+// goroutine calls it with locked set, holding the tree's write lock right
+// after applying one of this connection's writes, so a read queued behind
+// that write sees exactly the state after it and none of the connection's
+// later writes (ZooKeeper's CommitProcessor gives the same per-session
+// order). The reader calls it unlocked after queueing a read.
+func (c *conn) drain(locked bool) {
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 {
@@ -312,7 +321,10 @@ func (c *conn) drain() {
 			return
 		}
 		r := c.queue[0]
-		if r.claimed || (r.kind == kindWrite && !r.done.Load()) {
+		// While any write of this connection is queued, only apply
+		// answers: a read the reader took here would run once apply let go
+		// of the lock, possibly after that write was applied.
+		if r.claimed || (!locked && c.writes > 0) || (r.kind == kindWrite && !r.done.Load()) {
 			// Not answerable yet, or another goroutine is answering it
 			// and will pop it.
 			c.mu.Unlock()
@@ -321,13 +333,20 @@ func (c *conn) drain() {
 		r.claimed = true
 		c.mu.Unlock()
 
-		if r.kind == kindWrite {
+		switch {
+		case r.kind == kindWrite:
 			c.s.replyWrite(r)
-		} else {
+		case locked:
+			zxid, code, body := c.s.readLocked(r)
+			c.s.sendRead(r, zxid, code, body)
+		default:
 			c.s.execRead(r)
 		}
 
 		c.mu.Lock()
+		if r.kind == kindWrite {
+			c.writes--
+		}
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
 		if len(c.queue) == 0 {

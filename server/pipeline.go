@@ -71,6 +71,12 @@ func (s *Server) applyLoop() {
 			if r.onApplied != nil {
 				r.onApplied(r)
 			}
+			if r.onDone == nil && r.c != nil {
+				// Answer now, before the next write is applied: reads this
+				// connection queued behind r must see r and nothing later.
+				r.done.Store(true)
+				r.c.drain(true)
+			}
 		}
 		s.mu.Unlock()
 		for _, r := range batch {
@@ -78,12 +84,8 @@ func (s *Server) applyLoop() {
 		}
 		s.store.noteApplied(len(batch), s)
 		for _, r := range batch {
-			switch {
-			case r.onDone != nil:
+			if r.onDone != nil {
 				r.onDone(r)
-			case r.c != nil:
-				r.done.Store(true)
-				r.c.drain()
 			}
 		}
 	}

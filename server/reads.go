@@ -8,36 +8,43 @@ import (
 )
 
 // execRead answers a request that does not change the tree, on the
-// calling goroutine (the connection's reader, or apply when the read was
-// queued behind writes). Watches are registered under the same read lock
-// as the read itself, so no change can slip between them.
+// calling goroutine (the connection's reader), under the tree's read lock.
+// Watches are registered under the same lock as the read itself, so no
+// change can slip between them.
 func (s *Server) execRead(r *request) {
-	c := r.c
-	var body wire.Record
-	code := wire.CodeOK
-	zxid := int64(0)
+	s.mu.RLock()
+	zxid, code, body := s.readLocked(r)
+	s.mu.RUnlock()
+	s.sendRead(r, zxid, code, body)
+}
 
+// sendRead writes a read's reply.
+func (s *Server) sendRead(r *request, zxid int64, code wire.Code, body wire.Record) {
+	c := r.c
+	c.reply(r.xid, zxid, code, body)
+	if r.kind == kindUnknown {
+		// ZooKeeper answers -6 and then drops the connection (its
+		// UnimplementedRequestProcessor closes it); the session lives on.
+		c.out.finish()
+	}
+	s.recordLatency(c, r, zxid)
+}
+
+// readLocked computes a read's reply; the caller holds the tree's lock
+// (read or write).
+func (s *Server) readLocked(r *request) (zxid int64, code wire.Code, body wire.Record) {
+	c := r.c
 	switch r.kind {
 	case kindUnknown:
 		// ZooKeeper answers an unknown opcode with zxid -1 and -6.
-		c.reply(r.xid, -1, wire.CodeUnimplemented, nil)
-		s.recordLatency(c, r, -1)
-		return
+		return -1, wire.CodeUnimplemented, nil
 	case kindBadBody:
-		s.mu.RLock()
-		zxid = s.tree.LastZxid()
-		s.mu.RUnlock()
-		c.reply(r.xid, zxid, wire.CodeMarshallingError, nil)
-		return
+		return s.tree.LastZxid(), wire.CodeMarshallingError, nil
 	}
-
-	s.mu.RLock()
 	zxid = s.tree.LastZxid()
 	switch r.op {
 	case wire.OpPing:
-		s.mu.RUnlock()
-		c.reply(wire.XidPing, zxid, wire.CodeOK, nil)
-		return
+		// Header only; the ping's xid (-2) is echoed.
 	case wire.OpExists:
 		body, code = s.readExists(c, r.rec.(*wire.PathWatchRequest))
 	case wire.OpGetData:
@@ -82,9 +89,7 @@ func (s *Server) execRead(r *request) {
 	default:
 		code = wire.CodeUnimplemented
 	}
-	s.mu.RUnlock()
-	c.reply(r.xid, zxid, code, body)
-	s.recordLatency(c, r, zxid)
+	return zxid, code, body
 }
 
 func (s *Server) readExists(c *conn, req *wire.PathWatchRequest) (wire.Record, wire.Code) {

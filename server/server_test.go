@@ -285,3 +285,57 @@ func TestWatchBeforeReply(t *testing.T) {
 		t.Fatalf("read after another's write: data %q, events %+v; want the event first", data, a.events)
 	}
 }
+
+// TestPipelinedReadSeesOnlyEarlierWrites: one connection pipelines
+// setData(a), getData, setData(b) many times without waiting. Each read
+// must see the write just before it and none after it, however the
+// pipeline batches them (a regression: reads queued behind writes once ran
+// after the connection's later writes were applied).
+func TestPipelinedReadSeesOnlyEarlierWrites(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := dial(t, ts.addr)
+	if _, code := c.create("/v", nil, 0); code != 0 {
+		t.Fatal(code)
+	}
+	const rounds = 1500
+	var e wire.Encoder
+	xid := int32(100)
+	frame := func(op wire.Op, body wire.Record) {
+		start := len(e.B)
+		e.Int(0)
+		xid++
+		(&wire.RequestHeader{Xid: xid, Type: op}).Encode(&e)
+		body.Encode(&e)
+		binary.BigEndian.PutUint32(e.B[start:], uint32(len(e.B)-start-4))
+	}
+	for i := 0; i < rounds; i++ {
+		frame(wire.OpSetData, &wire.SetDataRequest{Path: "/v", Data: []byte(fmt.Sprintf("a%d", i)), Version: -1})
+		frame(wire.OpGetData, &wire.PathWatchRequest{Path: "/v"})
+		frame(wire.OpSetData, &wire.SetDataRequest{Path: "/v", Data: []byte(fmt.Sprintf("b%d", i)), Version: -1})
+	}
+	go c.nc.Write(e.B)
+	bad := 0
+	for i := 0; i < rounds; i++ {
+		for k := 0; k < 3; k++ {
+			d := wire.NewDecoder(c.read())
+			var h wire.ReplyHeader
+			h.Decode(d)
+			if want := int32(101 + 3*i + k); h.Xid != want || h.Err != 0 {
+				t.Fatalf("reply xid %d err %d, want xid %d err 0", h.Xid, h.Err, want)
+			}
+			if k == 1 {
+				var g wire.GetDataResponse
+				g.Decode(d)
+				if string(g.Data) != fmt.Sprintf("a%d", i) {
+					bad++
+					if bad <= 3 {
+						t.Errorf("read %d saw %q, want a%d", i, g.Data, i)
+					}
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d reads saw the wrong state", bad, rounds)
+	}
+}
