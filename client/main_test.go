@@ -1,0 +1,296 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/tests/harness"
+)
+
+// env is resolved once per test binary (the corral build or the ZooKeeper
+// jars); each top-level test starts its own server.
+var env *harness.Env
+
+func TestMain(m *testing.M) {
+	var cleanup func()
+	env, cleanup = harness.NewEnv()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// Generous bounds for what must happen eventually; nothing asserts on how
+// long it took.
+const (
+	waitLimit      = 20 * time.Second
+	sessionTimeout = 10 * time.Second
+)
+
+// start launches a server for the test. It also reads the target's
+// environment variables inside the test, so that go test's cache (which
+// only sees variables read while tests run, not in TestMain) keys the
+// result on the target.
+func start(t *testing.T) *harness.Server {
+	t.Helper()
+	_ = os.Getenv(harness.EnvTarget)
+	_ = os.Getenv(harness.EnvCorralBin)
+	return env.Start(t)
+}
+
+// testCtx is a context bounded by waitLimit*3, canceled when the test
+// ends.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// testLogger sends the client's log to the test log while the test runs.
+type testLogger struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (l *testLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+// connect opens a client to addr (which may carry a chroot) and closes it
+// when the test ends.
+func connect(t *testing.T, addr string, opts ...client.Option) *client.Conn {
+	t.Helper()
+	lw := &testLogger{t: t}
+	opts = append([]client.Option{
+		client.SessionTimeout(sessionTimeout),
+		client.Logger(slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo}))),
+	}, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	c, err := client.Connect(ctx, []string{addr}, opts...)
+	if err != nil {
+		t.Fatalf("Connect(%s): %v", addr, err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		lw.mu.Lock()
+		lw.done = true
+		lw.mu.Unlock()
+	})
+	return c
+}
+
+// mkroot creates a persistent node named after the test so parallel
+// subtests sharing a server never see each other's nodes.
+func mkroot(t *testing.T, c *client.Conn) string {
+	t.Helper()
+	name := strings.NewReplacer("/", "_", " ", "_", "#", "_").Replace(t.Name())
+	p := "/" + name
+	if _, err := c.Create(testCtx(t), p, nil, client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+		t.Fatalf("create test root %s: %v", p, err)
+	}
+	return p
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func ok(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantErr checks errors.Is(got, want).
+func wantErr(t *testing.T, what string, got, want error) {
+	t.Helper()
+	if !errors.Is(got, want) {
+		t.Fatalf("%s: err = %v, want %v", what, got, want)
+	}
+}
+
+// nextEvent waits for one event on ch.
+func nextEvent(t *testing.T, ch <-chan client.Event) client.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("event channel closed while waiting for an event")
+		}
+		return ev
+	case <-time.After(waitLimit):
+		t.Fatalf("no event within %s", waitLimit)
+	}
+	return client.Event{}
+}
+
+// expectEvent waits for an event and checks its type and path.
+func expectEvent(t *testing.T, ch <-chan client.Event, typ client.EventType, path string) client.Event {
+	t.Helper()
+	ev := nextEvent(t, ch)
+	if ev.Type != typ || ev.Path != path {
+		t.Fatalf("event = %v %q (state %v, err %v), want %v %q", ev.Type, ev.Path, ev.State, ev.Err, typ, path)
+	}
+	return ev
+}
+
+// readyEvent checks that an event is already in ch, without waiting. It
+// is meaningful after a call whose reply the server sent after the
+// notification: the client delivers events before completing later
+// replies, so no timing is involved.
+func readyEvent(t *testing.T, ch <-chan client.Event, typ client.EventType, path string) {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok || ev.Type != typ || ev.Path != path {
+			t.Fatalf("ready event = %v %q (open %v), want %v %q", ev.Type, ev.Path, ok, typ, path)
+		}
+	default:
+		t.Fatalf("no %v %q event delivered before the later reply", typ, path)
+	}
+}
+
+// noEvent checks that nothing is queued on ch (same reasoning as
+// readyEvent).
+func noEvent(t *testing.T, ch <-chan client.Event) {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		t.Fatalf("unexpected event %v %q (open %v)", ev.Type, ev.Path, ok)
+	default:
+	}
+}
+
+// closed waits for ch to be closed, discarding at most max events.
+func closed(t *testing.T, ch <-chan client.Event, max int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			if i >= max {
+				t.Fatalf("channel not closed; got %v %q", ev.Type, ev.Path)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("channel not closed")
+		}
+	}
+}
+
+// waitState reads session events until one with state s arrives.
+func waitState(t *testing.T, events <-chan client.Event, s client.State) {
+	t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatalf("Events closed while waiting for %v", s)
+			}
+			if ev.Type == client.EventSession && ev.State == s {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %v event within %s", s, waitLimit)
+		}
+	}
+}
+
+// eventually polls cond until it holds or waitLimit passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true within %s", what, waitLimit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// gate is a client.DialFunc the test can cut: Cut closes the live
+// connections and makes dials fail until Heal.
+type gate struct {
+	mu    sync.Mutex
+	open  bool
+	conns []net.Conn
+	dials int
+}
+
+func newGate() *gate { return &gate{open: true} }
+
+func (g *gate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	if !open {
+		return nil, fmt.Errorf("gate: cut")
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dials++
+	g.conns = append(g.conns, c)
+	return c, nil
+}
+
+func (g *gate) Dials() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.dials
+}
+
+// Cut blocks dials and closes the live connections.
+func (g *gate) Cut() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = false
+	for _, c := range g.conns {
+		c.Close()
+	}
+	g.conns = nil
+}
+
+// Drop closes the live connections; the client may dial again.
+func (g *gate) Drop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.conns {
+		c.Close()
+	}
+	g.conns = nil
+}
+
+func (g *gate) Heal() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = true
+}
