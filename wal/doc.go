@@ -19,11 +19,41 @@
 //	length u32 (of payload) | CRC32C u32 (Castagnoli, over zxid and payload) |
 //	zxid i64 | payload
 //
-// A segment is preallocated (Options.SegmentSize, 64 MiB by default), so an
-// fdatasync of an append does not have to update the file size; the unused
-// tail reads as zeros, and an all-zero record header ends the segment. A
-// segment rolls when the next record would not fit, or on Roll. A record
-// larger than a segment gets a segment of its own, sized to fit.
+// A segment is preallocated (Options.SegmentSize, 64 MiB by default); the
+// unused tail reads as zeros, and an all-zero record header ends the
+// segment. A segment rolls when the next record would not fit, or on Roll.
+// A record larger than a segment gets a segment of its own, sized to fit.
+//
+// # Preallocation
+//
+// Preallocating means writing zeros, not fallocate: fallocated blocks are
+// "unwritten" extents, and the first fdatasync after writing into one must
+// also journal its conversion to written, which on ext4 costs an fdatasync
+// several times what a pure data write does. A segment's zeros are written
+// and made durable before it becomes a segment, so the fdatasync of an
+// append never updates metadata: not the size, not the extent map.
+//
+// Zero-filling 64 MiB takes 100-200 ms, so it is done ahead of time: the
+// Log keeps a spare file, log.next.tmp (never a segment name), which a
+// goroutine the Log owns fills with zeros a page per write (larger writes
+// leave large page-cache folios behind, which make the fdatasync of every
+// later small append cost more), fdatasyncs every MiB (so that appends'
+// syncs do not queue behind a large flush), and makes durable with a
+// SyncDir. A roll syncs and closes the full segment, renames the spare to
+// the new segment's name and writes the header with the first records; the
+// first Sync after it syncs the directory, which makes the name durable,
+// and then asks the goroutine for the next spare. If the spare is not ready
+// when a roll needs it, the Append waits for it (or, if the goroutine
+// failed, zero-fills one itself) and Stats.SpareMisses counts it.
+// Options.PrepareInline does every zero-fill that way, starting no
+// goroutine. Close stops the goroutine and removes the spare; Open removes
+// a spare left by a crash (half-filled, or holding records of a segment
+// whose rename never became durable: nothing in it was acknowledged).
+//
+// The price is writing every segment twice, zeros then records: a log
+// written near the disk's bandwidth (hundreds of MB/s) rolls every few
+// hundred milliseconds, the zero-fill then competes with appends, and
+// their tail latency rises.
 //
 // # Durability and repair
 //
@@ -32,11 +62,11 @@
 //
 //   - Only the tail can be torn. In the last segment, the first record that
 //     is invalid (bad length, bad CRC, zxid not increasing) ends the log:
-//     Open truncates the segment there, zeroes the rest of it (truncate,
-//     then preallocate again) and logs a warning. Bytes after an all-zero
-//     record header that are not zero (pages that reached the disk out of
-//     order) are zeroed the same way, so that records written later can
-//     never be followed by stale ones that happen to validate.
+//     Open cuts the segment there, writing zeros over every non-zero byte
+//     after the cut, and logs a warning. Bytes after an all-zero record
+//     header that are not zero (pages that reached the disk out of order)
+//     are zeroed the same way, so that records written later can never be
+//     followed by stale ones that happen to validate.
 //   - A last segment whose header is missing or torn (the crash came
 //     between its creation and its first sync) and that holds no valid
 //     record is removed; if it does hold records it is renamed aside to

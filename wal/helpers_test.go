@@ -156,3 +156,53 @@ func flipByte(t *testing.T, fsys vfs.FS, name string, off int64) {
 func recordOffset(i, size int) int64 {
 	return headerSize + int64(i)*int64(recordHeaderSize+size)
 }
+
+// crash simulates a power loss, and the death of the processes that had
+// the logs open: see kill.
+func crash(m *vfs.MemFS, logs ...*Log) {
+	m.Crash()
+	for _, l := range logs {
+		kill(l)
+	}
+}
+
+// kill stops l's spare preparer, and nothing else, as the death of its
+// process would: a log abandoned after a simulated crash must not go on
+// writing a spare into the file system the next Open sees. The spare it
+// leaves is for that Open to deal with.
+func kill(l *Log) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.prep != nil {
+		l.prep.halt()
+		l.prep = nil
+	}
+}
+
+// awaitSpare waits until the preparation under way, if any, is done, so
+// that the background goroutine is idle: tests that need the order of file
+// operations to be fixed, and benchmarks, call it.
+func awaitSpare(l *Log) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.spare != sparePending {
+		return nil
+	}
+	if err := <-l.prep.res; err != nil {
+		l.spare = spareNone
+		return err
+	}
+	l.spare = spareReady
+	return nil
+}
+
+// otherFiles lists the test directory without the spare, whose presence
+// depends on how far the background preparation got.
+func otherFiles(t *testing.T, fsys vfs.FS) []string {
+	t.Helper()
+	names, err := fsys.List(testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return n == spareName })
+}

@@ -25,6 +25,20 @@ type Log struct {
 	dirDirty bool       // a segment was created since the directory was last synced
 	err      error      // sticky I/O failure
 	closed   bool
+	prep     *preparer // nil with Options.PrepareInline
+	spare    spareState
+	stats    Stats
+}
+
+// Stats counts segment creations since Open.
+type Stats struct {
+	// Segments is how many segments the Log created.
+	Segments int64
+	// SpareMisses is how many of those creations made an Append wait for
+	// a zero-fill: the background preparation of the spare was not done
+	// yet or had failed, Options.PrepareInline is set, or the first record
+	// did not fit a segment of Options.SegmentSize.
+	SpareMisses int64
 }
 
 // fail records err as the Log's sticky failure.
@@ -132,6 +146,10 @@ func (l *Log) syncLocked() error {
 		}
 		l.dirDirty = false
 	}
+	// After a roll, ask for the next spare only now that the new segment's
+	// name is durable: the directory sync above then does not compete with
+	// the spare's zero-fill for the journal.
+	l.kickLocked()
 	return nil
 }
 
@@ -173,6 +191,10 @@ func (l *Log) Close() error {
 	if l.closed {
 		return ErrClosed
 	}
+	if l.prep != nil {
+		l.prep.halt() // first, so that the final sync asks for no spare
+		l.prep = nil
+	}
 	err := l.err
 	if err == nil {
 		err = l.syncLocked()
@@ -180,8 +202,20 @@ func (l *Log) Close() error {
 	if cerr := l.closeFile(); err == nil && cerr != nil {
 		err = fmt.Errorf("wal: %w", cerr)
 	}
+	// The spare, ready or half-filled, is not part of the log; Open would
+	// remove it anyway.
+	if _, rerr := removeSpare(l.fs, l.dir); rerr != nil {
+		l.log.Warn("wal: removing spare segment file", "err", rerr)
+	}
 	l.closed = true
 	return err
+}
+
+// Stats returns the Log's counters.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats
 }
 
 func (l *Log) closeFile() error {

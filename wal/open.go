@@ -48,12 +48,25 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, error) {
 		l.closeFile()
 		return nil, err
 	}
+	// A spare left by the previous process may be half zero-filled, or
+	// hold records of a segment whose rename never became durable; nothing
+	// in it was acknowledged. Prepare a fresh one rather than trust it.
+	if removed, err := removeSpare(fsys, dir); err != nil {
+		l.closeFile()
+		return nil, fmt.Errorf("wal: removing stale %s: %w", spareName, err)
+	} else if removed {
+		l.log.Info("wal: removed stale spare segment file", "file", spareName)
+	}
 	if err := fsys.SyncDir(dir); err != nil {
 		l.closeFile()
 		return nil, fmt.Errorf("wal: %w", err)
 	}
 	if n := len(l.segs); n > 0 {
 		l.last = l.segs[n-1].last
+	}
+	if !opts.PrepareInline {
+		l.prep = startPreparer(fsys, dir, opts.SegmentSize)
+		l.kickLocked()
 	}
 	return l, nil
 }
@@ -160,22 +173,20 @@ func (l *Log) dropTail(base int64, res scanResult) error {
 }
 
 // repairTail makes sure nothing but zeros follows the tail's last valid
-// record, that the tail is preallocated, and that all of it is durable
-// (a previous process may have written records it did not sync).
+// record, that the tail is as long as its capacity, and that all of it is
+// durable (a previous process may have written records it did not sync).
 func (l *Log) repairTail(bad string, size int64) error {
 	seg, f := l.cur, l.f
 	name := segmentName(seg.base)
-	if bad == "" {
-		dirty, err := hasNonZero(f, seg.end, size)
-		if err != nil {
-			return fmt.Errorf("wal: reading %s: %w", name, err)
-		}
-		if dirty {
-			bad = "non-zero bytes after the last record"
-		}
+	dirty, err := dirtyEnd(f, seg.end, size)
+	if err != nil {
+		return fmt.Errorf("wal: reading %s: %w", name, err)
+	}
+	if bad == "" && dirty > seg.end {
+		bad = "non-zero bytes after the last record"
 	}
 	if bad != "" || size < seg.cap {
-		if err := zeroTail(f, seg); err != nil {
+		if err := resetTail(f, seg, dirty); err != nil {
 			return fmt.Errorf("wal: repairing %s: %w", name, err)
 		}
 	} else if err := f.Sync(); err != nil {

@@ -17,7 +17,20 @@ import (
 // unsynced writes, the last one torn), and checks after each reopen that
 // the log is a prefix of what was appended that contains everything
 // synced, and that the log keeps working.
+//
+// With PrepareInline the order of file operations is fixed by the seed.
+// With background preparation it is too, because the history waits for the
+// spare before each crash: the preparer only runs between a Sync that
+// follows a roll and the next roll, on a file of its own.
 func TestRandomTornTailsAreRepaired(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			testRandomTornTails(t, inline)
+		})
+	}
+}
+
+func testRandomTornTails(t *testing.T, inline bool) {
 	seeds := 150
 	if testing.Short() {
 		seeds = 30
@@ -27,7 +40,7 @@ func TestRandomTornTailsAreRepaired(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
 		m := newMemFS(t)
 		var logs logBuffer
-		opts := Options{SegmentSize: int64(512 + r.IntN(4096)), BufferSize: 1 + r.IntN(2048), Logger: logs.logger()}
+		opts := Options{SegmentSize: int64(512 + r.IntN(4096)), BufferSize: 1 + r.IntN(2048), Logger: logs.logger(), PrepareInline: inline}
 		var durable []rec // the log as it must be at least
 		for gen := 1; gen <= 4; gen++ {
 			l, err := Open(m, testDir, opts)
@@ -66,7 +79,11 @@ func TestRandomTornTailsAreRepaired(t *testing.T) {
 			if err := l.Flush(); err != nil {
 				t.Fatal(err)
 			}
+			if err := awaitSpare(l); err != nil {
+				t.Fatal(err)
+			}
 			m.CrashRandom(r)
+			kill(l)
 			// Anything from pending may have survived (as a prefix), because
 			// rolls sync; reopen and learn how much did.
 			l2, err := Open(m, testDir, opts)
@@ -275,7 +292,7 @@ func TestTornHeaderBeforeValidRecordsIsSetAside(t *testing.T) {
 	f.Close()
 	l = mustOpen(t, m, opts)
 	defer l.Close()
-	names, _ := m.List(testDir)
+	names := otherFiles(t, m)
 	if !slices.Equal(names, []string{"log.1", "log.b.corrupt"}) {
 		t.Fatalf("files %v", names)
 	}
@@ -322,7 +339,7 @@ func TestSyncFailureIsSticky(t *testing.T) {
 	synced := makeRecs(1, 5, 0, 50)
 	mustAppend(t, l, synced...)
 	mustSync(t, l)
-	ff.Inject(vfs.Fault{Op: vfs.OpSync})
+	ff.Inject(vfs.Fault{Op: vfs.OpSync, Path: segmentName(1)}) // not the spare's
 	mustAppend(t, l, makeRecs(6, 8, 0, 50)...)
 	if err := l.Sync(); !errors.Is(err, vfs.ErrInjected) {
 		t.Fatalf("Sync: %v, want ErrInjected", err)
@@ -352,7 +369,7 @@ func TestShortWriteThenReopen(t *testing.T) {
 	synced := makeRecs(1, 5, 0, 50)
 	mustAppend(t, l, synced...)
 	mustSync(t, l)
-	ff.Inject(vfs.Fault{Op: vfs.OpWrite, Partial: true})
+	ff.Inject(vfs.Fault{Op: vfs.OpWrite, Partial: true, Path: segmentName(1)}) // not the spare's
 	mustAppend(t, l, makeRecs(6, 9, 0, 50)...)
 	if err := l.Flush(); !errors.Is(err, vfs.ErrInjected) {
 		t.Fatalf("Flush: %v", err)
@@ -372,17 +389,30 @@ func TestShortWriteThenReopen(t *testing.T) {
 }
 
 func TestSegmentCreationFailure(t *testing.T) {
-	m := newMemFS(t)
-	ff := vfs.NewFaultFS(m)
-	ff.Inject(vfs.Fault{Op: vfs.OpPreallocate})
-	l := mustOpen(t, ff, Options{SegmentSize: 1 << 16})
-	if err := l.Append(1, nil); !errors.Is(err, vfs.ErrInjected) {
-		t.Fatalf("Append: %v", err)
+	for _, inline := range []bool{true, false} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			m := newMemFS(t)
+			ff := vfs.NewFaultFS(m)
+			// Writing zeros into the spare fails, in the background and inline.
+			ff.Inject(vfs.Fault{Op: vfs.OpWrite, Path: spareName, Sticky: true, Partial: true})
+			opts := Options{SegmentSize: 1 << 16, PrepareInline: inline}
+			l := mustOpen(t, ff, opts)
+			if err := l.Append(1, nil); !errors.Is(err, vfs.ErrInjected) {
+				t.Fatalf("Append: %v", err)
+			}
+			if got := segmentFiles(t, m); len(got) != 0 {
+				t.Fatalf("a segment was created from a spare that failed: %v", got)
+			}
+			l.Close()
+			m.Crash()
+			// Whatever the failure left behind is removed by the next Open.
+			l = mustOpen(t, m, opts)
+			defer l.Close()
+			mustAppend(t, l, rec{1, []byte("x")})
+			mustSync(t, l)
+			if got := segmentFiles(t, m); !slices.Equal(got, []string{"log.1"}) {
+				t.Fatalf("segments %v", got)
+			}
+		})
 	}
-	l.Close()
-	// The empty segment left behind is removed by the next Open.
-	l = mustOpen(t, m, Options{SegmentSize: 1 << 16})
-	defer l.Close()
-	mustAppend(t, l, rec{1, []byte("x")})
-	mustSync(t, l)
 }

@@ -3,6 +3,7 @@ package wal
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -77,22 +78,50 @@ func scanSegment(f vfs.File, base, prev int64, bufSize int) (scanResult, error) 
 }
 
 // createSegmentLocked starts a segment whose first record, n bytes long
-// encoded, has the given zxid. The header goes into the write buffer so
-// that it reaches the file with the first records, in one write.
+// encoded, has the given zxid. The segment is the spare, renamed: every
+// block of it is already written (with zeros) and durable, so writing the
+// header and records into it never changes the file's metadata, and Sync
+// is an fdatasync of data alone (plus, the first time, a SyncDir for the
+// rename). The header goes into the write buffer so that it reaches the
+// file with the first records, in one write.
 func (l *Log) createSegmentLocked(base int64, n int64) error {
-	f, err := l.fs.OpenFile(l.path(base), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	name := segmentName(base)
+	waited, err := l.takeSpareLocked()
 	if err != nil {
-		return l.fail(fmt.Errorf("creating segment %s: %w", segmentName(base), err))
+		return l.fail(fmt.Errorf("creating segment %s: %w", name, err))
 	}
 	capacity := max(l.opts.SegmentSize, headerSize+n)
-	if err := f.Preallocate(capacity); err != nil {
-		_ = f.Close()
-		return l.fail(fmt.Errorf("preallocating segment %s: %w", segmentName(base), err))
+	if capacity > l.opts.SegmentSize {
+		waited = true
+		if err := l.growSpare(capacity); err != nil {
+			return l.fail(fmt.Errorf("creating segment %s: growing %s: %w", name, spareName, err))
+		}
+	}
+	if waited {
+		l.stats.SpareMisses++
+	}
+	// Rename replaces; a segment of that name would be lost. None can
+	// exist (segments are named by increasing zxids, and Open and
+	// TruncateAfter remove the ones past the last record), but check.
+	if ok, err := vfs.Exists(l.fs, l.path(base)); err != nil || ok {
+		if err == nil {
+			err = fs.ErrExist
+		}
+		return l.fail(fmt.Errorf("creating segment %s: %w", name, err))
+	}
+	if err := l.fs.Rename(filepath.Join(l.dir, spareName), l.path(base)); err != nil {
+		return l.fail(fmt.Errorf("creating segment %s: %w", name, err))
+	}
+	l.spare = spareNone
+	l.dirDirty = true
+	f, err := l.fs.OpenFile(l.path(base), os.O_RDWR, 0)
+	if err != nil {
+		return l.fail(fmt.Errorf("opening segment %s: %w", name, err))
 	}
 	seg := &segment{base: base, cap: capacity}
 	l.segs = append(l.segs, seg)
 	l.cur, l.f = seg, f
-	l.dirDirty = true
+	l.stats.Segments++
 	h := encodeHeader(base)
 	l.buf = append(l.buf, h[:]...)
 	return nil
@@ -119,33 +148,46 @@ func (l *Log) sealLocked() error {
 	return nil
 }
 
-// zeroTail makes [seg.end, seg.cap) of f read as zeros and durable, by
-// truncating and preallocating again, which costs no data writes where
-// fallocate is supported.
-func zeroTail(f vfs.File, seg *segment) error {
-	if err := f.Truncate(seg.end); err != nil {
+// resetTail makes every byte of seg's file f in [seg.end, seg.cap) read
+// as zero, durably: it writes zeros over [seg.end, dirty), where bytes
+// after the last record may not be zero, and over whatever part of the
+// segment the file is too short to hold, then syncs. Zeros are written,
+// not truncated away and fallocated again, so that the blocks later
+// records go to stay written ones (see prepareSpare).
+func resetTail(f vfs.File, seg *segment, dirty int64) error {
+	size, err := f.Size()
+	if err != nil {
 		return err
 	}
-	if err := f.Preallocate(seg.cap); err != nil {
+	if err := writeZeros(f, seg.end, min(dirty, size), nil); err != nil {
+		return err
+	}
+	if err := writeZeros(f, max(size, seg.end), seg.cap, nil); err != nil {
 		return err
 	}
 	return f.Sync()
 }
 
-// hasNonZero reports whether any byte of f in [from, to) is not zero.
-func hasNonZero(f vfs.File, from, to int64) (bool, error) {
+// dirtyEnd returns the offset just after the last non-zero byte of f in
+// [from, to), or from if every byte there is zero. It reads backwards, so
+// that garbage near the end is found without reading all the zeros before.
+func dirtyEnd(f vfs.File, from, to int64) (int64, error) {
+	if to <= from {
+		return from, nil
+	}
 	buf := make([]byte, min(to-from, 1<<20))
-	for off := from; off < to; {
-		n := min(int64(len(buf)), to-off)
+	for end := to; end > from; {
+		n := min(int64(len(buf)), end-from)
+		off := end - n
 		if _, err := f.ReadAt(buf[:n], off); err != nil && err != io.EOF {
-			return false, err
+			return 0, err
 		}
-		for _, b := range buf[:n] {
-			if b != 0 {
-				return true, nil
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] != 0 {
+				return off + i + 1, nil
 			}
 		}
-		off += n
+		end = off
 	}
-	return false, nil
+	return from, nil
 }

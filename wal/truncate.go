@@ -82,8 +82,9 @@ func (l *Log) TruncateAfter(zxid int64) error {
 	if err != nil {
 		return l.fail(err)
 	}
+	dirty := seg.end
 	seg.end, seg.last = cut, last
-	if err := zeroTail(f, seg); err != nil {
+	if err := resetTail(f, seg, dirty); err != nil {
 		return l.fail(fmt.Errorf("truncating %s: %w", segmentName(seg.base), err))
 	}
 	l.last = last
