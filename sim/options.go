@@ -1,0 +1,122 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Options describe one simulated run. RandomOptions derives them from a
+// seed, so the seed alone reproduces a run.
+type Options struct {
+	Seed      uint64
+	Voters    int
+	Observers int
+	Mode      Mode
+
+	// Duration is the length of the fault phase, in time units; Settle
+	// bounds the final phase in which faults are healed and the ensemble
+	// must converge.
+	Duration int64
+	Settle   int64
+	// TickEvery is the number of time units per zab tick; messages take
+	// 1..MaxDelay units and fsyncs 1..MaxSyncDelay.
+	TickEvery int64
+	// ClockDrift makes each server's tick period differ from TickEvery
+	// by up to this fraction, so timeouts expire unevenly.
+	ClockDrift   float64
+	MaxDelay     int64
+	MaxSyncDelay int64
+
+	MaxCounter    uint32 // zab.Config.MaxCounter (0: default)
+	MaxBatchBytes uint64 // zab.Config.MaxBatchBytes (0: default)
+	Compact       bool   // take snapshots and compact logs
+	// NoBusySnapshots turns off diskless busy snapshots (scripted tests
+	// control what a restarted server has).
+	NoBusySnapshots bool
+
+	// Per time unit probabilities.
+	ProposeRate   float64
+	CrashRate     float64
+	PartitionRate float64
+	BreakRate     float64
+	PauseRate     float64
+	SlowRate      float64
+	// LeaderFaultRate is the probability per time unit of crashing,
+	// isolating or pausing the current leader.
+	LeaderFaultRate float64
+
+	TraceLen int
+}
+
+func (o Options) String() string {
+	return fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d maxCounter=%d maxBatch=%d compact=%v "+
+		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f)",
+		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.MaxCounter, o.MaxBatchBytes, o.Compact,
+		o.ClockDrift, o.MaxDelay, o.MaxSyncDelay, o.ProposeRate, o.CrashRate, o.PartitionRate, o.BreakRate, o.PauseRate, o.SlowRate,
+		o.LeaderFaultRate)
+}
+
+// RandomOptions picks a scenario from seed: ensemble size, durability
+// mode, counter limit, compaction and fault rates all vary.
+func RandomOptions(seed uint64) Options {
+	r := rand.New(rand.NewPCG(seed, 0x6f707473))
+	o := Options{
+		Seed:         seed,
+		Duration:     2000 + r.Int64N(3000),
+		Settle:       6000,
+		TickEvery:    10,
+		MaxDelay:     1 + r.Int64N(6),
+		MaxSyncDelay: 1 + r.Int64N(8),
+		TraceLen:     400,
+	}
+	switch x := r.IntN(100); {
+	case x < 5:
+		o.Voters = 1
+	case x < 10:
+		o.Voters = 2
+	case x < 50:
+		o.Voters = 3
+	case x < 60:
+		o.Voters = 4
+	case x < 93:
+		o.Voters = 5
+	default:
+		o.Voters = 7
+	}
+	switch x := r.IntN(10); {
+	case x < 7:
+	case x < 9:
+		o.Observers = 1
+	default:
+		o.Observers = 2
+	}
+	if r.IntN(4) == 0 {
+		o.Mode = ModeDiskless
+	}
+	if r.IntN(5) == 0 {
+		o.MaxCounter = 2 + uint32(r.IntN(40))
+	}
+	if r.IntN(4) == 0 {
+		o.MaxBatchBytes = 8 + uint64(r.IntN(64))
+	}
+	o.Compact = r.IntN(2) == 0
+	if r.IntN(3) == 0 {
+		o.ClockDrift = r.Float64() * 0.4
+	}
+	o.ProposeRate = 0.05 + r.Float64()*0.4
+	// A third of the runs are stormy: faults several times as often,
+	// messages and fsyncs slower than a tick, the leader targeted.
+	storm := 1.0
+	if r.IntN(3) == 0 {
+		storm = 4
+		o.MaxDelay = 1 + r.Int64N(20)
+		o.MaxSyncDelay = 1 + r.Int64N(40)
+	}
+	o.CrashRate = r.Float64() * 0.004 * storm
+	o.PartitionRate = r.Float64() * 0.003 * storm
+	o.BreakRate = r.Float64() * 0.01 * storm
+	o.PauseRate = r.Float64() * 0.003 * storm
+	o.SlowRate = r.Float64() * 0.005 * storm
+	o.LeaderFaultRate = r.Float64() * 0.002 * storm
+	return o
+}

@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// stable runs until one leader is established and followed by every up
+// server.
+func stable(t *testing.T, c *Cluster, d int64) uint64 {
+	t.Helper()
+	var l uint64
+	ok := c.RunUntil(d, func() bool {
+		l = c.Leader()
+		if l == 0 {
+			return false
+		}
+		for _, id := range c.ids {
+			if s := c.Status(id); c.Up(id) && (s.Leader != l || s.Phase != zab.PhaseBroadcast) {
+				return false
+			}
+		}
+		return true
+	})
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatalf("no stable leader within %d: %s", d, c.describe())
+	}
+	return l
+}
+
+// TestRecoveringVotersCannotFormQuorum is the diskless scenario the
+// recovering rule exists for: a write committed on 3 of 5 servers, two of
+// those restarted from partial (fuzzy) state. Without the intact third
+// copy no quorum may form, or the two recovering servers and the two that
+// never had the write would elect a leader without it. Once the intact
+// server is back the write survives.
+func TestRecoveringVotersCannotFormQuorum(t *testing.T) {
+	c := NewCluster(Options{Seed: 42, Voters: 5, Mode: ModeDiskless, NoBusySnapshots: true})
+	l := stable(t, c, 3000)
+	var others []uint64
+	for _, id := range c.ids {
+		if id != l {
+			others = append(others, id)
+		}
+	}
+	a, b, cc, d := others[0], others[1], others[2], others[3]
+
+	// The write reaches only the leader, a and b.
+	c.Partition(map[uint64]int{cc: 1, d: 1})
+	z, err := c.Propose([]byte("w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.RunUntil(500, func() bool { return slices.Contains(c.Committed(), z) && c.Holds(a, z) && c.Holds(b, z) }) {
+		t.Fatalf("write %v not committed on the leader, %d and %d: %s", z, a, b, c.describe())
+	}
+	if c.Holds(cc, z) || c.Holds(d, z) {
+		t.Fatal("the partitioned servers got the write")
+	}
+
+	// a and b crash and restart from partial state; the leader is cut off.
+	c.Crash(a)
+	c.Crash(b)
+	c.Partition(map[uint64]int{l: 1})
+	c.Restart(a)
+	c.Restart(b)
+	if !c.Status(a).Recovering || !c.Status(b).Recovering {
+		t.Fatalf("restarted servers not recovering: %+v %+v", c.Status(a), c.Status(b))
+	}
+	if c.Holds(a, z) || c.Holds(b, z) {
+		t.Fatal("restarted servers still hold the write: the scenario needs them to have lost it")
+	}
+	c.RunFor(3000)
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint64{a, b, cc, d} {
+		if s := c.Status(id); s.Established() {
+			t.Fatalf("server %d established a leader without the intact copy: %s", id, c.describe())
+		}
+	}
+
+	// The intact server comes back: a quorum forms and keeps the write.
+	c.Settle()
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	committed := c.Committed()
+	if !slices.Contains(committed, z) {
+		t.Fatalf("write %v lost: committed %v", z, committed)
+	}
+	for _, id := range c.ids {
+		if !c.Holds(id, z) || c.Status(id).Recovering {
+			t.Fatalf("server %d: holds=%v status=%+v", id, c.Holds(id, z), c.Status(id))
+		}
+	}
+}
+
+// TestCrashLosesUnsyncedWrites checks the simulated disk itself: a crash
+// in sync mode keeps fsynced entries only; in diskless mode it keeps the
+// last snapshot, and a complete checkpoint restores the log.
+func TestCrashLosesUnsyncedWrites(t *testing.T) {
+	e := func(c uint32) zab.Entry { return zab.Entry{Zxid: zab.NewZxid(1, c), Data: []byte{byte(c)}} }
+	d := newDisk(ModeSync)
+	if err := d.append([]zab.Entry{e(1), e(2)}); err != nil {
+		t.Fatal(err)
+	}
+	d.fsync()
+	if err := d.append([]zab.Entry{e(3)}); err != nil {
+		t.Fatal(err)
+	}
+	if !d.durable(e(2).Zxid) || d.durable(e(3).Zxid) {
+		t.Fatal("durable() disagrees with the fsync")
+	}
+	d.crash()
+	if last := d.lastZxid(); last != e(2).Zxid {
+		t.Fatalf("after crash last = %v, want %v", last, e(2).Zxid)
+	}
+
+	dl := newDisk(ModeDiskless)
+	if err := dl.append([]zab.Entry{e(1)}); err != nil {
+		t.Fatal(err)
+	}
+	var m machine
+	m.apply(e(1))
+	dl.checkpoint(machine{})
+	if _, rec := dl.crash(); rec || dl.lastZxid() != e(1).Zxid {
+		t.Fatalf("clean checkpoint: recovering=%v last=%v", rec, dl.lastZxid())
+	}
+	if err := dl.append([]zab.Entry{e(2)}); err != nil {
+		t.Fatal(err)
+	}
+	dl.busySnapshot(m)
+	got, rec := dl.crash()
+	if !rec || got.zxid != e(1).Zxid || dl.lastZxid() != e(1).Zxid {
+		t.Fatalf("after a busy snapshot: machine at %v, recovering=%v, last=%v", got.zxid, rec, dl.lastZxid())
+	}
+}

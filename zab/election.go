@@ -1,0 +1,206 @@
+package zab
+
+// Leader election after ZooKeeper's FastLeaderElection: each looking voter
+// proposes the best server it has heard of, ranked by (currentEpoch, last
+// zxid, id), sends its vote to every voter, and adopts any better vote it
+// receives in its round. It decides once a quorum of the votes of its
+// round name the same candidate, or once a quorum of servers outside the
+// election report following (or leading) the same leader and that leader
+// itself reports leading.
+//
+// Election only chooses who tries to lead; safety does not rest on it.
+// Discovery checks that no server of the leader's quorum has a more recent
+// history, so an election that decides early (there is no finalize wait)
+// at worst costs another round.
+//
+// Non-voters (observers, and voters that are recovering) do not propose
+// and are not counted. They solicit votes and join a leader once a quorum
+// of voters reports following it.
+
+type election struct {
+	round uint64
+	vote  Vote
+	// recv holds the votes of this round from voters, this node's own
+	// included; leading marks those whose sender reported leading.
+	recv    map[uint64]Vote
+	leading map[uint64]bool
+	// out holds the votes of voters that are following or leading.
+	out     map[uint64]outVote
+	elapsed int
+	timeout int
+}
+
+type outVote struct {
+	vote  Vote
+	state StateType
+}
+
+func (n *Node) canVote() bool { return n.voter[n.id] && !n.recovering }
+
+func (n *Node) selfVote() Vote {
+	return Vote{Leader: n.id, Zxid: n.log.lastZxid(), Epoch: n.hs.CurrentEpoch, Round: n.elect.round}
+}
+
+func (n *Node) becomeLooking() {
+	n.resetRole()
+	n.state = StateLooking
+	n.phase = PhaseElection
+	e := &n.elect
+	e.round++
+	e.recv = map[uint64]Vote{}
+	e.leading = map[uint64]bool{}
+	e.out = map[uint64]outVote{}
+	e.vote = n.selfVote()
+	if n.canVote() {
+		e.recv[n.id] = e.vote
+	}
+	n.logger.Debug("looking", "round", e.round, "zxid", e.vote.Zxid, "epoch", e.vote.Epoch)
+	n.sendVotes()
+	n.resetElectionTimer()
+	n.checkElection()
+}
+
+func (n *Node) resetElectionTimer() {
+	e := &n.elect
+	e.elapsed = 0
+	e.timeout = n.cfg.ElectionTick + n.rand.IntN(n.cfg.ElectionTick)
+}
+
+func (n *Node) tickElection() {
+	e := &n.elect
+	e.elapsed++
+	if e.elapsed >= e.timeout {
+		n.sendVotes()
+		n.resetElectionTimer()
+	}
+}
+
+// sendVotes sends this node's vote to every other voter.
+func (n *Node) sendVotes() {
+	for _, id := range n.cfg.Voters {
+		if id != n.id {
+			n.send(Message{Type: MsgVote, To: id, Vote: n.elect.vote, State: StateLooking, NonVoting: !n.canVote()})
+		}
+	}
+}
+
+func (n *Node) stepVote(m Message) {
+	e := &n.elect
+	if n.state != StateLooking {
+		// Tell a looking server whom we follow.
+		if m.State == StateLooking {
+			n.send(Message{Type: MsgVote, To: m.From, Vote: e.vote, State: n.state, NonVoting: !n.canVote()})
+		}
+		return
+	}
+	if !n.voter[m.From] || m.NonVoting {
+		// Votes of non-voters count for nothing, and a looking server has
+		// nothing to tell them.
+		return
+	}
+	switch m.State {
+	case StateLooking:
+		if !n.canVote() {
+			return
+		}
+		switch {
+		case m.Vote.Round > e.round:
+			e.round = m.Vote.Round
+			clear(e.recv)
+			clear(e.leading)
+			e.vote = n.selfVote()
+			if m.Vote.betterThan(e.vote) {
+				e.vote = m.Vote
+			}
+			e.vote.Round = e.round
+			e.recv[n.id] = e.vote
+			n.sendVotes()
+		case m.Vote.Round < e.round:
+			// Help a server that is behind catch up with this round.
+			n.send(Message{Type: MsgVote, To: m.From, Vote: e.vote, State: StateLooking})
+			return
+		default:
+			if m.Vote.betterThan(e.vote) {
+				e.vote = m.Vote
+				e.vote.Round = e.round
+				e.recv[n.id] = e.vote
+				n.sendVotes()
+			}
+		}
+		e.recv[m.From] = m.Vote
+		delete(e.leading, m.From)
+		n.checkElection()
+	case StateFollowing, StateLeading:
+		if m.Vote.Round == e.round && n.canVote() {
+			e.recv[m.From] = m.Vote
+			e.leading[m.From] = m.State == StateLeading
+			if n.countVotes(m.Vote) >= n.quorum && n.leaderConfirmed(m.Vote.Leader) {
+				n.decide(m.Vote)
+				return
+			}
+		}
+		e.out[m.From] = outVote{vote: m.Vote, state: m.State}
+		l := m.Vote.Leader
+		if l == n.id {
+			return
+		}
+		if lv, ok := e.out[l]; !ok || lv.state != StateLeading {
+			return
+		}
+		support := 0
+		for _, ov := range e.out {
+			if ov.vote.Leader == l {
+				support++
+			}
+		}
+		if support >= n.quorum {
+			e.round = max(e.round, m.Vote.Round)
+			n.decide(m.Vote)
+		}
+	}
+}
+
+// countVotes counts the votes of this round for v's candidate.
+func (n *Node) countVotes(v Vote) int {
+	c := 0
+	for _, rv := range n.elect.recv {
+		if rv.sameCandidate(v) {
+			c++
+		}
+	}
+	return c
+}
+
+// leaderConfirmed: a candidate other than this node must itself have said
+// it leads before we follow it on the strength of same-round votes.
+func (n *Node) leaderConfirmed(l uint64) bool {
+	if l == n.id {
+		return true
+	}
+	if n.elect.leading[l] {
+		return true
+	}
+	ov, ok := n.elect.out[l]
+	return ok && ov.state == StateLeading
+}
+
+func (n *Node) checkElection() {
+	if n.state != StateLooking || !n.canVote() {
+		return
+	}
+	if n.countVotes(n.elect.vote) >= n.quorum {
+		n.decide(n.elect.vote)
+	}
+}
+
+func (n *Node) decide(v Vote) {
+	v.Round = n.elect.round
+	n.elect.vote = v
+	n.logger.Debug("elected", "leader", v.Leader, "round", v.Round)
+	switch {
+	case v.Leader == n.id:
+		n.becomeLeader()
+	default:
+		n.becomeLearner(v.Leader)
+	}
+}

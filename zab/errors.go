@@ -1,0 +1,32 @@
+package zab
+
+import "errors"
+
+var (
+	// ErrNotLeader is returned by Propose on a node that is not an
+	// established leader. The driver forwards the request to Status().Leader
+	// or retries after the next election.
+	ErrNotLeader = errors.New("zab: not an established leader")
+	// ErrEpochExhausted is returned by Propose when the leader has used every
+	// counter of its epoch and the in-place move to the next epoch (see
+	// docs/design/zab.md, "Counter rollover") has not yet been acknowledged
+	// by a quorum. It is transient: the driver retries, as it would when
+	// throttled.
+	ErrEpochExhausted = errors.New("zab: zxid counter exhausted, epoch roll pending")
+	// ErrUnknownPeer is returned by Step for a message from a server that is
+	// neither a voter nor an observer of the configuration.
+	ErrUnknownPeer = errors.New("zab: message from unknown peer")
+	// ErrWrongRecipient is returned by Step for a message addressed to
+	// another server.
+	ErrWrongRecipient = errors.New("zab: message addressed to another server")
+	// ErrCompacted is returned by a Storage asked for entries at or below
+	// its snapshot.
+	ErrCompacted = errors.New("zab: entries compacted into a snapshot")
+	// ErrInvalidConfig wraps every configuration error of NewNode.
+	ErrInvalidConfig = errors.New("zab: invalid config")
+	// ErrDiverged is returned by Step when a leader asks this server to drop
+	// transactions it already knows to be committed. It means the ensemble
+	// broke Zab's safety (for example a quorum of disks was lost); the node
+	// refuses the sync and returns to election.
+	ErrDiverged = errors.New("zab: leader history lacks committed transactions")
+)

@@ -1,0 +1,145 @@
+package zab
+
+// The leader's side of a session with each learner (ZooKeeper's
+// LearnerHandler) and its clock.
+
+// stage is where a learner's session stands, seen from the leader.
+type stage uint8
+
+const (
+	stageInfo       stage = iota // FOLLOWERINFO received; epoch not yet fixed
+	stageEpochSent               // LEADERINFO sent
+	stageEpochAcked              // ACKEPOCH received; sync not yet sent
+	stageSyncSent                // sync and NEWLEADER sent; proposals flow
+	stageSynced                  // NEWLEADER acknowledged
+	stageUpToDate                // UPTODATE sent
+)
+
+// peer is one learner session.
+type peer struct {
+	id         uint64
+	session    uint64
+	observer   bool
+	recovering bool // recovering and not yet synchronized by this established leader
+
+	acceptedEpoch uint32 // from FOLLOWERINFO
+	// countsEpoch: this session may count toward the quorum that accepts
+	// the new epoch (a voter, not recovering, whose acceptedEpoch was below
+	// it when the session opened).
+	countsEpoch bool
+	stage       stage
+	syncEpoch   uint32 // epoch in LEADERINFO / NEWLEADER of the join
+	syncZxid    Zxid   // zxid of the join's NEWLEADER
+
+	currentEpoch uint32 // from ACKEPOCH
+	lastZxid     Zxid   // from ACKEPOCH
+	ack          Zxid   // highest acknowledged, durable zxid
+	informed     Zxid   // observers: last zxid sent
+	lastHeard    int
+}
+
+type leaderState struct {
+	epoch       uint32 // fixed epoch (proposed, then established)
+	epochFixed  bool
+	established bool
+	initZxid    Zxid // last zxid of the initial history of the epoch
+	start       int
+	heartbeat   int
+	next        uint32 // counter of the next proposal
+	peers       map[uint64]*peer
+	roll        *epochRoll
+}
+
+func (n *Node) becomeLeader() {
+	n.resetRole()
+	n.state = StateLeading
+	n.phase = PhaseDiscovery
+	n.leader = n.id
+	n.lead = &leaderState{start: n.now, peers: map[uint64]*peer{}}
+	n.logger.Debug("leading", "round", n.elect.round)
+	n.maybeFixEpoch()
+}
+
+// eligible reports whether p counts toward quorums.
+func (n *Node) eligible(p *peer) bool {
+	return !p.observer && !p.recovering && n.voter[p.id]
+}
+
+// sessionPeer returns the peer of m's session, refreshing its liveness.
+func (n *Node) sessionPeer(m Message) *peer {
+	p := n.lead.peers[m.From]
+	if p == nil || p.session != m.Session {
+		return nil
+	}
+	p.lastHeard = n.now
+	return p
+}
+
+func (n *Node) stepLeader(m Message) {
+	p := n.sessionPeer(m)
+	if p == nil {
+		return
+	}
+	switch m.Type {
+	case MsgAckEpoch:
+		n.leaderAckEpoch(p, m)
+	case MsgAckNewLeader:
+		n.leaderAckNewLeader(p, m)
+	case MsgAck:
+		n.leaderAck(p, m.Zxid)
+	case MsgAckEpochRoll:
+		n.leaderAckEpochRoll(p, m)
+	}
+}
+
+func (n *Node) stepDown(reason string) {
+	n.logger.Info("leader stepping down", "reason", reason, "epoch", n.lead.epoch)
+	n.becomeLooking()
+}
+
+func (n *Node) tickLeader() {
+	l := n.lead
+	if !l.established && n.now-l.start >= n.cfg.InitLimit {
+		n.stepDown("not established within initLimit")
+		return
+	}
+	// Forget learners gone silent; they must open a new session.
+	for _, id := range n.peers {
+		p := l.peers[id]
+		if p == nil {
+			continue
+		}
+		limit := n.cfg.SyncLimit
+		if p.stage < stageSynced {
+			limit = n.cfg.InitLimit
+		}
+		if n.now-p.lastHeard > limit {
+			delete(l.peers, id)
+		}
+	}
+	if l.established {
+		count := 1
+		for _, id := range n.peers {
+			if p := l.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
+				count++
+			}
+		}
+		if count < n.quorum {
+			n.stepDown("cannot hear a quorum within syncLimit")
+			return
+		}
+	}
+	if l.roll != nil && n.now-l.roll.start > n.cfg.InitLimit {
+		n.stepDown("epoch roll not acknowledged within initLimit")
+		return
+	}
+	l.heartbeat++
+	if l.heartbeat >= n.cfg.HeartbeatTick {
+		l.heartbeat = 0
+		for _, id := range n.peers {
+			if p := l.peers[id]; p != nil && p.stage >= stageSyncSent {
+				n.send(Message{Type: MsgPing, To: id, Session: p.session, Commit: n.commit})
+			}
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package zab
+
+// The learner's side (ZooKeeper's Learner, Follower and Observer): open a
+// session with the elected leader, accept its epoch, take its sync, and
+// then follow its proposals and commits.
+
+// lstage is where a learner's session stands.
+type lstage uint8
+
+const (
+	lsDiscover  lstage = iota // FOLLOWERINFO sent
+	lsEpoch                   // ACKEPOCH sent, waiting for the sync
+	lsSyncing                 // sync header received, entries arriving
+	lsSynced                  // NEWLEADER received
+	lsBroadcast               // UPTODATE received
+)
+
+type learnerState struct {
+	session uint64
+	stage   lstage
+	// epoch is the leader's epoch accepted in this session; rollEpoch an
+	// epoch accepted by EPOCHROLL and not yet switched to.
+	epoch     uint32
+	rollEpoch uint32
+	// synced: the NEWLEADER of the join has been made durable and
+	// acknowledged, so acknowledgements may flow.
+	synced    bool
+	lastAck   Zxid
+	start     int // tick the join started (initLimit)
+	lastHeard int // tick of the last message from the leader (syncLimit)
+	retry     int
+}
+
+func (n *Node) becomeLearner(leader uint64) {
+	n.resetRole()
+	n.state = StateFollowing
+	if n.observer[n.id] {
+		n.state = StateObserving
+	}
+	n.leader = leader
+	n.learn = &learnerState{start: n.now}
+	n.logger.Debug("following", "leader", leader, "state", n.state)
+	n.connect()
+}
+
+// connect opens a new session with the leader. Messages of older sessions
+// are dropped on both sides from now on, as after a TCP reconnect.
+func (n *Node) connect() {
+	ls := n.learn
+	ls.session = n.nextSession()
+	ls.stage = lsDiscover
+	ls.epoch, ls.rollEpoch = 0, 0
+	ls.synced = false
+	ls.lastAck = 0
+	ls.lastHeard = n.now
+	ls.retry = 0
+	n.pending = nil
+	n.phase = PhaseDiscovery
+	n.epoch = 0
+	n.send(Message{Type: MsgFollowerInfo, To: n.leader, Session: ls.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering})
+}
+
+// reconnect restarts the join with the same leader after a gap or a
+// protocol error in the session (a lost message: links lose only by
+// breaking, like TCP).
+func (n *Node) reconnect(reason string) {
+	n.logger.Debug("reconnecting to leader", "leader", n.leader, "reason", reason)
+	n.learn.start = n.now
+	n.connect()
+}
+
+func (n *Node) tickLearner() {
+	ls := n.learn
+	if ls.stage < lsBroadcast {
+		if n.now-ls.start >= n.cfg.InitLimit {
+			n.logger.Debug("no sync within initLimit", "leader", n.leader)
+			n.becomeLooking()
+			return
+		}
+		if ls.stage == lsDiscover {
+			// The leader may not have been leading yet: ask again.
+			ls.retry++
+			if ls.retry >= n.cfg.SyncLimit {
+				n.connect()
+			}
+		}
+		return
+	}
+	if n.now-ls.lastHeard > n.cfg.SyncLimit {
+		n.logger.Debug("leader silent beyond syncLimit", "leader", n.leader)
+		n.becomeLooking()
+	}
+}
+
+func (n *Node) stepLearner(m Message) error {
+	ls := n.learn
+	ls.lastHeard = n.now
+	switch m.Type {
+	case MsgLeaderInfo:
+		if ls.stage != lsDiscover {
+			return nil
+		}
+		if m.Reject || m.Epoch < n.hs.AcceptedEpoch {
+			// Not our leader, or one behind an epoch we promised to
+			// another: elect again.
+			n.becomeLooking()
+			return nil
+		}
+		n.hs.AcceptedEpoch = m.Epoch
+		ls.epoch = m.Epoch
+		n.epoch = m.Epoch
+		ls.stage = lsEpoch
+		n.phase = PhaseSync
+		n.send(Message{Type: MsgAckEpoch, To: n.leader, Session: ls.session, Epoch: m.Epoch,
+			CurrentEpoch: n.hs.CurrentEpoch, Zxid: n.log.lastZxid()})
+	case MsgSync:
+		if ls.stage != lsEpoch {
+			n.reconnect("unexpected SYNC")
+			return nil
+		}
+		return n.learnerSync(m)
+	case MsgProposal:
+		if ls.stage < lsSyncing {
+			n.reconnect("PROPOSAL before SYNC")
+			return nil
+		}
+		n.learnerAppend(m.Prev, m.Entries)
+	case MsgNewLeader:
+		n.learnerNewLeader(m)
+	case MsgUpToDate:
+		if ls.stage != lsSynced || !ls.synced {
+			n.reconnect("UPTODATE before NEWLEADER")
+			return nil
+		}
+		ls.stage = lsBroadcast
+		n.phase = PhaseBroadcast
+		n.recovering = false
+		n.learnCommit(m.Commit)
+		n.maybeAck()
+	case MsgCommit:
+		if ls.stage == lsBroadcast {
+			n.learnCommit(m.Commit)
+		}
+	case MsgInform:
+		if ls.stage != lsBroadcast || n.state != StateObserving {
+			n.reconnect("unexpected INFORM")
+			return nil
+		}
+		if n.learnerAppend(m.Prev, m.Entries) {
+			n.learnCommit(m.Commit)
+		}
+	case MsgPing:
+		if ls.stage == lsBroadcast {
+			n.learnCommit(m.Commit)
+		}
+		var a Zxid
+		if n.state == StateFollowing && ls.synced {
+			a = n.ackable()
+		}
+		n.sendMergeable(Message{Type: MsgAck, To: n.leader, Session: ls.session, Zxid: a})
+	case MsgEpochRoll:
+		if n.state != StateFollowing || ls.stage < lsSynced {
+			n.reconnect("unexpected EPOCHROLL")
+			return nil
+		}
+		switch {
+		case m.Epoch > n.hs.AcceptedEpoch:
+			n.hs.AcceptedEpoch = m.Epoch
+			ls.rollEpoch = m.Epoch
+		case m.Epoch == ls.rollEpoch:
+		default:
+			// We promised a later epoch to someone else.
+			n.becomeLooking()
+			return nil
+		}
+		n.send(Message{Type: MsgAckEpochRoll, To: n.leader, Session: ls.session, Epoch: m.Epoch})
+	}
+	return nil
+}
+
+// learnerAppend appends entries that must directly follow prev.
+func (n *Node) learnerAppend(prev Zxid, ents []Entry) bool {
+	if prev != n.log.lastZxid() {
+		n.reconnect("gap in the leader's stream")
+		return false
+	}
+	last := prev
+	for i := range ents {
+		z := ents[i].Zxid
+		if z <= last || z.Epoch() > n.learn.epoch {
+			n.reconnect("entries out of order")
+			return false
+		}
+		last = z
+	}
+	n.log.append(ents...)
+	return true
+}
+
+func (n *Node) learnerNewLeader(m Message) {
+	ls := n.learn
+	if ls.stage < lsSyncing {
+		n.reconnect("NEWLEADER before SYNC")
+		return
+	}
+	if m.Zxid != n.log.lastZxid() {
+		n.reconnect("NEWLEADER does not match the log")
+		return
+	}
+	if ls.stage == lsSyncing {
+		if m.Epoch != ls.epoch {
+			n.reconnect("NEWLEADER of another epoch")
+			return
+		}
+		ls.stage = lsSynced
+	} else {
+		// An in-place epoch switch (roll.go).
+		if n.state != StateFollowing || m.Epoch != ls.rollEpoch || m.Epoch <= ls.epoch {
+			n.reconnect("unexpected epoch switch")
+			return
+		}
+		ls.epoch = m.Epoch
+		ls.rollEpoch = 0
+		n.epoch = m.Epoch
+	}
+	n.pending = append(n.pending, epochPoint{epoch: m.Epoch, zxid: m.Zxid})
+	n.completeEpochs()
+	n.maybeAck()
+}
+
+// learnerEpochDone: the history up to p.zxid is durable and currentEpoch
+// is p.epoch (in this Ready's HardState, written before its messages).
+func (n *Node) learnerEpochDone(p epochPoint) {
+	n.learn.synced = true
+	n.send(Message{Type: MsgAckNewLeader, To: n.leader, Session: n.learn.session, Epoch: p.epoch, Zxid: p.zxid})
+}
+
+func (n *Node) learnCommit(c Zxid) {
+	c = min(c, n.log.lastZxid())
+	if c > n.commit {
+		n.commit = c
+	}
+}
+
+// maybeAck acknowledges what became durable.
+func (n *Node) maybeAck() {
+	if n.state != StateFollowing || !n.learn.synced {
+		return
+	}
+	ls := n.learn
+	if a := n.ackable(); a > ls.lastAck {
+		ls.lastAck = a
+		n.sendMergeable(Message{Type: MsgAck, To: n.leader, Session: ls.session, Zxid: a})
+	}
+}

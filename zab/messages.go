@@ -1,0 +1,181 @@
+package zab
+
+import "fmt"
+
+// MsgType names a protocol message. The names follow ZooKeeper's packets
+// (FastLeaderElection notifications, FOLLOWERINFO, LEADERINFO, ACKEPOCH,
+// DIFF/TRUNC/SNAP, PROPOSAL, NEWLEADER, UPTODATE, ACK, COMMIT, INFORM,
+// PING) plus the two of the in-place epoch roll.
+type MsgType uint8
+
+const (
+	// MsgVote is an election notification: Vote, State, NonVoting.
+	MsgVote MsgType = iota + 1
+	// MsgFollowerInfo (learner to leader) opens a session: Session, Epoch =
+	// the learner's acceptedEpoch, NonVoting = recovering.
+	MsgFollowerInfo
+	// MsgLeaderInfo (leader to learner) proposes the new epoch: Epoch. With
+	// Reject set, the recipient is not leading and the learner must look
+	// again.
+	MsgLeaderInfo
+	// MsgAckEpoch (learner to leader) accepts Epoch and reports the
+	// learner's history: CurrentEpoch and Zxid (its last zxid).
+	MsgAckEpoch
+	// MsgSync (leader to learner) starts synchronization: Sync says how,
+	// Zxid is the learner's last zxid (DIFF), the truncation point (TRUNC)
+	// or the snapshot's zxid (SNAP, with Snapshot). MsgProposal messages
+	// with the missing entries follow, then MsgNewLeader.
+	MsgSync
+	// MsgProposal (leader to follower) carries Entries; Prev is the zxid
+	// just before Entries[0], so a learner detects a gap in its stream.
+	MsgProposal
+	// MsgNewLeader (leader to learner) ends synchronization (or switches
+	// epoch in place): the learner's log must end at Zxid; once that is
+	// durable it sets currentEpoch to Epoch and answers MsgAckNewLeader.
+	MsgNewLeader
+	// MsgAckNewLeader (learner to leader): Epoch and Zxid of the
+	// MsgNewLeader acknowledged.
+	MsgAckNewLeader
+	// MsgUpToDate (leader to learner): synchronization is over and the
+	// leader is established; Commit is its commit zxid.
+	MsgUpToDate
+	// MsgAck (follower to leader): the follower's log up to Zxid is durable
+	// (cumulative). Learners also send it in reply to MsgPing.
+	MsgAck
+	// MsgCommit (leader to follower): everything up to Commit is committed
+	// (cumulative).
+	MsgCommit
+	// MsgInform (leader to observer): committed Entries after Prev, and
+	// Commit.
+	MsgInform
+	// MsgPing (leader to learner): heartbeat carrying Commit.
+	MsgPing
+	// MsgEpochRoll (leader to follower) asks the follower to accept Epoch
+	// for the same leader, without an election.
+	MsgEpochRoll
+	// MsgAckEpochRoll (follower to leader): Epoch accepted.
+	MsgAckEpochRoll
+)
+
+var msgNames = [...]string{
+	MsgVote:         "VOTE",
+	MsgFollowerInfo: "FOLLOWERINFO",
+	MsgLeaderInfo:   "LEADERINFO",
+	MsgAckEpoch:     "ACKEPOCH",
+	MsgSync:         "SYNC",
+	MsgProposal:     "PROPOSAL",
+	MsgNewLeader:    "NEWLEADER",
+	MsgAckNewLeader: "ACKNEWLEADER",
+	MsgUpToDate:     "UPTODATE",
+	MsgAck:          "ACK",
+	MsgCommit:       "COMMIT",
+	MsgInform:       "INFORM",
+	MsgPing:         "PING",
+	MsgEpochRoll:    "EPOCHROLL",
+	MsgAckEpochRoll: "ACKEPOCHROLL",
+}
+
+func (t MsgType) String() string {
+	if int(t) < len(msgNames) && msgNames[t] != "" {
+		return msgNames[t]
+	}
+	return fmt.Sprintf("msg(%d)", uint8(t))
+}
+
+// SyncMode is how a leader brings a learner's history in line with its
+// own, as in ZooKeeper's LearnerHandler.syncFollower.
+type SyncMode uint8
+
+const (
+	// SyncDiff: the learner's last zxid is in the leader's history; the
+	// entries after it follow.
+	SyncDiff SyncMode = iota + 1
+	// SyncTrunc: the learner has entries the leader's history lacks; it
+	// drops every entry after Zxid, then the leader's entries follow.
+	SyncTrunc
+	// SyncSnap: the leader no longer has the entries the learner lacks; the
+	// learner installs Snapshot, then the entries after it follow.
+	SyncSnap
+)
+
+func (s SyncMode) String() string {
+	switch s {
+	case SyncDiff:
+		return "DIFF"
+	case SyncTrunc:
+		return "TRUNC"
+	case SyncSnap:
+		return "SNAP"
+	}
+	return fmt.Sprintf("sync(%d)", uint8(s))
+}
+
+// Vote is a FastLeaderElection vote: the proposed leader, its history
+// (Epoch is its currentEpoch, Zxid its last zxid) and the election round
+// of the voter. Votes compare by (Epoch, Zxid, Leader).
+type Vote struct {
+	Leader uint64
+	Zxid   Zxid
+	Epoch  uint32
+	Round  uint64
+}
+
+func (v Vote) betterThan(o Vote) bool {
+	if v.Epoch != o.Epoch {
+		return v.Epoch > o.Epoch
+	}
+	if v.Zxid != o.Zxid {
+		return v.Zxid > o.Zxid
+	}
+	return v.Leader > o.Leader
+}
+
+func (v Vote) sameCandidate(o Vote) bool {
+	return v.Leader == o.Leader && v.Zxid == o.Zxid && v.Epoch == o.Epoch
+}
+
+// Message is one protocol message. Which fields are meaningful depends on
+// Type (see the MsgType constants). Between a learner and its leader,
+// every message carries the Session the learner opened with
+// MsgFollowerInfo; both sides drop messages of other sessions, so a
+// session behaves like one TCP connection of ZooKeeper's.
+type Message struct {
+	Type     MsgType
+	From, To uint64
+	Session  uint64
+
+	Epoch        uint32
+	CurrentEpoch uint32
+	Zxid         Zxid
+	Prev         Zxid
+	Commit       Zxid
+	Entries      []Entry
+	Snapshot     *Snapshot
+	Sync         SyncMode
+
+	Vote      Vote
+	State     StateType
+	NonVoting bool
+	Reject    bool
+}
+
+func (m Message) String() string {
+	s := fmt.Sprintf("%v %d->%d", m.Type, m.From, m.To)
+	switch m.Type {
+	case MsgVote:
+		s += fmt.Sprintf(" %v vote=%d/%v/e%d/r%d", m.State, m.Vote.Leader, m.Vote.Zxid, m.Vote.Epoch, m.Vote.Round)
+		if m.NonVoting {
+			s += " nonvoting"
+		}
+	case MsgSync:
+		s += fmt.Sprintf(" %v %v", m.Sync, m.Zxid)
+	case MsgProposal, MsgInform:
+		s += fmt.Sprintf(" prev=%v n=%d", m.Prev, len(m.Entries))
+		if len(m.Entries) > 0 {
+			s += fmt.Sprintf(" last=%v", m.Entries[len(m.Entries)-1].Zxid)
+		}
+	default:
+		s += fmt.Sprintf(" e%d z=%v c=%v", m.Epoch, m.Zxid, m.Commit)
+	}
+	return s
+}

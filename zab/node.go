@@ -1,0 +1,309 @@
+package zab
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+)
+
+// Node is one server's Zab state machine. It is not safe for concurrent
+// use: the driver calls its methods from one goroutine (or under a lock).
+// It does no I/O; see the package documentation for the driver's loop.
+type Node struct {
+	id         uint64
+	cfg        Config
+	peers      []uint64 // every other server, sorted: the order of all iteration
+	voter      map[uint64]bool
+	observer   map[uint64]bool
+	quorum     int
+	rand       *rand.Rand
+	logger     *slog.Logger
+	log        *zlog
+	hs         HardState
+	prevHS     HardState
+	persisted  Zxid
+	commit     Zxid
+	applying   Zxid // last zxid handed out in Ready.Committed
+	applied    Zxid // last zxid the driver applied (Advance)
+	recovering bool
+
+	state  StateType
+	phase  Phase
+	leader uint64
+	epoch  uint32
+	// pending are the epochs to adopt as currentEpoch once the log is
+	// durable up to their zxid (NEWLEADER, on leader and learners alike).
+	pending []epochPoint
+	now     int // ticks since start
+
+	elect election
+	lead  *leaderState
+	learn *learnerState
+
+	msgs      []Message
+	lastMsg   map[uint64]int // index in msgs of the last message to a peer
+	mergeable []bool         // msgs[i] may absorb later proposals/acks
+	prevSoft  SoftState
+	inflight  bool // a Ready is out and not yet advanced
+	session   uint64
+}
+
+type epochPoint struct {
+	epoch uint32
+	zxid  Zxid
+}
+
+// NewNode returns a node that starts looking for a leader. Its log,
+// snapshot and hard state come from cfg.Storage.
+func NewNode(cfg Config) (*Node, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	hs, err := cfg.Storage.HardState()
+	if err != nil {
+		return nil, fmt.Errorf("zab: storage: %w", err)
+	}
+	if hs.CurrentEpoch > hs.AcceptedEpoch {
+		return nil, fmt.Errorf("%w: currentEpoch %d above acceptedEpoch %d", ErrInvalidConfig, hs.CurrentEpoch, hs.AcceptedEpoch)
+	}
+	snap, err := cfg.Storage.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("zab: storage: %w", err)
+	}
+	lg, err := newLog(cfg.Storage)
+	if err != nil {
+		return nil, err
+	}
+	applied := cfg.Applied
+	if applied == 0 {
+		applied = snap.Zxid
+	}
+	if applied < snap.Zxid || applied > lg.lastZxid() {
+		return nil, fmt.Errorf("%w: Applied %v outside [%v, %v]", ErrInvalidConfig, applied, snap.Zxid, lg.lastZxid())
+	}
+	n := &Node{
+		id:        cfg.ID,
+		cfg:       cfg,
+		voter:     map[uint64]bool{},
+		observer:  map[uint64]bool{},
+		quorum:    len(cfg.Voters)/2 + 1,
+		rand:      cfg.Rand,
+		logger:    cfg.Logger.With("zab", cfg.ID),
+		log:       lg,
+		hs:        hs,
+		prevHS:    hs,
+		persisted: lg.lastZxid(),
+		commit:    applied,
+		applying:  applied,
+		applied:   applied,
+		lastMsg:   map[uint64]int{},
+		session:   cfg.Rand.Uint64() >> 1,
+		prevSoft:  SoftState{State: StateType(255)},
+	}
+	for _, id := range cfg.Voters {
+		n.voter[id] = true
+	}
+	for _, id := range cfg.Observers {
+		n.observer[id] = true
+	}
+	n.recovering = cfg.Recovering && n.voter[n.id]
+	for _, ids := range [][]uint64{cfg.Voters, cfg.Observers} {
+		for _, id := range ids {
+			if id != n.id {
+				n.peers = append(n.peers, id)
+			}
+		}
+	}
+	slices.Sort(n.peers)
+	n.becomeLooking()
+	return n, nil
+}
+
+// ID returns this server's id.
+func (n *Node) ID() uint64 { return n.id }
+
+// Tick advances the node's clock by one tick: election resends,
+// heartbeats, and the InitLimit/SyncLimit deadlines.
+func (n *Node) Tick() {
+	n.now++
+	switch n.state {
+	case StateLooking:
+		n.tickElection()
+	case StateLeading:
+		n.tickLeader()
+	case StateFollowing, StateObserving:
+		n.tickLearner()
+	}
+}
+
+// Step processes one message from another server. Stale messages (an old
+// session, a finished phase) are dropped without error; an error means the
+// message was not for this node (ErrUnknownPeer, ErrWrongRecipient) or
+// that the ensemble's history is broken (ErrDiverged).
+func (n *Node) Step(m Message) error {
+	if m.To != n.id {
+		return fmt.Errorf("%w: %d, this is %d", ErrWrongRecipient, m.To, n.id)
+	}
+	if m.From == n.id {
+		return nil
+	}
+	if !n.voter[m.From] && !n.observer[m.From] {
+		return fmt.Errorf("%w: %d", ErrUnknownPeer, m.From)
+	}
+	switch m.Type {
+	case MsgVote:
+		n.stepVote(m)
+	case MsgFollowerInfo:
+		switch n.state {
+		case StateLeading:
+			n.leaderFollowerInfo(m)
+		case StateFollowing, StateObserving:
+			// Not leading, and not about to: tell the learner at once
+			// rather than let it wait out initLimit.
+			n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
+		}
+	case MsgAckEpoch, MsgAckNewLeader, MsgAck, MsgAckEpochRoll:
+		if n.state == StateLeading {
+			n.stepLeader(m)
+		}
+	case MsgLeaderInfo, MsgSync, MsgProposal, MsgNewLeader, MsgUpToDate,
+		MsgCommit, MsgInform, MsgPing, MsgEpochRoll:
+		if n.learn != nil && m.From == n.leader && m.Session == n.learn.session {
+			return n.stepLearner(m)
+		}
+	}
+	return nil
+}
+
+// Persisted tells the node that its log is durable up to z (in the sense
+// of the driver's durability mode: fsynced, written, or held in memory).
+// Followers acknowledge proposals, and leaders count their own vote, only
+// up to the persisted zxid.
+func (n *Node) Persisted(z Zxid) {
+	z = min(z, n.log.lastZxid())
+	if z <= n.persisted {
+		return
+	}
+	n.persisted = z
+	n.completeEpochs()
+	switch n.state {
+	case StateLeading:
+		n.maybeCommit()
+	case StateFollowing:
+		n.maybeAck()
+	}
+}
+
+// Status reports the node's state.
+func (n *Node) Status() Status {
+	st := Status{
+		ID:        n.id,
+		SoftState: n.softState(),
+		HardState: n.hs,
+		LastZxid:  n.log.lastZxid(),
+		Persisted: n.persisted,
+		Commit:    n.commit,
+		Applied:   n.applied,
+		Round:     n.elect.round,
+	}
+	if n.lead != nil {
+		for _, id := range n.peers {
+			if p := n.lead.peers[id]; p != nil {
+				st.Learners = append(st.Learners, LearnerStatus{
+					ID:        id,
+					Observer:  p.observer,
+					Synced:    p.stage >= stageSynced,
+					Ack:       p.ack,
+					LastHeard: n.now - p.lastHeard,
+				})
+			}
+		}
+	}
+	return st
+}
+
+func (n *Node) softState() SoftState {
+	return SoftState{State: n.state, Phase: n.phase, Leader: n.leader, Epoch: n.epoch, Recovering: n.recovering}
+}
+
+// ackable is the highest zxid this node may count as its acknowledgement:
+// durable, and not beyond the start of an epoch whose currentEpoch is not
+// yet persisted (acknowledging a later entry while the hard state still
+// names an older epoch could let that entry be committed by servers an
+// election would rank below ones lacking it).
+func (n *Node) ackable() Zxid {
+	a := n.persisted
+	if len(n.pending) > 0 {
+		a = min(a, n.pending[0].zxid)
+	}
+	return a
+}
+
+// completeEpochs adopts each pending epoch whose history is now durable.
+func (n *Node) completeEpochs() {
+	for len(n.pending) > 0 && n.persisted >= n.pending[0].zxid {
+		p := n.pending[0]
+		n.pending = n.pending[1:]
+		if p.epoch > n.hs.CurrentEpoch {
+			n.hs.CurrentEpoch = p.epoch
+		}
+		switch n.state {
+		case StateLeading:
+			n.maybeEstablish()
+		case StateFollowing, StateObserving:
+			n.learnerEpochDone(p)
+		}
+	}
+	if n.state == StateLeading {
+		n.maybeCommit()
+	}
+}
+
+// resetRole forgets everything tied to the current role.
+func (n *Node) resetRole() {
+	n.lead = nil
+	n.learn = nil
+	n.pending = nil
+	n.epoch = 0
+	n.leader = 0
+}
+
+func (n *Node) nextSession() uint64 {
+	n.session++
+	return n.session
+}
+
+// send queues a message.
+func (n *Node) send(m Message) {
+	m.From = n.id
+	n.lastMsg[m.To] = len(n.msgs)
+	n.msgs = append(n.msgs, m)
+	n.mergeable = append(n.mergeable, false)
+}
+
+// sendMergeable queues a proposal, commit or ack, folding it into the
+// previous message to the same peer when that is of the same kind, so a
+// burst of proposals travels as one message.
+func (n *Node) sendMergeable(m Message) {
+	if i, ok := n.lastMsg[m.To]; ok && n.mergeable[i] {
+		last := &n.msgs[i]
+		if last.Type == m.Type && last.Session == m.Session {
+			switch m.Type {
+			case MsgProposal:
+				if k := len(last.Entries); k > 0 && last.Entries[k-1].Zxid == m.Prev {
+					last.Entries = append(last.Entries[:k:k], m.Entries...)
+					return
+				}
+			case MsgCommit:
+				last.Commit = max(last.Commit, m.Commit)
+				return
+			case MsgAck:
+				last.Zxid = max(last.Zxid, m.Zxid)
+				return
+			}
+		}
+	}
+	n.send(m)
+	n.mergeable[len(n.mergeable)-1] = true
+}

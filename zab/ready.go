@@ -1,0 +1,99 @@
+package zab
+
+// Ready is the work a node asks of its driver. The driver handles one
+// Ready at a time, in this order, then calls Advance:
+//
+//  1. Snapshot: install it (state machine and log replaced), durably.
+//  2. Truncate: drop every log entry after *Truncate, durably.
+//  3. Entries: append them to the log; they need not be durable yet. When
+//     they are (fsync in sync mode, write in async mode, at once in
+//     diskless mode), call Persisted.
+//  4. HardState: write it durably.
+//  5. Messages: send them, only after HardState is durable. A message
+//     with a Snapshot carries the snapshot's bytes; the driver may attach
+//     them now.
+//  6. Committed: apply them to the state machine, in order.
+//
+// The driver may call Step, Tick, Propose and Persisted between Ready and
+// Advance; HasReady stays false until Advance.
+type Ready struct {
+	// SoftState is set when the role, phase, leader, epoch or recovering
+	// flag changed.
+	SoftState *SoftState
+	// HardState is set when the epochs changed.
+	HardState *HardState
+	Snapshot  *Snapshot
+	Truncate  *Zxid
+	Entries   []Entry
+	Committed []Entry
+	Messages  []Message
+}
+
+// Empty reports whether the Ready asks for nothing.
+func (rd Ready) Empty() bool {
+	return rd.SoftState == nil && rd.HardState == nil && rd.Snapshot == nil && rd.Truncate == nil &&
+		len(rd.Entries) == 0 && len(rd.Committed) == 0 && len(rd.Messages) == 0
+}
+
+// HasReady reports whether Ready would return work.
+func (n *Node) HasReady() bool {
+	if n.inflight {
+		return false
+	}
+	return n.softState() != n.prevSoft || n.hs != n.prevHS || len(n.msgs) > 0 ||
+		n.log.hasUnstable() || n.commit > n.applying
+}
+
+// Ready returns the pending work and marks it in flight until Advance. It
+// returns an empty Ready while another is in flight (an empty Ready needs
+// no Advance).
+func (n *Node) Ready() Ready {
+	if n.inflight {
+		return Ready{}
+	}
+	var rd Ready
+	if ss := n.softState(); ss != n.prevSoft {
+		rd.SoftState = &ss
+		n.prevSoft = ss
+	}
+	if n.hs != n.prevHS {
+		hs := n.hs
+		rd.HardState = &hs
+		n.prevHS = hs
+	}
+	rd.Snapshot, rd.Truncate, rd.Entries = n.log.takeUnstable()
+	if n.commit > n.applying {
+		ents, err := n.log.entries(n.applying, n.commit, n.cfg.MaxBatchBytes)
+		if err != nil {
+			// The entries stay pending; a driver that compacted unapplied
+			// entries broke its contract, so say so loudly.
+			n.logger.Error("zab: cannot read committed entries", "after", n.applying, "commit", n.commit, "err", err)
+		} else if len(ents) > 0 {
+			rd.Committed = ents
+			n.applying = ents[len(ents)-1].Zxid
+		}
+	}
+	rd.Messages = n.msgs
+	n.msgs = nil
+	n.mergeable = nil
+	clear(n.lastMsg)
+	// An empty Ready needs no Advance: a driver that skips it must not
+	// stall the node.
+	n.inflight = !rd.Empty()
+	return rd
+}
+
+// Advance tells the node that the driver has done what rd asked.
+func (n *Node) Advance(rd Ready) {
+	if !n.inflight {
+		return
+	}
+	n.inflight = false
+	n.log.advance()
+	if k := len(rd.Committed); k > 0 {
+		n.applied = max(n.applied, rd.Committed[k-1].Zxid)
+	}
+	if rd.Snapshot != nil {
+		n.applied = max(n.applied, rd.Snapshot.Zxid)
+	}
+}
