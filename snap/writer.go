@@ -11,6 +11,10 @@ import (
 
 const writeBufferSize = 256 << 10
 
+// writebackEvery is how many bytes a snapshot writes between asking the
+// kernel to start writing them out (see vfs.WritebackStarter).
+const writebackEvery = 8 << 20
+
 // Writer streams one snapshot to its temporary file. It is an io.Writer;
 // nothing is visible to readers until Commit.
 type Writer struct {
@@ -22,8 +26,10 @@ type Writer struct {
 	bw         *bufio.Writer
 	crc        uint32
 	n          int64
-	done       bool
-	err        error // first write error; Commit returns it
+	// flushed is how far the file has been handed to writeback.
+	flushed int64
+	done    bool
+	err     error // first write error; Commit returns it
 }
 
 // Create starts the snapshot of zxid in dir (created if missing). A stale
@@ -68,6 +74,16 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if err != nil {
 		w.err = fmt.Errorf("snap: writing %s: %w", w.tmp, err)
 		return n, w.err
+	}
+	if ws, ok := w.f.(vfs.WritebackStarter); ok && w.n-w.flushed >= writebackEvery {
+		if err := w.bw.Flush(); err != nil {
+			w.err = fmt.Errorf("snap: writing %s: %w", w.tmp, err)
+			return n, w.err
+		}
+		// Best effort: failing to start early writeback costs only the
+		// smoothing; Commit's fsync still makes the file durable.
+		_ = ws.StartWriteback(w.flushed, 0) // 0: through the end of the file
+		w.flushed = w.n
 	}
 	return n, nil
 }

@@ -121,3 +121,11 @@ func writeZeros(f *osFile, off, size int64) error {
 	}
 	return nil
 }
+
+// StartWriteback begins writing a range of f to disk without waiting.
+func (f *osFile) StartWriteback(off, n int64) error {
+	if f.closed {
+		return &fs.PathError{Op: "writeback", Path: f.Name(), Err: fs.ErrClosed}
+	}
+	return startWriteback(f, off, n)
+}

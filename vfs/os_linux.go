@@ -39,3 +39,14 @@ func fallocate(f *osFile, size int64) error {
 		}
 	}
 }
+
+// startWriteback asks the kernel to begin writing [off, off+n) to disk
+// without waiting for it (sync_file_range with SYNC_FILE_RANGE_WRITE).
+func startWriteback(f *osFile, off, n int64) error {
+	for {
+		err := unix.SyncFileRange(int(f.fd), off, n, unix.SYNC_FILE_RANGE_WRITE)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -73,3 +73,13 @@ const accessFlags = os.O_RDONLY | os.O_WRONLY | os.O_RDWR
 
 // supportedFlags is every flag bit FS.OpenFile must understand.
 const supportedFlags = accessFlags | os.O_CREATE | os.O_EXCL | os.O_TRUNC
+
+// WritebackStarter is implemented by files that can start writing a range
+// to disk without waiting for it (Linux sync_file_range; n == 0 means to
+// the end of the file). A writer of a
+// large file calls it every few MiB so that its final fsync does not push
+// hundreds of MiB at once and stall every other fsync on the disk (the
+// transaction log's, above all).
+type WritebackStarter interface {
+	StartWriteback(off, n int64) error
+}
