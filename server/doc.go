@@ -7,9 +7,10 @@
 //
 //   - accept loop: new connections, per-IP limits, four-letter words;
 //   - per connection: a reader (decodes frames, runs reads inline, hands
-//     writes to prep) and a writer (flushes the bounded output buffer);
-//   - prep: the only goroutine that assigns zxids and decides a write's
-//     outcome, against the tree plus the changes still in flight;
+//     writes to the log) and a writer (flushes the bounded output buffer);
+//   - prep: not a goroutine — the submitting goroutine decides its write
+//     and assigns its zxid under prepMu, against the tree plus the changes
+//     still in flight;
 //   - log: appends transactions to the WAL and fsyncs them in groups;
 //   - apply: applies durable transactions to the tree under its write lock,
 //     fires watches, completes replies in each connection's order;

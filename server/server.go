@@ -30,12 +30,13 @@ type Server struct {
 
 	// slots bounds the requests inside the pipeline
 	// (globalOutstandingLimit); a reader that cannot get one stops reading.
-	slots   chan struct{}
-	prepCh  chan *request
+	slots chan struct{}
+	// prepMu serialises prep (see submit); lastZxid is under it.
+	prepMu  sync.Mutex
 	logCh   chan *request
 	applyCh chan []*request
 
-	// lastZxid is the last zxid assigned by prep (prep goroutine only).
+	// lastZxid is the last zxid assigned by prep (under prepMu).
 	lastZxid int64
 
 	ln       net.Listener
@@ -113,7 +114,6 @@ func New(opts Options) (*Server, error) {
 		sessions: newSessionTracker(opts.ServerID, opts.Now()),
 		pending:  newPendingChanges(),
 		slots:    make(chan struct{}, opts.GlobalOutstandingLimit),
-		prepCh:   make(chan *request, opts.GlobalOutstandingLimit),
 		logCh:    make(chan *request, opts.GlobalOutstandingLimit),
 		applyCh:  make(chan []*request, 64),
 		conns:    map[*conn]struct{}{},
@@ -172,8 +172,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer s.cancel()
 
 	var pipe sync.WaitGroup
-	pipe.Add(3)
-	go func() { defer pipe.Done(); s.prepLoop() }()
+	pipe.Add(2)
 	go func() { defer pipe.Done(); s.logLoop() }()
 	go func() { defer pipe.Done(); s.applyLoop() }()
 	go func() { pipe.Wait(); close(s.done) }()
@@ -198,7 +197,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.connMu.Unlock()
 	s.wg.Wait()
-	close(s.prepCh)
+	close(s.logCh)
 	<-s.done
 	if err := s.store.close(); err != nil {
 		return err
@@ -304,15 +303,4 @@ func (s *Server) acquire() bool {
 func (s *Server) release() {
 	<-s.slots
 	s.stats.outstanding.Add(-1)
-}
-
-// submit hands a write to prep. It returns false when the server is
-// stopping.
-func (s *Server) submit(r *request) bool {
-	select {
-	case s.prepCh <- r:
-		return true
-	case <-s.ctx.Done():
-		return false
-	}
 }
