@@ -14,7 +14,7 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./wire:FuzzDecodeRequest ./wire:FuzzDecodeConnect ./wire:FuzzDecodeMulti ./wire:FuzzReadFrame \
 	./txn:FuzzDecode ./datatree:FuzzReadSnapshot ./datatree:FuzzSnapshotLinking \
-	./config:FuzzParse ./config:FuzzReadProperties
+	./config:FuzzParse ./config:FuzzReadProperties ./transport:FuzzDecodeMessage
 
 .PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean
 

@@ -1,0 +1,236 @@
+package transport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// connBufSize is the bufio buffer of each connection's reader and writer.
+const connBufSize = 64 << 10
+
+// maxScratch is the largest encoding buffer a writer keeps between
+// batches; a larger one (a big DIFF) is left to the garbage collector.
+const maxScratch = 4 << 20
+
+// laneLink is the link to one peer for one lane: its queue and its live
+// connection, if any. Messages are queued only while a connection is live;
+// when it ends the queue is emptied, as a broken TCP connection loses
+// what it had in flight.
+type laneLink struct {
+	t    *TCP
+	peer uint64
+	lane lane
+	log  *slog.Logger
+
+	mu  sync.Mutex
+	q   queue
+	cur *conn
+	// notify wakes the writer of cur; one pending signal is enough since
+	// the writer takes the whole queue.
+	notify chan struct{}
+
+	sent, received, droppedFull, droppedDown, droppedTooLarge atomic.Uint64
+	connects, disconnects                                     atomic.Uint64
+}
+
+// conn is one established (or handshaking) connection.
+type conn struct {
+	nc   net.Conn
+	dc   *deadlineConn
+	peer uint64
+	lane lane
+
+	once   sync.Once
+	reason error
+	done   chan struct{}
+}
+
+// close closes the connection, recording the first reason given.
+func (c *conn) close(reason error) {
+	c.once.Do(func() {
+		c.reason = reason
+		c.nc.Close()
+		close(c.done)
+	})
+}
+
+func (ll *laneLink) enqueue(m zab.Message, size int) {
+	ll.mu.Lock()
+	if ll.cur == nil {
+		ll.mu.Unlock()
+		ll.droppedDown.Add(1)
+		return
+	}
+	ok, evicted := ll.q.push(m, size)
+	ll.mu.Unlock()
+	if evicted > 0 {
+		ll.droppedFull.Add(uint64(evicted))
+	}
+	if !ok {
+		ll.droppedFull.Add(1)
+		return
+	}
+	select {
+	case ll.notify <- struct{}{}:
+	default:
+	}
+}
+
+// attach makes c the live connection, closing the one it replaces (a
+// peer that reconnects has given up on its old connection, perhaps
+// before this side noticed it broke).
+func (ll *laneLink) attach(c *conn) {
+	ll.mu.Lock()
+	old := ll.cur
+	ll.cur = c
+	ll.mu.Unlock()
+	if old != nil {
+		old.close(errors.New("replaced by a new connection from the peer"))
+	}
+	ll.connects.Add(1)
+}
+
+// detach forgets c if it is still the live connection and drops what was
+// queued for it.
+func (ll *laneLink) detach(c *conn) {
+	ll.mu.Lock()
+	var lost int
+	if ll.cur == c {
+		ll.cur = nil
+		lost = len(ll.q.take())
+	}
+	ll.mu.Unlock()
+	ll.droppedDown.Add(uint64(lost))
+	ll.disconnects.Add(1)
+}
+
+// take hands c's writer the queued messages; ok is false if c is no longer
+// the live connection, in which case the wake-up it consumed is passed on
+// to the writer of the connection that replaced it.
+func (ll *laneLink) take(c *conn) (batch []queued, ok bool) {
+	ll.mu.Lock()
+	defer ll.mu.Unlock()
+	if ll.cur != c {
+		select {
+		case ll.notify <- struct{}{}:
+		default:
+		}
+		return nil, false
+	}
+	return ll.q.take(), true
+}
+
+// serve runs an established connection until it ends: a reader goroutine
+// delivers to Recv, this goroutine writes.
+func (ll *laneLink) serve(c *conn) {
+	ll.attach(c)
+	ll.log.Info("transport: connected", "remote", c.nc.RemoteAddr().String())
+	readerDone := make(chan struct{})
+	ll.t.wg.Add(1)
+	go func() {
+		defer ll.t.wg.Done()
+		defer close(readerDone)
+		ll.read(c)
+	}()
+	ll.write(c)
+	ll.detach(c)
+	<-readerDone
+	level := slog.LevelInfo
+	if errors.Is(c.reason, ErrMalformed) || errors.Is(c.reason, ErrChecksum) || errors.Is(c.reason, ErrFrameTooLarge) {
+		level = slog.LevelWarn
+	}
+	ll.log.Log(ll.t.ctx, level, "transport: disconnected", "remote", c.nc.RemoteAddr().String(), "reason", c.reason)
+}
+
+// write sends queued messages in batches: all that is queued is encoded
+// into the buffered writer and flushed once.
+func (ll *laneLink) write(c *conn) {
+	bw := bufio.NewWriterSize(c.dc, connBufSize)
+	var scratch []byte
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-ll.notify:
+		}
+		batch, ok := ll.take(c)
+		if !ok {
+			c.close(errors.New("replaced by a new connection from the peer"))
+			return
+		}
+		var err error
+		for i := range batch {
+			var head, tail []byte
+			head, tail = encodeHead(scratch[:0], batch[i].m)
+			if err = writeFrame(bw, head, tail); err != nil {
+				break
+			}
+			scratch = head
+			batch[i] = queued{} // let the entries go as soon as written
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		if cap(scratch) > maxScratch {
+			scratch = nil
+		}
+		if err != nil {
+			// Some of the batch may have reached the peer; it cannot be
+			// known which, and zab does not need to.
+			ll.droppedDown.Add(uint64(len(batch)))
+			c.close(fmt.Errorf("write: %w", err))
+			return
+		}
+		ll.sent.Add(uint64(len(batch)))
+	}
+}
+
+// read delivers the connection's messages to Recv, in order. A frame
+// that is malformed, too large, fails its CRC, or carries a message that
+// does not belong on this connection closes the connection (and only
+// it).
+func (ll *laneLink) read(c *conn) {
+	fr := newFrameReader(c.dc, connBufSize, ll.t.cfg.MaxFrameBytes)
+	for {
+		body, err := fr.next()
+		if err != nil {
+			c.close(fmt.Errorf("read: %w", err))
+			return
+		}
+		m, err := DecodeMessage(body)
+		if err == nil {
+			err = ll.check(m)
+		}
+		if err != nil {
+			c.close(err)
+			return
+		}
+		ll.received.Add(1)
+		select {
+		case ll.t.recv <- m:
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// check refuses a message that did not come from where it claims: zab
+// trusts From, and the handshake established who is at the other end.
+func (ll *laneLink) check(m zab.Message) error {
+	switch {
+	case m.From != ll.peer:
+		return fmt.Errorf("%w: %v claims to be from %d on the connection of server %d", ErrMalformed, m.Type, m.From, ll.peer)
+	case m.To != ll.t.cfg.ID:
+		return fmt.Errorf("%w: %v addressed to %d, this is server %d", ErrMalformed, m.Type, m.To, ll.t.cfg.ID)
+	case laneOf(m.Type) != ll.lane:
+		return fmt.Errorf("%w: %v on the %s connection", ErrMalformed, m.Type, ll.lane)
+	}
+	return nil
+}

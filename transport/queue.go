@@ -1,0 +1,91 @@
+package transport
+
+import "github.com/corral-db/corral/zab"
+
+// lane is a class of messages with its own port, connections and queues.
+// Votes travel apart from the rest so that an election is never stuck
+// behind a snapshot or a long DIFF, as in ZooKeeper, whose election and
+// quorum traffic use separate ports.
+type lane uint8
+
+const (
+	laneElection lane = 1
+	laneQuorum   lane = 2
+)
+
+var lanes = [...]lane{laneElection, laneQuorum}
+
+func (l lane) String() string {
+	switch l {
+	case laneElection:
+		return "election"
+	case laneQuorum:
+		return "quorum"
+	}
+	return "lane?"
+}
+
+func (l lane) valid() bool { return l == laneElection || l == laneQuorum }
+
+// laneOf is the lane a message type travels on.
+func laneOf(t zab.MsgType) lane {
+	if t == zab.MsgVote {
+		return laneElection
+	}
+	return laneQuorum
+}
+
+// queued is a message waiting for its connection's writer, with its
+// encoded size.
+type queued struct {
+	m    zab.Message
+	size int
+}
+
+// queue is a bounded FIFO of messages for one peer and lane, bounded in
+// messages and in encoded bytes. It is not safe for concurrent use (the
+// lane's mutex guards it).
+//
+// A full queue either refuses the newest message (tail drop: quorum
+// traffic, where the receiver detects the gap and resynchronizes) or
+// evicts the oldest (election traffic: a newer vote supersedes an older
+// one, as ZooKeeper's one-slot election send queues do).
+type queue struct {
+	msgs       []queued
+	bytes      int64
+	maxMsgs    int
+	maxBytes   int64
+	dropOldest bool
+}
+
+// push adds m. It reports whether m was queued and how many older
+// messages it evicted. A message larger than maxBytes is accepted into an
+// empty queue, so that a large snapshot can still be sent.
+func (q *queue) push(m zab.Message, size int) (ok bool, evicted int) {
+	fits := func() bool {
+		return len(q.msgs) == 0 ||
+			(len(q.msgs) < q.maxMsgs && q.bytes+int64(size) <= q.maxBytes)
+	}
+	if q.dropOldest {
+		for !fits() {
+			q.bytes -= int64(q.msgs[0].size)
+			q.msgs[0] = queued{}
+			q.msgs = q.msgs[1:]
+			evicted++
+		}
+	} else if !fits() {
+		return false, 0
+	}
+	q.msgs = append(q.msgs, queued{m: m, size: size})
+	q.bytes += int64(size)
+	return true, evicted
+}
+
+// take removes and returns every queued message.
+func (q *queue) take() []queued {
+	b := q.msgs
+	q.msgs, q.bytes = nil, 0
+	return b
+}
+
+func (q *queue) len() int { return len(q.msgs) }
