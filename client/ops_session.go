@@ -116,14 +116,36 @@ func (c *Conn) AddWatch(ctx context.Context, path string, recursive bool) (*Watc
 		}
 		g := &c.watches
 		g.mu.Lock()
-		if recursive {
-			g.recursive[sp] = append(g.recursive[sp], w)
-		} else {
-			g.persistent[sp] = append(g.persistent[sp], w)
+		if !w.orphaned {
+			if recursive {
+				g.recursive[sp] = append(g.recursive[sp], w)
+			} else {
+				g.persistent[sp] = append(g.persistent[sp], w)
+			}
 		}
 		g.mu.Unlock()
 	}
 	if _, err := call(ctx, c, r, convErr); err != nil {
+		// The request may still be answered after the caller gave up (its
+		// context ended): keep the handle nobody holds out of the tables.
+		g := &c.watches
+		g.mu.Lock()
+		w.orphaned = true
+		m := g.persistent
+		if recursive {
+			m = g.recursive
+		}
+		ws := m[sp]
+		for i := range ws {
+			if ws[i] == w {
+				m[sp] = append(ws[:i:i], ws[i+1:]...)
+				if len(m[sp]) == 0 {
+					delete(m, sp)
+				}
+				break
+			}
+		}
+		g.mu.Unlock()
 		return nil, err
 	}
 	return w, nil

@@ -271,6 +271,11 @@ type Watcher struct {
 	spath     string // server path
 	recursive bool
 	ch        chan Event
+	// orphaned (under the Conn's watches.mu) marks a Watcher whose AddWatch
+	// returned an error to its caller: nobody will drain it, so it must
+	// never be registered (or must be unregistered) — otherwise a full
+	// channel would stall the connection's reader.
+	orphaned bool
 
 	mu       sync.Mutex
 	sending  bool // the reader is blocked sending to ch
