@@ -53,6 +53,9 @@ type storage struct {
 	replayed int
 }
 
+// fsyncWarning is ZooKeeper's fsync.warningthresholdms default.
+const fsyncWarning = time.Second
+
 func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	st := &storage{
 		opts:       o,
@@ -169,8 +172,8 @@ func (st *storage) commit() error {
 		if err := st.wal.Sync(); err != nil {
 			return err
 		}
-		if d := time.Since(t0); d > 20*time.Millisecond {
-			st.log.Warn("slow fsync", "took", d)
+		if d := time.Since(t0); d > fsyncWarning {
+			st.log.Warn("fsync of the transaction log was slow; it adds to every write's latency", "took", d)
 		}
 		st.fsyncs.Add(1)
 	}
