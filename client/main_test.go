@@ -35,14 +35,9 @@ const (
 	sessionTimeout = 10 * time.Second
 )
 
-// start launches a server for the test. It also reads the target's
-// environment variables inside the test, so that go test's cache (which
-// only sees variables read while tests run, not in TestMain) keys the
-// result on the target.
+// start launches a server for the test.
 func start(t *testing.T) *harness.Server {
 	t.Helper()
-	_ = os.Getenv(harness.EnvTarget)
-	_ = os.Getenv(harness.EnvCorralBin)
 	return env.Start(t)
 }
 
@@ -54,27 +49,11 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// testLogger sends the client's log to the test log while the test runs.
-type testLogger struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-}
-
-func (l *testLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.done {
-		l.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
 // connect opens a client to addr (which may carry a chroot) and closes it
 // when the test ends.
 func connect(t *testing.T, addr string, opts ...client.Option) *client.Conn {
 	t.Helper()
-	lw := &testLogger{t: t}
+	lw := harness.NewLogWriter(t, "")
 	opts = append([]client.Option{
 		client.SessionTimeout(sessionTimeout),
 		client.Logger(slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo}))),
@@ -87,9 +66,7 @@ func connect(t *testing.T, addr string, opts ...client.Option) *client.Conn {
 	}
 	t.Cleanup(func() {
 		c.Close()
-		lw.mu.Lock()
-		lw.done = true
-		lw.mu.Unlock()
+		lw.Stop()
 	})
 	return c
 }

@@ -40,12 +40,9 @@ const (
 	waitLimit = 30 * time.Second
 )
 
-// start launches a server for the test. Reading the target's variables
-// inside the test keys go test's cache on them.
+// start launches a server for the test.
 func start(t *testing.T) *harness.Server {
 	t.Helper()
-	_ = os.Getenv(harness.EnvTarget)
-	_ = os.Getenv(harness.EnvCorralBin)
 	return env.Start(t)
 }
 
@@ -53,29 +50,6 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// testLogger sends a client's log to the test log while the test runs.
-type testLogger struct {
-	mu     sync.Mutex
-	t      testing.TB
-	prefix string
-	done   bool
-}
-
-func (l *testLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.done {
-		l.t.Log(l.prefix + strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func (l *testLogger) stop() {
-	l.mu.Lock()
-	l.done = true
-	l.mu.Unlock()
 }
 
 // dial opens a client; the caller closes it. Errors are returned, not
@@ -87,17 +61,17 @@ func dial(t *testing.T, addr, name string, opts ...client.Option) (*client.Conn,
 }
 
 func dialCtx(ctx context.Context, t *testing.T, addr, name string, opts ...client.Option) (*client.Conn, func(), error) {
-	lw := &testLogger{t: t, prefix: name + ": "}
+	lw := harness.NewLogWriter(t, name+": ")
 	opts = append([]client.Option{
 		client.SessionTimeout(sessionTimeout),
 		client.Logger(slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 	}, opts...)
 	c, err := client.Connect(ctx, []string{addr}, opts...)
 	if err != nil {
-		lw.stop()
+		lw.Stop()
 		return nil, nil, err
 	}
-	return c, func() { c.Close(); lw.stop() }, nil
+	return c, func() { c.Close(); lw.Stop() }, nil
 }
 
 // connect opens a client closed when the test ends.

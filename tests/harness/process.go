@@ -60,6 +60,12 @@ func (e *Env) Start(t testing.TB) *Server {
 // StartWith launches a server with cfg and waits until it serves.
 func (e *Env) StartWith(t testing.TB, cfg Config) *Server {
 	t.Helper()
+	// NewEnv read these in TestMain, which go test's result cache does not
+	// see; reading them again while a test runs keys cached results on
+	// the target, so switching CORRAL_E2E_TARGET never replays the other
+	// target's result.
+	_ = os.Getenv(EnvTarget)
+	_ = os.Getenv(EnvCorralBin)
 	e.Require(t)
 	dir := t.TempDir()
 	s := &Server{
