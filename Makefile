@@ -33,9 +33,12 @@ run: build
 # Everything CI runs: installs what the tests need, then runs them all.
 test: deps lint build unit e2e python fuzz
 
+# The ZooKeeper jars are fetched too: config's test checks that ZooKeeper's
+# own parser reads every test zoo.cfg as corral does.
 deps:
 	$(GO) mod download
 	./scripts/python-venv.sh >/dev/null
+	./scripts/zookeeper/fetch.sh >/dev/null
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
