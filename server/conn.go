@@ -260,7 +260,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 		c.reply(r.xid, 0, wire.CodeOK, &wire.SetSASLResponse{})
 		return true
 	}
-	if isWrite(h.Type) {
+	if isWrite(h.Type) || (h.Type == wire.OpSync && s.rep != nil) {
 		r.kind = kindWrite
 		r.auth = c.authIDs()
 		return c.submitWrite(r)

@@ -21,6 +21,9 @@ func (s *Server) expireLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if !s.canWrite() {
+			continue
+		}
 		buf = s.sessions.expired(buf[:0])
 		for _, sess := range buf {
 			s.log.Info("expiring session", "session", hex(sess.id), "timeout", sess.timeout.Load())
@@ -56,6 +59,9 @@ func (s *Server) reapLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if !s.canWrite() {
+			continue
 		}
 		s.mu.RLock()
 		paths = s.tree.ReapCandidates(s.opts.Now().UnixMilli(), s.opts.ContainerMaxNeverUsed.Milliseconds(), paths[:0])

@@ -53,6 +53,9 @@ func (s *Server) flwState(asker *conn, word string) *flw.State {
 		TraceMask: 306,
 		Config:    s.opts.ConfigLines,
 	}
+	if s.rep != nil {
+		st.Mode = s.rep.mode()
+	}
 	st.LatencyMin, st.LatencyAvg, st.LatencyMax = s.stats.latency()
 	st.Received = s.stats.received.Load()
 	st.Sent = s.stats.sent.Load()

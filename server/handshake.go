@@ -27,6 +27,12 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	c.readOnlyByte = req.HasReadOnly
+	if !s.serving.Load() {
+		// An ensemble member without an established leader closes the
+		// connection, as ZooKeeper does; the client tries another server.
+		s.log.Debug("refusing session: not serving", "remote", c.remote)
+		return false
+	}
 	s.mu.RLock()
 	last := s.tree.LastZxid()
 	s.mu.RUnlock()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/server/flw"
+	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
 )
 
@@ -71,6 +72,10 @@ type Options struct {
 	// ConfigLines are printed by the conf four-letter word.
 	ConfigLines []flw.KV
 
+	// Ensemble, if set, makes this server a member of a replicated
+	// ensemble; nil runs it standalone.
+	Ensemble *Ensemble
+
 	Logger *slog.Logger
 	FS     vfs.FS
 	// Now is the wall clock (transaction times, session ids).
@@ -78,6 +83,22 @@ type Options struct {
 	// OnFatal is called when the server cannot go on (the log cannot be
 	// written); it must not return. Default: exit the process with 1.
 	OnFatal func(error)
+}
+
+// Ensemble describes the replicated ensemble a server belongs to: the
+// server.N lines of zoo.cfg and its limits.
+type Ensemble struct {
+	// ID is this server's myid.
+	ID uint64
+	// Voters and Observers are the ids of the server.N lines.
+	Voters    []uint64
+	Observers []uint64
+	// Peers are every server's quorum and election addresses.
+	Peers map[uint64]transport.Peer
+	// InitLimit and SyncLimit are in ticks (zoo.cfg's initLimit and
+	// syncLimit).
+	InitLimit int
+	SyncLimit int
 }
 
 func (o *Options) setDefaults() {

@@ -108,3 +108,12 @@ func (s *Server) pendingCount() int {
 	defer s.pending.mu.Unlock()
 	return len(s.pending.m)
 }
+
+// reset forgets every pending change: the proposals they came from will
+// not be applied by this leader (leadership lost) or are all applied (a
+// new leader starts from its tree). The caller holds prepMu.
+func (p *pendingChanges) reset() {
+	p.mu.Lock()
+	clear(p.m)
+	p.mu.Unlock()
+}

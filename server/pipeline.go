@@ -62,6 +62,10 @@ func (s *Server) applyLoop() {
 	for batch := range s.applyCh {
 		s.mu.Lock()
 		for _, r := range batch {
+			if r.install != nil {
+				s.installTree(r.install)
+				continue
+			}
 			r.res.Events = r.res.Events[:0]
 			s.tree.Apply(&r.hdr, &r.tx, &r.res)
 			s.afterApply(r)
@@ -78,7 +82,15 @@ func (s *Server) applyLoop() {
 				r.c.drain(true)
 			}
 		}
+		last := s.tree.LastZxid()
+		s.appliedZ.Store(last)
+		if s.rep != nil {
+			s.rep.releaseBarriers(last)
+		}
 		s.mu.Unlock()
+		if s.rep != nil {
+			s.rep.checkWritable(last)
+		}
 		for _, r := range batch {
 			s.applied(r)
 		}
@@ -142,6 +154,8 @@ func (s *Server) replyWrite(r *request) {
 			body = &wire.StatResponse{Stat: r.res.Stat}
 		case wire.OpMulti:
 			body = multiResponse(&r.res)
+		case wire.OpSync:
+			body = &wire.SyncResponse{Path: r.rec.(*wire.PathRequest).Path}
 		}
 	}
 	c.reply(r.xid, zxid, code, body)
@@ -168,4 +182,21 @@ func (s *Server) recordLatency(c *conn, r *request, zxid int64) {
 	lat := time.Since(r.recv)
 	s.stats.record(lat)
 	c.stats.record(opMnemonic(r.op), r.xid, zxid, lat, time.Since(s.started).Milliseconds())
+}
+
+// installTree replaces the tree with a snapshot from the leader (SNAP);
+// the caller holds the write lock. The session table follows the tree.
+func (s *Server) installTree(t *datatree.Tree) {
+	s.tree = t
+	live := t.Sessions()
+	s.sessions.mu.Lock()
+	for id := range s.sessions.sessions {
+		if _, ok := live[id]; !ok {
+			delete(s.sessions.sessions, id)
+		}
+	}
+	s.sessions.mu.Unlock()
+	for id, to := range live {
+		s.sessions.add(id, to)
+	}
 }

@@ -18,12 +18,16 @@ import (
 // add to every write's latency. It returns false when the server is
 // stopping.
 func (s *Server) submit(r *request) bool {
+	if s.rep != nil {
+		return s.rep.submit(r)
+	}
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	if s.ctx.Err() != nil {
 		return false
 	}
-	s.prep(r)
+	s.lastZxid++
+	s.prep(r, s.lastZxid)
 	select {
 	case s.logCh <- r:
 		return true
@@ -35,16 +39,21 @@ func (s *Server) submit(r *request) bool {
 // prep turns a write request into its transaction. A write that fails
 // validation still becomes a transaction, an error one, and consumes a
 // zxid, exactly as in ZooKeeper (PROTOCOL §4).
-func (s *Server) prep(r *request) {
-	s.lastZxid++
+func (s *Server) prep(r *request, zxid int64) {
 	r.hdr = txn.Header{
 		SessionID: r.sid,
 		Cxid:      r.xid,
-		Zxid:      s.lastZxid,
+		Zxid:      zxid,
 		Time:      s.opts.Now().UnixMilli(),
 		Type:      r.op,
 	}
 	r.tx = txn.Txn{Type: r.op}
+	if r.rec == nil && r.op != wire.OpCreateSession && r.op != wire.OpCloseSession {
+		// Only a forwarded request whose body did not decode gets here.
+		r.hdr.Type = wire.OpError
+		r.tx = txn.Txn{Type: wire.OpError, Err: wire.CodeMarshallingError}
+		return
+	}
 	if r.op == wire.OpMulti {
 		s.prepMulti(r)
 		return

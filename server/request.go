@@ -48,6 +48,9 @@ type request struct {
 	// onApplied runs on the apply goroutine, under the tree's write lock,
 	// right after the transaction is applied (session bookkeeping).
 	onApplied func(r *request)
+	// install, when set, is a tree from the leader's snapshot that apply
+	// puts in place of its own (the request carries nothing else).
+	install *datatree.Tree
 	// onDone runs on the apply goroutine after the batch is applied,
 	// instead of the ordinary reply (handshake, internal requests).
 	onDone func(r *request)

@@ -27,6 +27,10 @@ type Server struct {
 	sessions *sessionTracker
 	pending  *pendingChanges
 	store    *storage
+	// rep drives replication in an ensemble; nil when standalone.
+	rep *replica
+	// applied is the tree's last zxid, published by apply.
+	appliedZ atomic.Int64
 
 	// slots bounds the requests inside the pipeline
 	// (globalOutstandingLimit); a reader that cannot get one stops reading.
@@ -128,7 +132,7 @@ func New(opts Options) (*Server, error) {
 	s.store = st
 	s.tree = tree
 	s.lastZxid = tree.LastZxid()
-	if st.replayed > 0 {
+	if st.replayed > 0 && opts.Ensemble == nil {
 		// Like ZooKeeper's loadData: snapshot what recovery rebuilt, so the
 		// next start replays less and old segments become purgeable.
 		if err := st.snapshot(s); err != nil {
@@ -138,6 +142,15 @@ func New(opts Options) (*Server, error) {
 	}
 	for id, to := range tree.Sessions() {
 		s.sessions.add(id, to)
+	}
+	s.appliedZ.Store(tree.LastZxid())
+	if opts.Ensemble != nil {
+		rep, err := newReplica(s, st, tree)
+		if err != nil {
+			st.close()
+			return nil, err
+		}
+		s.rep = rep
 	}
 	return s, nil
 }
@@ -171,10 +184,18 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
 
-	var pipe sync.WaitGroup
-	pipe.Add(2)
-	go func() { defer pipe.Done(); s.logLoop() }()
+	var pipe, repWG sync.WaitGroup
+	pipe.Add(1)
 	go func() { defer pipe.Done(); s.applyLoop() }()
+	if s.rep == nil {
+		pipe.Add(1)
+		go func() { defer pipe.Done(); s.logLoop() }()
+	} else if err := s.rep.start(s.ctx, &repWG); err != nil {
+		close(s.applyCh)
+		pipe.Wait()
+		s.store.close()
+		return err
+	}
 	go func() { pipe.Wait(); close(s.done) }()
 
 	s.wg.Add(4)
@@ -183,8 +204,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { defer s.wg.Done(); s.store.snapshotLoop(s.ctx, s) }()
 	go func() { defer s.wg.Done(); s.store.purgeLoop(s.ctx) }()
 
-	s.serving.Store(true)
-	s.log.Info("serving", "addr", s.ln.Addr().String(), "zxid", hex(s.lastZxid))
+	if s.rep == nil {
+		s.serving.Store(true)
+	}
+	s.log.Info("listening for clients", "addr", s.ln.Addr().String(), "zxid", hex(s.lastZxid))
 	acceptErr := s.acceptLoop(s.ctx)
 
 	// Shutdown: no new connections; close the open ones; let what is in
@@ -197,7 +220,12 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.connMu.Unlock()
 	s.wg.Wait()
-	close(s.logCh)
+	if s.rep == nil {
+		close(s.logCh)
+	} else {
+		repWG.Wait()
+		close(s.applyCh)
+	}
 	<-s.done
 	if err := s.store.close(); err != nil {
 		return err
@@ -303,4 +331,50 @@ func (s *Server) acquire() bool {
 func (s *Server) release() {
 	<-s.slots
 	s.stats.outstanding.Add(-1)
+}
+
+// closeClients drops every client connection (a learner that lost its
+// leader, as ZooKeeper's does); the sessions live on.
+func (s *Server) closeClients(reason error) {
+	s.connMu.Lock()
+	for c := range s.conns {
+		c.close(reason)
+	}
+	s.connMu.Unlock()
+}
+
+// abandon fails a request that will not be answered by its transaction:
+// its connection is closed (the client sees a connection loss and, for a
+// write, does not know whether it happened, as with any lost reply).
+func (s *Server) abandon(r *request, reason error) {
+	r.res.Err = wire.CodeConnectionLoss
+	if r.onDone != nil {
+		r.onDone(r)
+		return
+	}
+	if r.c == nil {
+		return
+	}
+	r.c.close(reason)
+	r.done.Store(true)
+	r.c.drain(false)
+}
+
+// completeBarrier answers a sync whose zxid the tree has reached; the
+// caller holds the tree's write lock.
+func (s *Server) completeBarrier(r *request) {
+	r.hdr.Zxid = s.tree.LastZxid()
+	r.done.Store(true)
+	if r.c != nil {
+		r.c.drain(true)
+	}
+}
+
+// appliedZxid is the last zxid applied to the tree.
+func (s *Server) appliedZxid() int64 { return s.appliedZ.Load() }
+
+// canWrite tells the expirer and the reaper whether they may propose:
+// always when standalone, on the writable leader in an ensemble.
+func (s *Server) canWrite() bool {
+	return s.rep == nil || s.rep.writable.Load()
 }

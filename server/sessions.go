@@ -152,3 +152,40 @@ func sessionPassword(id int64) []byte {
 }
 
 const passwordSalt = "corral-session-v1"
+
+// touchAll gives every session a full timeout from now: a new leader does
+// so, since the touches of its sessions went to the old one.
+func (t *sessionTracker) touchAll() {
+	now := t.nowMs()
+	t.mu.RLock()
+	for _, s := range t.sessions {
+		s.lastSeen.Store(now)
+	}
+	t.mu.RUnlock()
+}
+
+// touchIDs touches the sessions a learner heard from (on the leader).
+func (t *sessionTracker) touchIDs(ids []int64) {
+	now := t.nowMs()
+	t.mu.RLock()
+	for _, id := range ids {
+		if s := t.sessions[id]; s != nil {
+			s.lastSeen.Store(now)
+		}
+	}
+	t.mu.RUnlock()
+}
+
+// touchedSince lists the sessions heard from after ms (a learner reports
+// them to the leader every tick).
+func (t *sessionTracker) touchedSince(ms int64) []int64 {
+	var out []int64
+	t.mu.RLock()
+	for id, s := range t.sessions {
+		if s.lastSeen.Load() >= ms {
+			out = append(out, id)
+		}
+	}
+	t.mu.RUnlock()
+	return out
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wal"
+	"github.com/corral-db/corral/zab"
 )
 
 // storage is the server's durable state: the transaction log (written by
@@ -51,6 +53,12 @@ type storage struct {
 	fsyncs atomic.Int64
 	// replayed is how many log records recovery applied.
 	replayed int
+	// recovered is, in an ensemble, the log after the snapshot, not
+	// applied (see openStorage).
+	recovered []zab.Entry
+	// onSnapshot, if set, learns each snapshot written (the replica
+	// compacts its in-memory log to it).
+	onSnapshot func(zxid int64)
 }
 
 // fsyncWarning is ZooKeeper's fsync.warningthresholdms default.
@@ -105,6 +113,13 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	)
 	next := tree.LastZxid() + 1
 	err = w.ReadFrom(next, func(zxid int64, data []byte) error {
+		if o.Ensemble != nil {
+			// Replicated: the log may end with proposals that never
+			// committed. Hand them to zab, which delivers what is
+			// committed once a leader has synchronized this server.
+			st.recovered = append(st.recovered, zab.Entry{Zxid: zab.Zxid(zxid), Data: bytes.Clone(data)})
+			return nil
+		}
 		if err := txn.Decode(data, &h, &tx); err != nil {
 			return fmt.Errorf("log record %s: %w", hex(zxid), err)
 		}
@@ -124,7 +139,7 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 		w.Close()
 		return nil, nil, fmt.Errorf("replay transaction log: %w", err)
 	}
-	if last := w.LastZxid(); last > tree.LastZxid() {
+	if last := w.LastZxid(); last > tree.LastZxid() && o.Ensemble == nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("transaction log ends at %s but replay reached %s", hex(last), hex(tree.LastZxid()))
 	}
@@ -245,6 +260,9 @@ func (st *storage) snapshot(s *Server) error {
 	took := time.Since(start)
 	st.snapBusyUntil.Store(time.Now().Add(4 * took).UnixNano())
 	st.log.Info("snapshot written", "zxid", hex(zxid), "took", took)
+	if st.onSnapshot != nil {
+		st.onSnapshot(zxid)
+	}
 	return nil
 }
 

@@ -79,6 +79,14 @@ type TCPConfig struct {
 	// handshake; more are closed at once. Default 32.
 	MaxPendingHandshakes int
 
+	// OnDisconnect, if set, is called (from a transport goroutine) each
+	// time the quorum connection with a peer ends, so the driver can tell
+	// zab at once (zab.Node.ReportUnreachable) instead of waiting for
+	// syncLimit: a learner whose leader process died then looks for a new
+	// leader right away, as ZooKeeper's does when its socket closes. It
+	// must not block.
+	OnDisconnect func(peer uint64)
+
 	// Rand draws the backoff jitter. Nil means a source seeded from ID.
 	Rand *rand.Rand
 	// Logger receives connection events; nil discards them.

@@ -147,6 +147,9 @@ func (ll *laneLink) serve(c *conn) {
 		level = slog.LevelWarn
 	}
 	ll.log.Log(ll.t.ctx, level, "transport: disconnected", "remote", c.nc.RemoteAddr().String(), "reason", c.reason)
+	if f := ll.t.cfg.OnDisconnect; f != nil && ll.lane == laneQuorum {
+		f(ll.peer)
+	}
 }
 
 // write sends queued messages in batches: all that is queued is encoded

@@ -34,6 +34,19 @@ func (n *Node) Propose(data []byte) (Zxid, error) {
 	return z, nil
 }
 
+// NextZxid returns the zxid the next Propose will assign, or the error it
+// would return. A driver that must write the zxid into the entry's data
+// calls both without letting the node step in between.
+func (n *Node) NextZxid() (Zxid, error) {
+	if n.state != StateLeading || !n.lead.established {
+		return 0, ErrNotLeader
+	}
+	if n.lead.next > n.cfg.MaxCounter {
+		return 0, ErrEpochExhausted
+	}
+	return NewZxid(n.lead.epoch, n.lead.next), nil
+}
+
 func (n *Node) leaderAck(p *peer, z Zxid) {
 	if p.observer || p.stage < stageSynced {
 		return

@@ -55,6 +55,11 @@ const (
 	MsgEpochRoll
 	// MsgAckEpochRoll (follower to leader): Epoch accepted.
 	MsgAckEpochRoll
+	// MsgDriver carries the driver's own traffic between servers (request
+	// forwarding, session touches, sync) over the same links, in
+	// Entries[0].Data. zab never sends one and Step ignores it, so a
+	// transport needs only one message type.
+	MsgDriver
 )
 
 var msgNames = [...]string{
@@ -73,6 +78,7 @@ var msgNames = [...]string{
 	MsgPing:         "PING",
 	MsgEpochRoll:    "EPOCHROLL",
 	MsgAckEpochRoll: "ACKEPOCHROLL",
+	MsgDriver:       "DRIVER",
 }
 
 func (t MsgType) String() string {

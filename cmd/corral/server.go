@@ -16,6 +16,7 @@ import (
 	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/server"
 	"github.com/corral-db/corral/server/flw"
+	"github.com/corral-db/corral/transport"
 )
 
 func runServer(args []string) int {
@@ -40,10 +41,6 @@ func runServer(args []string) int {
 	}
 	for _, w := range warnings {
 		logger.Warn(w)
-	}
-	if cfg.Distributed() {
-		fmt.Fprintln(os.Stderr, "corral: replicated ensembles (server.N lines) are not implemented yet; remove them to run standalone")
-		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -97,6 +94,14 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
 		Logger:                 logger,
 	}
+	if cfg.Distributed() {
+		ens, err := ensembleOptions(cfg)
+		if err != nil {
+			return o, err
+		}
+		o.Ensemble = ens
+		o.ServerID = cfg.MyID
+	}
 	switch cfg.Durability {
 	case config.DurabilitySync, "":
 		o.Durability = server.DurabilitySync
@@ -127,9 +132,34 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		{Key: "minSessionTimeout", Value: strconv.Itoa(cfg.MinSessionTimeout)},
 		{Key: "maxSessionTimeout", Value: strconv.Itoa(cfg.MaxSessionTimeout)},
 		{Key: "clientPortListenBacklog", Value: "-1"},
-		{Key: "serverId", Value: "0"},
+		{Key: "serverId", Value: strconv.FormatInt(max(cfg.MyID, 0), 10)},
 	}
 	return o, nil
+}
+
+// ensembleOptions turns the server.N lines and myid into the server's
+// ensemble description.
+func ensembleOptions(cfg *config.Config) (*server.Ensemble, error) {
+	self := cfg.Self()
+	if self == nil {
+		return nil, fmt.Errorf("myid %d in %s has no server.%d line", cfg.MyID, cfg.DataDir, cfg.MyID)
+	}
+	ens := &server.Ensemble{
+		ID:        uint64(cfg.MyID),
+		Peers:     map[uint64]transport.Peer{},
+		InitLimit: cfg.InitLimit,
+		SyncLimit: cfg.SyncLimit,
+	}
+	for _, sv := range cfg.Servers {
+		id := uint64(sv.ID)
+		if sv.Observer {
+			ens.Observers = append(ens.Observers, id)
+		} else {
+			ens.Voters = append(ens.Voters, id)
+		}
+		ens.Peers[id] = transport.Peer{QuorumAddr: sv.QuorumAddr(), ElectionAddr: sv.ElectionAddr()}
+	}
+	return ens, nil
 }
 
 func newLogger(level string) *slog.Logger {

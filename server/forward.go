@@ -1,0 +1,250 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+	"github.com/corral-db/corral/zab"
+)
+
+var errNotServing = errors.New("not following an established leader")
+
+// fwdKey names a client request in the leader's transactions: a
+// transaction's header carries the session and cxid of the request that
+// made it, which is how a learner finds the request to answer (as
+// ZooKeeper's CommitProcessor matches committed requests to local ones).
+type fwdKey struct {
+	sid int64
+	xid int32
+}
+
+// forwarder is a learner's record of the requests it forwarded to the
+// leader and not yet seen committed, in forwarding order, and of its
+// outstanding syncs.
+type forwarder struct {
+	mu       sync.Mutex
+	byKey    map[fwdKey]*request
+	order    []*request
+	syncs    map[int64]*request
+	nextSync int64
+}
+
+func (f *forwarder) init() {
+	f.byKey = map[fwdKey]*request{}
+	f.syncs = map[int64]*request{}
+}
+
+func (f *forwarder) add(r *request) {
+	f.mu.Lock()
+	f.byKey[fwdKey{r.sid, r.xid}] = r
+	f.order = append(f.order, r)
+	f.mu.Unlock()
+}
+
+// match takes the request a committed transaction answers, if this
+// learner forwarded it. The leader preps one learner's requests in the
+// order it forwarded them, so requests forwarded before the match that
+// are still waiting were lost on the way (a dropped message): they are
+// returned in lost, for the caller to fail outside its locks.
+func (f *forwarder) match(sid int64, xid int32) (r *request, lost []*request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := fwdKey{sid, xid}
+	r = f.byKey[k]
+	if r == nil {
+		return nil, nil
+	}
+	delete(f.byKey, k)
+	for i, q := range f.order {
+		if q != r {
+			continue
+		}
+		for _, l := range f.order[:i] {
+			delete(f.byKey, fwdKey{l.sid, l.xid})
+			lost = append(lost, l)
+		}
+		clear(f.order[:i+1])
+		f.order = f.order[i+1:]
+		if len(f.order) == 0 {
+			f.order = nil
+		}
+		break
+	}
+	return r, lost
+}
+
+// addSync registers a sync and returns its id.
+func (f *forwarder) addSync(r *request) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextSync++
+	f.syncs[f.nextSync] = r
+	return f.nextSync
+}
+
+func (f *forwarder) takeSync(id int64) *request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.syncs[id]
+	delete(f.syncs, id)
+	return r
+}
+
+// takeAll empties the forwarder (the leader changed).
+func (f *forwarder) takeAll() []*request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.order
+	for _, r := range f.syncs {
+		out = append(out, r)
+	}
+	f.byKey = map[fwdKey]*request{}
+	f.syncs = map[int64]*request{}
+	f.order = nil
+	return out
+}
+
+// overdue reports whether a request has waited longer than limit for the
+// leader.
+func (f *forwarder) overdue(limit time.Duration) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.order) > 0 && time.Since(f.order[0].recv) > limit {
+		return true
+	}
+	for _, r := range f.syncs {
+		if time.Since(r.recv) > limit {
+			return true
+		}
+	}
+	return false
+}
+
+// forward sends a write to the leader.
+func (rp *replica) forward(r *request) bool {
+	ss := rp.soft.Load()
+	if ss == nil || ss.Phase != zab.PhaseBroadcast || ss.State == zab.StateLeading {
+		rp.s.abandon(r, errNotServing)
+		return true
+	}
+	m := driverMsg{kind: driverRequest, sid: r.sid, xid: r.xid, op: r.op, timeout: r.timeout, auth: r.auth}
+	if r.rec != nil {
+		var e wire.Encoder
+		r.rec.Encode(&e)
+		m.body = e.Bytes()
+	}
+	rp.fw.add(r)
+	rp.tr.Send([]zab.Message{driverMessage(rp.id, ss.Leader, &m)})
+	return true
+}
+
+// forwardSync asks the leader where a sync must wait.
+func (rp *replica) forwardSync(r *request) bool {
+	ss := rp.soft.Load()
+	if ss == nil || ss.Phase != zab.PhaseBroadcast {
+		rp.s.abandon(r, errNotServing)
+		return true
+	}
+	id := rp.fw.addSync(r)
+	rp.tr.Send([]zab.Message{driverMessage(rp.id, ss.Leader, &driverMsg{kind: driverSyncRequest, id: id})})
+	return true
+}
+
+// receiveDriver handles a server message that is not zab's (node loop).
+func (rp *replica) receiveDriver(m zab.Message) {
+	if len(m.Entries) != 1 {
+		rp.log.Warn("malformed server message", "from", m.From)
+		return
+	}
+	dm, err := decodeDriverMsg(m.Entries[0].Data, rp.s.opts.MaxBuffer+4096)
+	if err != nil {
+		rp.log.Warn("server message refused", "from", m.From, "err", err)
+		return
+	}
+	switch dm.kind {
+	case driverRequest, driverSyncRequest:
+		select {
+		case rp.fwdIn <- fwdIn{from: m.From, msg: dm}:
+		default:
+			// The learner notices: a later request of its commits first,
+			// or none does within its limit.
+			rp.log.Warn("forwarded request queue full; dropped", "from", m.From)
+		}
+	case driverSyncReply:
+		if r := rp.fw.takeSync(dm.id); r != nil {
+			rp.addBarrier(r, dm.zxid)
+		}
+	case driverTouch:
+		if rp.isLeader() {
+			rp.s.sessions.touchIDs(dm.sessions)
+		}
+	}
+}
+
+// fwdLoop preps the requests learners forward, in the order they arrive,
+// on the leader. It waits for the leader to be writable and for a
+// pipeline slot, so it is where forwarded load is throttled.
+func (rp *replica) fwdLoop(ctx context.Context) {
+	for {
+		var in fwdIn
+		select {
+		case <-ctx.Done():
+			return
+		case in = <-rp.fwdIn:
+		}
+		for !rp.writable.Load() {
+			ss := rp.soft.Load()
+			if ss == nil || ss.State != zab.StateLeading {
+				break
+			}
+			wctx, cancel := context.WithTimeout(ctx, rp.s.opts.TickTime)
+			rp.waitWritable(wctx)
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		if !rp.writable.Load() {
+			continue // not leading: the learner will look for the leader
+		}
+		switch in.msg.kind {
+		case driverSyncRequest:
+			rp.mu.Lock()
+			z := rp.node.Status().LastZxid
+			rp.mu.Unlock()
+			rp.tr.Send([]zab.Message{driverMessage(rp.id, in.from, &driverMsg{kind: driverSyncReply, id: in.msg.id, zxid: int64(z)})})
+		case driverRequest:
+			if !rp.proposeForwarded(in) {
+				return
+			}
+		}
+	}
+}
+
+func (rp *replica) proposeForwarded(in fwdIn) bool {
+	s := rp.s
+	dm := &in.msg
+	r := &request{sid: dm.sid, xid: dm.xid, op: dm.op, kind: kindWrite, auth: dm.auth, timeout: dm.timeout, recv: time.Now()}
+	if len(dm.body) > 0 || (dm.op != wire.OpCreateSession && dm.op != wire.OpCloseSession) {
+		d := wire.Decoder{B: dm.body, Max: s.opts.MaxBuffer}
+		rec, err := wire.DecodeRequest(dm.op, &d)
+		if err != nil || !isWrite(dm.op) && dm.op != wire.OpCreateSession {
+			// A learner forwards only writes it decoded; anything else
+			// is a bug there. Prep turns it into an error transaction so
+			// the learner's client still gets an answer.
+			rp.log.Warn("forwarded request does not decode", "from", in.from, "op", dm.op, "err", err)
+		}
+		r.rec = rec
+	}
+	if !s.acquire() {
+		return false
+	}
+	r.onDone = func(*request) { s.release() }
+	s.prepMu.Lock()
+	ok := rp.propose(r)
+	s.prepMu.Unlock()
+	return ok
+}

@@ -1,0 +1,694 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/transport"
+	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/wire"
+	"github.com/corral-db/corral/zab"
+)
+
+// replica drives a zab.Node for a server in an ensemble. Its node loop
+// (run) is the only goroutine that takes Ready from the node; everything
+// else talks to the node under mu.
+//
+// The path of a write on the leader: prep (on the submitting goroutine,
+// under prepMu and mu) asks zab for the next zxid, builds the transaction
+// with it and proposes it; the node loop appends it to the in-memory log,
+// hands it to the log goroutine (logLoop: WAL append, group fsync, then
+// Persisted) and sends the proposals; once a quorum acknowledged it, it
+// comes back in Ready.Committed and goes to the apply goroutine. On a
+// learner, a write is forwarded to the leader (forward.go) and answered
+// when its transaction is applied here.
+type replica struct {
+	s   *Server
+	log *slog.Logger
+	id  uint64
+	ens *Ensemble
+	ms  *zab.MemoryStorage
+	tr  transport.Transport
+
+	// mu guards node and what changes with it atomically.
+	mu   sync.Mutex
+	node *zab.Node
+	// gen counts the Readys that truncated the log or installed a
+	// snapshot: a Persisted report for entries appended before is stale.
+	gen uint64
+	// inflight maps the zxids this leader proposed to their requests.
+	inflight map[int64]*request
+
+	// hs is the hard state last written (node loop only).
+	hs zab.HardState
+
+	soft atomic.Pointer[zab.SoftState]
+	// writable: this server is the established leader and has applied its
+	// initial history, so prep sees the whole committed state.
+	writable atomic.Bool
+	// readyAt is the zxid a new leader must apply before it is writable.
+	readyAt atomic.Int64
+	// writableNow is closed when the server becomes writable.
+	wmu         sync.Mutex
+	writableNow chan struct{}
+
+	kick  chan struct{}
+	logCh chan logOp
+	// fwdIn feeds the leader's forwarded requests and syncs to fwdLoop.
+	fwdIn chan fwdIn
+
+	fw forwarder
+
+	// bmu guards barriers: syncs waiting for the tree to reach a zxid.
+	bmu      sync.Mutex
+	barriers []*request
+
+	// lastTouch is when the learner last reported its sessions (node loop).
+	lastTouch int64
+}
+
+// logOp is one piece of work for the log goroutine.
+type logOp struct {
+	entries  []zab.Entry
+	gen      uint64
+	truncate *zab.Zxid
+	done     chan error
+}
+
+// fwdIn is a forwarded message waiting for the leader's fwdLoop.
+type fwdIn struct {
+	from uint64
+	msg  driverMsg
+}
+
+func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
+	ens := s.opts.Ensemble
+	rp := &replica{
+		s:        s,
+		log:      s.log,
+		id:       ens.ID,
+		ens:      ens,
+		ms:       zab.NewMemoryStorage(),
+		inflight: map[int64]*request{},
+		kick:     make(chan struct{}, 1),
+		logCh:    make(chan logOp, 1024),
+		fwdIn:    make(chan fwdIn, 4096),
+	}
+	rp.fw.init()
+	rp.readyAt.Store(-1)
+	rp.writableNow = make(chan struct{})
+	hs, err := st.readHardState()
+	if err != nil {
+		return nil, fmt.Errorf("read epochs: %w", err)
+	}
+	rp.hs = hs
+	snapZxid := tree.LastZxid()
+	rp.ms.SetHardState(hs)
+	rp.ms.ApplySnapshot(zab.Snapshot{Zxid: zab.Zxid(snapZxid)})
+	if err := rp.ms.Append(st.recovered); err != nil {
+		return nil, fmt.Errorf("recovered log: %w", err)
+	}
+	st.recovered = nil
+	st.onSnapshot = rp.compact
+	node, err := zab.NewNode(zab.Config{
+		ID:        ens.ID,
+		Voters:    ens.Voters,
+		Observers: ens.Observers,
+		InitLimit: ens.InitLimit,
+		SyncLimit: ens.SyncLimit,
+		Storage:   rp.ms,
+		Applied:   zab.Zxid(snapZxid),
+		Rand:      rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
+		Logger:    s.log.With("zab", ens.ID),
+	})
+	if err != nil {
+		return nil, err
+	}
+	rp.node = node
+	last, _ := rp.ms.LastZxid()
+	s.log.Info("replica ready", "id", ens.ID, "voters", ens.Voters, "observers", ens.Observers,
+		"acceptedEpoch", hs.AcceptedEpoch, "currentEpoch", hs.CurrentEpoch,
+		"snapshot", hex(snapZxid), "lastLogged", hex(int64(last)))
+	return rp, nil
+}
+
+// start opens the transport and runs the replica's goroutines until ctx
+// ends.
+func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
+	tr, err := transport.NewTCP(ctx, transport.TCPConfig{
+		ID:            rp.id,
+		Peers:         rp.ens.Peers,
+		MaxFrameBytes: 1 << 30,
+		OnDisconnect: func(peer uint64) {
+			rp.mu.Lock()
+			rp.node.ReportUnreachable(peer)
+			rp.mu.Unlock()
+			rp.wake()
+		},
+		Logger: rp.log,
+	})
+	if err != nil {
+		return fmt.Errorf("open quorum and election ports: %w", err)
+	}
+	rp.tr = tr
+	wg.Add(3)
+	go func() { defer wg.Done(); rp.run(ctx) }()
+	go func() { defer wg.Done(); rp.logLoop() }()
+	go func() { defer wg.Done(); rp.fwdLoop(ctx) }()
+	return nil
+}
+
+func (rp *replica) wake() {
+	select {
+	case rp.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run is the node loop: ticks, messages from peers, and every Ready.
+func (rp *replica) run(ctx context.Context) {
+	defer func() {
+		rp.tr.Close()
+		close(rp.logCh)
+		rp.abandonAll(errors.New("server shutting down"))
+	}()
+	tick := time.NewTicker(rp.s.opts.TickTime)
+	defer tick.Stop()
+	recv := rp.tr.Recv()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			rp.mu.Lock()
+			rp.node.Tick()
+			rp.mu.Unlock()
+			rp.onTick()
+		case m, ok := <-recv:
+			if !ok {
+				return
+			}
+			rp.receive(m)
+			for i := 0; i < 256; i++ {
+				select {
+				case m, ok = <-recv:
+					if !ok {
+						return
+					}
+					rp.receive(m)
+					continue
+				default:
+				}
+				break
+			}
+		case <-rp.kick:
+		}
+		rp.process()
+	}
+}
+
+// receive steps one message from a peer.
+func (rp *replica) receive(m zab.Message) {
+	if m.Type == zab.MsgDriver {
+		rp.receiveDriver(m)
+		return
+	}
+	rp.mu.Lock()
+	err := rp.node.Step(m)
+	rp.mu.Unlock()
+	if err != nil {
+		rp.log.Warn("message refused", "msg", m.String(), "err", err)
+	}
+}
+
+// process handles every Ready the node has, in the order zab.Ready
+// documents.
+func (rp *replica) process() {
+	for {
+		rp.mu.Lock()
+		if !rp.node.HasReady() {
+			rp.mu.Unlock()
+			return
+		}
+		rd := rp.node.Ready()
+		if rd.Truncate != nil || rd.Snapshot != nil {
+			rp.gen++
+		}
+		gen := rp.gen
+		batch, lost := rp.committedRequests(rd.Committed)
+		rp.mu.Unlock()
+		for _, r := range lost {
+			rp.s.abandon(r, errors.New("forwarded request lost on the way to the leader"))
+		}
+
+		if rd.SoftState != nil {
+			rp.setSoft(*rd.SoftState)
+		}
+		if rd.Snapshot != nil {
+			rp.installSnapshot(*rd.Snapshot)
+		}
+		if rd.Truncate != nil {
+			if err := rp.ms.Truncate(*rd.Truncate); err != nil {
+				rp.s.fatal("truncating the in-memory log failed", err)
+			}
+			done := make(chan error, 1)
+			rp.logCh <- logOp{truncate: rd.Truncate, done: done}
+			if err := <-done; err != nil {
+				rp.s.fatal("truncating the transaction log failed", err)
+			}
+		}
+		if len(rd.Entries) > 0 {
+			if err := rp.ms.Append(rd.Entries); err != nil {
+				rp.s.fatal("appending to the in-memory log failed", err)
+			}
+			rp.logCh <- logOp{entries: rd.Entries, gen: gen}
+		}
+		if rd.HardState != nil {
+			if err := rp.s.store.writeHardState(*rd.HardState, rp.hs); err != nil {
+				rp.s.fatal("writing the epochs failed", err)
+			}
+			rp.hs = *rd.HardState
+			rp.ms.SetHardState(rp.hs)
+		}
+		if len(rd.Messages) > 0 {
+			rp.attachSnapshots(rd.Messages)
+			rp.tr.Send(rd.Messages)
+		}
+		if len(batch) > 0 {
+			rp.s.applyCh <- batch
+		}
+		rp.mu.Lock()
+		rp.node.Advance(rd)
+		rp.mu.Unlock()
+	}
+}
+
+// committedRequests turns committed entries into requests for apply: the
+// leader's own proposals and this learner's forwarded writes are matched
+// to the requests waiting for them; other servers' get a request without
+// a connection. Called under mu.
+func (rp *replica) committedRequests(ents []zab.Entry) (out, lost []*request) {
+	if len(ents) == 0 {
+		return nil, nil
+	}
+	out = make([]*request, 0, len(ents))
+	for _, e := range ents {
+		z := int64(e.Zxid)
+		if r, ok := rp.inflight[z]; ok {
+			delete(rp.inflight, z)
+			out = append(out, r)
+			continue
+		}
+		var h txn.Header
+		var tx txn.Txn
+		if err := txn.Decode(e.Data, &h, &tx); err != nil {
+			rp.s.fatal("committed transaction does not decode", fmt.Errorf("%s: %w", hex(z), err))
+			return out, lost
+		}
+		h.Zxid = z
+		r, l := rp.fw.match(h.SessionID, h.Cxid)
+		lost = append(lost, l...)
+		if r == nil {
+			r = &request{sid: h.SessionID, xid: h.Cxid, op: h.Type, kind: kindWrite}
+		}
+		r.hdr, r.tx = h, tx
+		out = append(out, r)
+	}
+	return out, lost
+}
+
+// setSoft reacts to a change of role or phase. Leaving broadcast (or
+// changing leader) closes every client connection and fails what is in
+// flight, as a ZooKeeper server does when it loses its leader: clients
+// reconnect, to this server once it serves again or to another.
+func (rp *replica) setSoft(ss zab.SoftState) {
+	prev := rp.soft.Swap(&ss)
+	rp.log.Info("zab state", "state", ss.State.String(), "phase", ss.Phase.String(),
+		"leader", ss.Leader, "epoch", ss.Epoch, "recovering", ss.Recovering)
+	changed := prev == nil || prev.Leader != ss.Leader || prev.Epoch != ss.Epoch ||
+		prev.State != ss.State || ss.Phase != zab.PhaseBroadcast
+	if changed && rp.s.serving.Load() {
+		rp.s.serving.Store(false)
+		rp.setWritable(false)
+		rp.abandonAll(errors.New("leader changed"))
+		rp.s.closeClients(errors.New("not following a leader any more"))
+	}
+	if ss.Phase != zab.PhaseBroadcast {
+		return
+	}
+	if ss.State == zab.StateLeading {
+		// Sessions get a full timeout under a new leader (their touches
+		// went to the old one).
+		rp.s.sessions.touchAll()
+		rp.mu.Lock()
+		last := rp.node.Status().LastZxid
+		rp.mu.Unlock()
+		rp.readyAt.Store(int64(last))
+		rp.checkWritable(rp.s.appliedZxid())
+		return
+	}
+	rp.readyAt.Store(-1)
+	rp.s.serving.Store(true)
+}
+
+// checkWritable makes a new leader writable once its tree holds its whole
+// initial history (apply goroutine and node loop).
+func (rp *replica) checkWritable(applied int64) {
+	at := rp.readyAt.Load()
+	if at < 0 || applied < at || rp.writable.Load() {
+		return
+	}
+	ss := rp.soft.Load()
+	if ss == nil || !ss.Established() {
+		return
+	}
+	rp.s.prepMu.Lock()
+	rp.s.pending.reset()
+	rp.s.prepMu.Unlock()
+	rp.setWritable(true)
+	rp.s.serving.Store(true)
+	rp.log.Info("leading", "epoch", ss.Epoch, "zxid", hex(applied))
+}
+
+func (rp *replica) setWritable(w bool) {
+	rp.wmu.Lock()
+	defer rp.wmu.Unlock()
+	if rp.writable.Load() == w {
+		return
+	}
+	rp.writable.Store(w)
+	if w {
+		close(rp.writableNow)
+	} else {
+		rp.writableNow = make(chan struct{})
+	}
+}
+
+func (rp *replica) waitWritable(ctx context.Context) bool {
+	rp.wmu.Lock()
+	ch := rp.writableNow
+	rp.wmu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// isLeader reports whether this server is the established leader.
+func (rp *replica) isLeader() bool {
+	ss := rp.soft.Load()
+	return ss != nil && ss.Established()
+}
+
+// mode is what srvr and mntr print.
+func (rp *replica) mode() string {
+	ss := rp.soft.Load()
+	if ss == nil {
+		return "looking"
+	}
+	switch ss.State {
+	case zab.StateLeading:
+		return "leader"
+	case zab.StateFollowing:
+		return "follower"
+	case zab.StateObserving:
+		return "observer"
+	}
+	return "looking"
+}
+
+// abandonAll fails every request waiting on the replication: the
+// leader's proposals, forwarded writes and syncs. Their clients see the
+// connection close; a write may still commit (like any write whose reply
+// was lost).
+func (rp *replica) abandonAll(reason error) {
+	rp.mu.Lock()
+	inflight := rp.inflight
+	rp.inflight = map[int64]*request{}
+	rp.mu.Unlock()
+	for _, r := range inflight {
+		rp.s.abandon(r, reason)
+	}
+	for _, r := range rp.fw.takeAll() {
+		rp.s.abandon(r, reason)
+	}
+	rp.bmu.Lock()
+	bs := rp.barriers
+	rp.barriers = nil
+	rp.bmu.Unlock()
+	for _, r := range bs {
+		rp.s.abandon(r, reason)
+	}
+	rp.s.prepMu.Lock()
+	rp.s.pending.reset()
+	rp.s.prepMu.Unlock()
+}
+
+// installSnapshot replaces the state with a snapshot from the leader
+// (SNAP), durably, before anything after it is appended.
+func (rp *replica) installSnapshot(sn zab.Snapshot) {
+	tree, err := rp.s.store.installSnapshot(int64(sn.Zxid), sn.Data)
+	if err != nil {
+		rp.s.fatal("installing the leader's snapshot failed", err)
+		return
+	}
+	rp.ms.ApplySnapshot(zab.Snapshot{Zxid: sn.Zxid})
+	done := make(chan error, 1)
+	z := sn.Zxid
+	rp.logCh <- logOp{truncate: &z, done: done}
+	if err := <-done; err != nil {
+		rp.s.fatal("cutting the transaction log to the snapshot failed", err)
+	}
+	rp.s.applyCh <- []*request{{install: tree, hdr: txn.Header{Zxid: int64(sn.Zxid)}}}
+	rp.log.Info("installed the leader's snapshot", "zxid", hex(int64(sn.Zxid)), "nodes", tree.NodeCount())
+}
+
+// attachSnapshots fills in the bytes of SNAP messages: the snapshot file
+// of the zxid zab names (the in-memory log keeps no snapshot data).
+func (rp *replica) attachSnapshots(msgs []zab.Message) {
+	for i := range msgs {
+		sn := msgs[i].Snapshot
+		if sn == nil || sn.Data != nil {
+			continue
+		}
+		data, err := rp.snapshotData(int64(sn.Zxid))
+		if err != nil {
+			rp.log.Error("cannot send a snapshot to a learner", "zxid", hex(int64(sn.Zxid)), "err", err)
+			continue
+		}
+		msgs[i].Snapshot = &zab.Snapshot{Zxid: sn.Zxid, Data: data}
+	}
+}
+
+func (rp *replica) snapshotData(zxid int64) ([]byte, error) {
+	if zxid == 0 {
+		var b bytesBuffer
+		if err := datatree.New().WriteSnapshot(&b, nil); err != nil {
+			return nil, err
+		}
+		return b.b, nil
+	}
+	return rp.s.store.snapshotBytes(zxid)
+}
+
+type bytesBuffer struct{ b []byte }
+
+func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+
+// compact drops the in-memory log up to a snapshot just written; a learner
+// further behind gets the snapshot (SNAP).
+func (rp *replica) compact(zxid int64) {
+	if err := rp.ms.Compact(zab.Snapshot{Zxid: zab.Zxid(zxid)}); err != nil && !errors.Is(err, zab.ErrCompacted) {
+		rp.log.Debug("log not compacted", "zxid", hex(zxid), "err", err)
+	}
+}
+
+// logLoop writes appended entries to the transaction log, one fsync per
+// group, and reports them durable; it also cuts the log for TRUNC and
+// SNAP. It runs beside the node loop, so proposals keep flowing while the
+// disk syncs.
+func (rp *replica) logLoop() {
+	st := rp.s.store
+	var last zab.Zxid
+	var gen uint64
+	flush := func() {
+		if last == 0 {
+			return
+		}
+		if err := st.commit(); err != nil {
+			rp.s.fatal("transaction log sync failed", err)
+			return
+		}
+		rp.persisted(gen, last)
+		last = 0
+	}
+	handle := func(op logOp) {
+		if op.truncate != nil {
+			flush()
+			err := st.wal.TruncateAfter(int64(*op.truncate))
+			if err == nil {
+				err = st.wal.Sync()
+			}
+			op.done <- err
+			return
+		}
+		for _, e := range op.entries {
+			if err := st.append(int64(e.Zxid), e.Data); err != nil {
+				rp.s.fatal("transaction log append failed", err)
+				return
+			}
+			rp.s.stats.lastProposalSize.Store(int64(len(e.Data)))
+			last, gen = e.Zxid, op.gen
+		}
+	}
+	for op := range rp.logCh {
+		handle(op)
+	more:
+		for i := 0; i < maxBatch; i++ {
+			select {
+			case op, ok := <-rp.logCh:
+				if !ok {
+					break more
+				}
+				handle(op)
+			default:
+				break more
+			}
+		}
+		flush()
+	}
+	flush()
+}
+
+// persisted reports durable entries to the node, unless the log was cut
+// since they were appended.
+func (rp *replica) persisted(gen uint64, z zab.Zxid) {
+	rp.mu.Lock()
+	if gen == rp.gen {
+		rp.node.Persisted(z)
+	}
+	rp.mu.Unlock()
+	rp.wake()
+}
+
+// propose runs prep for a write on the leader and proposes it. It holds
+// prepMu (the caller) and mu, so the zxid prep writes into the
+// transaction is the one zab assigns.
+func (rp *replica) propose(r *request) bool {
+	rp.mu.Lock()
+	z, err := rp.node.NextZxid()
+	if err != nil || !rp.writable.Load() {
+		rp.mu.Unlock()
+		if err == nil {
+			err = zab.ErrNotLeader
+		}
+		rp.s.abandon(r, err)
+		return true
+	}
+	rp.s.prep(r, int64(z))
+	data := txn.Append(nil, &r.hdr, &r.tx)
+	got, err := rp.node.Propose(data)
+	if err != nil || got != z {
+		rp.mu.Unlock()
+		rp.s.fatal("proposal refused after its zxid was assigned", fmt.Errorf("%v (zxid %v, assigned %v)", err, z, got))
+		return false
+	}
+	rp.inflight[int64(z)] = r
+	rp.mu.Unlock()
+	rp.wake()
+	return true
+}
+
+// submit sends a write (or sync) on its way: prep and propose on the
+// leader, forward from a learner.
+func (rp *replica) submit(r *request) bool {
+	if r.op == wire.OpSync {
+		return rp.sync(r)
+	}
+	if rp.isLeader() {
+		rp.s.prepMu.Lock()
+		defer rp.s.prepMu.Unlock()
+		return rp.propose(r)
+	}
+	return rp.forward(r)
+}
+
+// sync is the paper's sync (§4.4): on the leader, the answer waits until
+// everything proposed so far is applied here; a learner asks the leader
+// for that zxid (after the writes it forwarded before) and waits until it
+// has applied it.
+func (rp *replica) sync(r *request) bool {
+	if rp.isLeader() {
+		rp.mu.Lock()
+		z := rp.node.Status().LastZxid
+		rp.mu.Unlock()
+		rp.addBarrier(r, int64(z))
+		return true
+	}
+	return rp.forwardSync(r)
+}
+
+// addBarrier parks a sync until the tree reaches zxid.
+func (rp *replica) addBarrier(r *request, zxid int64) {
+	r.hdr.Zxid = zxid
+	rp.s.mu.Lock()
+	defer rp.s.mu.Unlock()
+	if rp.s.tree.LastZxid() >= zxid {
+		rp.s.completeBarrier(r)
+		return
+	}
+	rp.bmu.Lock()
+	rp.barriers = append(rp.barriers, r)
+	rp.bmu.Unlock()
+}
+
+// releaseBarriers answers the syncs the tree has reached. The apply
+// goroutine calls it holding the tree's write lock.
+func (rp *replica) releaseBarriers(applied int64) {
+	rp.bmu.Lock()
+	var ready []*request
+	keep := rp.barriers[:0]
+	for _, r := range rp.barriers {
+		if r.hdr.Zxid <= applied {
+			ready = append(ready, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	rp.barriers = keep
+	rp.bmu.Unlock()
+	for _, r := range ready {
+		rp.s.completeBarrier(r)
+	}
+}
+
+// onTick runs on every tick in the node loop: learners report the
+// sessions they heard from and give up on forwarded requests the leader
+// seems to have lost.
+func (rp *replica) onTick() {
+	ss := rp.soft.Load()
+	if ss == nil || ss.Phase != zab.PhaseBroadcast || ss.State == zab.StateLeading {
+		return
+	}
+	now := rp.s.sessions.nowMs()
+	ids := rp.s.sessions.touchedSince(rp.lastTouch)
+	rp.lastTouch = now
+	if len(ids) > 0 {
+		rp.tr.Send([]zab.Message{driverMessage(rp.id, ss.Leader, &driverMsg{kind: driverTouch, sessions: ids})})
+	}
+	limit := time.Duration(2*rp.ens.SyncLimit) * rp.s.opts.TickTime
+	if rp.fw.overdue(limit) {
+		rp.log.Warn("a forwarded request got no answer from the leader; dropping client connections", "after", limit)
+		rp.abandonAll(errors.New("no answer from the leader"))
+		rp.s.closeClients(errors.New("no answer from the leader"))
+	}
+}

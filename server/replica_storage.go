@@ -1,0 +1,141 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/snap"
+	"github.com/corral-db/corral/vfs"
+	"github.com/corral-db/corral/zab"
+)
+
+// The epochs live where ZooKeeper keeps its own, in dataDir/version-2
+// under the same names and in the same format (a decimal number), so an
+// operator reads them the same way.
+const (
+	acceptedEpochFile = "acceptedEpoch"
+	currentEpochFile  = "currentEpoch"
+)
+
+// readHardState reads the persisted epochs; missing files are epoch 0.
+func (st *storage) readHardState() (zab.HardState, error) {
+	var hs zab.HardState
+	for _, f := range []struct {
+		name string
+		v    *uint32
+	}{{acceptedEpochFile, &hs.AcceptedEpoch}, {currentEpochFile, &hs.CurrentEpoch}} {
+		b, err := readFile(st.fs, filepath.Join(st.snapDir, f.name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return hs, err
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
+		if err != nil {
+			return hs, fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.v = uint32(n)
+	}
+	return hs, nil
+}
+
+// writeHardState writes the epochs durably: each file replaced
+// atomically (write, fsync, rename, fsync the directory).
+func (st *storage) writeHardState(hs zab.HardState, prev zab.HardState) error {
+	for _, f := range []struct {
+		name   string
+		v, old uint32
+	}{
+		{acceptedEpochFile, hs.AcceptedEpoch, prev.AcceptedEpoch},
+		{currentEpochFile, hs.CurrentEpoch, prev.CurrentEpoch},
+	} {
+		if f.v == f.old {
+			continue
+		}
+		path := filepath.Join(st.snapDir, f.name)
+		tmp := path + ".tmp"
+		file, err := st.fs.Create(tmp)
+		if err != nil {
+			return err
+		}
+		_, err = file.Write([]byte(strconv.FormatUint(uint64(f.v), 10) + "\n"))
+		if err == nil {
+			err = file.Sync()
+		}
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", f.name, err)
+		}
+		if err := st.fs.Rename(tmp, path); err != nil {
+			return fmt.Errorf("writing %s: %w", f.name, err)
+		}
+	}
+	return st.fs.SyncDir(st.snapDir)
+}
+
+func readFile(fsys vfs.FS, path string) ([]byte, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 64))
+}
+
+// snapshotBytes returns the body of the snapshot file for zxid, which a
+// leader ships to a learner in a SNAP synchronization.
+func (st *storage) snapshotBytes(zxid int64) ([]byte, error) {
+	infos, err := snap.Newest(st.fs, st.snapDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, info := range infos {
+		if info.Zxid != zxid {
+			continue
+		}
+		r, err := snap.Open(st.fs, st.snapDir, info)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("snapshot %s: %w", hex(zxid), os.ErrNotExist)
+}
+
+// installSnapshot makes a snapshot received from the leader this server's
+// newest, durably, and returns the tree it holds. The log is cut back to
+// the snapshot by the caller.
+func (st *storage) installSnapshot(zxid int64, data []byte) (*datatree.Tree, error) {
+	tree, err := datatree.ReadSnapshot(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot from the leader: %w", err)
+	}
+	w, err := snap.Create(st.fs, st.snapDir, zxid)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	if err := w.Commit(); err != nil {
+		return nil, err
+	}
+	return tree, nil
+}
