@@ -193,6 +193,9 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 		{Name: "go_heap_inuse_bytes", Value: int64(ms.HeapInuse)},
 		{Name: "go_goroutines", Value: runtime.NumGoroutine()},
 	}
+	if s.rep != nil {
+		out = append(out, s.rep.leaderMetrics()...)
+	}
 	return out
 }
 

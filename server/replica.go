@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
@@ -70,6 +71,9 @@ type replica struct {
 	bmu      sync.Mutex
 	barriers []*request
 
+	// leadingSince is when this server last became writable (unix nanos).
+	leadingSince atomic.Int64
+
 	// lastTouch is when the learner last reported its sessions (node loop).
 	lastTouch int64
 }
@@ -117,6 +121,11 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	}
 	st.recovered = nil
 	st.onSnapshot = rp.compact
+	// zab takes every entry in Storage as durable; records a crashed
+	// process left in the page cache are made so before it starts.
+	if err := st.wal.Sync(); err != nil {
+		return nil, fmt.Errorf("sync the recovered log: %w", err)
+	}
 	node, err := zab.NewNode(zab.Config{
 		ID:        ens.ID,
 		Voters:    ens.Voters,
@@ -372,6 +381,7 @@ func (rp *replica) checkWritable(applied int64) {
 	rp.s.prepMu.Lock()
 	rp.s.pending.reset()
 	rp.s.prepMu.Unlock()
+	rp.leadingSince.Store(time.Now().UnixNano())
 	rp.setWritable(true)
 	rp.s.serving.Store(true)
 	rp.log.Info("leading", "epoch", ss.Epoch, "zxid", hex(applied))
@@ -690,5 +700,43 @@ func (rp *replica) onTick() {
 		rp.log.Warn("a forwarded request got no answer from the leader; dropping client connections", "after", limit)
 		rp.abandonAll(errors.New("no answer from the leader"))
 		rp.s.closeClients(errors.New("no answer from the leader"))
+	}
+}
+
+// leaderMetrics are the gauges ZooKeeper 3.9's leader adds to mntr
+// (LeaderZooKeeperServer.dumpMonitorValues), plus zk_followers, the name
+// ZooKeeper 3.4 and 3.5 used for the learner count, which older
+// monitoring scripts still read. Other servers add nothing.
+func (rp *replica) leaderMetrics() []flw.Metric {
+	if !rp.isLeader() {
+		return nil
+	}
+	rp.mu.Lock()
+	st := rp.node.Status()
+	rp.mu.Unlock()
+	var synced, syncedObservers int
+	for _, l := range st.Learners {
+		switch {
+		case !l.Synced:
+		case l.Observer:
+			syncedObservers++
+		default:
+			synced++
+		}
+	}
+	// ZooKeeper's pending_syncs are sync requests waiting at the leader.
+	rp.bmu.Lock()
+	pending := len(rp.barriers)
+	rp.bmu.Unlock()
+	size := rp.s.stats.lastProposalSize.Load()
+	return []flw.Metric{
+		{Name: "learners", Value: len(st.Learners)},
+		{Name: "followers", Value: len(st.Learners)},
+		{Name: "synced_followers", Value: synced},
+		{Name: "synced_non_voting_followers", Value: 0},
+		{Name: "synced_observers", Value: syncedObservers},
+		{Name: "pending_syncs", Value: pending},
+		{Name: "leader_uptime", Value: time.Since(time.Unix(0, rp.leadingSince.Load())).Milliseconds()},
+		{Name: "last_proposal_size", Value: size},
 	}
 }

@@ -2,30 +2,31 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/corral-db/corral/config"
 )
 
-// runEnsemble starts a local ensemble on loopback and prints its connect
-// string. Until replication lands it runs a single standalone server.
+// runEnsemble starts a local ensemble of n servers on loopback, all in
+// this process, prints its connect string and runs until interrupted.
+// Each server has its own data directory and zoo.cfg under -dir, so any
+// one of them can also be started alone with `corral server`.
 func runEnsemble(args []string) int {
 	fs := flag.NewFlagSet("ensemble", flag.ContinueOnError)
-	n := fs.Int("n", 1, "number of servers")
+	n := fs.Int("n", 3, "number of servers (1 runs a standalone server)")
 	dir := fs.String("dir", "", "data directory (default: a new temporary directory)")
-	port := fs.Int("port", 2181, "client port of the first server")
+	port := fs.Int("port", 2181, "client port of the first server; the n servers use 3n consecutive ports from it")
 	logLevel := fs.String("log-level", "info", "debug|info|warn|error")
 	if err := fs.Parse(args); err != nil {
 		return 2
-	}
-	if *n != 1 {
-		fmt.Fprintln(os.Stderr, "corral: replicated ensembles are not implemented yet; use -n 1")
-		return 1
 	}
 	base := *dir
 	if base == "" {
@@ -37,20 +38,91 @@ func runEnsemble(args []string) int {
 		base = d
 	}
 	cfgs := config.LocalEnsemble(*n, base, *port)
-	cfg := cfgs[0]
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "corral:", err)
-		return 1
+	if cfgs == nil {
+		fmt.Fprintf(os.Stderr, "corral: -n %d with -port %d does not fit (1 <= n <= %d, 3n ports below 65536)\n", *n, *port, config.MaxServerID)
+		return 2
+	}
+	for _, cfg := range cfgs {
+		if err := prepareDataDir(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "corral:", err)
+			return 1
+		}
 	}
 	logger := newLogger(*logLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := serve(ctx, cfg, logger, func(addr string) {
-		fmt.Printf("corral ensemble of %d on loopback, data in %s\nconnect string: %s\n(Ctrl-C to stop)\n", *n, filepath.Clean(base), addr)
-	})
-	if err != nil {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		addrs = make([]string, len(cfgs))
+		ready = make(chan struct{}, len(cfgs))
+		errs  = make([]error, len(cfgs))
+	)
+	for i, cfg := range cfgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := logger
+			if len(cfgs) > 1 {
+				l = logger.With("server", cfg.MyID)
+			}
+			err := serve(ctx, cfg, l, func(addr string) {
+				mu.Lock()
+				addrs[i] = addr
+				mu.Unlock()
+				ready <- struct{}{}
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("server %d: %w", cfg.MyID, err)
+				cancel() // one server failing to start stops them all
+			}
+		}()
+	}
+	started := 0
+	for started < len(cfgs) && ctx.Err() == nil {
+		select {
+		case <-ready:
+			started++
+		case <-ctx.Done():
+		}
+	}
+	if started == len(cfgs) {
+		mode := fmt.Sprintf("ensemble of %d", len(cfgs))
+		if len(cfgs) == 1 {
+			mode = "standalone server"
+		}
+		fmt.Printf("corral %s on loopback, data and zoo.cfg files in %s\nconnect string: %s\n(Ctrl-C to stop)\n",
+			mode, filepath.Clean(base), strings.Join(addrs, ","))
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		logger.Error("ensemble stopped", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// prepareDataDir creates a server's data directory with its myid and a
+// zoo.cfg that starts the same server with `corral server` (or ZooKeeper).
+func prepareDataDir(cfg *config.Config) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return err
+	}
+	if len(cfg.Servers) > 0 {
+		if err := cfg.WriteMyID(); err != nil {
+			return err
+		}
+	}
+	f, err := os.Create(filepath.Join(cfg.DataDir, "zoo.cfg"))
+	if err != nil {
+		return err
+	}
+	if err := cfg.WriteZooCfg(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,0 +1,357 @@
+package server
+
+import (
+	"context"
+	"io"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/transport"
+)
+
+// testEnsemble runs n servers in-process on loopback.
+type testEnsemble struct {
+	t       *testing.T
+	opts    []Options
+	servers []*testServer
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startEnsemble(t *testing.T, n int, tweak func(*Options)) *testEnsemble {
+	t.Helper()
+	e := &testEnsemble{t: t, opts: make([]Options, n), servers: make([]*testServer, n)}
+	peers := map[uint64]transport.Peer{}
+	var voters []uint64
+	for i := 1; i <= n; i++ {
+		peers[uint64(i)] = transport.Peer{QuorumAddr: freeAddr(t), ElectionAddr: freeAddr(t)}
+		voters = append(voters, uint64(i))
+	}
+	for i := range n {
+		o := Options{
+			ListenAddr: freeAddr(t),
+			DataDir:    t.TempDir(),
+			ServerID:   int64(i + 1),
+			TickTime:   100 * time.Millisecond,
+			Ensemble: &Ensemble{
+				ID: uint64(i + 1), Voters: voters, Peers: peers,
+				InitLimit: 20, SyncLimit: 10,
+			},
+			FourLetterWords: map[string]bool{"*": true},
+		}
+		if testing.Verbose() {
+			o.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil)).With("server", i+1)
+		}
+		if tweak != nil {
+			tweak(&o)
+		}
+		e.opts[i] = o
+		e.servers[i] = startServer(t, o)
+	}
+	return e
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// restart starts server i again from its data directory.
+func (e *testEnsemble) restart(i int) {
+	e.servers[i] = startServer(e.t, e.opts[i])
+}
+
+// waitLeader waits until one running server leads and every other running
+// server serves, and returns the leader's index.
+func (e *testEnsemble) waitLeader() int {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		leader, serving, running := -1, 0, 0
+		for i, s := range e.servers {
+			if s == nil || s.cancel == nil {
+				continue
+			}
+			running++
+			if s.serving.Load() {
+				serving++
+				if s.rep.isLeader() {
+					leader = i
+				}
+			}
+		}
+		if leader >= 0 && serving == running {
+			return leader
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatal("no leader with every running server serving within 30s")
+	return -1
+}
+
+func (e *testEnsemble) connect(idx ...int) *client.Conn {
+	e.t.Helper()
+	var addrs []string
+	for _, i := range idx {
+		addrs = append(addrs, e.servers[i].addr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := client.Connect(ctx, addrs, client.SessionTimeout(4*time.Second))
+	if err != nil {
+		e.t.Fatalf("connect to %v: %v", addrs, err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// digests returns every running server's tree digest and zxid.
+func (e *testEnsemble) digests() map[int][2]uint64 {
+	out := map[int][2]uint64{}
+	for i, s := range e.servers {
+		if s == nil || s.cancel == nil {
+			continue
+		}
+		s.mu.RLock()
+		out[i] = [2]uint64{uint64(s.tree.LastZxid()), s.tree.Digest()}
+		s.mu.RUnlock()
+	}
+	return out
+}
+
+// waitConverged waits until every running server has the same zxid and
+// digest.
+func (e *testEnsemble) waitConverged() {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var last map[int][2]uint64
+	for time.Now().Before(deadline) {
+		last = e.digests()
+		same := true
+		var first [2]uint64
+		n := 0
+		for _, d := range last {
+			if n == 0 {
+				first = d
+			} else if d != first {
+				same = false
+			}
+			n++
+		}
+		if same {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatalf("servers did not converge: %v", last)
+}
+
+func TestEnsembleReplicates(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	leader := e.waitLeader()
+	ctx := ctxT(t)
+	conns := []*client.Conn{e.connect(0), e.connect(1), e.connect(2)}
+	for i, c := range conns {
+		if _, err := c.Create(ctx, fmt.Sprintf("/n%d", i), []byte{byte(i)}, client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+			t.Fatalf("create through server %d (leader %d): %v", i, leader, err)
+		}
+	}
+	eph, err := conns[1].Create(ctx, "/eph", nil, client.WorldACL(client.PermAll), client.ModeEphemeral)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every server sees every write after a sync.
+	for i, c := range conns {
+		if _, err := c.Sync(ctx, "/"); err != nil {
+			t.Fatalf("sync on server %d: %v", i, err)
+		}
+		for j := range conns {
+			data, _, err := c.Get(ctx, fmt.Sprintf("/n%d", j))
+			if err != nil || len(data) != 1 || data[0] != byte(j) {
+				t.Fatalf("server %d reading /n%d: %v %v", i, j, data, err)
+			}
+		}
+		st, err := c.Exists(ctx, eph)
+		if err != nil || st == nil || st.EphemeralOwner != conns[1].SessionID() {
+			t.Fatalf("server %d: ephemeral %s: %+v %v", i, eph, st, err)
+		}
+	}
+	// Closing the session removes its ephemeral on every replica.
+	conns[1].Close()
+	e.waitConverged()
+	for i, c := range []*client.Conn{conns[0], conns[2]} {
+		if st, err := c.Exists(ctx, eph); err != nil || st != nil {
+			t.Fatalf("ephemeral still on a replica (%d) after close: %+v %v", i, st, err)
+		}
+	}
+	// The leader reports its learners in mntr.
+	out, err := fourLetter(e.servers[leader].addr, "mntr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"zk_server_state\tleader\n", "zk_learners\t2\n", "zk_synced_followers\t2\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("leader mntr lacks %q:\n%s", want, out)
+		}
+	}
+	for i := range e.servers {
+		out, err := fourLetter(e.servers[i].addr, "srvr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Mode: follower\n"
+		if i == leader {
+			want = "Mode: leader\n"
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("server %d srvr lacks %q:\n%s", i, want, out)
+		}
+	}
+}
+
+// A leader that stops is replaced; the writes it acknowledged survive,
+// and when it comes back it catches up.
+func TestEnsembleFailover(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	leader := e.waitLeader()
+	ctx := ctxT(t)
+	follower := (leader + 1) % 3
+	c := e.connect(follower)
+	for i := range 20 {
+		if _, err := c.Create(ctx, fmt.Sprintf("/before%d", i), nil, client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.servers[leader].stop(t)
+	newLeader := e.waitLeader()
+	if newLeader == leader {
+		t.Fatalf("stopped leader %d still leads", leader)
+	}
+	c2 := e.connect(newLeader)
+	for i := range 20 {
+		if _, err := c2.Create(ctx, fmt.Sprintf("/after%d", i), nil, client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.restart(leader)
+	e.waitLeader()
+	e.waitConverged()
+	back := e.connect(leader)
+	kids, err := back.Children(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 41 { // 40 + zookeeper
+		t.Fatalf("restarted server has %d children of /, want 41: %v", len(kids), kids)
+	}
+}
+
+// A follower that falls behind a compacted log is brought back by a
+// snapshot (SNAP).
+func TestEnsembleSnapshotSync(t *testing.T) {
+	e := startEnsemble(t, 3, func(o *Options) { o.SnapCount = 40 })
+	leader := e.waitLeader()
+	lagging := (leader + 2) % 3
+	e.servers[lagging].stop(t)
+	ctx := ctxT(t)
+	c := e.connect(leader)
+	for i := range 300 {
+		if _, err := c.Create(ctx, fmt.Sprintf("/k%03d", i), []byte("v"), client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Let a snapshot complete on the leader so its log is compacted.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		sn, _ := e.servers[leader].rep.ms.Snapshot()
+		if sn.Zxid > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader never compacted its log")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.restart(lagging)
+	e.waitLeader()
+	e.waitConverged()
+	lc := e.connect(lagging)
+	kids, err := lc.Children(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 301 {
+		t.Fatalf("server brought back by snapshot has %d children of /, want 301", len(kids))
+	}
+}
+
+// A session whose client vanished from a follower is expired by the
+// leader; its ephemerals go on every replica.
+func TestEnsembleSessionExpiry(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	leader := e.waitLeader()
+	follower := (leader + 1) % 3
+	raw := dial(t, e.servers[follower].addr) // timeout clamped to 20 ticks
+	if _, code := raw.create("/gone", nil, 1); code != 0 {
+		t.Fatalf("create ephemeral: %v", code)
+	}
+	other := e.connect((leader + 2) % 3)
+	ctx := ctxT(t)
+	if _, err := other.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := other.Exists(ctx, "/gone"); err != nil || st == nil {
+		t.Fatalf("ephemeral not replicated: %v %v", st, err)
+	}
+	raw.nc.Close() // the client vanishes without closing its session
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := other.Exists(ctx, "/gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session's ephemeral outlived its timeout")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.waitConverged()
+}
+
+func fourLetter(addr, word string) (string, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write([]byte(word)); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(nc)
+	return string(b), err
+}
