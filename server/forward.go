@@ -37,11 +37,15 @@ func (f *forwarder) init() {
 	f.syncs = map[int64]*request{}
 }
 
-func (f *forwarder) add(r *request) {
+// add records r and sends it, under one lock: the order of the record
+// must be the order on the wire, or a request overtaken by another
+// connection's would be taken for lost.
+func (f *forwarder) add(r *request, send func()) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.byKey[fwdKey{r.sid, r.xid}] = r
 	f.order = append(f.order, r)
-	f.mu.Unlock()
+	send()
 }
 
 // match takes the request a committed transaction answers, if this
@@ -136,8 +140,8 @@ func (rp *replica) forward(r *request) bool {
 		r.rec.Encode(&e)
 		m.body = e.Bytes()
 	}
-	rp.fw.add(r)
-	rp.tr.Send([]zab.Message{driverMessage(rp.id, ss.Leader, &m)})
+	msg := []zab.Message{driverMessage(rp.id, ss.Leader, &m)}
+	rp.fw.add(r, func() { rp.tr.Send(msg) })
 	return true
 }
 

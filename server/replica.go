@@ -78,6 +78,9 @@ type replica struct {
 	lastTouch int64
 }
 
+// subTicks is how many zab ticks make one tickTime.
+const subTicks = 10
+
 // logOp is one piece of work for the log goroutine.
 type logOp struct {
 	entries  []zab.Entry
@@ -130,12 +133,18 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		ID:        ens.ID,
 		Voters:    ens.Voters,
 		Observers: ens.Observers,
-		InitLimit: ens.InitLimit,
-		SyncLimit: ens.SyncLimit,
-		Storage:   rp.ms,
-		Applied:   zab.Zxid(snapZxid),
-		Rand:      rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
-		Logger:    s.log.With("zab", ens.ID),
+		// zab counts in sub-ticks, a tenth of tickTime, so its retries
+		// (votes, a lost FOLLOWERINFO) come within a fraction of a tick
+		// while initLimit and syncLimit keep ZooKeeper's meaning in
+		// wall-clock time. The leader pings twice a tick, as ZooKeeper's.
+		ElectionTick:  2,
+		HeartbeatTick: subTicks / 2,
+		InitLimit:     ens.InitLimit * subTicks,
+		SyncLimit:     ens.SyncLimit * subTicks,
+		Storage:       rp.ms,
+		Applied:       zab.Zxid(snapZxid),
+		Rand:          rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
+		Logger:        s.log.With("zab", ens.ID),
 	})
 	if err != nil {
 		return nil, err
@@ -188,8 +197,9 @@ func (rp *replica) run(ctx context.Context) {
 		close(rp.logCh)
 		rp.abandonAll(errors.New("server shutting down"))
 	}()
-	tick := time.NewTicker(rp.s.opts.TickTime)
+	tick := time.NewTicker(rp.s.opts.TickTime / subTicks)
 	defer tick.Stop()
+	n := 0
 	recv := rp.tr.Recv()
 	for {
 		select {
@@ -199,7 +209,9 @@ func (rp *replica) run(ctx context.Context) {
 			rp.mu.Lock()
 			rp.node.Tick()
 			rp.mu.Unlock()
-			rp.onTick()
+			if n++; n%(subTicks/2) == 0 {
+				rp.onTick()
+			}
 		case m, ok := <-recv:
 			if !ok {
 				return
@@ -681,7 +693,7 @@ func (rp *replica) releaseBarriers(applied int64) {
 	}
 }
 
-// onTick runs on every tick in the node loop: learners report the
+// onTick runs twice a tick in the node loop: learners report the
 // sessions they heard from and give up on forwarded requests the leader
 // seems to have lost.
 func (rp *replica) onTick() {

@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -354,4 +354,24 @@ func fourLetter(addr, word string) (string, error) {
 	}
 	b, err := io.ReadAll(nc)
 	return string(b), err
+}
+
+// A session connected to a follower stays alive past its timeout while
+// its client pings: the follower reports it to the leader.
+func TestEnsembleSessionKeptAliveThroughFollower(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	leader := e.waitLeader()
+	c := e.connect((leader + 1) % 3)
+	ctx := ctxT(t)
+	if _, err := c.Create(ctx, "/alive", nil, client.WorldACL(client.PermAll), client.ModeEphemeral); err != nil {
+		t.Fatal(err)
+	}
+	sid := c.SessionID()
+	time.Sleep(3 * c.SessionTimeout())
+	if c.SessionID() != sid {
+		t.Fatalf("session changed from %x to %x", sid, c.SessionID())
+	}
+	if st, err := c.Exists(ctx, "/alive"); err != nil || st == nil {
+		t.Fatalf("session's ephemeral gone after idling with pings: %v %v", st, err)
+	}
 }

@@ -28,7 +28,13 @@ type learnerState struct {
 	lastAck   Zxid
 	start     int // tick the join started (initLimit)
 	lastHeard int // tick of the last message from the leader (syncLimit)
-	retry     int
+	// retryAt is when discovery asks again, retryWait the wait before
+	// that: a FOLLOWERINFO lost because the link was not up yet (a leader
+	// just elected, a peer just restarted) is resent after ElectionTick
+	// ticks, then at doubling intervals up to SyncLimit, so a slow leader
+	// is not flooded with sessions it answers too late.
+	retryAt   int
+	retryWait int
 }
 
 func (n *Node) becomeLearner(leader uint64) {
@@ -53,7 +59,10 @@ func (n *Node) connect() {
 	ls.synced = false
 	ls.lastAck = 0
 	ls.lastHeard = n.now
-	ls.retry = 0
+	if ls.retryWait == 0 {
+		ls.retryWait = n.cfg.ElectionTick
+	}
+	ls.retryAt = n.now + ls.retryWait
 	n.pending = nil
 	n.phase = PhaseDiscovery
 	n.epoch = 0
@@ -79,8 +88,8 @@ func (n *Node) tickLearner() {
 		}
 		if ls.stage == lsDiscover {
 			// The leader may not have been leading yet: ask again.
-			ls.retry++
-			if ls.retry >= n.cfg.SyncLimit {
+			if n.now >= ls.retryAt {
+				ls.retryWait = min(2*ls.retryWait, n.cfg.SyncLimit)
 				n.connect()
 			}
 		}
