@@ -24,7 +24,8 @@ type CommandEnv struct {
 const commandUsage = `usage:
   corral bench compare [flags]   start corral and Apache ZooKeeper in turn and measure both
   corral bench run --connect HOST:PORT[,...] [flags]   measure one workload against running servers
-Run 'corral bench compare -h' or 'corral bench run -h' for flags.
+  corral bench failover [flags]   kill an ensemble's leader under a writer and measure the gap
+Run 'corral bench compare -h', 'corral bench run -h' or 'corral bench failover -h' for flags.
 `
 
 // Command runs `corral bench ARGS` and returns the exit status.
@@ -44,6 +45,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return compareCommand(ctx, args[1:], env)
 	case "run":
 		return runCommand(ctx, args[1:], env)
+	case "failover":
+		return failoverCommand(ctx, args[1:], env)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, commandUsage)
 		return 0
@@ -100,6 +103,37 @@ func (l *loadFlags) logger(env CommandEnv) *slog.Logger {
 	return slog.New(slog.NewTextHandler(env.Stderr, nil))
 }
 
+// serverFlags say how compare and failover start servers.
+type serverFlags struct {
+	corralBin, zkLib, java, javaHeap, workDir string
+	keep                                      bool
+	timing                                    Timing
+}
+
+func (f *serverFlags) register(fs *flag.FlagSet, env CommandEnv) {
+	d := DefaultTiming()
+	fs.StringVar(&f.corralBin, "corral-bin", env.SelfBinary, "corral binary to start (default: this binary, or built from ./cmd/corral)")
+	fs.StringVar(&f.zkLib, "zk-lib", "", "directory of ZooKeeper 3.9.3 jars (default: output of scripts/zookeeper/fetch.sh)")
+	fs.StringVar(&f.java, "java", "java", "java command")
+	fs.StringVar(&f.javaHeap, "java-heap", DefaultJavaHeap, "ZooKeeper's JVM -Xmx (per server)")
+	fs.StringVar(&f.workDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
+	fs.BoolVar(&f.keep, "keep", false, "keep the temporary directory")
+	fs.IntVar(&f.timing.TickTimeMs, "tick-time", d.TickTimeMs, "zoo.cfg tickTime in milliseconds")
+	fs.IntVar(&f.timing.InitLimit, "init-limit", d.InitLimit, "zoo.cfg initLimit in ticks")
+	fs.IntVar(&f.timing.SyncLimit, "sync-limit", d.SyncLimit, "zoo.cfg syncLimit in ticks")
+}
+
+func (f *serverFlags) validate() error {
+	t := f.timing
+	switch {
+	case t.TickTimeMs < 1 || t.TickTimeMs > 60000:
+		return errors.New("--tick-time must be in [1, 60000] ms")
+	case t.InitLimit < 1 || t.InitLimit > 1000 || t.SyncLimit < 1 || t.SyncLimit > 1000:
+		return errors.New("--init-limit and --sync-limit must be in [1, 1000]")
+	}
+	return nil
+}
+
 func newFlagSet(name string, env CommandEnv) *flag.FlagSet {
 	fs := flag.NewFlagSet("corral bench "+name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -125,15 +159,12 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	var l loadFlags
 	l.register(fs)
 	cfg := DefaultCompareConfig()
+	var sf serverFlags
+	sf.register(fs, env)
 	targets := fs.String("targets", TargetCorral+","+TargetZooKeeper, "servers to measure, in order")
+	fs.IntVar(&cfg.Servers, "servers", 1, "servers per target: 1 is standalone, more an ensemble on 127.0.0.1")
 	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
 	fs.DurationVar(&cfg.SeqDuration, "seq-duration", DefaultSeqDuration, "measured duration of the sequential create phase")
-	fs.StringVar(&cfg.CorralBin, "corral-bin", env.SelfBinary, "corral binary to start (default: this binary, or built from ./cmd/corral)")
-	fs.StringVar(&cfg.ZKLib, "zk-lib", "", "directory of ZooKeeper 3.9.3 jars (default: output of scripts/zookeeper/fetch.sh)")
-	fs.StringVar(&cfg.Java, "java", "java", "java command")
-	fs.StringVar(&cfg.JavaHeap, "java-heap", DefaultJavaHeap, "ZooKeeper's JVM -Xmx")
-	fs.StringVar(&cfg.WorkDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
-	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory")
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
@@ -145,6 +176,16 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintf(env.Stderr, "corral bench compare: --seq-duration must be in (0, %v] and --seq-warmup in [0, %v]\n", maxPhase, maxPhase)
 		return 2
 	}
+	if err := sf.validate(); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
+		return 2
+	}
+	if cfg.Servers < 1 || cfg.Servers > maxServers {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --servers must be in [1, %d]\n", maxServers)
+		return 2
+	}
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing = sf.workDir, sf.keep, sf.timing
 	cfg.Targets = nil
 	for _, t := range strings.Split(*targets, ",") {
 		if t = strings.TrimSpace(t); t != "" {
@@ -228,6 +269,69 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 	return 0
 }
 
+func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
+	fs := newFlagSet("failover", env)
+	var sf serverFlags
+	sf.register(fs, env)
+	var cfg FailoverConfig
+	fs.StringVar(&cfg.Target, "target", TargetCorral, "server to test: corral or zookeeper")
+	fs.IntVar(&cfg.Servers, "servers", DefaultFailoverServers, "ensemble size")
+	fs.IntVar(&cfg.Trials, "trials", DefaultFailoverTrials, "leader kills")
+	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", DefaultSessionTimeout, "session timeout the writer asks for")
+	fs.IntVar(&cfg.ValueSize, "value", DefaultFailoverValueSize, "setData value size in bytes")
+	fs.DurationVar(&cfg.Pre, "pre", DefaultPre, "writes before each kill (at least)")
+	fs.DurationVar(&cfg.RecoveryTimeout, "recovery-timeout", DefaultRecoveryTimeout, "longest wait for a write after a kill")
+	fs.DurationVar(&cfg.WholeTimeout, "whole-timeout", wholeTimeout, "longest wait for the ensemble to be whole after a restart")
+	out := fs.String("out", "", "directory for report.md, results.jsonl and server logs (default: JSON lines go to stdout after the report)")
+	quiet := fs.Bool("q", false, "no progress messages on stderr")
+	if code, ok := parse(fs, args, env); !ok {
+		return code
+	}
+	bad := func(err error) int {
+		fmt.Fprintln(env.Stderr, "corral bench failover:", err)
+		return 2
+	}
+	if err := sf.validate(); err != nil {
+		return bad(err)
+	}
+	switch {
+	case cfg.Target != TargetCorral && cfg.Target != TargetZooKeeper:
+		return bad(fmt.Errorf("--target must be %s or %s", TargetCorral, TargetZooKeeper))
+	case cfg.Servers < 3 || cfg.Servers > maxServers:
+		return bad(fmt.Errorf("--servers must be in [3, %d]", maxServers))
+	case cfg.Trials < 1 || cfg.Trials > maxTrials:
+		return bad(fmt.Errorf("--trials must be in [1, %d]", maxTrials))
+	case cfg.SessionTimeout <= 0 || cfg.SessionTimeout > 10*time.Minute:
+		return bad(errors.New("--session-timeout must be in (0, 10m]"))
+	case cfg.ValueSize < 0 || cfg.ValueSize > 1<<20-1024:
+		return bad(errors.New("--value must be in [0, 1047552] (jute.maxbuffer)"))
+	case cfg.Pre <= 0 || cfg.Pre > maxPhase:
+		return bad(fmt.Errorf("--pre must be in (0, %v]", maxPhase))
+	case cfg.RecoveryTimeout <= 0 || cfg.RecoveryTimeout > maxPhase || cfg.WholeTimeout <= 0 || cfg.WholeTimeout > maxPhase:
+		return bad(fmt.Errorf("--recovery-timeout and --whole-timeout must be in (0, %v]", maxPhase))
+	}
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
+	l := loadFlags{quiet: *quiet}
+	cfg.Log = l.logger(env)
+	if err := prepareOut(*out); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench failover:", err)
+		return 1
+	}
+	rep, err := Failover(ctx, cfg)
+	if rep != nil {
+		if werr := emit(rep, *out, env); werr != nil {
+			fmt.Fprintln(env.Stderr, "corral bench failover:", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench failover:", err)
+		return 1
+	}
+	return 0
+}
+
 func prepareOut(dir string) error {
 	if dir == "" {
 		return nil
@@ -235,14 +339,25 @@ func prepareOut(dir string) error {
 	return os.MkdirAll(dir, 0o755)
 }
 
+// document is a report that emit can write.
+type document interface {
+	markdown(w io.Writer)
+	jsonLines(w io.Writer) error
+}
+
+func (r *Report) markdown(w io.Writer)                { WriteMarkdown(w, r) }
+func (r *Report) jsonLines(w io.Writer) error         { return WriteJSONLines(w, r) }
+func (r *FailoverReport) markdown(w io.Writer)        { WriteFailoverMarkdown(w, r) }
+func (r *FailoverReport) jsonLines(w io.Writer) error { return WriteFailoverJSONLines(w, r) }
+
 // emit prints the Markdown report, and writes it with the JSON lines into
 // dir; without dir the JSON lines follow the table on stdout in a fenced
 // block, so stdout stays one Markdown document.
-func emit(rep *Report, dir string, env CommandEnv) error {
-	WriteMarkdown(env.Stdout, rep)
+func emit(rep document, dir string, env CommandEnv) error {
+	rep.markdown(env.Stdout)
 	if dir == "" {
 		fmt.Fprintln(env.Stdout, "\n```jsonl")
-		err := WriteJSONLines(env.Stdout, rep)
+		err := rep.jsonLines(env.Stdout)
 		fmt.Fprintln(env.Stdout, "```")
 		return err
 	}
@@ -250,7 +365,7 @@ func emit(rep *Report, dir string, env CommandEnv) error {
 	if err != nil {
 		return err
 	}
-	WriteMarkdown(md, rep)
+	rep.markdown(md)
 	if err := md.Close(); err != nil {
 		return err
 	}
@@ -258,7 +373,7 @@ func emit(rep *Report, dir string, env CommandEnv) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteJSONLines(jl, rep); err != nil {
+	if err := rep.jsonLines(jl); err != nil {
 		jl.Close()
 		return err
 	}

@@ -30,12 +30,20 @@ func TestCLIRejectsBadInvocations(t *testing.T) {
 		{"compare", "--inflight", "0"},
 		{"compare", "--seq-duration", "0s"},
 		{"compare", "extra"},
+		{"compare", "--servers", "0"},
+		{"compare", "--tick-time", "0"},
+		{"failover", "--target", "etcd"},
+		{"failover", "--trials", "0"},
+		{"failover", "--servers", "2"},
+		{"failover", "--session-timeout", "0s"},
+		{"failover", "--init-limit", "0"},
+		{"failover", "extra"},
 	} {
 		if code, _, _ := runCLI(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
 	}
-	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "corral bench compare") {
+	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "corral bench compare") || !strings.Contains(out, "corral bench failover") {
 		t.Errorf("help: exit %d, %q", code, out)
 	}
 }

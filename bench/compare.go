@@ -18,7 +18,12 @@ import (
 // values and a zero warm-up means none.
 type CompareConfig struct {
 	// Targets are measured in this order, each started afresh.
-	Targets  []string
+	Targets []string
+	// Servers is the number of servers of each target: 1 (the default) is
+	// a standalone server, more an ensemble on 127.0.0.1.
+	Servers int
+	// Timing is the quorum timing in zoo.cfg (zero fields: DefaultTiming).
+	Timing   Timing
 	Conns    int
 	Inflight int
 	// ValueSize is the data size of create and setData.
@@ -70,6 +75,10 @@ func (c *CompareConfig) fill() {
 	if len(c.Targets) == 0 {
 		c.Targets = []string{TargetCorral, TargetZooKeeper}
 	}
+	if c.Servers == 0 {
+		c.Servers = 1
+	}
+	c.Timing = c.Timing.orDefault()
 	if c.Conns == 0 {
 		c.Conns = DefaultConns
 	}
@@ -118,19 +127,41 @@ type Env struct {
 	SeqWarmup, SeqDuration time.Duration
 	GlobalOutstandingLimit int
 	WorkDir                string
+	// Servers is the number of servers of each target (1: standalone); 0
+	// when the servers were not started by the benchmark.
+	Servers int
+	// Timing is zoo.cfg's quorum timing, when the benchmark wrote it.
+	Timing Timing
 	// LoadAvg is /proc/loadavg's 1, 5 and 15 minute averages at the start:
 	// anything well above zero means the CPUs were not the benchmark's own.
 	LoadAvg string
 }
 
-// ServerInfo describes one server under test.
+// ServerInfo describes one server or ensemble under test.
 type ServerInfo struct {
-	Target   string
+	Target string
+	// Addr is the client address, or the comma-separated addresses of an
+	// ensemble's members in id order.
 	Addr     string
 	Version  string
 	Argv     []string
 	JavaHeap string
-	Err      string
+	// Leader names the member that led when the phases began, and
+	// LeaderAfter the one that led when they ended if that differs (an
+	// election during the measurement disturbs it). Ensembles only.
+	Leader      string
+	LeaderAfter string
+	// Members are an ensemble's servers.
+	Members []MemberInfo
+	Err     string
+}
+
+// MemberInfo describes one member of an ensemble under test.
+type MemberInfo struct {
+	ID   int
+	Addr string
+	PID  int
+	Mode string
 }
 
 func newEnv() Env {
@@ -172,6 +203,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	rep.Env.SeqWarmup, rep.Env.SeqDuration = cfg.SeqWarmup, cfg.SeqDuration
 	rep.Env.GlobalOutstandingLimit = cfg.GlobalOutstandingLimit
 	rep.Env.WorkDir = work
+	rep.Env.Servers, rep.Env.Timing = cfg.Servers, cfg.Timing
 
 	var errs []error
 	for _, t := range cfg.Targets {
@@ -189,6 +221,117 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// prepareLaunch completes lc for target: the corral binary, built into
+// work when not given, or ZooKeeper's lib directory, fetched when not given.
+func prepareLaunch(ctx context.Context, target string, lc *LaunchConfig, work string) error {
+	switch {
+	case target == TargetCorral && lc.CorralBin == "":
+		lc.Log.Info("building corral")
+		bin, err := buildCorral(ctx, work)
+		if err != nil {
+			return err
+		}
+		lc.CorralBin = bin
+	case target == TargetZooKeeper && lc.ZKLib == "":
+		lib, err := zookeeperLib(ctx)
+		if err != nil {
+			return err
+		}
+		lc.ZKLib = lib
+	}
+	return nil
+}
+
+// underTest is what the phases need of a started target.
+type underTest struct {
+	addrs []string
+	pid   int          // standalone
+	procs []ServerProc // ensemble
+	// finish stops the target and saves its files; it fills in what the
+	// report says about the end of the run.
+	finish func(info *ServerInfo)
+}
+
+// startStandalone starts one server.
+func startStandalone(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info *ServerInfo) (underTest, error) {
+	srv, err := Launch(ctx, info.Target, lc)
+	if err != nil {
+		return underTest{}, err
+	}
+	info.Version, info.Argv, info.Addr = srv.Version, srv.Argv, srv.Addr
+	return underTest{
+		addrs: []string{srv.Addr}, pid: srv.PID(),
+		finish: func(*ServerInfo) {
+			srv.Stop()
+			if cfg.OutDir != "" {
+				copyFile(srv.LogPath, filepath.Join(cfg.OutDir, info.Target+".log"))
+				copyFile(srv.ZooCfgPath, filepath.Join(cfg.OutDir, info.Target+".zoo.cfg"))
+			}
+			if !cfg.Keep {
+				// Free the disk before the next target runs.
+				os.RemoveAll(srv.DataDir)
+			}
+		},
+	}, nil
+}
+
+// startEnsemble starts cfg.Servers members and spreads the connections
+// over all of them, followers first (see Ensemble.ClientOrder).
+func startEnsemble(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info *ServerInfo) (underTest, error) {
+	ens, err := LaunchEnsemble(ctx, info.Target, EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
+	if err != nil {
+		return underTest{}, err
+	}
+	leader, err := ens.WaitWhole(ctx, wholeTimeout)
+	if err != nil {
+		ens.Stop()
+		return underTest{}, err
+	}
+	info.Version, info.Argv = ens.Version, ens.Members[0].Argv
+	info.Addr = strings.Join(ens.Addrs(), ",")
+	info.Leader = memberName(ens, leader)
+	ut := underTest{addrs: ens.ClientOrder(leader)}
+	for _, m := range ens.Members {
+		mode := ModeFollower
+		if m.ID == leader {
+			mode = ModeLeader
+		}
+		info.Members = append(info.Members, MemberInfo{ID: m.ID, Addr: m.Addr, PID: m.PID(), Mode: mode})
+		ut.procs = append(ut.procs, ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: m.PID()})
+	}
+	ut.finish = func(info *ServerInfo) {
+		if after := ens.Leader(ctx); after != leader {
+			info.LeaderAfter = memberName(ens, after)
+		}
+		ens.Stop()
+		for _, m := range ens.Members {
+			if cfg.OutDir != "" {
+				base := fmt.Sprintf("%s.s%d", info.Target, m.ID)
+				copyFile(m.LogPath, filepath.Join(cfg.OutDir, base+".log"))
+				copyFile(m.ZooCfgPath, filepath.Join(cfg.OutDir, base+".zoo.cfg"))
+			}
+			if !cfg.Keep {
+				os.RemoveAll(m.DataDir)
+			}
+		}
+	}
+	return ut, nil
+}
+
+// wholeTimeout bounds a wait for an ensemble that was whole, or is
+// rejoining after one member restarted, to be whole again.
+const wholeTimeout = 2 * time.Minute
+
+// memberName names member id with its client address, or says there was
+// no leader (id 0).
+func memberName(e *Ensemble, id int) string {
+	m := e.Member(id)
+	if m == nil {
+		return "none (ensemble not whole)"
+	}
+	return fmt.Sprintf("server.%d (%s)", id, m.Addr)
+}
+
 func compareTarget(ctx context.Context, cfg CompareConfig, work, target string) (ServerInfo, []PhaseResult, error) {
 	info := ServerInfo{Target: target}
 	fail := func(err error) (ServerInfo, []PhaseResult, error) {
@@ -196,48 +339,28 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string) 
 		return info, nil, err
 	}
 	lc := LaunchConfig{
-		Dir: filepath.Join(work, target), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
+		Dir: filepath.Join(work, target), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
-	switch {
-	case target == TargetCorral && lc.CorralBin == "":
-		cfg.Log.Info("building corral")
-		bin, err := buildCorral(ctx, work)
-		if err != nil {
-			return fail(err)
-		}
-		lc.CorralBin = bin
-	case target == TargetZooKeeper:
+	if target == TargetZooKeeper {
 		info.JavaHeap = cfg.JavaHeap
-		if lc.ZKLib == "" {
-			lib, err := zookeeperLib(ctx)
-			if err != nil {
-				return fail(err)
-			}
-			lc.ZKLib = lib
-		}
 	}
-	srv, err := Launch(ctx, target, lc)
+	if err := prepareLaunch(ctx, target, &lc, work); err != nil {
+		return fail(err)
+	}
+	start := startStandalone
+	if cfg.Servers > 1 {
+		start = startEnsemble
+	}
+	ut, err := start(ctx, cfg, lc, &info)
 	if err != nil {
 		return fail(err)
 	}
-	info.Version, info.Argv, info.Addr = srv.Version, srv.Argv, srv.Addr
-	defer func() {
-		srv.Stop()
-		if cfg.OutDir != "" {
-			copyFile(srv.LogPath, filepath.Join(cfg.OutDir, target+".log"))
-			copyFile(srv.ZooCfgPath, filepath.Join(cfg.OutDir, target+".zoo.cfg"))
-		}
-		if !cfg.Keep {
-			// Free the disk before the next target runs.
-			os.RemoveAll(srv.DataDir)
-		}
-	}()
 
 	base := PhaseConfig{
-		Target: target, Addrs: []string{srv.Addr}, Conns: cfg.Conns, Inflight: cfg.Inflight,
+		Target: target, Addrs: ut.addrs, Conns: cfg.Conns, Inflight: cfg.Inflight,
 		ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration,
-		ServerPID: srv.PID(), Log: cfg.Log,
+		ServerPID: ut.pid, ServerProcs: ut.procs, Log: cfg.Log,
 	}
 	var results []PhaseResult
 	var errs []error
@@ -271,6 +394,7 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string) 
 		seq.Warmup, seq.Duration = cfg.SeqWarmup, cfg.SeqDuration
 		run(seq)
 	}
+	ut.finish(&info)
 	return info, results, errors.Join(errs...)
 }
 

@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/wire"
 )
 
 // fakeServerEnv makes the test binary act as a server started as
@@ -47,16 +50,59 @@ func fakeServerMain(args []string) int {
 	}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
-	ln, err := net.Listen("tcp", net.JoinHostPort(kv["clientPortAddress"], kv["clientPort"]))
+	addr := net.JoinHostPort(kv["clientPortAddress"], kv["clientPort"])
+	var peers map[int]string // client addresses of an ensemble's members
+	myid := 0
+	if kv["clientPort"] == "" {
+		b, err := os.ReadFile(filepath.Join(kv["dataDir"], "myid"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		myid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		peers = map[int]string{}
+		for k, v := range kv {
+			if id, ok := strings.CutPrefix(k, "server."); ok {
+				n, _ := strconv.Atoi(id)
+				_, client, _ := strings.Cut(v, ";")
+				peers[n] = client
+			}
+		}
+		addr = peers[myid]
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	s := startFake(ln, inOrder, 0)
-	fmt.Println("fake server on", ln.Addr(), "forceSync", kv["forceSync"])
+	if peers != nil {
+		// An ensemble member: the highest-numbered member that is up
+		// leads; sessions are resumed on any member; the failover node
+		// exists everywhere (members share no state).
+		s.mu.Lock()
+		s.resume = true
+		s.nodes[FailoverPath], s.attempted[FailoverPath] = []byte{}, true
+		s.srvr = func() string { return "Zookeeper version: fake\nMode: " + fakeMemberMode(myid, peers) + "\n" }
+		s.mu.Unlock()
+	}
+	fmt.Println("fake server on", ln.Addr(), "forceSync", kv["forceSync"], "myid", myid)
 	<-term
 	s.stop()
+	fmt.Printf("served create %d setData %d getData %d\n", s.count(wire.OpCreate), s.count(wire.OpSetData), s.count(wire.OpGetData))
 	return 0
+}
+
+// fakeMemberMode is the mode of member myid: leader if no higher-numbered member
+// accepts connections.
+func fakeMemberMode(myid int, peers map[int]string) string {
+	for id := len(peers); id > myid; id-- {
+		if c, err := net.DialTimeout("tcp", peers[id], time.Second); err == nil {
+			c.Close()
+			return ModeFollower
+		}
+	}
+	return ModeLeader
 }
 
 func TestCompareLaunchesMeasuresAndStops(t *testing.T) {
@@ -111,5 +157,63 @@ func TestLaunchReportsAServerThatExits(t *testing.T) {
 	_, err := Launch(ctx, TargetCorral, LaunchConfig{Dir: t.TempDir(), CorralBin: "/bin/false"})
 	if err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("err = %v, want an exit during start-up", err)
+	}
+}
+
+func TestCompareEnsembleSpreadsConnectionsAndSumsCPU(t *testing.T) {
+	t.Setenv(fakeServerEnv, "1")
+	out := t.TempDir()
+	cfg := DefaultCompareConfig()
+	cfg.Targets = []string{TargetCorral}
+	cfg.Servers = 3
+	cfg.CorralBin = os.Args[0]
+	cfg.Conns, cfg.Inflight = 4, 2
+	cfg.Warmup, cfg.Duration = 0, 300*time.Millisecond
+	cfg.SeqWarmup, cfg.SeqDuration = 0, 300*time.Millisecond
+	cfg.WorkDir, cfg.OutDir = t.TempDir(), out
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	rep, err := Compare(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Servers) != 1 {
+		t.Fatalf("servers %+v", rep.Servers)
+	}
+	info := rep.Servers[0]
+	if len(info.Members) != 3 || !strings.HasPrefix(info.Leader, "server.3 ") || info.LeaderAfter != "" ||
+		strings.Count(info.Addr, ",") != 2 {
+		t.Errorf("server info %+v", info)
+	}
+	for _, r := range rep.Results {
+		if r.Err != "" || r.Ops == 0 || r.ServerCPU == nil || len(r.ServerCPUEach) != 3 {
+			t.Errorf("%s: %+v", r.Phase, r)
+			continue
+		}
+		if r.ServerCPUEach[2].Server != "server.3 leader" || r.ServerCPUEach[0].Server != "server.1 follower" ||
+			r.ServerCPUEach[1].PID != info.Members[1].PID {
+			t.Errorf("%s: per-process CPU %+v", r.Phase, r.ServerCPUEach)
+		}
+	}
+	// Every member served requests of every phase, and was started from
+	// its own member's configuration, which was saved.
+	for id := 1; id <= 3; id++ {
+		base := filepath.Join(out, fmt.Sprintf("corral.s%d", id))
+		logb, err := os.ReadFile(base + ".log")
+		var creates, sets, gets int
+		if i := strings.Index(string(logb), "served "); i >= 0 {
+			fmt.Sscanf(string(logb[i:]), "served create %d setData %d getData %d", &creates, &sets, &gets)
+		}
+		if err != nil || !strings.Contains(string(logb), fmt.Sprintf("myid %d", id)) || creates == 0 || sets == 0 || gets == 0 {
+			t.Errorf("server.%d log %q, %v", id, logb, err)
+		}
+		cfgb, err := os.ReadFile(base + ".zoo.cfg")
+		if err != nil || !strings.Contains(string(cfgb), "server.3=127.0.0.1:") || strings.Contains(string(cfgb), "clientPort=") {
+			t.Errorf("server.%d zoo.cfg %q, %v", id, cfgb, err)
+		}
+	}
+	if ents, _ := os.ReadDir(cfg.WorkDir); len(ents) != 0 {
+		t.Errorf("work dir left behind: %v", ents)
 	}
 }

@@ -87,20 +87,27 @@ func parseProcStatTotal(b []byte) (time.Duration, error) {
 }
 
 // cpuMeter reads the CPU time of the load generator, of the whole machine
-// and, if pid > 0, of the server under test, at the two ends of a measured
-// interval.
+// and of the server processes under test (one for a standalone server, one
+// per member of an ensemble), at the two ends of a measured interval.
 type cpuMeter struct {
-	pid                               int
-	self0, server0, machine0          time.Duration
-	selfErr, serverErr, machineErr    error
-	selfUsed, serverUsed, machineUsed time.Duration
+	pids                  []int
+	self0, machine0       time.Duration
+	server0               []time.Duration
+	selfErr, machineErr   error
+	serverErr             error
+	selfUsed, machineUsed time.Duration
+	serverUsed            []time.Duration
 }
 
 func (m *cpuMeter) begin() {
 	m.self0, m.selfErr = selfCPU()
 	m.machine0, m.machineErr = machineCPU()
-	if m.pid > 0 {
-		m.server0, m.serverErr = procCPU(m.pid)
+	m.server0 = make([]time.Duration, len(m.pids))
+	for i, pid := range m.pids {
+		var err error
+		if m.server0[i], err = procCPU(pid); err != nil && m.serverErr == nil {
+			m.serverErr = err
+		}
 	}
 }
 
@@ -115,9 +122,24 @@ func (m *cpuMeter) end() {
 		t, m.machineErr = machineCPU()
 		m.machineUsed = t - m.machine0
 	}
-	if m.pid > 0 && m.serverErr == nil {
-		var t time.Duration
-		t, m.serverErr = procCPU(m.pid)
-		m.serverUsed = t - m.server0
+	if m.serverErr == nil {
+		m.serverUsed = make([]time.Duration, len(m.pids))
+		for i, pid := range m.pids {
+			t, err := procCPU(pid)
+			if err != nil {
+				m.serverErr = err
+				return
+			}
+			m.serverUsed[i] = t - m.server0[i]
+		}
 	}
+}
+
+// serverTotal is the server processes' CPU time together.
+func (m *cpuMeter) serverTotal() time.Duration {
+	var sum time.Duration
+	for _, d := range m.serverUsed {
+		sum += d
+	}
+	return sum
 }

@@ -8,7 +8,8 @@
 //
 //	corral bench compare [--duration 10s] [--warmup 3s] [--conns 32] [--inflight 32]
 //	                     [--value 1024] [--seq-duration 5s] [--seq-warmup 1s]
-//	                     [--targets corral,zookeeper] [--out DIR]
+//	                     [--targets corral,zookeeper] [--servers 1] [--out DIR]
+//	                     [--tick-time 2000] [--init-limit 10] [--sync-limit 5]
 //	                     [--corral-bin PATH] [--zk-lib DIR] [--java java] [--java-heap 2g]
 //	                     [--workdir DIR] [--keep] [-q]
 //
@@ -34,6 +35,58 @@
 // conns × inflight so ZooKeeper's throttle stays out of the measurement),
 // admin server off, all four-letter words, dataDir in the temporary directory
 // (removed afterwards unless --keep).
+//
+// With --servers N (N > 1) each target runs as an N-server ensemble on
+// 127.0.0.1 instead: free client, quorum and election ports, one directory
+// per member with its zoo.cfg (the same but for dataDir) and dataDir/myid,
+// server.N=127.0.0.1:Q:E;127.0.0.1:C lines and no clientPort line, the same
+// tickTime/initLimit/syncLimit for both targets. compare waits until every
+// member answers srvr with Mode leader or follower, exactly one leads and
+// each accepts a session; it then spreads the connections round-robin over
+// the members, followers first and the leader last (so the split does not
+// depend on which member leads, and seqcreate's one connection is on a
+// follower, where most clients of an ensemble are). The report names the
+// leader (and warns if another led at the end), gives every member's PID,
+// and measures each member's CPU: "server CPU s" is their sum, and the
+// per-process split follows the table. Members are stopped by PID.
+//
+// # Failover
+//
+// Measure how long a client's writes stop when an ensemble loses its
+// leader:
+//
+//	corral bench failover [--target corral|zookeeper] [--servers 3] [--trials 20]
+//	                      [--session-timeout 10s] [--value 128] [--pre 1s]
+//	                      [--recovery-timeout 60s] [--whole-timeout 2m]
+//	                      [--tick-time 2000] [--init-limit 10] [--sync-limit 5]
+//	                      [--out DIR] [server flags as for compare] [-q]
+//
+// failover starts an ensemble as compare does and creates /bench-failover.
+// Each trial waits until the ensemble is whole, opens a writer session on a
+// follower (the followers in turn) that overwrites /bench-failover in a
+// closed loop, lets it write for at least --pre, SIGKILLs the leader by
+// PID, and waits until a write issued after the kill succeeds. The writer
+// behaves as a client walking its connect string: a request unanswered for
+// 2/3 of the session timeout (the Java client's read timeout) or a closed
+// connection sends it to the next server in turn, resuming its session
+// (id, password, lastZxidSeen) and starting a new one only if the ensemble
+// says it expired; after trying every server in vain it pauses 25ms (the
+// Java client sleeps up to a second or two, which would blur what is
+// measured here). The killed server is then restarted from its zoo.cfg and
+// data, and the trial ends when the ensemble is whole again.
+//
+// A trial's gap is measured on the client's clock (harness and writer share
+// the process): from the completion of the last successful write that
+// completed before the kill to the completion of the first successful
+// write issued after it (a write in flight at the kill may still succeed,
+// but says nothing about the ensemble after it). The report gives
+// nearest-rank p50/p90 and the max and min of the gaps, every trial's gap,
+// kill-to-write time, failed writes and reconnects, the new leader and how
+// long the killed server took to rejoin, and the timing (tickTime,
+// initLimit, syncLimit, session timeout asked and granted); the JSON lines
+// hold one object per trial and a summary with every gap. Every wait is
+// bounded: a trial that fails ends the run, with the trials so far
+// reported.
 //
 // Measure one workload against servers that are already running:
 //

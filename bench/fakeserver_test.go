@@ -46,6 +46,10 @@ type fakeServer struct {
 	timeout int32 // negotiated session timeout, ms
 	// failCreate, if set, makes create of path fail with the code it returns.
 	failCreate func(path string) wire.Code
+	// srvr, if set, answers srvr; resume accepts a handshake that resumes
+	// a session (the id is echoed) instead of reporting it as a problem.
+	srvr   func() string
+	resume bool
 
 	mu        sync.Mutex
 	nodes     map[string][]byte
@@ -54,6 +58,7 @@ type fakeServer struct {
 	pings     int
 	sessions  int64
 	closed    int // sessions closed with closeSession
+	open      map[net.Conn]bool
 	problems  []string
 	wg        sync.WaitGroup
 }
@@ -75,7 +80,7 @@ func startFake(ln net.Listener, mode fakeMode, window int) *fakeServer {
 	s := &fakeServer{
 		ln: ln, mode: mode, window: window, timeout: 30000,
 		nodes: map[string][]byte{"/": nil}, attempted: map[string]bool{},
-		ops: map[wire.Op]int{},
+		ops: map[wire.Op]int{}, open: map[net.Conn]bool{},
 	}
 	s.wg.Add(1)
 	go s.accept()
@@ -84,6 +89,18 @@ func startFake(ln net.Listener, mode fakeMode, window int) *fakeServer {
 
 func (s *fakeServer) stop() {
 	s.ln.Close()
+	s.wg.Wait()
+}
+
+// crash stops accepting and drops every connection, as a killed server's
+// kernel would.
+func (s *fakeServer) crash() {
+	s.ln.Close()
+	s.mu.Lock()
+	for nc := range s.open {
+		nc.Close()
+	}
+	s.mu.Unlock()
 	s.wg.Wait()
 }
 
@@ -112,10 +129,18 @@ func (s *fakeServer) accept() {
 		if err != nil {
 			return
 		}
+		s.mu.Lock()
+		s.open[nc] = true
+		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer nc.Close()
+			defer func() {
+				s.mu.Lock()
+				delete(s.open, nc)
+				s.mu.Unlock()
+				nc.Close()
+			}()
 			s.serve(nc)
 		}()
 	}
@@ -140,6 +165,13 @@ func (s *fakeServer) serve(nc net.Conn) {
 	br := bufio.NewReader(nc)
 	bw := bufio.NewWriter(nc)
 	if first, err := br.Peek(4); err == nil && string(first) == "srvr" {
+		s.mu.Lock()
+		srvr := s.srvr
+		s.mu.Unlock()
+		if srvr != nil {
+			io.WriteString(nc, srvr())
+			return
+		}
 		io.WriteString(nc, "Zookeeper version: fake\nMode: standalone\n")
 		return
 	}
@@ -152,8 +184,11 @@ func (s *fakeServer) serve(nc net.Conn) {
 	proto, zxid, timeout, sid := d.Int(), d.Long(), d.Int(), d.Long()
 	passwd := d.Buffer()
 	ro := d.Bool()
-	if d.Err() != nil || d.Remaining() != 0 || proto != 0 || zxid != 0 || timeout <= 0 || sid != 0 ||
-		len(passwd) != passwdSize || ro {
+	s.mu.Lock()
+	resume := s.resume
+	s.mu.Unlock()
+	if d.Err() != nil || d.Remaining() != 0 || proto != 0 || timeout <= 0 || len(passwd) != passwdSize || ro ||
+		!resume && (zxid != 0 || sid != 0) {
 		s.problem("bad ConnectRequest % x", b)
 		return
 	}
@@ -161,6 +196,9 @@ func (s *fakeServer) serve(nc net.Conn) {
 	s.sessions++
 	id := s.sessions
 	s.mu.Unlock()
+	if sid != 0 {
+		id = sid
+	}
 	var e wire.Encoder
 	at := beginFrame(&e)
 	e.Int(0)

@@ -35,6 +35,9 @@ type LaunchConfig struct {
 	ZKLib    string
 	Java     string
 	JavaHeap string
+	// Timing is the quorum timing written to zoo.cfg (zero fields take
+	// DefaultTiming's).
+	Timing Timing
 	// ReadyTimeout bounds the wait for the server to accept sessions.
 	ReadyTimeout time.Duration
 	Log          *slog.Logger
@@ -86,19 +89,41 @@ func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, erro
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
-	zc := ServerConfig{DataDir: dataDir, Port: cfg.Port, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit}
+	zc := ServerConfig{DataDir: dataDir, Port: cfg.Port, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing}
 	cfgPath := filepath.Join(cfg.Dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(zc.ZooCfg()), 0o644); err != nil {
 		return nil, err
 	}
+	argv, err := serverArgv(target, cfg, cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spawn(target, argv, cfg.Dir, filepath.Join(cfg.Dir, target+".log"), cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
+	s.ZooCfgPath, s.DataDir = cfgPath, dataDir
+	cfg.Log.Info("server started", "target", target, "pid", s.PID(), "addr", s.Addr)
+	if err := s.waitReady(ctx, cfg.ReadyTimeout); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if out, err := fourLetter(ctx, s.Addr, "srvr"); err == nil {
+		s.Version = firstLine(out)
+	}
+	return s, nil
+}
 
-	var argv []string
+// serverArgv is the command line that starts target from the zoo.cfg at
+// cfgPath; files it needs besides (logback.xml) are written beside it.
+func serverArgv(target string, cfg LaunchConfig, cfgPath string) ([]string, error) {
 	switch target {
 	case TargetCorral:
 		if cfg.CorralBin == "" {
 			return nil, errors.New("bench: no corral binary")
 		}
-		argv = []string{cfg.CorralBin, "server", cfgPath}
+		return []string{cfg.CorralBin, "server", cfgPath}, nil
 	case TargetZooKeeper:
 		if cfg.ZKLib == "" {
 			return nil, errors.New("bench: no ZooKeeper lib directory")
@@ -115,48 +140,42 @@ func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, erro
 		// DEBUG to the console, which would slow it down. This one logs
 		// INFO, as ZooKeeper's own conf/logback.xml does, without caller
 		// data (cheaper than its default pattern).
-		logback := filepath.Join(cfg.Dir, "logback.xml")
+		logback := filepath.Join(filepath.Dir(cfgPath), "logback.xml")
 		if err := os.WriteFile(logback, []byte(logbackXML), 0o644); err != nil {
 			return nil, err
 		}
-		argv = []string{java, "-Xmx" + heap, "-Dlogback.configurationFile=" + logback,
-			"-cp", filepath.Join(cfg.ZKLib, "*"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath}
-	default:
-		return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, TargetCorral, TargetZooKeeper)
+		return []string{java, "-Xmx" + heap, "-Dlogback.configurationFile=" + logback,
+			"-cp", filepath.Join(cfg.ZKLib, "*"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath}, nil
 	}
+	return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, TargetCorral, TargetZooKeeper)
+}
 
-	logPath := filepath.Join(cfg.Dir, target+".log")
-	logFile, err := os.Create(logPath)
+// spawn starts argv in dir with its stdout and stderr appended to logPath
+// (a restarted server continues the log of its earlier life).
+func spawn(name string, argv []string, dir, logPath string, log *slog.Logger) (*Server, error) {
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
+	fmt.Fprintf(logFile, "--- corral bench: starting %s at %s ---\n", name, time.Now().UTC().Format(time.RFC3339Nano))
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = cfg.Dir
+	cmd.Dir = dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	// Take the server down with us if we die without stopping it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: start %s: %w", target, err)
+		return nil, fmt.Errorf("bench: start %s: %w", name, err)
 	}
 	s := &Server{
-		Name: target, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), Argv: argv,
-		LogPath: logPath, ZooCfgPath: cfgPath, DataDir: dataDir,
-		cmd: cmd, exited: make(chan struct{}), log: cfg.Log,
+		Name: name, Argv: argv, LogPath: logPath,
+		cmd: cmd, exited: make(chan struct{}), log: log,
 	}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.exited)
 	}()
-	cfg.Log.Info("server started", "target", target, "pid", s.PID(), "addr", s.Addr)
-	if err := s.waitReady(ctx, cfg.ReadyTimeout); err != nil {
-		s.Stop()
-		return nil, err
-	}
-	if out, err := fourLetter(ctx, s.Addr, "srvr"); err == nil {
-		s.Version = firstLine(out)
-	}
 	return s, nil
 }
 
@@ -223,6 +242,42 @@ func (s *Server) Stop() error {
 	s.cmd.Process.Kill()
 	<-s.exited
 	return nil
+}
+
+// killTimeout bounds the wait for a SIGKILLed process to be reaped.
+const killTimeout = 30 * time.Second
+
+// Kill sends SIGKILL to the server's PID and waits until it is reaped: a
+// crash, with no chance to close connections or flush anything. It returns
+// when the signal had been sent (the kill(2) call had returned).
+func (s *Server) Kill() (time.Time, error) {
+	select {
+	case <-s.exited:
+		return time.Now(), nil
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return time.Time{}, fmt.Errorf("bench: kill %s (pid %d): %w", s.Name, s.PID(), err)
+	}
+	at := time.Now()
+	t := time.NewTimer(killTimeout)
+	defer t.Stop()
+	select {
+	case <-s.exited:
+		return at, nil
+	case <-t.C:
+		return at, fmt.Errorf("bench: %s (pid %d) not reaped %v after SIGKILL", s.Name, s.PID(), killTimeout)
+	}
+}
+
+// Exited reports whether the process has exited.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // freePort asks the kernel for an unused loopback port. Another process

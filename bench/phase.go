@@ -43,6 +43,10 @@ type PhaseConfig struct {
 	Keys *KeySpace
 	// ServerPID, if not 0, is the server process whose CPU time is measured.
 	ServerPID int
+	// ServerProcs, if not empty, are the processes of an ensemble: each
+	// one's CPU time is measured and ServerCPU is their sum. ServerPID is
+	// then unused.
+	ServerProcs []ServerProc
 	// DrainTimeout bounds the wait for outstanding replies after the
 	// measured interval (DefaultDrainTimeout if 0); a server that takes
 	// longer fails the phase with ErrStalled.
@@ -77,9 +81,25 @@ type PhaseResult struct {
 	// measured interval; nil when not measured. What exceeds server and
 	// load generator ran beside the benchmark and disturbed it.
 	MachineCPU *float64 `json:"machine_cpu_s,omitempty"`
-	Err        string   `json:"error,omitempty"`
+	// ServerCPUEach is each ensemble member's share of ServerCPU.
+	ServerCPUEach []ProcCPU `json:"server_cpu_each,omitempty"`
+	Err           string    `json:"error,omitempty"`
 	// Keys are the nodes a create phase made.
 	Keys *KeySpace `json:"-"`
+}
+
+// ServerProc names one server process whose CPU time a phase measures.
+type ServerProc struct {
+	// Name says which server it is, with its role ("server.3 leader").
+	Name string
+	PID  int
+}
+
+// ProcCPU is one server process's CPU seconds in a measured interval.
+type ProcCPU struct {
+	Server string  `json:"server"`
+	PID    int     `json:"pid"`
+	CPU    float64 `json:"cpu_s"`
 }
 
 // DefaultRoot is the parent node of everything the benchmark creates.
@@ -204,7 +224,15 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		close(allDone)
 	}()
 
-	meter := cpuMeter{pid: cfg.ServerPID}
+	meter := cpuMeter{}
+	switch {
+	case len(cfg.ServerProcs) > 0:
+		for _, p := range cfg.ServerProcs {
+			meter.pids = append(meter.pids, p.PID)
+		}
+	case cfg.ServerPID > 0:
+		meter.pids = []int{cfg.ServerPID}
+	}
 	finished := waitUntil(ctx, w.start, allDone)
 	meter.begin()
 	if !finished {
@@ -245,9 +273,12 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		s := meter.machineUsed.Seconds()
 		res.MachineCPU = &s
 	}
-	if cfg.ServerPID > 0 && meter.serverErr == nil {
-		s := meter.serverUsed.Seconds()
+	if len(meter.pids) > 0 && meter.serverErr == nil {
+		s := meter.serverTotal().Seconds()
 		res.ServerCPU = &s
+		for i, p := range cfg.ServerProcs {
+			res.ServerCPUEach = append(res.ServerCPUEach, ProcCPU{Server: p.Name, PID: p.PID, CPU: meter.serverUsed[i].Seconds()})
+		}
 	}
 	for i, s := range creators {
 		res.Keys.Counts[i] = s.issued

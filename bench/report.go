@@ -139,9 +139,18 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w)
 	if rep.Mode == "compare" {
-		fmt.Fprintf(w, "- zoo.cfg (the same for every server): standalone on 127.0.0.1, forceSync=yes, snapCount default (100000), "+
+		shape := "standalone on 127.0.0.1"
+		if e.Servers > 1 {
+			shape = fmt.Sprintf("%d-server ensemble on 127.0.0.1 (server.N=127.0.0.1:quorum:election;127.0.0.1:client, "+
+				"one dataDir with myid per server)", e.Servers)
+		}
+		fmt.Fprintf(w, "- zoo.cfg (the same for every target): %s, %s, forceSync=yes, snapCount default (100000), "+
 			"globalOutstandingLimit=%d, maxClientCnxns=0, admin.enableServer=false, 4lw.commands.whitelist=*, dataDir under %s\n",
-			e.GlobalOutstandingLimit, e.WorkDir)
+			shape, e.Timing.orDefault(), e.GlobalOutstandingLimit, e.WorkDir)
+		if e.Servers > 1 {
+			fmt.Fprintf(w, "- connections: assigned round-robin over the servers, followers first in id order and the leader last "+
+				"(so the leader has at most as many as a follower, whichever server leads); seqcreate's one connection is on a follower\n")
+		}
 	}
 	for _, s := range rep.Servers {
 		fmt.Fprintf(w, "- %s:", s.Target)
@@ -156,6 +165,19 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		}
 		if s.Version != "" {
 			fmt.Fprintf(w, "; srvr: %s", s.Version)
+		}
+		if s.Leader != "" {
+			fmt.Fprintf(w, "; leader: %s", s.Leader)
+		}
+		if len(s.Members) > 0 {
+			var pids []string
+			for _, m := range s.Members {
+				pids = append(pids, fmt.Sprintf("server.%d pid %d", m.ID, m.PID))
+			}
+			fmt.Fprintf(w, " (%s)", strings.Join(pids, ", "))
+		}
+		if s.LeaderAfter != "" {
+			fmt.Fprintf(w, "; WARNING: leader changed during the run, to %s", s.LeaderAfter)
 		}
 		if s.Err != "" {
 			fmt.Fprintf(w, "; FAILED: %s", s.Err)
@@ -179,6 +201,15 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			"those numbers are disturbed.", other*100)
 	}
 	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if len(r.ServerCPUEach) > 0 {
+			var parts []string
+			for _, p := range r.ServerCPUEach {
+				parts = append(parts, fmt.Sprintf("%s %.2f", p.Server, p.CPU))
+			}
+			fmt.Fprintf(w, "\n- %s %s server CPU s by process: %s", r.Target, r.Phase, strings.Join(parts, ", "))
+		}
+	}
 	for _, r := range rep.Results {
 		if r.Err != "" {
 			fmt.Fprintf(w, "\n- %s %s FAILED: %s", r.Target, r.Phase, r.Err)

@@ -114,3 +114,33 @@ func TestJSONLines(t *testing.T) {
 		t.Errorf("%d lines, want %d", n, len(rep.Results))
 	}
 }
+
+func TestMarkdownDescribesAnEnsemble(t *testing.T) {
+	res := sampleResults()[:2]
+	res[1].ServerCPUEach = []ProcCPU{{Server: "server.1 follower", PID: 11, CPU: 3}, {Server: "server.2 follower", PID: 12, CPU: 4}, {Server: "server.3 leader", PID: 13, CPU: 5}}
+	rep := &Report{Mode: "compare", Start: time.Unix(0, 0),
+		Env: Env{CPUs: 2, Servers: 3, Timing: Timing{TickTimeMs: 2000, InitLimit: 10, SyncLimit: 5}},
+		Servers: []ServerInfo{
+			{Target: "corral", Leader: "server.1 (127.0.0.1:1)", LeaderAfter: "server.2 (127.0.0.1:2)"},
+			{Target: "zookeeper", Leader: "server.3 (127.0.0.1:3)", Members: []MemberInfo{{ID: 1, PID: 11}, {ID: 2, PID: 12}, {ID: 3, PID: 13}}},
+		},
+		Results: res}
+	var b bytes.Buffer
+	WriteMarkdown(&b, rep)
+	out := b.String()
+	for _, s := range []string{
+		"3-server ensemble on 127.0.0.1",
+		"tickTime=2000, initLimit=10, syncLimit=5",
+		"followers first",
+		"leader: server.3 (127.0.0.1:3) (server.1 pid 11, server.2 pid 12, server.3 pid 13)",
+		"WARNING: leader changed during the run, to server.2 (127.0.0.1:2)",
+		"zookeeper create server CPU s by process: server.1 follower 3.00, server.2 follower 4.00, server.3 leader 5.00",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "standalone") {
+		t.Errorf("ensemble report says standalone:\n%s", out)
+	}
+}
