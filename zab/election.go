@@ -125,6 +125,13 @@ func (n *Node) stepVote(m Message) {
 				e.vote.Round = e.round
 				e.recv[n.id] = e.vote
 				n.sendVotes()
+			} else if !m.Vote.sameCandidate(e.vote) {
+				// The sender has not seen our vote: it may have been
+				// following when we sent it (it answered with its
+				// leader, not a vote of this round). Tell it now
+				// rather than at the next resend; it adopts ours, so
+				// this does not repeat.
+				n.send(Message{Type: MsgVote, To: m.From, Vote: e.vote, State: StateLooking})
 			}
 		}
 		e.recv[m.From] = m.Vote

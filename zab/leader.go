@@ -51,12 +51,20 @@ type leaderState struct {
 }
 
 func (n *Node) becomeLeader() {
+	early := n.early
 	n.resetRole()
 	n.state = StateLeading
 	n.phase = PhaseDiscovery
 	n.leader = n.id
 	n.lead = &leaderState{start: n.now, peers: map[uint64]*peer{}}
 	n.logger.Debug("leading", "round", n.elect.round)
+	// Learners that decided before this server did have already sent
+	// FOLLOWERINFO; take them now rather than make them resend.
+	for _, id := range n.peers {
+		if m, ok := early[id]; ok {
+			n.leaderFollowerInfo(m)
+		}
+	}
 	n.maybeFixEpoch()
 }
 

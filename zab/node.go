@@ -11,18 +11,20 @@ import (
 // use: the driver calls its methods from one goroutine (or under a lock).
 // It does no I/O; see the package documentation for the driver's loop.
 type Node struct {
-	id         uint64
-	cfg        Config
-	peers      []uint64 // every other server, sorted: the order of all iteration
-	voter      map[uint64]bool
-	observer   map[uint64]bool
-	quorum     int
-	rand       *rand.Rand
-	logger     *slog.Logger
-	log        *zlog
-	hs         HardState
-	prevHS     HardState
-	persisted  Zxid
+	id        uint64
+	cfg       Config
+	peers     []uint64 // every other server, sorted: the order of all iteration
+	voter     map[uint64]bool
+	observer  map[uint64]bool
+	quorum    int
+	rand      *rand.Rand
+	logger    *slog.Logger
+	log       *zlog
+	hs        HardState
+	prevHS    HardState
+	persisted Zxid
+	// early holds FOLLOWERINFO received while looking, by sender.
+	early      map[uint64]Message
 	commit     Zxid
 	applying   Zxid // last zxid handed out in Ready.Committed
 	applied    Zxid // last zxid the driver applied (Advance)
@@ -162,6 +164,13 @@ func (n *Node) Step(m Message) error {
 			// Not leading, and not about to: tell the learner at once
 			// rather than let it wait out initLimit.
 			n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
+		case StateLooking:
+			// The learner decided first; this server may be about to
+			// lead. Keep the latest per learner for becomeLeader.
+			if n.early == nil {
+				n.early = map[uint64]Message{}
+			}
+			n.early[m.From] = m
 		}
 	case MsgAckEpoch, MsgAckNewLeader, MsgAck, MsgAckEpochRoll:
 		if n.state == StateLeading {
@@ -275,6 +284,7 @@ func (n *Node) completeEpochs() {
 
 // resetRole forgets everything tied to the current role.
 func (n *Node) resetRole() {
+	n.early = nil
 	n.lead = nil
 	n.learn = nil
 	n.pending = nil
