@@ -170,9 +170,25 @@ func (rp *replica) receiveDriver(m zab.Message) {
 	}
 	switch dm.kind {
 	case driverRequest, driverSyncRequest:
+		in := fwdIn{from: m.From, msg: dm}
+		// Fast path: with nothing queued ahead (order matters, see
+		// forwarder.match) and a free slot, prep it here and save the
+		// hand-off to fwdLoop.
+		if rp.fwdQueued.Load() == 0 && rp.writable.Load() {
+			if dm.kind == driverSyncRequest {
+				rp.answerSync(in)
+				return
+			}
+			if rp.s.tryAcquire() {
+				rp.proposeForwarded(in, true)
+				return
+			}
+		}
+		rp.fwdQueued.Add(1)
 		select {
-		case rp.fwdIn <- fwdIn{from: m.From, msg: dm}:
+		case rp.fwdIn <- in:
 		default:
+			rp.fwdQueued.Add(-1)
 			// The learner notices: a later request of its commits first,
 			// or none does within its limit.
 			rp.log.Warn("forwarded request queue full; dropped", "from", m.From)
@@ -199,36 +215,52 @@ func (rp *replica) fwdLoop(ctx context.Context) {
 			return
 		case in = <-rp.fwdIn:
 		}
-		for !rp.writable.Load() {
-			ss := rp.soft.Load()
-			if ss == nil || ss.State != zab.StateLeading {
-				break
-			}
-			wctx, cancel := context.WithTimeout(ctx, rp.s.opts.TickTime)
-			rp.waitWritable(wctx)
-			cancel()
-			if ctx.Err() != nil {
-				return
-			}
-		}
-		if !rp.writable.Load() {
-			continue // not leading: the learner will look for the leader
-		}
-		switch in.msg.kind {
-		case driverSyncRequest:
-			rp.mu.Lock()
-			z := rp.node.Status().LastZxid
-			rp.mu.Unlock()
-			rp.tr.Send([]zab.Message{driverMessage(rp.id, in.from, &driverMsg{kind: driverSyncReply, id: in.msg.id, zxid: int64(z)})})
-		case driverRequest:
-			if !rp.proposeForwarded(in) {
-				return
-			}
+		if !rp.handleForwarded(ctx, in) {
+			return
 		}
 	}
 }
 
-func (rp *replica) proposeForwarded(in fwdIn) bool {
+// handleForwarded preps one queued forwarded message; it returns false
+// when the server is stopping.
+func (rp *replica) handleForwarded(ctx context.Context, in fwdIn) bool {
+	defer rp.fwdQueued.Add(-1)
+	for !rp.writable.Load() {
+		ss := rp.soft.Load()
+		if ss == nil || ss.State != zab.StateLeading {
+			break
+		}
+		wctx, cancel := context.WithTimeout(ctx, rp.s.opts.TickTime)
+		rp.waitWritable(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return false
+		}
+	}
+	if !rp.writable.Load() {
+		return true // not leading: the learner will look for the leader
+	}
+	switch in.msg.kind {
+	case driverSyncRequest:
+		rp.answerSync(in)
+	case driverRequest:
+		return rp.proposeForwarded(in, false)
+	}
+	return true
+}
+
+// answerSync tells a learner the zxid its sync waits for: the last one
+// proposed, after every request it forwarded before.
+func (rp *replica) answerSync(in fwdIn) {
+	rp.mu.Lock()
+	z := rp.node.Status().LastZxid
+	rp.mu.Unlock()
+	rp.tr.Send([]zab.Message{driverMessage(rp.id, in.from, &driverMsg{kind: driverSyncReply, id: in.msg.id, zxid: int64(z)})})
+}
+
+// proposeForwarded preps and proposes a forwarded write; haveSlot says
+// the caller already holds its pipeline slot.
+func (rp *replica) proposeForwarded(in fwdIn, haveSlot bool) bool {
 	s := rp.s
 	dm := &in.msg
 	r := &request{sid: dm.sid, xid: dm.xid, op: dm.op, kind: kindWrite, auth: dm.auth, timeout: dm.timeout, recv: time.Now()}
@@ -243,7 +275,7 @@ func (rp *replica) proposeForwarded(in fwdIn) bool {
 		}
 		r.rec = rec
 	}
-	if !s.acquire() {
+	if !haveSlot && !s.acquire() {
 		return false
 	}
 	r.onDone = func(*request) { s.release() }

@@ -64,6 +64,8 @@ type replica struct {
 	logCh chan logOp
 	// fwdIn feeds the leader's forwarded requests and syncs to fwdLoop.
 	fwdIn chan fwdIn
+	// fwdQueued counts forwarded messages queued for or inside fwdLoop.
+	fwdQueued atomic.Int64
 
 	fw forwarder
 

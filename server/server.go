@@ -328,6 +328,17 @@ func (s *Server) acquire() bool {
 	}
 }
 
+// tryAcquire takes a pipeline slot if one is free.
+func (s *Server) tryAcquire() bool {
+	select {
+	case s.slots <- struct{}{}:
+		s.stats.outstanding.Add(1)
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *Server) release() {
 	<-s.slots
 	s.stats.outstanding.Add(-1)
