@@ -32,14 +32,25 @@ func freeAddr(t *testing.T) string {
 }
 
 func startEnsemble(t *testing.T, n int, tweak func(*Options)) *testEnsemble {
+	return startEnsembleObservers(t, n, 0, tweak)
+}
+
+// startEnsembleObservers runs n voters and then nobs observers.
+func startEnsembleObservers(t *testing.T, n, nobs int, tweak func(*Options)) *testEnsemble {
 	t.Helper()
-	e := &testEnsemble{t: t, opts: make([]Options, n), servers: make([]*testServer, n)}
+	total := n + nobs
+	e := &testEnsemble{t: t, opts: make([]Options, total), servers: make([]*testServer, total)}
 	peers := map[uint64]transport.Peer{}
-	var voters []uint64
-	for i := 1; i <= n; i++ {
+	var voters, observers []uint64
+	for i := 1; i <= total; i++ {
 		peers[uint64(i)] = transport.Peer{QuorumAddr: freeAddr(t), ElectionAddr: freeAddr(t)}
-		voters = append(voters, uint64(i))
+		if i <= n {
+			voters = append(voters, uint64(i))
+		} else {
+			observers = append(observers, uint64(i))
+		}
 	}
+	n = total
 	for i := range n {
 		o := Options{
 			ListenAddr: freeAddr(t),
@@ -47,7 +58,7 @@ func startEnsemble(t *testing.T, n int, tweak func(*Options)) *testEnsemble {
 			ServerID:   int64(i + 1),
 			TickTime:   100 * time.Millisecond,
 			Ensemble: &Ensemble{
-				ID: uint64(i + 1), Voters: voters, Peers: peers,
+				ID: uint64(i + 1), Voters: voters, Observers: observers, Peers: peers,
 				InitLimit: 20, SyncLimit: 10,
 			},
 			FourLetterWords: map[string]bool{"*": true},
@@ -373,5 +384,33 @@ func TestEnsembleSessionKeptAliveThroughFollower(t *testing.T) {
 	}
 	if st, err := c.Exists(ctx, "/alive"); err != nil || st == nil {
 		t.Fatalf("session's ephemeral gone after idling with pings: %v %v", st, err)
+	}
+}
+
+// An observer serves reads, forwards writes and syncs, and reports its
+// mode; it does not count toward quorums.
+func TestEnsembleObserver(t *testing.T) {
+	e := startEnsembleObservers(t, 3, 1, nil)
+	e.waitLeader()
+	ctx := ctxT(t)
+	obs := e.connect(3)
+	if _, err := obs.Create(ctx, "/via-observer", []byte("o"), client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		c := e.connect(i)
+		if _, err := c.Sync(ctx, "/"); err != nil {
+			t.Fatal(err)
+		}
+		if data, _, err := c.Get(ctx, "/via-observer"); err != nil || string(data) != "o" {
+			t.Fatalf("server %d: %q %v", i, data, err)
+		}
+	}
+	out, err := fourLetter(e.servers[3].addr, "srvr")
+	if err != nil || !strings.Contains(out, "Mode: observer\n") {
+		t.Fatalf("observer srvr: %v\n%s", err, out)
 	}
 }
