@@ -474,6 +474,7 @@ func (rp *replica) abandonAll(reason error) {
 	}
 	rp.s.prepMu.Lock()
 	rp.s.pending.reset()
+	rp.s.sessions.clearClosing()
 	rp.s.prepMu.Unlock()
 }
 

@@ -189,3 +189,14 @@ func (t *sessionTracker) touchedSince(ms int64) []int64 {
 	t.mu.RUnlock()
 	return out
 }
+
+// clearClosing forgets which sessions are being closed: a leader that lost
+// its leadership sets it when it preps a closeSession, and the
+// transaction may never commit. A committed one removes the session anyway.
+func (t *sessionTracker) clearClosing() {
+	t.mu.RLock()
+	for _, s := range t.sessions {
+		s.closing.Store(false)
+	}
+	t.mu.RUnlock()
+}
