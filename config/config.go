@@ -142,6 +142,11 @@ type Config struct {
 	// Durability is corral's durability key (sync|async|diskless). Unset,
 	// it is async if forceSync=no and sync otherwise.
 	Durability Durability
+	// PurgeTimeMs and NumberToRetain are the diskless thesis's snapshot
+	// purger keys (its Appendix A.3): every PurgeTime ms keep the newest
+	// NumberToRetain snapshots. 0 leaves purging to autopurge.*.
+	PurgeTimeMs    int64
+	NumberToRetain int
 
 	// ExtendedTypesEnabled is extendedTypesEnabled (TTL nodes).
 	ExtendedTypesEnabled bool

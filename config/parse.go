@@ -237,6 +237,14 @@ func (p *parser) apply(key, value string, line int) error {
 		// The dynamic configuration's version (hex), kept in the static
 		// file by ZooKeeper's backward compatibility mode; nothing to do.
 		return parseHexVersion(key, value)
+	case "PurgeTime":
+		v, err := parseInt(key, value, 0, maxInt32)
+		c.PurgeTimeMs = int64(v)
+		return err
+	case "NumberToRetain":
+		v, err := parseInt(key, value, 1, maxInt32)
+		c.NumberToRetain = int(v)
+		return err
 	case "durability":
 		switch d := Durability(strings.ToLower(value)); d {
 		case DurabilitySync, DurabilityAsync, DurabilityDiskless:

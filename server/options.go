@@ -19,6 +19,10 @@ const (
 	// DurabilityAsync writes transactions to the OS before replying and
 	// fsyncs them periodically.
 	DurabilityAsync
+	// DurabilityDiskless keeps no transaction log: busy snapshots while
+	// writes flow, complete checkpoints when the server leaves broadcast
+	// and at orderly shutdown (checkpoint.go, docs/design/diskless.md).
+	DurabilityDiskless
 )
 
 // Options configures a Server. Zero values take ZooKeeper's defaults.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,8 @@ type replica struct {
 
 	// hs is the hard state last written (node loop only).
 	hs zab.HardState
+	// diskless: no transaction log; entries are durable once in memory.
+	diskless bool
 
 	soft atomic.Pointer[zab.SoftState]
 	// writable: this server is the established leader and has applied its
@@ -128,9 +131,17 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	st.onSnapshot = rp.compact
 	// zab takes every entry in Storage as durable; records a crashed
 	// process left in the page cache are made so before it starts.
-	if err := st.wal.Sync(); err != nil {
-		return nil, fmt.Errorf("sync the recovered log: %w", err)
+	if st.wal != nil {
+		if err := st.wal.Sync(); err != nil {
+			return nil, fmt.Errorf("sync the recovered log: %w", err)
+		}
 	}
+	rp.diskless = s.opts.Durability == DurabilityDiskless
+	// Diskless: a server restarted from a busy (fuzzy) snapshot holds an
+	// unknown prefix of what it acknowledged; it must not vote or count
+	// until a leader has synchronized it. One that never took part in an
+	// epoch acknowledged nothing.
+	recovering := rp.diskless && !st.complete && (hs.AcceptedEpoch > 0 || hs.CurrentEpoch > 0)
 	node, err := zab.NewNode(zab.Config{
 		ID:        ens.ID,
 		Voters:    ens.Voters,
@@ -153,7 +164,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	}
 	rp.node = node
 	last, _ := rp.ms.LastZxid()
-	s.log.Info("replica ready", "id", ens.ID, "voters", ens.Voters, "observers", ens.Observers,
+	s.log.Info("replica ready", "id", ens.ID, "recovering", recovering, "voters", ens.Voters, "observers", ens.Observers,
 		"acceptedEpoch", hs.AcceptedEpoch, "currentEpoch", hs.CurrentEpoch,
 		"snapshot", hex(snapZxid), "lastLogged", hex(int64(last)))
 	return rp, nil
@@ -281,6 +292,8 @@ func (rp *replica) process() {
 			if err := rp.ms.Truncate(*rd.Truncate); err != nil {
 				rp.s.fatal("truncating the in-memory log failed", err)
 			}
+		}
+		if rd.Truncate != nil && !rp.diskless {
 			done := make(chan error, 1)
 			rp.logCh <- logOp{truncate: rd.Truncate, done: done}
 			if err := <-done; err != nil {
@@ -291,7 +304,9 @@ func (rp *replica) process() {
 			if err := rp.ms.Append(rd.Entries); err != nil {
 				rp.s.fatal("appending to the in-memory log failed", err)
 			}
-			rp.logCh <- logOp{entries: rd.Entries, gen: gen}
+			if !rp.diskless {
+				rp.logCh <- logOp{entries: rd.Entries, gen: gen}
+			}
 		}
 		if rd.HardState != nil {
 			if err := rp.s.store.writeHardState(*rd.HardState, rp.hs); err != nil {
@@ -309,6 +324,11 @@ func (rp *replica) process() {
 		}
 		rp.mu.Lock()
 		rp.node.Advance(rd)
+		if rp.diskless && len(rd.Entries) > 0 {
+			// Diskless: a proposal is as durable as it gets once in
+			// memory.
+			rp.node.Persisted(rd.Entries[len(rd.Entries)-1].Zxid)
+		}
 		rp.mu.Unlock()
 	}
 }
@@ -353,6 +373,19 @@ func (rp *replica) committedRequests(ents []zab.Entry) (out, lost []*request) {
 // reconnect, to this server once it serves again or to another.
 func (rp *replica) setSoft(ss zab.SoftState) {
 	prev := rp.soft.Swap(&ss)
+	if rp.diskless && ss.State == zab.StateLooking && prev != nil && prev.State != zab.StateLooking {
+		// The thesis's checkpoints (Algorithms 4.2, 4.3): leaving a
+		// leader or a quorum, write a complete snapshot, accepted
+		// proposals included, before taking part in the election.
+		rp.checkpoint()
+	}
+	if rp.diskless && ss.State != zab.StateLooking && (prev == nil || prev.State == zab.StateLooking) {
+		// Joining (or leading) means acknowledging what no checkpoint
+		// holds: the checkpoint no longer covers this server.
+		if err := rp.s.store.invalidateCheckpoints(); err != nil {
+			rp.s.fatal("removing checkpoints failed", err)
+		}
+	}
 	rp.log.Info("zab state", "state", ss.State.String(), "phase", ss.Phase.String(),
 		"leader", ss.Leader, "epoch", ss.Epoch, "recovering", ss.Recovering)
 	changed := prev == nil || prev.Leader != ss.Leader || prev.Epoch != ss.Epoch ||
@@ -487,11 +520,13 @@ func (rp *replica) installSnapshot(sn zab.Snapshot) {
 		return
 	}
 	rp.ms.ApplySnapshot(zab.Snapshot{Zxid: sn.Zxid})
-	done := make(chan error, 1)
-	z := sn.Zxid
-	rp.logCh <- logOp{truncate: &z, done: done}
-	if err := <-done; err != nil {
-		rp.s.fatal("cutting the transaction log to the snapshot failed", err)
+	if !rp.diskless {
+		done := make(chan error, 1)
+		z := sn.Zxid
+		rp.logCh <- logOp{truncate: &z, done: done}
+		if err := <-done; err != nil {
+			rp.s.fatal("cutting the transaction log to the snapshot failed", err)
+		}
 	}
 	rp.s.applyCh <- []*request{{install: tree, hdr: txn.Header{Zxid: int64(sn.Zxid)}}}
 	rp.log.Info("installed the leader's snapshot", "zxid", hex(int64(sn.Zxid)), "nodes", tree.NodeCount())
@@ -753,5 +788,21 @@ func (rp *replica) leaderMetrics() []flw.Metric {
 		{Name: "pending_syncs", Value: pending},
 		{Name: "leader_uptime", Value: time.Since(time.Unix(0, rp.leadingSince.Load())).Milliseconds()},
 		{Name: "last_proposal_size", Value: size},
+	}
+}
+
+// checkpoint writes a complete snapshot with the log entries after it
+// (diskless mode).
+func (rp *replica) checkpoint() {
+	err := rp.s.store.writeCheckpoint(rp.s, func(zxid int64) []zab.Entry {
+		last, _ := rp.ms.LastZxid()
+		ents, err := rp.ms.Entries(zab.Zxid(zxid), last, math.MaxUint64)
+		if err != nil {
+			rp.log.Warn("checkpoint without the log after the tree", "zxid", hex(zxid), "err", err)
+		}
+		return ents
+	})
+	if err != nil {
+		rp.log.Error("checkpoint failed", "err", err)
 	}
 }

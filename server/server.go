@@ -227,6 +227,14 @@ func (s *Server) Serve(ctx context.Context) error {
 		close(s.applyCh)
 	}
 	<-s.done
+	if s.opts.Durability == DurabilityDiskless {
+		// Orderly shutdown is a checkpoint: nothing is lost.
+		if s.rep != nil {
+			s.rep.checkpoint()
+		} else if err := s.store.snapshot(s); err != nil {
+			s.log.Error("final snapshot failed", "err", err)
+		}
+	}
 	if err := s.store.close(); err != nil {
 		return err
 	}

@@ -56,6 +56,8 @@ type storage struct {
 	// recovered is, in an ensemble, the log after the snapshot, not
 	// applied (see openStorage).
 	recovered []zab.Entry
+	// complete: diskless, and the snapshot loaded was a checkpoint.
+	complete bool
 	// onSnapshot, if set, learns each snapshot written (the replica
 	// compacts its in-memory log to it).
 	onSnapshot func(zxid int64)
@@ -99,6 +101,16 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	}
 	st.log.Info("loaded snapshot", "zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount())
 
+	if o.Durability == DurabilityDiskless {
+		// No log: the snapshot is everything. In an ensemble, a
+		// checkpoint beside it makes it complete; otherwise the server
+		// recovers as a non-voter until a leader synchronizes it.
+		if o.Ensemble != nil {
+			st.recovered, st.complete = st.readCheckpoint(tree.LastZxid())
+		}
+		st.purgeCheckpoints()
+		return st, tree, nil
+	}
 	w, err := wal.Open(st.fs, st.logDir, wal.Options{Logger: st.log, SegmentSize: o.PreallocSize})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open transaction log: %w", err)
@@ -159,6 +171,9 @@ func (st *storage) nextSnapAt() int {
 // append buffers one transaction (log goroutine).
 func (st *storage) append(zxid int64, data []byte) error {
 	st.sinceSnap++
+	if st.wal == nil {
+		return nil // diskless
+	}
 	st.dirty = true
 	return st.wal.Append(zxid, data)
 }
@@ -166,7 +181,7 @@ func (st *storage) append(zxid int64, data []byte) error {
 // commit makes the appended transactions durable as the durability mode
 // requires, then rolls the log if a snapshot is due (log goroutine).
 func (st *storage) commit() error {
-	if !st.dirty {
+	if !st.dirty || st.wal == nil {
 		return nil
 	}
 	st.dirty = false
@@ -214,7 +229,20 @@ func (st *storage) commit() error {
 // noteApplied is called by apply after each batch; nothing to do for the
 // log-driven snapshot policy, kept as the hook where diskless mode's busy
 // snapshots will start.
-func (st *storage) noteApplied(n int, s *Server) {}
+func (st *storage) noteApplied(n int, s *Server) {
+	if st.wal != nil || n == 0 {
+		return
+	}
+	// Diskless: the thesis's busy snapshots (Algorithm 4.1): a write
+	// starts a fuzzy snapshot unless one is running. corral spaces them
+	// by their own duration, so they take at most half a core.
+	if !st.snapping.Load() && time.Now().UnixNano() >= st.snapBusyUntil.Load() {
+		select {
+		case st.snapWanted <- struct{}{}:
+		default:
+		}
+	}
+}
 
 // snapshotLoop takes a fuzzy snapshot whenever the log goroutine asks.
 func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
@@ -258,7 +286,11 @@ func (st *storage) snapshot(s *Server) error {
 		return err
 	}
 	took := time.Since(start)
-	st.snapBusyUntil.Store(time.Now().Add(4 * took).UnixNano())
+	spacing := 4 * took
+	if st.wal == nil {
+		spacing = took
+	}
+	st.snapBusyUntil.Store(time.Now().Add(spacing).UnixNano())
 	st.log.Info("snapshot written", "zxid", hex(zxid), "took", took)
 	if st.onSnapshot != nil {
 		st.onSnapshot(zxid)
@@ -294,9 +326,15 @@ func (st *storage) purge() {
 		// Replay from the oldest kept snapshot starts at oldest+1.
 		st.purgeBelow.Store(oldest + 1)
 	}
+	if st.wal == nil {
+		st.purgeCheckpoints()
+	}
 }
 
 func (st *storage) close() error {
+	if st.wal == nil {
+		return nil
+	}
 	if err := st.wal.Sync(); err != nil {
 		st.wal.Close()
 		return err

@@ -107,8 +107,15 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		o.Durability = server.DurabilitySync
 	case config.DurabilityAsync:
 		o.Durability = server.DurabilityAsync
+	case config.DurabilityDiskless:
+		o.Durability = server.DurabilityDiskless
 	default:
-		return o, errors.New("durability " + string(cfg.Durability) + " is not implemented yet")
+		return o, errors.New("durability " + string(cfg.Durability) + " is not implemented")
+	}
+	if cfg.PurgeTimeMs > 0 {
+		// The diskless thesis's purger keys take over from autopurge.*.
+		o.PurgeInterval = time.Duration(cfg.PurgeTimeMs) * time.Millisecond
+		o.SnapRetainCount = cfg.NumberToRetain
 	}
 	for _, w := range cfg.FourLetterWordWhitelist {
 		o.FourLetterWords[w] = true

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+
+	"github.com/corral-db/corral/snap"
+	"github.com/corral-db/corral/zab"
+)
+
+// Diskless mode has no transaction log. What survives a crash is the
+// newest snapshot: a busy (fuzzy) one, written continuously while writes
+// flow, or a complete checkpoint, written when the server leaves
+// broadcast (its leader or its quorum lost, the thesis's Algorithms 4.2
+// and 4.3) and at orderly shutdown. A checkpoint is a snapshot of the
+// tree taken under the read lock, so exact at its zxid A, plus a sidecar
+// file checkpoint.<A> with every log entry after A the server holds:
+// committed ones not yet applied and proposals it accepted but has not
+// seen committed, which the next leader commits (docs/design/diskless.md).
+//
+// The sidecar is written (and synced) before the snapshot is published, so
+// a snapshot.<A> with a valid checkpoint.<A> beside it is always complete;
+// a snapshot without one is fuzzy, and a server restarted from it is
+// recovering (zab.Config.Recovering).
+
+const (
+	checkpointPrefix = "checkpoint."
+	checkpointMagic  = "CKPT1"
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+var errBadCheckpoint = errors.New("corrupt checkpoint")
+
+func checkpointName(zxid int64) string {
+	return checkpointPrefix + strconv.FormatInt(zxid, 16)
+}
+
+// encodeCheckpoint lays out magic, count, then zxid, length and data per
+// entry, and a CRC-32C of everything before it.
+func encodeCheckpoint(ents []zab.Entry) []byte {
+	b := []byte(checkpointMagic)
+	b = binary.AppendUvarint(b, uint64(len(ents)))
+	for _, e := range ents {
+		b = binary.AppendUvarint(b, uint64(e.Zxid))
+		b = binary.AppendUvarint(b, uint64(len(e.Data)))
+		b = append(b, e.Data...)
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func decodeCheckpoint(b []byte) ([]zab.Entry, error) {
+	if len(b) < len(checkpointMagic)+4 || string(b[:len(checkpointMagic)]) != checkpointMagic {
+		return nil, errBadCheckpoint
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, crcTable) != sum {
+		return nil, fmt.Errorf("%w: checksum", errBadCheckpoint)
+	}
+	p := body[len(checkpointMagic):]
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			return 0, false
+		}
+		p = p[n:]
+		return v, true
+	}
+	count, ok := next()
+	if !ok || count > uint64(len(p)) {
+		return nil, errBadCheckpoint
+	}
+	ents := make([]zab.Entry, 0, count)
+	var last zab.Zxid
+	for range count {
+		z, ok1 := next()
+		n, ok2 := next()
+		if !ok1 || !ok2 || n > uint64(len(p)) || zab.Zxid(z) <= last {
+			return nil, errBadCheckpoint
+		}
+		ents = append(ents, zab.Entry{Zxid: zab.Zxid(z), Data: p[:n:n]})
+		p = p[n:]
+		last = zab.Zxid(z)
+	}
+	if len(p) != 0 {
+		return nil, errBadCheckpoint
+	}
+	return ents, nil
+}
+
+// readCheckpoint returns the entries of checkpoint.<zxid>, or ok false
+// when there is none (the snapshot is a busy one) or it is damaged.
+func (st *storage) readCheckpoint(zxid int64) (ents []zab.Entry, ok bool) {
+	path := filepath.Join(st.snapDir, checkpointName(zxid))
+	f, err := st.fs.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	if err != nil {
+		st.log.Warn("cannot read checkpoint; recovering as from a busy snapshot", "file", path, "err", err)
+		return nil, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err == nil {
+		ents, err = decodeCheckpoint(b)
+	}
+	if err != nil {
+		st.log.Warn("damaged checkpoint; recovering as from a busy snapshot", "file", path, "err", err)
+		return nil, false
+	}
+	return ents, true
+}
+
+// writeCheckpoint writes a complete snapshot of the tree and the entries
+// after it. The caller holds nothing; the tree's read lock is held for the
+// whole snapshot, so it is exact.
+func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) []zab.Entry) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	zxid := s.tree.LastZxid()
+	ents := entriesAfter(zxid)
+	path := filepath.Join(st.snapDir, checkpointName(zxid))
+	tmp := path + ".tmp"
+	f, err := st.fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(encodeCheckpoint(ents))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = st.fs.Rename(tmp, path)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint log: %w", err)
+	}
+	w, err := snap.Create(st.fs, st.snapDir, zxid)
+	if err != nil {
+		return err
+	}
+	if err := s.tree.WriteSnapshot(w, nil); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	st.log.Info("checkpoint written", "zxid", hex(zxid), "entriesAfter", len(ents))
+	return nil
+}
+
+// purgeCheckpoints removes sidecars whose snapshot is gone.
+func (st *storage) purgeCheckpoints() {
+	names, err := st.fs.List(st.snapDir)
+	if err != nil {
+		return
+	}
+	have := map[int64]bool{}
+	infos, _ := snap.Newest(st.fs, st.snapDir)
+	for _, in := range infos {
+		have[in.Zxid] = true
+	}
+	for _, n := range names {
+		hexZ, ok := cutPrefix(n, checkpointPrefix)
+		if !ok {
+			continue
+		}
+		z, err := strconv.ParseInt(hexZ, 16, 64)
+		if err != nil || have[z] {
+			continue
+		}
+		st.fs.Remove(filepath.Join(st.snapDir, n))
+	}
+}
+
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
+		return "", false
+	}
+	return s[len(prefix):], true
+}
+
+// invalidateCheckpoints removes every checkpoint sidecar, durably. A
+// server calls it when it leaves election: from then on it may
+// acknowledge proposals no snapshot of it holds, so a restart from what
+// is on disk must be a recovering one until the next checkpoint.
+func (st *storage) invalidateCheckpoints() error {
+	names, err := st.fs.List(st.snapDir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, n := range names {
+		if _, ok := cutPrefix(n, checkpointPrefix); ok {
+			if err := st.fs.Remove(filepath.Join(st.snapDir, n)); err != nil {
+				return err
+			}
+			removed = true
+		}
+	}
+	if removed {
+		return st.fs.SyncDir(st.snapDir)
+	}
+	return nil
+}
