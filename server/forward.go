@@ -252,10 +252,13 @@ func (rp *replica) handleForwarded(ctx context.Context, in fwdIn) bool {
 // answerSync tells a learner the zxid its sync waits for: the last one
 // proposed, after every request it forwarded before.
 func (rp *replica) answerSync(in fwdIn) {
-	rp.mu.Lock()
-	z := rp.node.Status().LastZxid
-	rp.mu.Unlock()
-	rp.tr.Send([]zab.Message{driverMessage(rp.id, in.from, &driverMsg{kind: driverSyncReply, id: in.msg.id, zxid: int64(z)})})
+	rp.syncPoint(func(z zab.Zxid, ok bool) {
+		if ok {
+			rp.tr.Send([]zab.Message{driverMessage(rp.id, in.from, &driverMsg{kind: driverSyncReply, id: in.msg.id, zxid: int64(z)})})
+		}
+		// Not leading any more: the learner gives up on it when it
+		// loses this leader (or after its limit).
+	})
 }
 
 // proposeForwarded preps and proposes a forwarded write; haveSlot says

@@ -84,6 +84,11 @@ func (s *Server) prepOne(r *request, op wire.Op, rec wire.Record, tx *txn.Txn) e
 	switch op {
 	case wire.OpCreateSession:
 		tx.Timeout = r.timeout
+		// Known from now on, as ZooKeeper's leader adds it in prep: a
+		// learner answers the client when it applies the creation, and
+		// the client's first request can reach the leader before the
+		// leader has applied it.
+		s.sessions.add(r.sid, r.timeout)
 		return nil
 	case wire.OpCloseSession:
 		return s.prepCloseSession(r)

@@ -47,6 +47,8 @@ type replica struct {
 	gen uint64
 	// inflight maps the zxids this leader proposed to their requests.
 	inflight map[int64]*request
+	// confirms are syncs waiting for a leadership confirmation round.
+	confirms []confirmWait
 
 	// hs is the hard state last written (node loop only).
 	hs zab.HardState
@@ -245,6 +247,7 @@ func (rp *replica) run(ctx context.Context) {
 		case <-rp.kick:
 		}
 		rp.process()
+		rp.releaseConfirmed()
 	}
 }
 
@@ -491,9 +494,14 @@ func (rp *replica) abandonAll(reason error) {
 	rp.mu.Lock()
 	inflight := rp.inflight
 	rp.inflight = map[int64]*request{}
+	confirms := rp.confirms
+	rp.confirms = nil
 	rp.mu.Unlock()
 	for _, r := range inflight {
 		rp.s.abandon(r, reason)
+	}
+	for _, w := range confirms {
+		w.done(0, false)
 	}
 	for _, r := range rp.fw.takeAll() {
 		rp.s.abandon(r, reason)
@@ -688,13 +696,66 @@ func (rp *replica) submit(r *request) bool {
 // has applied it.
 func (rp *replica) sync(r *request) bool {
 	if rp.isLeader() {
-		rp.mu.Lock()
-		z := rp.node.Status().LastZxid
-		rp.mu.Unlock()
-		rp.addBarrier(r, int64(z))
+		rp.syncPoint(func(z zab.Zxid, ok bool) {
+			if ok {
+				rp.addBarrier(r, int64(z))
+			} else {
+				rp.s.abandon(r, errNotServing)
+			}
+		})
 		return true
 	}
 	return rp.forwardSync(r)
+}
+
+// confirmWait is a sync waiting for the leader to confirm it still leads.
+type confirmWait struct {
+	round uint64
+	zxid  zab.Zxid
+	done  func(zxid zab.Zxid, ok bool)
+}
+
+// syncPoint calls done with the zxid a sync must wait for (the last one
+// proposed) once a quorum has confirmed this server still leads, so a
+// leader cut off from a quorum that moved on never answers a sync with a
+// stale state (zab/confirm.go); ok is false if it stops leading first.
+func (rp *replica) syncPoint(done func(zab.Zxid, bool)) {
+	rp.mu.Lock()
+	z := rp.node.Status().LastZxid
+	round, err := rp.node.ConfirmLeadership()
+	if err != nil {
+		rp.mu.Unlock()
+		done(0, false)
+		return
+	}
+	rp.confirms = append(rp.confirms, confirmWait{round: round, zxid: z, done: done})
+	rp.mu.Unlock()
+	rp.wake()
+}
+
+// releaseConfirmed runs the syncs whose round a quorum confirmed (node
+// loop).
+func (rp *replica) releaseConfirmed() {
+	rp.mu.Lock()
+	if len(rp.confirms) == 0 {
+		rp.mu.Unlock()
+		return
+	}
+	c := rp.node.Confirmed()
+	var ready []confirmWait
+	keep := rp.confirms[:0]
+	for _, w := range rp.confirms {
+		if w.round <= c {
+			ready = append(ready, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	rp.confirms = keep
+	rp.mu.Unlock()
+	for _, w := range ready {
+		w.done(w.zxid, true)
+	}
 }
 
 // addBarrier parks a sync until the tree reaches zxid.

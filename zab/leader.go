@@ -36,6 +36,7 @@ type peer struct {
 	ack          Zxid   // highest acknowledged, durable zxid
 	informed     Zxid   // observers: last zxid sent
 	lastHeard    int
+	confirmed    uint64 // highest confirmation round it echoed
 }
 
 type leaderState struct {
@@ -48,6 +49,10 @@ type leaderState struct {
 	next        uint32 // counter of the next proposal
 	peers       map[uint64]*peer
 	roll        *epochRoll
+	// confirmRound is the last confirmation round started, confirmed the
+	// highest one a quorum echoed (confirm.go).
+	confirmRound uint64
+	confirmed    uint64
 }
 
 func (n *Node) becomeLeader() {
@@ -95,6 +100,7 @@ func (n *Node) stepLeader(m Message) {
 		n.leaderAckNewLeader(p, m)
 	case MsgAck:
 		n.leaderAck(p, m.Zxid)
+		n.leaderConfirmAck(p, m.Vote.Round)
 	case MsgAckEpochRoll:
 		n.leaderAckEpochRoll(p, m)
 	}

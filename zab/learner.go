@@ -166,7 +166,8 @@ func (n *Node) stepLearner(m Message) error {
 		if n.state == StateFollowing && ls.synced {
 			a = n.ackable()
 		}
-		n.sendMergeable(Message{Type: MsgAck, To: n.leader, Session: ls.session, Zxid: a})
+		// Vote.Round echoes the leader's confirmation round (confirm.go).
+		n.sendMergeable(Message{Type: MsgAck, To: n.leader, Session: ls.session, Zxid: a, Vote: Vote{Round: m.Vote.Round}})
 	case MsgEpochRoll:
 		if n.state != StateFollowing || ls.stage < lsSynced {
 			n.reconnect("unexpected EPOCHROLL")

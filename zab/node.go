@@ -323,6 +323,7 @@ func (n *Node) sendMergeable(m Message) {
 				return
 			case MsgAck:
 				last.Zxid = max(last.Zxid, m.Zxid)
+				last.Vote.Round = max(last.Vote.Round, m.Vote.Round)
 				return
 			}
 		}
