@@ -104,6 +104,13 @@ func (s *Server) Env() *Env { return s.env }
 // (after Stop or Kill) and waits until it serves.
 func (s *Server) StartAgain() {
 	s.t.Helper()
+	s.waitReady(s.launch())
+}
+
+// launch starts the process and returns without waiting for it to serve:
+// an ensemble member serves only once a quorum of its peers runs too.
+func (s *Server) launch() *process {
+	s.t.Helper()
 	s.mu.Lock()
 	if s.proc != nil && !s.proc.exited() {
 		s.mu.Unlock()
@@ -136,7 +143,7 @@ func (s *Server) StartAgain() {
 	s.proc = p
 	s.mu.Unlock()
 	s.t.Logf("harness: started %s pid %d on %s (start #%d)", s.env.Kind, cmd.Process.Pid, s.Addr(), n)
-	s.waitReady(p)
+	return p
 }
 
 func (s *Server) command() *exec.Cmd {
