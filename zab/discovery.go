@@ -16,6 +16,11 @@ func (n *Node) leaderFollowerInfo(m Message) {
 	l := n.lead
 	if p := l.peers[m.From]; p != nil && p.session == m.Session {
 		p.lastHeard = n.now
+		// A resend (learner.go): the LEADERINFO may have been lost, so
+		// send it again while the learner has not answered it.
+		if p.stage == stageEpochSent && p.syncEpoch == l.epoch {
+			n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch})
+		}
 		return
 	}
 	p := &peer{

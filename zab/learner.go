@@ -30,9 +30,8 @@ type learnerState struct {
 	lastHeard int // tick of the last message from the leader (syncLimit)
 	// retryAt is when discovery asks again, retryWait the wait before
 	// that: a FOLLOWERINFO lost because the link was not up yet (a leader
-	// just elected, a peer just restarted) is resent after ElectionTick
-	// ticks, then at doubling intervals up to SyncLimit, so a slow leader
-	// is not flooded with sessions it answers too late.
+	// just elected, a peer just restarted) is resent, in the same session,
+	// after ElectionTick ticks, then at doubling intervals up to SyncLimit.
 	retryAt   int
 	retryWait int
 }
@@ -89,8 +88,12 @@ func (n *Node) tickLearner() {
 		if ls.stage == lsDiscover {
 			// The leader may not have been leading yet: ask again.
 			if n.now >= ls.retryAt {
+				// Same session: a leader that got the first one only
+				// resends its LEADERINFO, so a slow answer is not
+				// thrown away by a new session.
 				ls.retryWait = min(2*ls.retryWait, n.cfg.SyncLimit)
-				n.connect()
+				ls.retryAt = n.now + ls.retryWait
+				n.send(Message{Type: MsgFollowerInfo, To: n.leader, Session: ls.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering})
 			}
 		}
 		return

@@ -18,8 +18,22 @@ import (
 // the quorum, so it runs only with -ensemble.long; by default they are
 // restarted one after the other.
 func TestAlgorithm52(t *testing.T) {
+	for _, mode := range durabilities() {
+		t.Run("servers=3"+modeSuffix(mode), func(t *testing.T) { testAlgorithm52(t, mode) })
+	}
+}
+
+// modeSuffix names a durability mode in a subtest name.
+func modeSuffix(mode string) string {
+	if mode == "" {
+		return ""
+	}
+	return ",durability=" + mode
+}
+
+func testAlgorithm52(t *testing.T, mode string) {
 	rng := newRand(t)
-	ens := start(t, 3)
+	ens := startDurability(t, 3, mode)
 	tl := newTimeline(t)
 	load := startCreates(t, ens, "/alg52", defaultLoad(3))
 	load.waitProgress(t, progressStep, "start")

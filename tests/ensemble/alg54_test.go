@@ -18,8 +18,10 @@ import (
 // acknowledged ones, plus those of ambiguous attempts that happened, and
 // nothing else.
 func TestAlgorithm54(t *testing.T) {
-	for _, n := range sizes(false) {
-		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) { testAlgorithm54(t, n) })
+	for _, mode := range durabilities() {
+		for _, n := range sizes(false) {
+			t.Run(fmt.Sprintf("servers=%d%s", n, modeSuffix(mode)), func(t *testing.T) { testAlgorithm54(t, n, mode) })
+		}
 	}
 }
 
@@ -31,9 +33,9 @@ func alg54Rounds() int {
 	return 6
 }
 
-func testAlgorithm54(t *testing.T, n int) {
+func testAlgorithm54(t *testing.T, n int, mode string) {
 	rng := newRand(t)
-	ens := start(t, n)
+	ens := startDurability(t, n, mode)
 	tl := newTimeline(t)
 	cfg := defaultLoad(1)
 	cfg.sequential = func(int) bool { return true }

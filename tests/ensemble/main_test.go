@@ -74,7 +74,27 @@ func (tl *timeline) logf(format string, args ...any) {
 // start starts an n-server ensemble with the test configuration.
 func start(t *testing.T, n int) *harness.Ensemble {
 	t.Helper()
-	ens := env.StartEnsemble(t, n, ensembleConfig())
+	return startDurability(t, n, "")
+}
+
+// durabilities are the durability modes a test runs in: corral's sync
+// (the default) and diskless; ZooKeeper has only its own.
+func durabilities() []string {
+	if env.IsZooKeeper() {
+		return []string{""}
+	}
+	return []string{"sync", "diskless"}
+}
+
+// startDurability starts an ensemble with durability=mode in zoo.cfg
+// ("" leaves the key out).
+func startDurability(t *testing.T, n int, mode string) *harness.Ensemble {
+	t.Helper()
+	cfg := ensembleConfig()
+	if mode != "" {
+		cfg.Server.Extra = append(cfg.Server.Extra, "durability="+mode)
+	}
+	ens := env.StartEnsemble(t, n, cfg)
 	t.Logf("ensemble of %d up at %s, leader %s", n, ens.ConnectString(), ens.MemberString(ens.WaitAll()))
 	return ens
 }
