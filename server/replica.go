@@ -158,6 +158,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		SyncLimit:     ens.SyncLimit * subTicks,
 		Storage:       rp.ms,
 		Applied:       zab.Zxid(snapZxid),
+		Recovering:    recovering,
 		Rand:          rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
 		Logger:        s.log.With("zab", ens.ID),
 	})
