@@ -644,6 +644,13 @@ func (rp *replica) persisted(gen uint64, z zab.Zxid) {
 	rp.mu.Lock()
 	if gen == rp.gen {
 		rp.node.Persisted(z)
+		// Send the acknowledgement (or the leader's commit) it caused
+		// now, rather than after a hand-off to the node loop. Under mu,
+		// so they leave before anything of a later Ready.
+		if msgs := rp.node.TakeMessages(); len(msgs) > 0 {
+			rp.attachSnapshots(msgs)
+			rp.tr.Send(msgs)
+		}
 	}
 	rp.mu.Unlock()
 	rp.wake()

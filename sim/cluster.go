@@ -240,6 +240,13 @@ func (c *Cluster) step() {
 			s.syncAt = 0
 			z := s.disk.fsync()
 			s.zn.Persisted(z)
+			// Half the time, send what Persisted caused at once, as the
+			// server's log goroutine does (zab.Node.TakeMessages).
+			if c.chance(0.5) {
+				for _, m := range s.zn.TakeMessages() {
+					c.net.send(m, c.now, 1+c.rng.Int64N(c.opts.MaxDelay))
+				}
+			}
 			c.process(s)
 		}
 	}

@@ -97,3 +97,21 @@ func (n *Node) Advance(rd Ready) {
 		n.applied = max(n.applied, rd.Snapshot.Zxid)
 	}
 }
+
+// TakeMessages returns the messages waiting to be sent, and forgets them,
+// when nothing else needs the driver first: no Ready in flight, no epoch
+// change to persist, no log change to make. A driver calls it right after
+// Persisted to send the acknowledgements (or, on a leader, the commits)
+// it caused without a round trip through its Ready loop; it must send
+// them before anything it takes from the node later. Otherwise it returns
+// nil and the messages come with the next Ready.
+func (n *Node) TakeMessages() []Message {
+	if n.inflight || n.hs != n.prevHS || n.log.hasUnstable() || len(n.msgs) == 0 {
+		return nil
+	}
+	msgs := n.msgs
+	n.msgs = nil
+	n.mergeable = nil
+	clear(n.lastMsg)
+	return msgs
+}
