@@ -422,7 +422,19 @@ func TestEnsembleObserver(t *testing.T) {
 // (the thesis's Algorithm 5.1), and stopping every server in order then
 // starting them again loses nothing.
 func TestEnsembleDisklessStopAllStartAll(t *testing.T) {
-	e := startEnsemble(t, 3, func(o *Options) { o.Durability = DurabilityDiskless })
+	testStopAllStartAll(t, DurabilityDiskless)
+}
+
+// Stopping every server in order and starting them again loses nothing,
+// in every durability mode.
+func TestEnsembleStopAllStartAll(t *testing.T) {
+	for name, d := range map[string]Durability{"sync": DurabilitySync, "async": DurabilityAsync} {
+		t.Run(name, func(t *testing.T) { testStopAllStartAll(t, d) })
+	}
+}
+
+func testStopAllStartAll(t *testing.T, d Durability) {
+	e := startEnsemble(t, 3, func(o *Options) { o.Durability = d })
 	e.waitLeader()
 	ctx := ctxT(t)
 	c := e.connect(0, 1, 2)
@@ -436,6 +448,9 @@ func TestEnsembleDisklessStopAllStartAll(t *testing.T) {
 		e.servers[i].stop(t)
 	}
 	for i := range e.servers {
+		if d != DurabilityDiskless {
+			break
+		}
 		logs := listPrefix(t, vfs.OS(), filepath.Join(e.opts[i].DataDir, "version-2"), "log.")
 		snaps := listPrefix(t, vfs.OS(), filepath.Join(e.opts[i].DataDir, "version-2"), "snapshot.")
 		if len(logs) != 0 || len(snaps) == 0 {

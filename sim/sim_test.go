@@ -10,11 +10,13 @@ var (
 	flagSeeds = flag.Int("seeds", 300, "number of random seeds TestSeeds runs")
 	flagFirst = flag.Uint64("first", 1, "first seed of TestSeeds")
 	flagSeed  = flag.Uint64("seed", 0, "run only this seed (TestSeeds)")
+	flagMode  = flag.String("mode", "", "force every seed's durability mode: sync or diskless (default: the seed picks)")
 )
 
 // TestSeeds runs randomized fault schedules, one per seed, and fails on
 // the first invariant violation with the seed, options and last events.
 // The long run (acceptance): go test ./sim/ -run 'TestSeeds$' -seeds=10000 -timeout=3h
+// and, for diskless mode in every seed, the same with -mode=diskless.
 func TestSeeds(t *testing.T) {
 	seeds := []uint64{}
 	if *flagSeed != 0 {
@@ -32,6 +34,15 @@ func TestSeeds(t *testing.T) {
 	var total Stats
 	for _, seed := range seeds {
 		opts := RandomOptions(seed)
+		switch *flagMode {
+		case "sync":
+			opts.Mode = ModeSync
+		case "diskless":
+			opts.Mode = ModeDiskless
+		case "":
+		default:
+			t.Fatalf("-mode=%q: want sync or diskless", *flagMode)
+		}
 		st, err := Run(opts)
 		if err != nil {
 			t.Fatal(err)
