@@ -25,7 +25,8 @@ const commandUsage = `usage:
   corral bench compare [flags]   start corral and Apache ZooKeeper in turn and measure both
   corral bench run --connect HOST:PORT[,...] [flags]   measure one workload against running servers
   corral bench failover [flags]   kill an ensemble's leader under a writer and measure the gap
-Run 'corral bench compare -h', 'corral bench run -h' or 'corral bench failover -h' for flags.
+  corral bench durability [flags]   the diskless thesis's evaluation: corral sync/async/diskless and ZooKeeper with and without forceSync
+Run 'corral bench SUBCOMMAND -h' for flags.
 `
 
 // Command runs `corral bench ARGS` and returns the exit status.
@@ -47,6 +48,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return runCommand(ctx, args[1:], env)
 	case "failover":
 		return failoverCommand(ctx, args[1:], env)
+	case "durability":
+		return durabilityCommand(ctx, args[1:], env)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, commandUsage)
 		return 0

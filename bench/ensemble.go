@@ -94,7 +94,8 @@ func LaunchEnsemble(ctx context.Context, target string, cfg EnsembleConfig) (*En
 		if err := os.WriteFile(filepath.Join(m.DataDir, "myid"), []byte(strconv.Itoa(p.ID)+"\n"), 0o644); err != nil {
 			return nil, err
 		}
-		zc := ServerConfig{DataDir: m.DataDir, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: e.Timing, Peers: peers}
+		zc := ServerConfig{DataDir: m.DataDir, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: e.Timing, Peers: peers,
+			Durability: cfg.Durability}
 		if err := os.WriteFile(m.ZooCfgPath, []byte(zc.ZooCfg()), 0o644); err != nil {
 			return nil, err
 		}

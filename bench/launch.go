@@ -38,6 +38,8 @@ type LaunchConfig struct {
 	// Timing is the quorum timing written to zoo.cfg (zero fields take
 	// DefaultTiming's).
 	Timing Timing
+	// Durability is written to zoo.cfg (zero value: forceSync=yes).
+	Durability Durability
 	// ReadyTimeout bounds the wait for the server to accept sessions.
 	ReadyTimeout time.Duration
 	Log          *slog.Logger
@@ -89,7 +91,8 @@ func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, erro
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
-	zc := ServerConfig{DataDir: dataDir, Port: cfg.Port, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing}
+	zc := ServerConfig{DataDir: dataDir, Port: cfg.Port, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
+		Durability: cfg.Durability}
 	cfgPath := filepath.Join(cfg.Dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(zc.ZooCfg()), 0o644); err != nil {
 		return nil, err

@@ -72,10 +72,38 @@ type ServerConfig struct {
 	// ensemble: a server.N line per peer; the member is told which one it
 	// is by the myid file in DataDir.
 	Peers []Peer
+	// Durability; the zero value is forceSync=yes and no durability line.
+	Durability Durability
+}
+
+// Durability is how a server under test makes its writes durable: the
+// forceSync and durability lines of its zoo.cfg. The zero value is what
+// compare and failover measure: forceSync=yes, no durability line.
+type Durability struct {
+	// NoForceSync writes forceSync=no: both servers then write the log
+	// without fsyncing it per write (corral: durability=async).
+	NoForceSync bool
+	// Mode, if not empty, adds durability=Mode (corral's key: sync, async
+	// or diskless). ZooKeeper would take an unknown key for a system
+	// property and ignore it, so it is only written for corral.
+	Mode string
+}
+
+// Lines are the zoo.cfg lines d stands for.
+func (d Durability) Lines() []string {
+	l := []string{"forceSync=yes"}
+	if d.NoForceSync {
+		l[0] = "forceSync=no"
+	}
+	if d.Mode != "" {
+		l = append(l, "durability="+d.Mode)
+	}
+	return l
 }
 
 // ZooCfg renders the configuration: a standalone server or an ensemble
-// member on loopback with every write fsynced (forceSync=yes) and snapCount
+// member on loopback with every write fsynced (forceSync=yes, unless
+// Durability says otherwise) and snapCount
 // left at its default (100000), no connection limit, no admin server, all
 // four-letter words. An ensemble member has no clientPort line: its client
 // address is on its server.N line (ZooKeeper rejects a clientPortAddress
@@ -97,7 +125,9 @@ func (c ServerConfig) ZooCfg() string {
 		fmt.Fprintf(&b, "clientPortAddress=127.0.0.1\n")
 	}
 	fmt.Fprintf(&b, "maxClientCnxns=0\n")
-	fmt.Fprintf(&b, "forceSync=yes\n")
+	for _, l := range c.Durability.Lines() {
+		fmt.Fprintf(&b, "%s\n", l)
+	}
 	fmt.Fprintf(&b, "globalOutstandingLimit=%d\n", limit)
 	fmt.Fprintf(&b, "admin.enableServer=false\n")
 	fmt.Fprintf(&b, "4lw.commands.whitelist=*\n")

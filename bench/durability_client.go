@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// The durability benchmark's clients are synchronous, as the thesis's
+// were: one request outstanding, the next sent when the reply is in. They
+// use conn.roundTrip, which the pipelined generator keeps for set-up; these
+// are the few requests it needs beyond proto.go's.
+
+// appendCreateMode appends a create request with the given create mode
+// (OPEN_ACL_UNSAFE).
+func appendCreateMode(e *wire.Encoder, xid int32, path []byte, data []byte, mode int32) {
+	at := beginFrame(e)
+	appendHeader(e, xid, wire.OpCreate)
+	appendPath(e, path)
+	e.Buffer(data)
+	e.ACLs(wire.OpenACLUnsafe)
+	e.Int(mode)
+	endFrame(e, at)
+}
+
+// appendGetChildren appends a getChildren request without a watch.
+func appendGetChildren(e *wire.Encoder, xid int32, path []byte) {
+	at := beginFrame(e)
+	appendHeader(e, xid, wire.OpGetChildren)
+	appendPath(e, path)
+	e.Bool(false)
+	endFrame(e, at)
+}
+
+// call sends one request and waits for its reply. A reply is a result
+// whatever its error code; err is for a connection that failed.
+func (c *conn) call(ctx context.Context, build func(e *wire.Encoder, xid int32)) (wire.Code, []byte, error) {
+	h, body, err := c.roundTrip(ctx, build)
+	if err != nil {
+		return 0, nil, err
+	}
+	return wire.Code(h.Err), body, nil
+}
+
+// createSeq creates a persistent sequential node under prefix and returns
+// the name the server gave it.
+func (c *conn) createSeq(ctx context.Context, prefix, data []byte) (wire.Code, string, error) {
+	code, body, err := c.call(ctx, func(e *wire.Encoder, xid int32) {
+		appendCreateMode(e, xid, prefix, data, wire.ModePersistentSequential)
+	})
+	if err != nil || code != wire.CodeOK {
+		return code, "", err
+	}
+	d := wire.NewDecoder(body)
+	name := d.String()
+	if err := d.Err(); err != nil {
+		return code, "", fmt.Errorf("bench: create reply: %w", err)
+	}
+	return code, name, nil
+}
+
+// getData reads a node's data (a copy).
+func (c *conn) getData(ctx context.Context, path []byte) (wire.Code, []byte, error) {
+	code, body, err := c.call(ctx, func(e *wire.Encoder, xid int32) { appendGetData(e, xid, path) })
+	if err != nil || code != wire.CodeOK {
+		return code, nil, err
+	}
+	d := wire.NewDecoder(body)
+	data := d.Buffer()
+	if err := d.Err(); err != nil {
+		return code, nil, fmt.Errorf("bench: getData reply: %w", err)
+	}
+	return code, data, nil
+}
+
+// deleteNode deletes a node whatever its version.
+func (c *conn) deleteNode(ctx context.Context, path []byte) (wire.Code, error) {
+	code, _, err := c.call(ctx, func(e *wire.Encoder, xid int32) { appendDelete(e, xid, path) })
+	return code, err
+}
+
+// getChildren lists a node's children, in the server's order.
+func (c *conn) getChildren(ctx context.Context, path []byte) (wire.Code, []string, error) {
+	code, body, err := c.call(ctx, func(e *wire.Encoder, xid int32) { appendGetChildren(e, xid, path) })
+	if err != nil || code != wire.CodeOK {
+		return code, nil, err
+	}
+	d := wire.NewDecoder(body)
+	names := d.Strings()
+	if err := d.Err(); err != nil {
+		return code, nil, fmt.Errorf("bench: getChildren reply: %w", err)
+	}
+	return code, names, nil
+}

@@ -1,0 +1,307 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// DurPhase is one phase of `corral bench durability` against one
+// configuration. Throughput counts successful requests (consumed
+// messages, for the queue) whose replies arrived in the measured interval,
+// over its length; PerSecond splits the same count by second.
+type DurPhase struct {
+	Config  string `json:"config"`
+	Server  string `json:"server"`
+	Phase   string `json:"phase"`
+	Clients int    `json:"clients"`
+	// Seconds is the measured interval's length.
+	Seconds    float64 `json:"seconds"`
+	Ops        int64   `json:"ops"`
+	Errors     int64   `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+	OpsPerSec  float64 `json:"ops_per_sec"`
+	// PerSecond is the count in each second of the measured interval (the
+	// last one partial when the interval is not whole seconds), Series its
+	// summary over the whole seconds.
+	PerSecond []int64     `json:"per_second"`
+	Series    SeriesStats `json:"per_second_stats"`
+	// Latency is of the requests counted (the queue: of the producers'
+	// creates), from sending the request to reading its reply.
+	Latency Latency `json:"latency"`
+	// ServerCPU is the members' CPU seconds together in the measured
+	// interval, ServerCPUEach each one's, ServerCPUPerSecond the sum in
+	// each whole second in percent of one core.
+	ServerCPU          *float64  `json:"server_cpu_s,omitempty"`
+	ServerCPUEach      []ProcCPU `json:"server_cpu_each,omitempty"`
+	ServerCPUPerSecond []float64 `json:"server_cpu_pct_per_second,omitempty"`
+	LoadgenCPU         float64   `json:"loadgen_cpu_s"`
+	MachineCPU         *float64  `json:"machine_cpu_s,omitempty"`
+	// LoadAvg is /proc/loadavg's three averages as the phase began.
+	LoadAvg string `json:"load_avg,omitempty"`
+
+	// The CPU phase: the rate asked for, and the tokens due in the
+	// measured interval that found every client busy.
+	TargetRate float64 `json:"target_rate,omitempty"`
+	Missed     int64   `json:"missed,omitempty"`
+
+	// The queue phase: Ops and PerSecond count consumed messages;
+	// Produced* count the producers' successful creates the same way.
+	Producers         int     `json:"producers,omitempty"`
+	Consumers         int     `json:"consumers,omitempty"`
+	Produced          int64   `json:"produced,omitempty"`
+	ProducedPerSec    float64 `json:"produced_per_sec,omitempty"`
+	ProducedPerSecond []int64 `json:"produced_per_second,omitempty"`
+	// LostRaces are getData or delete replies NoNode in the measured
+	// interval: another consumer took the message first (the recipe's cost
+	// of several consumers).
+	LostRaces int64 `json:"lost_races,omitempty"`
+	// LeftInQueue is what was produced but not consumed when the phase
+	// ended.
+	LeftInQueue int64 `json:"left_in_queue,omitempty"`
+	// EndToEnd is, for each message consumed in the measured interval,
+	// from its producer sending the create to its consumer reading the
+	// delete's reply: time in the queue included.
+	EndToEnd *Latency `json:"end_to_end,omitempty"`
+
+	Err string `json:"error,omitempty"`
+}
+
+// durPhaseEnv is what the phases against one configuration share.
+type durPhaseEnv struct {
+	config, server string
+	// addrs are the members' client addresses, followers first; clients
+	// are spread over them round-robin.
+	addrs          []string
+	procs          []ServerProc
+	sessionTimeout time.Duration
+	drain          time.Duration
+	log            *slog.Logger
+}
+
+// durWindow is a phase's timeline: warm-up from t0, measured interval
+// [start, end).
+type durWindow struct{ t0, start, end time.Time }
+
+func (w durWindow) measured(t time.Time) bool { return !t.Before(w.start) && t.Before(w.end) }
+
+// durMaxOpsPerClient bounds every client loop by count as well as time.
+const durMaxOpsPerClient = 1 << 24
+
+// durClients is the part of a phase the runner does not know: its clients'
+// work.
+type durClients struct {
+	n                int
+	warmup, duration time.Duration
+	// setup runs on the first client before the window opens.
+	setup func(ctx context.Context, c *conn) error
+	// work is client i's loop; it must return by w.end (a request in flight
+	// then may finish) or when ctx ends.
+	work func(ctx context.Context, i int, c *conn, w durWindow) error
+}
+
+// runClients dials spec.n sessions, runs their work through the window,
+// meters CPU over the measured interval (in total and per second), ends
+// the sessions and fills in res's timing and CPU fields. A request
+// unanswered drain after the window's end fails the phase with ErrStalled.
+func (env durPhaseEnv) runClients(ctx context.Context, res *DurPhase, spec durClients) error {
+	res.Config, res.Server, res.Clients = env.config, env.server, spec.n
+	res.LoadAvg = loadAvg()
+	fail := func(err error) error {
+		err = fmt.Errorf("bench: %s %s: %w", env.config, res.Phase, err)
+		res.Err = err.Error()
+		return err
+	}
+	conns, err := dialAll(ctx, PhaseConfig{Addrs: env.addrs, Conns: spec.n, SessionTimeout: env.sessionTimeout})
+	if err != nil {
+		return fail(err)
+	}
+	if spec.setup != nil {
+		if err := spec.setup(ctx, conns[0]); err != nil {
+			closeAll(conns)
+			return fail(err)
+		}
+	}
+	t0 := time.Now()
+	w := durWindow{t0: t0, start: t0.Add(spec.warmup), end: t0.Add(spec.warmup + spec.duration)}
+	pctx, cancel := context.WithDeadlineCause(ctx, w.end.Add(env.drain), ErrStalled)
+	defer cancel()
+	// Closing the sockets is what interrupts a blocked request.
+	stop := context.AfterFunc(pctx, func() { closeAll(conns) })
+	defer stop()
+	env.log.Info("phase start", "config", env.config, "phase", res.Phase, "clients", spec.n,
+		"warmup", spec.warmup, "duration", spec.duration)
+
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = spec.work(pctx, i, c, w); errs[i] == nil {
+				errs[i] = c.closeSession(pctx)
+			} else {
+				c.close()
+			}
+		}()
+	}
+	allDone := make(chan struct{})
+	var doneAt time.Time
+	go func() {
+		wg.Wait()
+		doneAt = time.Now()
+		close(allDone)
+	}()
+
+	meter := cpuMeter{}
+	for _, p := range env.procs {
+		meter.pids = append(meter.pids, p.PID)
+	}
+	finished := waitUntil(ctx, w.start, allDone)
+	meter.begin()
+	samples := make(chan []time.Duration, 1)
+	sctx, stopSampling := context.WithCancel(ctx)
+	go func() { samples <- sampleCPU(sctx, meter.pids, w.start, int(spec.duration/time.Second)) }()
+	if !finished {
+		waitUntil(ctx, w.end, allDone)
+	}
+	meter.end()
+	<-allDone
+	stopSampling()
+	readings := <-samples
+
+	end := w.end
+	if doneAt.Before(end) {
+		end = doneAt
+	}
+	if end.After(w.start) {
+		res.Seconds = end.Sub(w.start).Seconds()
+	}
+	if meter.selfErr == nil {
+		res.LoadgenCPU = meter.selfUsed.Seconds()
+	}
+	if meter.machineErr == nil {
+		s := meter.machineUsed.Seconds()
+		res.MachineCPU = &s
+	}
+	if len(meter.pids) > 0 && meter.serverErr == nil {
+		s := meter.serverTotal().Seconds()
+		res.ServerCPU = &s
+		for i, p := range env.procs {
+			res.ServerCPUEach = append(res.ServerCPUEach, ProcCPU{Server: p.Name, PID: p.PID, CPU: meter.serverUsed[i].Seconds()})
+		}
+	}
+	res.ServerCPUPerSecond = cpuPercents(readings, time.Second)
+
+	err = errors.Join(errs...)
+	switch {
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case err != nil && errors.Is(context.Cause(pctx), ErrStalled):
+		err = fmt.Errorf("%w: %w", ErrStalled, err)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// sampleCPU reads the processes' CPU time together at start and at each
+// of the n whole seconds after it, stopping early when ctx ends or a read
+// fails (a process exited).
+func sampleCPU(ctx context.Context, pids []int, start time.Time, n int) []time.Duration {
+	if len(pids) == 0 || n <= 0 {
+		return nil
+	}
+	read := func() (time.Duration, bool) {
+		var sum time.Duration
+		for _, pid := range pids {
+			t, err := procCPU(pid)
+			if err != nil {
+				return 0, false
+			}
+			sum += t
+		}
+		return sum, true
+	}
+	var out []time.Duration
+	for k := 0; k <= n; k++ {
+		if !sleepCtx(ctx, time.Until(start.Add(time.Duration(k)*time.Second))) {
+			break
+		}
+		t, ok := read()
+		if !ok {
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// durRecorder is what one client saw of the requests it measures.
+type durRecorder struct {
+	hist     *Hist
+	ops      int64
+	errs     int64
+	firstErr wire.Code
+}
+
+// done records a reply that arrived at now for a request sent at sent;
+// only replies in the measured interval count. A successful one is also
+// counted in its second of series.
+func (r *durRecorder) done(w durWindow, series *secondCounter, sent, now time.Time, code wire.Code) {
+	if !w.measured(now) {
+		return
+	}
+	if code != wire.CodeOK {
+		if r.errs == 0 {
+			r.firstErr = code
+		}
+		r.errs++
+		return
+	}
+	r.ops++
+	if r.hist == nil {
+		r.hist = NewHist()
+	}
+	r.hist.Record(now.Sub(sent))
+	if series != nil {
+		series.add(now.Sub(w.start))
+	}
+}
+
+// mergeRecorders adds the clients' counts and latencies into res.
+func mergeRecorders(res *DurPhase, recs []durRecorder) {
+	h := NewHist()
+	for i := range recs {
+		r := &recs[i]
+		res.Ops += r.ops
+		if r.errs > 0 && res.Errors == 0 {
+			res.FirstError = errorName(int32(r.firstErr))
+		}
+		res.Errors += r.errs
+		if r.hist != nil {
+			h.Merge(r.hist)
+		}
+	}
+	res.Latency = h.Summary()
+}
+
+// finishSeries sets the throughput and the per-second series.
+func finishSeries(res *DurPhase, series *secondCounter) {
+	if res.Seconds > 0 {
+		res.OpsPerSec = float64(res.Ops) / res.Seconds
+	}
+	res.PerSecond = series.values()
+	res.Series = summarizeSeries(res.PerSecond, time.Duration(res.Seconds*float64(time.Second)))
+}
+
+// loadAvg is /proc/loadavg's 1, 5 and 15 minute averages, or "".
+func loadAvg() string {
+	return newEnv().LoadAvg
+}
