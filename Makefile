@@ -50,6 +50,8 @@ unit:
 
 e2e: build-race
 	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) $(GO) test -count=1 -timeout 20m ./tests/...
+	# The client's own suite once more, against a 3-server ensemble.
+	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) CORRAL_E2E_ENSEMBLE=3 $(GO) test -count=1 -timeout 10m ./client/
 
 python: build-race
 	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) $(PY) -m pytest -q tests/python

@@ -218,7 +218,8 @@ func TestOps(t *testing.T) {
 		if c2.SessionID() == 0 || c2.SessionID() == c.SessionID() || len(c2.SessionPassword()) != 16 {
 			t.Fatalf("session %#x / %#x, password %x", c2.SessionID(), c.SessionID(), c2.SessionPassword())
 		}
-		if c2.State() != client.StateConnected || c2.SessionTimeout() != sessionTimeout || c2.Server() != srv.Addr() {
+		if c2.State() != client.StateConnected || c2.SessionTimeout() != sessionTimeout ||
+			!slices.Contains(strings.Split(srv.Addr(), ","), c2.Server()) {
 			t.Fatalf("state %v, timeout %v, server %s", c2.State(), c2.SessionTimeout(), c2.Server())
 		}
 		if c2.LastZxid() == 0 {
@@ -621,7 +622,7 @@ func TestWatches(t *testing.T) {
 func TestReconnect(t *testing.T) {
 	srv := start(t)
 	events := make(chan client.Event, 64)
-	c := connect(t, srv.Addr(), client.SessionTimeout(30*time.Second),
+	c := connect(t, srv.followerAddrs(), client.SessionTimeout(30*time.Second),
 		client.EventCallback(func(ev client.Event) { events <- ev }))
 	ctx := testCtx(t)
 	root := mkroot(t, c)
@@ -638,7 +639,7 @@ func TestReconnect(t *testing.T) {
 	sid := c.SessionID()
 	waitState(t, events, client.StateConnected)
 
-	srv.Restart()
+	srv.Restart(c)
 	waitState(t, events, client.StateDisconnected)
 	waitState(t, events, client.StateConnected)
 	if c.SessionID() != sid {
@@ -699,6 +700,7 @@ func TestWatchCatchUp(t *testing.T) {
 	ok(t, other.Delete(ctx, root+"/gone", -1))
 	must[string](t)(other.Create(ctx, root+"/new", nil, open, client.ModePersistent))
 	noEvent(t, changed)
+	srv.settle(ctx, root+"/new", true) // c may come back on another member
 	g.Heal()
 	waitState(t, events, client.StateConnected)
 
@@ -735,7 +737,7 @@ func TestSessionExpiry(t *testing.T) {
 
 	g.Cut()
 	waitState(t, events, client.StateDisconnected)
-	raw := harness.Dial(t, srv.Addr())
+	raw := harness.Dial(t, srv.memberOf(c).Addr()) // a member that has seen c's zxid
 	if _, err := raw.Connect(harness.ConnectRequest{LastZxidSeen: c.LastZxid(), TimeOut: 10000,
 		SessionID: c.SessionID(), Passwd: c.SessionPassword()}); err != nil {
 		t.Fatal(err)
@@ -746,6 +748,7 @@ func TestSessionExpiry(t *testing.T) {
 	// A call made while disconnected is queued, then fails with the
 	// session.
 	queued := c.ExistsAsync("/")
+	srv.settle(ctx, eph, false) // the close, wherever c comes back
 	g.Heal()
 	waitState(t, events, client.StateExpired)
 	if _, err := queued.Result(); !errors.Is(err, client.ErrSessionExpired) {

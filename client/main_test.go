@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +26,7 @@ var env *harness.Env
 func TestMain(m *testing.M) {
 	var cleanup func()
 	env, cleanup = harness.NewEnv()
+	runSeed = rand.Uint64()
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
@@ -35,10 +39,132 @@ const (
 	sessionTimeout = 10 * time.Second
 )
 
-// start launches a server for the test.
-func start(t *testing.T) *harness.Server {
+// envEnsemble, set to n (say 3), makes every top-level test that calls
+// start run against an ensemble of n servers instead of one standalone
+// server; its clients get the whole connect string.
+const envEnsemble = "CORRAL_E2E_ENSEMBLE"
+
+// ensembleSize is the ensemble's size from envEnsemble, 0 for a
+// standalone server.
+func ensembleSize(t testing.TB) int {
 	t.Helper()
-	return env.Start(t)
+	v := os.Getenv(envEnsemble)
+	if v == "" || v == "0" || v == "1" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		t.Fatalf("%s=%q: want a number of servers", envEnsemble, v)
+	}
+	return n
+}
+
+// testServer is what a test runs against: one standalone server, or the
+// members of an ensemble (CORRAL_E2E_ENSEMBLE).
+type testServer struct {
+	t   *testing.T
+	one *harness.Server
+	ens *harness.Ensemble
+}
+
+// start launches a server, or an ensemble, for the test.
+func start(t *testing.T) *testServer {
+	t.Helper()
+	if n := ensembleSize(t); n > 0 {
+		// The standalone server's tick, so that session timeouts are
+		// granted alike.
+		ens := env.StartEnsemble(t, n, harness.EnsembleConfig{TickTime: harness.TickTime})
+		t.Logf("ensemble of %d at %s, leader %s; clients' shuffle seed %#x", n, ens.ConnectString(),
+			ens.Server(ens.WaitAll()).Addr(), testSeed(t))
+		return &testServer{t: t, ens: ens}
+	}
+	return &testServer{t: t, one: env.Start(t)}
+}
+
+// Addr is the connect string: the server's address, or every member's.
+func (s *testServer) Addr() string {
+	if s.ens != nil {
+		return s.ens.ConnectString()
+	}
+	return s.one.Addr()
+}
+
+// memberOf is the server process c is (or was last) connected to.
+func (s *testServer) memberOf(c *client.Conn) *harness.Server {
+	s.t.Helper()
+	if s.ens == nil {
+		return s.one
+	}
+	addr := c.Server()
+	for _, m := range s.ens.Servers() {
+		if m.Addr() == addr {
+			return m
+		}
+	}
+	s.t.Fatalf("client connected to %q, not a member of %s", addr, s.ens.ConnectString())
+	return nil
+}
+
+// Restart stops and starts again the server c is connected to (for an
+// ensemble, the member; the session moves to another one), and waits
+// until it, and for an ensemble every member, serves.
+func (s *testServer) Restart(c *client.Conn) {
+	s.t.Helper()
+	m := s.memberOf(c)
+	if s.ens != nil {
+		s.t.Logf("restart member %s (leader: %s)", m.Addr(), s.leaderAddr())
+	}
+	m.Restart()
+	if s.ens != nil {
+		s.ens.WaitAll()
+	}
+}
+
+// followerAddrs is, for an ensemble, the connect string of the members
+// that are not the leader now; for a standalone server, its address. A
+// client given it can have its member restarted without an election: a
+// leader's restart makes the followers drop their clients too, and one
+// may reconnect to a follower that has not noticed yet and be dropped
+// again, which ZooKeeper allows but a test counting session events
+// cannot tell apart from a fault.
+func (s *testServer) followerAddrs() string {
+	s.t.Helper()
+	if s.ens == nil {
+		return s.one.Addr()
+	}
+	var addrs []string
+	for _, i := range s.ens.Followers(s.ens.WaitAll()) {
+		addrs = append(addrs, s.ens.Server(i).Addr())
+	}
+	return strings.Join(addrs, ",")
+}
+
+// settle waits, for an ensemble, until every member has applied the
+// write that made p exist (exists) or not: a client that then moves to
+// any member reads it. Sequential consistency is per member; a test
+// whose client is about to change members needs this where a standalone
+// server's single order gives it for free. Members apply in zxid order,
+// so p's state stands for every earlier write too.
+func (s *testServer) settle(ctx context.Context, p string, exists bool) {
+	s.t.Helper()
+	if s.ens == nil {
+		return
+	}
+	for _, m := range s.ens.Servers() {
+		c := connect(s.t, m.Addr())
+		eventually(s.t, fmt.Sprintf("%s on %s exists=%v", p, m.Addr(), exists), func() bool {
+			st, err := c.Exists(ctx, p)
+			return err == nil && (st != nil) == exists
+		})
+		c.Close()
+	}
+}
+
+func (s *testServer) leaderAddr() string {
+	if i := s.ens.Leader(); i >= 0 {
+		return s.ens.Server(i).Addr()
+	}
+	return "none"
 }
 
 // testCtx is a context bounded by waitLimit*3, canceled when the test
@@ -58,6 +184,14 @@ func connect(t *testing.T, addr string, opts ...client.Option) *client.Conn {
 		client.SessionTimeout(sessionTimeout),
 		client.Logger(slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo}))),
 	}, opts...)
+	if ensembleSize(t) > 0 {
+		// Every client of a test shuffles the ensemble's list alike: they
+		// share a member, whose single order the suite's cross-client
+		// assertions rely on as they do on a standalone server's, and
+		// fail over through the same sequence of members.
+		seed := testSeed(t)
+		opts = append([]client.Option{client.Rand(rand.New(rand.NewPCG(seed, seed)))}, opts...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	c, err := client.Connect(ctx, []string{addr}, opts...)
@@ -69,6 +203,18 @@ func connect(t *testing.T, addr string, opts ...client.Option) *client.Conn {
 		lw.Stop()
 	})
 	return c
+}
+
+// runSeed varies the member the clients of each test share from run to
+// run; set once by TestMain.
+var runSeed uint64
+
+// testSeed is the shuffling seed of t's top-level test.
+func testSeed(t *testing.T) uint64 {
+	h := fnv.New64a()
+	top, _, _ := strings.Cut(t.Name(), "/")
+	h.Write([]byte(top))
+	return h.Sum64() ^ runSeed
 }
 
 // mkroot creates a persistent node named after the test so parallel

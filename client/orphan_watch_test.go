@@ -28,11 +28,11 @@ func TestAbandonedAddWatchDoesNotStall(t *testing.T) {
 	// a few times; the assertion below is about what happens afterwards.
 	abandoned := false
 	for attempt := 0; attempt < 5 && !abandoned; attempt++ {
-		srv.Pause()
+		srv.memberOf(c).Pause()
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		_, err := c.AddWatch(short, p, false)
 		cancel()
-		srv.Resume()
+		srv.memberOf(c).Resume()
 		if err != nil {
 			abandoned = true
 		} else {

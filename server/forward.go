@@ -287,3 +287,23 @@ func (rp *replica) proposeForwarded(in fwdIn, haveSlot bool) bool {
 	s.prepMu.Unlock()
 	return ok
 }
+
+// catchUp waits until this learner has applied everything the leader had
+// proposed when asked (a sync without a client), or until limit. It
+// reports whether it caught up.
+func (rp *replica) catchUp(limit time.Duration) bool {
+	done := make(chan bool, 1)
+	r := &request{op: wire.OpSync, kind: kindWrite, recv: time.Now()}
+	r.onDone = func(r *request) { done <- r.res.Err == wire.CodeOK }
+	rp.forwardSync(r)
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case ok := <-done:
+		return ok
+	case <-t.C:
+		return false
+	case <-rp.s.ctx.Done():
+		return false
+	}
+}

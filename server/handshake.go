@@ -49,6 +49,14 @@ func (c *conn) handshake(frame []byte) bool {
 		return c.createSession(timeout)
 	}
 	sess := s.sessions.get(req.SessionID)
+	if sess == nil && s.rep != nil && !s.rep.isLeader() {
+		// The session may be newer than this learner's tree: created
+		// through another server a moment ago. Catch up with the
+		// leader first, as ZooKeeper's learner revalidates with it.
+		if s.rep.catchUp(time.Duration(timeout) * time.Millisecond) {
+			sess = s.sessions.get(req.SessionID)
+		}
+	}
 	if sess == nil || sess.closing.Load() || !bytes.Equal(req.Passwd, sessionPassword(req.SessionID)) {
 		// Expired, unknown or wrong password: timeout 0, id 0, zero
 		// password, then close.

@@ -383,6 +383,10 @@ func (s *Server) abandon(r *request, reason error) {
 // caller holds the tree's write lock.
 func (s *Server) completeBarrier(r *request) {
 	r.hdr.Zxid = s.tree.LastZxid()
+	if r.onDone != nil {
+		r.onDone(r) // an internal catch-up (replica.catchUp)
+		return
+	}
 	r.done.Store(true)
 	if r.c != nil {
 		r.c.drain(true)
