@@ -26,6 +26,7 @@ const commandUsage = `usage:
   corral bench run --connect HOST:PORT[,...] [flags]   measure one workload against running servers
   corral bench failover [flags]   kill an ensemble's leader under a writer and measure the gap
   corral bench durability [flags]   the diskless thesis's evaluation: corral sync/async/diskless and ZooKeeper with and without forceSync
+  corral bench paper [flags]   the ZooKeeper paper's Tables 2 (create latency) and 3 (barriers), scaled down
 Run 'corral bench SUBCOMMAND -h' for flags.
 `
 
@@ -50,6 +51,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return failoverCommand(ctx, args[1:], env)
 	case "durability":
 		return durabilityCommand(ctx, args[1:], env)
+	case "paper":
+		return paperCommand(ctx, args[1:], env)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, commandUsage)
 		return 0
