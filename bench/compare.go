@@ -188,15 +188,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 			return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
 		}
 	}
-	work, err := os.MkdirTemp(cfg.WorkDir, "corral-bench-")
+	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Keep {
-		cfg.Log.Info("keeping work directory", "dir", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	rep := &Report{Mode: "compare", Start: time.Now(), Env: newEnv()}
 	rep.Env.Conns, rep.Env.Inflight, rep.Env.ValueSize = cfg.Conns, cfg.Inflight, cfg.ValueSize
 	rep.Env.Warmup, rep.Env.Duration = cfg.Warmup, cfg.Duration

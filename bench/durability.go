@@ -169,15 +169,11 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp(cfg.WorkDir, "corral-bench-durability-")
+	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-durability-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Keep {
-		cfg.Log.Info("keeping work directory", "dir", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	rep := &DurabilityReport{Start: time.Now(), CommandLine: cfg.CommandLine, Env: newEnv(), Config: cfg}
 	rep.Env.WorkDir, rep.Env.Servers, rep.Env.Timing = work, cfg.Servers, cfg.Timing
 	rep.Env.GlobalOutstandingLimit = cfg.GlobalOutstandingLimit

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -188,15 +187,11 @@ func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) 
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp(cfg.WorkDir, "corral-bench-failover-")
+	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-failover-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Keep {
-		cfg.Log.Info("keeping work directory", "dir", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	rep := &FailoverReport{
 		Start: time.Now(), Env: newEnv(), Target: cfg.Target, Servers: cfg.Servers, Timing: cfg.Timing,
 		SessionTimeout: cfg.SessionTimeout, ValueSize: cfg.ValueSize, Pre: cfg.Pre,

@@ -131,15 +131,11 @@ func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp(cfg.WorkDir, "corral-bench-paper-")
+	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-paper-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Keep {
-		cfg.Log.Info("keeping work directory", "dir", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	rep := &PaperReport{
 		Start: time.Now(), Env: newEnv(), Command: cfg.Command, Creates: cfg.Creates,
 		ValueSize: cfg.ValueSize, CellTimeout: cfg.CellTimeout,
