@@ -167,7 +167,7 @@ func (p *parser) apply(key, value string, line int) error {
 		c.ClientPort = v
 		return err
 	case "clientPortAddress":
-		return setString(&c.ClientPortAddress, key, unbracket(value))
+		return setString(&c.ClientPortAddress, key, javaTrim(unbracket(value)))
 	case "tickTime":
 		v, err := parseInt(key, value, 1, maxInt32)
 		c.TickTime = v
