@@ -19,7 +19,7 @@ import (
 // nothing else.
 func TestAlgorithm54(t *testing.T) {
 	for _, mode := range durabilities() {
-		for _, n := range sizes(false) {
+		for _, n := range thesisSizes(mode) {
 			t.Run(fmt.Sprintf("servers=%d%s", n, modeSuffix(mode)), func(t *testing.T) { testAlgorithm54(t, n, mode) })
 		}
 	}

@@ -107,8 +107,10 @@ func (l *createLoad) work(c *zk.Conn, w int, cfg loadConfig) {
 			p, flags = p+"_", zk.FlagSequence
 		}
 		got, err := c.Create(p, []byte(token), flags, acl)
-		l.gate.exit()
+		// Recorded before leaving the gate, so a checkpoint that finds
+		// the gate idle sees every outcome.
 		l.record(token, got, err)
+		l.gate.exit()
 		select {
 		case <-l.stop:
 			return
@@ -184,9 +186,10 @@ func (l *createLoad) halt(t *testing.T) {
 
 // checkpoint holds the load, waits until every running member reports the
 // same zk_znode_count, and checks it lies between the baseline plus the
-// acknowledged creates and that plus the ambiguous ones: no member that
-// serves lacks an acknowledged create. It returns the count and lets the
-// load go on.
+// acknowledged creates and that plus the ambiguous ones, and that every
+// running member lists every acknowledged create by name (after sync, on
+// a client of that member alone): no member that serves lacks an
+// acknowledged create. It returns the count and lets the load go on.
 func (l *createLoad) checkpoint(t *testing.T, tl *timeline, ens *harness.Ensemble, what string) int64 {
 	t.Helper()
 	l.pause(t)
@@ -195,7 +198,28 @@ func (l *createLoad) checkpoint(t *testing.T, tl *timeline, ens *harness.Ensembl
 	count := sameZnodeCount(t, ens, members...)
 	l.mu.Lock()
 	acked, ambiguous := int64(len(l.acked)), int64(len(l.ambiguous))
+	ackedNames := make([]string, 0, len(l.acked))
+	for _, name := range l.acked {
+		ackedNames = append(ackedNames, name)
+	}
 	l.mu.Unlock()
+	for _, i := range members {
+		have := make(map[string]bool)
+		for _, name := range syncedChildren(t, ens, i, l.parent) {
+			have[name] = true
+		}
+		var lost []string
+		for _, name := range ackedNames {
+			if !have[name] {
+				lost = append(lost, name)
+			}
+		}
+		if len(lost) > 0 {
+			sort.Strings(lost)
+			t.Errorf("%s: %s lacks %d of %d acknowledged creates: %v",
+				what, ens.MemberString(i), len(lost), len(ackedNames), head(lost))
+		}
+	}
 	lo, hi := l.baseline+acked, l.baseline+acked+ambiguous
 	tl.logf("%s: members %v agree on zk_znode_count %d (baseline %d + %d acknowledged + up to %d ambiguous)",
 		what, members, count, l.baseline, acked, ambiguous)
