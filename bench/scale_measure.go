@@ -1,0 +1,201 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// This file is what the scale and factorial experiments share: start a
+// fresh server set of some size and durability, measure one workload
+// against it a number of times, and stop it.
+
+// loadSpec is the load of one measurement.
+type loadSpec struct {
+	Workload  Workload
+	Conns     int
+	Inflight  int
+	ValueSize int
+	Warmup    time.Duration
+	Duration  time.Duration
+	// Keys are created (unmeasured) before a set or get workload.
+	Keys int64
+}
+
+// trialSpec is one launch of a server set and the phases measured on it.
+type trialSpec struct {
+	// Name labels the trial in logs and names its log directory.
+	Name    string
+	Target  string
+	Servers int
+	// Durability is levelSync, levelAsync or levelDiskless.
+	Durability string
+	Load       loadSpec
+	// Reps is how many times the measured phase runs on the one launch.
+	Reps int
+}
+
+// trialRunner starts a trial's servers, measures and stops them. It
+// returns what it learned of the servers and a result per measured phase
+// (fewer than Reps if it failed part way). Tests substitute a fake.
+type trialRunner func(ctx context.Context, spec trialSpec) (ServerInfo, []PhaseResult, error)
+
+// Durability levels of the scale and factorial experiments.
+const (
+	levelSync     = "sync"
+	levelAsync    = "async"
+	levelDiskless = "diskless"
+	levelsHelp    = levelSync + ", " + levelAsync + " or " + levelDiskless
+)
+
+// durabilityFor is the zoo.cfg durability of level for target: corral's
+// durability key, or for ZooKeeper its closest equivalent, forceSync (as
+// DurabilityTargets pairs them). ZooKeeper has no diskless mode.
+func durabilityFor(target, level string) (Durability, error) {
+	switch target {
+	case TargetCorral:
+		switch level {
+		case levelSync, levelAsync, levelDiskless:
+			return Durability{Mode: level}, nil
+		}
+	case TargetZooKeeper:
+		switch level {
+		case levelSync:
+			return Durability{}, nil
+		case levelAsync:
+			return Durability{NoForceSync: true}, nil
+		case levelDiskless:
+			return Durability{}, fmt.Errorf("bench: %s has no %s mode", TargetZooKeeper, levelDiskless)
+		}
+	default:
+		return Durability{}, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, TargetCorral, TargetZooKeeper)
+	}
+	return Durability{}, fmt.Errorf("bench: unknown durability %q (want %s)", level, levelsHelp)
+}
+
+// launcher starts trials' servers on 127.0.0.1: a standalone server for
+// one, an ensemble for more, from the same zoo.cfg compare writes but for
+// the durability lines.
+type launcher struct {
+	CorralBin, ZKLib, Java, JavaHeap string
+	Timing                           Timing
+	// Work is the run's temporary directory; each trial gets its own
+	// directory in it.
+	Work string
+	// OutDir, if set, receives each trial's zoo.cfg and server output in
+	// OutDir/logs/<trial name>.
+	OutDir string
+	Keep   bool
+	Log    *slog.Logger
+	trials int
+}
+
+// run is a trialRunner.
+func (l *launcher) run(ctx context.Context, spec trialSpec) (ServerInfo, []PhaseResult, error) {
+	info := ServerInfo{Target: spec.Target}
+	fail := func(err error) (ServerInfo, []PhaseResult, error) {
+		info.Err = err.Error()
+		return info, nil, err
+	}
+	dur, err := durabilityFor(spec.Target, spec.Durability)
+	if err != nil {
+		return fail(err)
+	}
+	l.trials++
+	lc := LaunchConfig{
+		Dir: filepath.Join(l.Work, fmt.Sprintf("t%03d-%s", l.trials, spec.Target)), GlobalOutstandingLimit: DefaultGlobalOutstandingLimit,
+		Timing: l.Timing, CorralBin: l.CorralBin, ZKLib: l.ZKLib, Java: l.Java, JavaHeap: l.JavaHeap,
+		Durability: dur, Log: l.Log,
+	}
+	if spec.Target == TargetZooKeeper {
+		info.JavaHeap = l.JavaHeap
+	}
+	// Build corral or fetch ZooKeeper once, for every later trial.
+	if err := prepareLaunch(ctx, spec.Target, &lc, l.Work); err != nil {
+		return fail(err)
+	}
+	l.CorralBin, l.ZKLib = lc.CorralBin, lc.ZKLib
+	cc := CompareConfig{Servers: spec.Servers, Keep: l.Keep}
+	if l.OutDir != "" {
+		cc.OutDir = filepath.Join(l.OutDir, "logs", logDirName(spec.Name))
+		if err := os.MkdirAll(cc.OutDir, 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	start := startStandalone
+	if spec.Servers > 1 {
+		start = startEnsemble
+	}
+	l.Log.Info("trial start", "trial", spec.Name, "target", spec.Target, "servers", spec.Servers, "durability", spec.Durability)
+	ut, err := start(ctx, cc, lc, &info)
+	if err != nil {
+		return fail(err)
+	}
+	results, err := measureLoad(ctx, spec, ut.addrs, ut.pid, ut.procs, l.Log)
+	ut.finish(&info)
+	if !l.Keep {
+		os.RemoveAll(lc.Dir)
+	}
+	if err != nil {
+		info.Err = err.Error()
+	}
+	return info, results, err
+}
+
+// logDirName makes a trial name a file name: "corral n=3" is "corral-n3".
+func logDirName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_':
+			b.WriteRune(r)
+		case r == ' ' || r == ',' || r == '/':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// measureLoad runs spec's load against running servers at addrs: first,
+// for set and get, the creation of its keys (unmeasured), then Reps
+// measured phases. pid or procs name the server processes whose CPU is
+// measured. It stops at the first phase that fails, returning it with the
+// ones before.
+func measureLoad(ctx context.Context, spec trialSpec, addrs []string, pid int, procs []ServerProc, log *slog.Logger) ([]PhaseResult, error) {
+	ld := spec.Load
+	pc := PhaseConfig{
+		Target: spec.Target, Phase: string(ld.Workload), Addrs: addrs, Workload: ld.Workload,
+		Conns: ld.Conns, Inflight: ld.Inflight, ValueSize: ld.ValueSize,
+		Warmup: ld.Warmup, Duration: ld.Duration, ServerPID: pid, ServerProcs: procs, Log: log,
+	}
+	if !ld.Workload.creates() {
+		if ld.Keys < 1 {
+			return nil, errors.New("bench: a set or get workload needs keys")
+		}
+		pop := pc
+		pop.Workload, pop.Phase, pop.Warmup, pop.Duration, pop.MaxOps = WorkloadCreate, "populate", 0, populateLimit, ld.Keys
+		pop.ServerPID, pop.ServerProcs = 0, nil
+		r, err := RunPhase(ctx, pop)
+		if err != nil {
+			return nil, fmt.Errorf("bench: creating %d keys: %w", ld.Keys, err)
+		}
+		pc.Keys = r.Keys
+	}
+	var out []PhaseResult
+	for rep := range max(spec.Reps, 1) {
+		r, err := RunPhase(ctx, pc)
+		if r.Phase == "" { // refused before it started
+			r = PhaseResult{Target: spec.Target, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
+		}
+		out = append(out, r)
+		if err != nil {
+			return out, fmt.Errorf("%s rep %d: %w", spec.Name, rep+1, err)
+		}
+	}
+	return out, nil
+}
