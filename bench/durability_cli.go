@@ -26,6 +26,8 @@ const maxDurPhase = 30 * time.Minute
 //	                        [--cpu-rate 1000] [--cpu-duration 10s]
 //	                        [--queue-duration 10s] [--queue-producers 1] [--queue-consumers 1]
 //	                        [--queue-value 20] [--queue-max-backlog 100] [--session-timeout 30s]
+//	                        [--figs 5.1,5.2,5.3,5.4,5.5,5.6]
+//	                        [--snap-counts 100000,250000,500000] [--restore-counts 100000,250000,500000]
 //	                        [--out DIR] [server flags as for compare] [-q]
 //
 // Each configuration in turn is a fresh ensemble on 127.0.0.1 whose
@@ -46,6 +48,22 @@ const maxDurPhase = 30 * time.Minute
 //   - create (Fig. 5.1): --clients create nodes as fast as answered;
 //     throughput per second.
 //   - get (Fig. 5.2): --clients getData those nodes.
+//
+// Then, on a fresh ensemble of the configuration, the tree is grown with
+// pipelined creates through the sizes of --snap-counts and
+// --restore-counts (k and M suffixes allowed), ascending, and at each:
+//
+//   - snapshot (Fig. 5.3): existing nodes are overwritten until every
+//     member has written a snapshot (its own snapCount rule), writing
+//     paused while one runs; its duration is the change of mntr's
+//     zk_sum_snapshottime over zk_cnt_snapshottime, as ZooKeeper and
+//     corral both report them.
+//   - restore (Fig. 5.4): one `bench failover` trial: the leader is
+//     SIGKILLed under a writer; the time from the kill to the first write
+//     accepted, then the time for the restarted server to rejoin with the
+//     whole tree.
+//
+// --figs selects figures: the phases of the others are skipped.
 //
 // The cpu and queue phases come first so that every configuration serves
 // them from a nearly empty tree. The thesis ran 30 minutes per figure; the
@@ -76,6 +94,11 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.QueueValueSize, "queue-value", cfg.QueueValueSize, "message size in bytes (at least 8: the send time)")
 	fs.Int64Var(&cfg.QueueMaxBacklog, "queue-max-backlog", cfg.QueueMaxBacklog, "producers wait while this many messages are unconsumed")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout every client asks for")
+	figs := fs.String("figs", durFigsAll, "figures to measure; the phases of the others are skipped")
+	snapCounts := fs.String("snap-counts", formatDurCounts(cfg.SnapCounts),
+		"tree sizes (znodes) for snapshot latency (Fig. 5.3), e.g. 100k,1M; empty skips it")
+	restoreCounts := fs.String("restore-counts", formatDurCounts(cfg.RestoreCounts),
+		"tree sizes (znodes) for restoration after a leader kill (Fig. 5.4); empty skips it")
 	out := fs.String("out", "", "directory for report.md, results.jsonl, the PNG plots and server logs "+
 		"(default: the report and JSON lines go to stdout and no plots are drawn)")
 	quiet := fs.Bool("q", false, "no progress messages on stderr")
@@ -91,6 +114,9 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 	}
 	targets, err := ParseDurabilityTargets(*configs)
 	if err != nil {
+		return bad(err)
+	}
+	if err := cfg.parseTreeFlags(*figs, *snapCounts, *restoreCounts); err != nil {
 		return bad(err)
 	}
 	for _, d := range []struct {
@@ -122,6 +148,8 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(errors.New("--session-timeout must be in (0, 10m]"))
 	case cfg.CreateDuration == 0 && cfg.GetDuration > 0:
 		return bad(errors.New("--get-duration needs the create phase (--create-duration > 0)"))
+	case len(cfg.RestoreCounts) > 0 && cfg.Servers < 3:
+		return bad(errors.New("--restore-counts needs --servers 3 or more (or --restore-counts '')"))
 	}
 	cfg.Targets = targets
 	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap

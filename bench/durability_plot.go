@@ -131,7 +131,8 @@ func durabilityPlots(rep *DurabilityReport) []linePlot {
 }
 
 // WriteDurabilityPlots writes the report's figures as PNG files into dir
-// and records their names in rep.Plots.
+// and records their names in rep.Plots: the time series', then the
+// tree-size figures (durTreePlots).
 func WriteDurabilityPlots(dir string, rep *DurabilityReport) error {
 	for _, lp := range durabilityPlots(rep) {
 		if err := writePlotFile(filepath.Join(dir, lp.File), lp); err != nil {
@@ -139,10 +140,16 @@ func WriteDurabilityPlots(dir string, rep *DurabilityReport) error {
 		}
 		rep.Plots = append(rep.Plots, lp.File)
 	}
+	for _, xp := range durTreePlots(rep) {
+		if err := writePlotFile(filepath.Join(dir, xp.File), xp); err != nil {
+			return err
+		}
+		rep.Plots = append(rep.Plots, xp.File)
+	}
 	return nil
 }
 
-func writePlotFile(path string, lp linePlot) error {
+func writePlotFile(path string, lp interface{ render(io.Writer) error }) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -242,98 +242,102 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "- clients: synchronous (one request outstanding, the next sent when the reply is in), each its own session, "+
-		"spread round-robin over the servers, followers first and the leader last; each phase opens its sessions, "+
-		"runs %v unmeasured and then its measured interval, and closes them\n", c.Warmup)
-	fmt.Fprintf(w, "- phases in the order run against each configuration (the fixed-rate and queue phases first, on a nearly empty tree, "+
-		"so that every configuration serves them from the same state):\n")
-	fmt.Fprintf(w, "  1. cpu (Fig. 5.5): %d clients create %d-byte nodes at %.0f/s together (paced from the start of the warm-up; "+
-		"a create due while every client is busy is dropped and counted as missed), %v; server CPU is the members' "+
-		"utime+stime from /proc/PID/stat, summed, in percent of one core\n", c.Clients, c.ValueSize, c.CPURate, c.CPUDuration)
-	fmt.Fprintf(w, "  2. queue (Fig. 5.6): ZooKeeper's queue recipe, %d producer(s) creating persistent sequential %d-byte nodes "+
-		"under %s (each stamped with its send time) and %d consumer(s) that list the children, sort them and take each in order "+
-		"with getData and delete (NoNode: another consumer was first); producers wait while %d messages are unconsumed; %v. "+
-		"Throughput is messages consumed; end-to-end latency runs from the create being sent to the delete's reply and includes "+
-		"the time in the queue\n",
-		c.QueueProducers, max(c.QueueValueSize, durMsgStamp), durQueueRoot, c.QueueConsumers, c.QueueMaxBacklog, c.QueueDuration)
-	fmt.Fprintf(w, "  3. create (Fig. 5.1): %d clients create %d-byte persistent nodes as fast as they are answered, %v\n",
-		c.Clients, c.ValueSize, c.CreateDuration)
-	fmt.Fprintf(w, "  4. get (Fig. 5.2): %d clients getData the nodes the create phase made, as fast as they are answered, %v\n\n",
-		c.Clients, c.GetDuration)
+	// Without a time-series phase (--figs 5.3,5.4) only the tree-size part is written.
+	timed := c.timePhases() || len(rep.Phases) > 0
+	if timed {
+		fmt.Fprintf(w, "- clients: synchronous (one request outstanding, the next sent when the reply is in), each its own session, "+
+			"spread round-robin over the servers, followers first and the leader last; each phase opens its sessions, "+
+			"runs %v unmeasured and then its measured interval, and closes them\n", c.Warmup)
+		fmt.Fprintf(w, "- phases in the order run against each configuration (the fixed-rate and queue phases first, on a nearly empty tree, "+
+			"so that every configuration serves them from the same state):\n")
+		fmt.Fprintf(w, "  1. cpu (Fig. 5.5): %d clients create %d-byte nodes at %.0f/s together (paced from the start of the warm-up; "+
+			"a create due while every client is busy is dropped and counted as missed), %v; server CPU is the members' "+
+			"utime+stime from /proc/PID/stat, summed, in percent of one core\n", c.Clients, c.ValueSize, c.CPURate, c.CPUDuration)
+		fmt.Fprintf(w, "  2. queue (Fig. 5.6): ZooKeeper's queue recipe, %d producer(s) creating persistent sequential %d-byte nodes "+
+			"under %s (each stamped with its send time) and %d consumer(s) that list the children, sort them and take each in order "+
+			"with getData and delete (NoNode: another consumer was first); producers wait while %d messages are unconsumed; %v. "+
+			"Throughput is messages consumed; end-to-end latency runs from the create being sent to the delete's reply and includes "+
+			"the time in the queue\n",
+			c.QueueProducers, max(c.QueueValueSize, durMsgStamp), durQueueRoot, c.QueueConsumers, c.QueueMaxBacklog, c.QueueDuration)
+		fmt.Fprintf(w, "  3. create (Fig. 5.1): %d clients create %d-byte persistent nodes as fast as they are answered, %v\n",
+			c.Clients, c.ValueSize, c.CreateDuration)
+		fmt.Fprintf(w, "  4. get (Fig. 5.2): %d clients getData the nodes the create phase made, as fast as they are answered, %v\n\n",
+			c.Clients, c.GetDuration)
 
-	fmt.Fprintf(w, "### Results\n\n")
-	sections := []struct {
-		phase, title string
-		rows         []durRow
-	}{
-		{DurPhaseCreate, "Create throughput (Fig. 5.1)", append(throughputRows("creates/s"),
-			latencyRows("create", func(p *DurPhase) *Latency { return &p.Latency })...)},
-		{DurPhaseGet, "getData throughput (Fig. 5.2)", append(throughputRows("getData/s"),
-			latencyRows("getData", func(p *DurPhase) *Latency { return &p.Latency })...)},
-		{DurPhaseCPU, fmt.Sprintf("Server CPU at %.0f creates/s (Fig. 5.5)", c.CPURate), append([]durRow{
-			{"creates/s achieved", func(p *DurPhase) string { return durF0(p.OpsPerSec) }},
-			{"missed (servers behind)", func(p *DurPhase) string { return fmt.Sprintf("%d", p.Missed) }},
-			{"server CPU % of one core", func(p *DurPhase) string {
-				if v, ok := cpuPct(p); ok {
-					return durF1(v)
-				}
-				return ""
-			}},
-			{"server CPU µs per create", func(p *DurPhase) string {
-				if p.ServerCPU == nil || p.Ops == 0 {
+		fmt.Fprintf(w, "### Results\n\n")
+		sections := []struct {
+			phase, title string
+			rows         []durRow
+		}{
+			{DurPhaseCreate, "Create throughput (Fig. 5.1)", append(throughputRows("creates/s"),
+				latencyRows("create", func(p *DurPhase) *Latency { return &p.Latency })...)},
+			{DurPhaseGet, "getData throughput (Fig. 5.2)", append(throughputRows("getData/s"),
+				latencyRows("getData", func(p *DurPhase) *Latency { return &p.Latency })...)},
+			{DurPhaseCPU, fmt.Sprintf("Server CPU at %.0f creates/s (Fig. 5.5)", c.CPURate), append([]durRow{
+				{"creates/s achieved", func(p *DurPhase) string { return durF0(p.OpsPerSec) }},
+				{"missed (servers behind)", func(p *DurPhase) string { return fmt.Sprintf("%d", p.Missed) }},
+				{"server CPU % of one core", func(p *DurPhase) string {
+					if v, ok := cpuPct(p); ok {
+						return durF1(v)
+					}
 					return ""
-				}
-				return durF0(*p.ServerCPU / float64(p.Ops) * 1e6)
-			}},
-			{"server CPU % by member", func(p *DurPhase) string {
-				var parts []string
-				for _, m := range p.ServerCPUEach {
-					role := m.Server[strings.LastIndexByte(m.Server, ' ')+1:]
-					parts = append(parts, fmt.Sprintf("%.0f %s", 100*m.CPU/max(p.Seconds, 1e-9), role[:1]))
-				}
-				return strings.Join(parts, ", ")
-			}},
-		}, latencyRows("create", func(p *DurPhase) *Latency { return &p.Latency })...)},
-		{DurPhaseQueue, "Message queue (Fig. 5.6)", append([]durRow{
-			{"messages consumed/s", func(p *DurPhase) string { return durF0(p.OpsPerSec) }},
-			{"messages produced/s", func(p *DurPhase) string { return durF0(p.ProducedPerSec) }},
-			{"per-second consumed min – max", func(p *DurPhase) string {
-				if p.Series.Seconds == 0 {
-					return ""
-				}
-				return fmt.Sprintf("%.0f – %.0f", p.Series.Min, p.Series.Max)
-			}},
-			{"lost races", func(p *DurPhase) string { return fmt.Sprintf("%d", p.LostRaces) }},
-			{"left in queue at end", func(p *DurPhase) string { return fmt.Sprintf("%d", p.LeftInQueue) }},
-		}, append(latencyRows("end-to-end", func(p *DurPhase) *Latency { return p.EndToEnd }),
-			latencyRows("produce (create)", func(p *DurPhase) *Latency { return &p.Latency })...)...)},
-	}
-	for _, s := range sections {
-		if !rep.hasPhase(s.phase) {
-			continue
+				}},
+				{"server CPU µs per create", func(p *DurPhase) string {
+					if p.ServerCPU == nil || p.Ops == 0 {
+						return ""
+					}
+					return durF0(*p.ServerCPU / float64(p.Ops) * 1e6)
+				}},
+				{"server CPU % by member", func(p *DurPhase) string {
+					var parts []string
+					for _, m := range p.ServerCPUEach {
+						role := m.Server[strings.LastIndexByte(m.Server, ' ')+1:]
+						parts = append(parts, fmt.Sprintf("%.0f %s", 100*m.CPU/max(p.Seconds, 1e-9), role[:1]))
+					}
+					return strings.Join(parts, ", ")
+				}},
+			}, latencyRows("create", func(p *DurPhase) *Latency { return &p.Latency })...)},
+			{DurPhaseQueue, "Message queue (Fig. 5.6)", append([]durRow{
+				{"messages consumed/s", func(p *DurPhase) string { return durF0(p.OpsPerSec) }},
+				{"messages produced/s", func(p *DurPhase) string { return durF0(p.ProducedPerSec) }},
+				{"per-second consumed min – max", func(p *DurPhase) string {
+					if p.Series.Seconds == 0 {
+						return ""
+					}
+					return fmt.Sprintf("%.0f – %.0f", p.Series.Min, p.Series.Max)
+				}},
+				{"lost races", func(p *DurPhase) string { return fmt.Sprintf("%d", p.LostRaces) }},
+				{"left in queue at end", func(p *DurPhase) string { return fmt.Sprintf("%d", p.LeftInQueue) }},
+			}, append(latencyRows("end-to-end", func(p *DurPhase) *Latency { return p.EndToEnd }),
+				latencyRows("produce (create)", func(p *DurPhase) *Latency { return &p.Latency })...)...)},
 		}
-		fmt.Fprintf(w, "#### %s\n\n", s.title)
-		durTable(w, rep, s.phase, append(s.rows, conditionRows(e.CPUs, s.phase != DurPhaseCPU)...))
-		fmt.Fprintln(w)
-	}
-	if rep.hasPhase(DurPhaseCPU) {
-		fmt.Fprint(w, "In the CPU table's \"by member\" row, l is the leader and f a follower. ")
-	}
-	fmt.Fprintf(w, "Latencies are of successful requests, from sending the request to reading its reply; "+
-		"throughput counts the replies that arrived in the measured interval. Other CPU is the machine's busy time "+
-		"(/proc/stat) less the servers' and the load generator's: other processes, and kernel threads (journal "+
-		"commits, block I/O) that may be working for a server.")
-	worst := 0.0
-	for i := range rep.Phases {
-		if v, ok := otherPct(&rep.Phases[i], e.CPUs); ok {
-			worst = max(worst, v)
+		for _, s := range sections {
+			if !rep.hasPhase(s.phase) {
+				continue
+			}
+			fmt.Fprintf(w, "#### %s\n\n", s.title)
+			durTable(w, rep, s.phase, append(s.rows, conditionRows(e.CPUs, s.phase != DurPhaseCPU)...))
+			fmt.Fprintln(w)
 		}
+		if rep.hasPhase(DurPhaseCPU) {
+			fmt.Fprint(w, "In the CPU table's \"by member\" row, l is the leader and f a follower. ")
+		}
+		fmt.Fprintf(w, "Latencies are of successful requests, from sending the request to reading its reply; "+
+			"throughput counts the replies that arrived in the measured interval. Other CPU is the machine's busy time "+
+			"(/proc/stat) less the servers' and the load generator's: other processes, and kernel threads (journal "+
+			"commits, block I/O) that may be working for a server.")
+		worst := 0.0
+		for i := range rep.Phases {
+			if v, ok := otherPct(&rep.Phases[i], e.CPUs); ok {
+				worst = max(worst, v)
+			}
+		}
+		if worst > 5 {
+			fmt.Fprintf(w, " WARNING: up to %.0f%% of the machine was busy outside the servers and the load generator in a phase; "+
+				"where that was other processes, the numbers are disturbed.", worst)
+		}
+		fmt.Fprintf(w, "\n\n")
 	}
-	if worst > 5 {
-		fmt.Fprintf(w, " WARNING: up to %.0f%% of the machine was busy outside the servers and the load generator in a phase; "+
-			"where that was other processes, the numbers are disturbed.", worst)
-	}
-	fmt.Fprintf(w, "\n\n")
 
 	if ratios := durRatios(rep); len(ratios) > 0 {
 		fmt.Fprintf(w, "### Create throughput targets (reported, not asserted)\n\n")
@@ -348,6 +352,8 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 		fmt.Fprintln(w)
 	}
 
+	writeDurTreeMarkdown(w, rep)
+
 	if len(rep.Plots) > 0 {
 		fmt.Fprintf(w, "### Plots\n\n")
 		for _, p := range rep.Plots {
@@ -355,25 +361,27 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 		}
 	}
 
-	fmt.Fprintf(w, "### Per-second series\n\n")
-	fmt.Fprintf(w, "Second k counts what completed in [k-1 s, k s) of the measured interval; CPU is the members' summed CPU in that second.\n\n")
-	for _, s := range []struct {
-		phase, title string
-		values       func(p *DurPhase) []string
-	}{
-		{DurPhaseCreate, "creates/s", func(p *DurPhase) []string { return intCells(p.PerSecond, int(p.Seconds)) }},
-		{DurPhaseGet, "getData/s", func(p *DurPhase) []string { return intCells(p.PerSecond, int(p.Seconds)) }},
-		{DurPhaseQueue, "messages consumed/s", func(p *DurPhase) []string { return intCells(p.PerSecond, int(p.Seconds)) }},
-		{DurPhaseCPU, "server CPU % at the fixed rate", func(p *DurPhase) []string {
-			var out []string
-			for _, v := range p.ServerCPUPerSecond {
-				out = append(out, durF0(v))
+	if timed {
+		fmt.Fprintf(w, "### Per-second series\n\n")
+		fmt.Fprintf(w, "Second k counts what completed in [k-1 s, k s) of the measured interval; CPU is the members' summed CPU in that second.\n\n")
+		for _, s := range []struct {
+			phase, title string
+			values       func(p *DurPhase) []string
+		}{
+			{DurPhaseCreate, "creates/s", func(p *DurPhase) []string { return intCells(p.PerSecond, int(p.Seconds)) }},
+			{DurPhaseGet, "getData/s", func(p *DurPhase) []string { return intCells(p.PerSecond, int(p.Seconds)) }},
+			{DurPhaseQueue, "messages consumed/s", func(p *DurPhase) []string { return intCells(p.PerSecond, int(p.Seconds)) }},
+			{DurPhaseCPU, "server CPU % at the fixed rate", func(p *DurPhase) []string {
+				var out []string
+				for _, v := range p.ServerCPUPerSecond {
+					out = append(out, durF0(v))
+				}
+				return out
+			}},
+		} {
+			if rep.hasPhase(s.phase) {
+				seriesTable(w, rep, s.phase, s.title, s.values)
 			}
-			return out
-		}},
-	} {
-		if rep.hasPhase(s.phase) {
-			seriesTable(w, rep, s.phase, s.title, s.values)
 		}
 	}
 
@@ -466,6 +474,9 @@ type durRunRecord struct {
 	QueueBacklog   int64             `json:"queue_max_backlog"`
 	Configs        []durConfigRecord `json:"configs"`
 	Ratios         []durRatio        `json:"create_ratios,omitempty"`
+	SnapCounts     []int64           `json:"snap_counts,omitempty"`
+	RestoreCounts  []int64           `json:"restore_counts,omitempty"`
+	RestoreRatios  []durRestoreRatio `json:"restore_ratios,omitempty"`
 	Plots          []string          `json:"plots,omitempty"`
 }
 
@@ -487,7 +498,8 @@ type durPhaseRecord struct {
 }
 
 // WriteDurabilityJSONLines writes a "run" line (conditions, configurations,
-// the create ratios) and a "phase" line per phase result.
+// the create ratios) and a "phase" line per phase result, then the
+// tree-size figures' lines (writeDurTreeJSONLines).
 func WriteDurabilityJSONLines(w io.Writer, rep *DurabilityReport) error {
 	c := rep.Config
 	run := durRunRecord{
@@ -498,6 +510,7 @@ func WriteDurabilityJSONLines(w io.Writer, rep *DurabilityReport) error {
 		CPURate: c.CPURate, CPUS: c.CPUDuration.Seconds(), QueueS: c.QueueDuration.Seconds(),
 		QueueProducers: c.QueueProducers, QueueConsumers: c.QueueConsumers, QueueValueSize: c.QueueValueSize,
 		QueueBacklog: c.QueueMaxBacklog, Ratios: durRatios(rep), Plots: rep.Plots,
+		SnapCounts: c.SnapCounts, RestoreCounts: c.RestoreCounts, RestoreRatios: durRestoreRatios(rep),
 	}
 	if !rep.End.IsZero() {
 		run.End = rep.End.UTC().Format(time.RFC3339)
@@ -517,5 +530,5 @@ func WriteDurabilityJSONLines(w io.Writer, rep *DurabilityReport) error {
 			return err
 		}
 	}
-	return nil
+	return writeDurTreeJSONLines(enc, rep)
 }

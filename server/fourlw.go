@@ -193,6 +193,8 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 		{Name: "go_heap_inuse_bytes", Value: int64(ms.HeapInuse)},
 		{Name: "go_goroutines", Value: runtime.NumGoroutine()},
 	}
+	n, sum, lo, hi := s.store.snapTimes.get()
+	out = append(out, flw.Summary("snapshottime", n, sum, lo, hi)...)
 	if s.rep != nil {
 		out = append(out, s.rep.leaderMetrics()...)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,37 @@ type storage struct {
 	// onSnapshot, if set, learns each snapshot written (the replica
 	// compacts its in-memory log to it).
 	onSnapshot func(zxid int64)
+	// snapTimes summarises the snapshots' durations for mntr, as
+	// ZooKeeper's snapshottime metric does.
+	snapTimes snapTimeSummary
+}
+
+// snapTimeSummary is ZooKeeper's AvgMinMaxCounter "snapshottime": how many
+// snapshots were written and their total, least and greatest duration in
+// whole milliseconds (ZooKeeper truncates the same way), so a benchmark
+// reads both servers' snapshot latency from mntr alike.
+type snapTimeSummary struct {
+	mu                   sync.Mutex
+	count, sum, min, max int64
+}
+
+func (t *snapTimeSummary) add(d time.Duration) {
+	ms := d.Milliseconds()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count == 0 || ms < t.min {
+		t.min = ms
+	}
+	t.max = max(t.max, ms)
+	t.count++
+	t.sum += ms
+}
+
+// get returns count, sum, min and max (all 0 before the first snapshot).
+func (t *snapTimeSummary) get() (count, sum, lo, hi int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.count, t.sum, t.min, t.max
 }
 
 // fsyncWarning is ZooKeeper's fsync.warningthresholdms default.
@@ -298,6 +330,7 @@ func (st *storage) snapshot(s *Server) error {
 		return err
 	}
 	took := time.Since(start)
+	st.snapTimes.add(took)
 	st.snapBusyUntil.Store(time.Now().Add(4 * took).UnixNano())
 	st.log.Info("snapshot written", "zxid", hex(zxid), "took", took)
 	if st.onSnapshot != nil {

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/vfs"
+)
+
+// mntrValues parses mntr's "zk_<name>\t<value>" lines.
+func mntrValues(t *testing.T, out string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// TestMntrSnapshotTime: mntr reports the snapshots' durations under
+// ZooKeeper 3.9's names (zk_avg/min/max/cnt/sum_snapshottime, in ms): none
+// on a fresh server, and one more for each snapshot written.
+func TestMntrSnapshotTime(t *testing.T) {
+	ts := startServer(t, Options{FS: vfs.NewMem(), DataDir: "/data", SnapCount: 20, PreallocSize: 1 << 20,
+		FourLetterWords: map[string]bool{"mntr": true}})
+	keys := []string{"zk_avg_snapshottime", "zk_min_snapshottime", "zk_max_snapshottime", "zk_cnt_snapshottime", "zk_sum_snapshottime"}
+	out, err := fourLetter(ts.addr, "mntr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mntrValues(t, out)
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			t.Fatalf("mntr lacks %s:\n%s", k, out)
+		}
+		if v != "0" && v != "0.0" {
+			t.Errorf("fresh server: %s = %s, want 0", k, v)
+		}
+	}
+
+	c := dial(t, ts.addr)
+	// More than snapCount writes: at least one snapshot is due.
+	for i := range 60 {
+		if _, code := c.create(fmt.Sprintf("/n%02d", i), []byte("x"), 0); code != 0 {
+			t.Fatalf("create: %v", code)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if n, _, _, _ := ts.store.snapTimes.get(); n > 0 && !ts.store.snapping.Load() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot written after 60 writes with snapCount 20")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	out, err = fourLetter(ts.addr, "mntr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = mntrValues(t, out)
+	num := func(k string) float64 {
+		v, err := strconv.ParseFloat(m[k], 64)
+		if err != nil {
+			t.Fatalf("%s = %q: %v\n%s", k, m[k], err, out)
+		}
+		return v
+	}
+	cnt, sum, lo, hi, avg := num("zk_cnt_snapshottime"), num("zk_sum_snapshottime"),
+		num("zk_min_snapshottime"), num("zk_max_snapshottime"), num("zk_avg_snapshottime")
+	if n, _, _, _ := ts.store.snapTimes.get(); cnt < 1 || cnt > float64(n) {
+		t.Errorf("zk_cnt_snapshottime %v, want 1 to %d", cnt, n)
+	}
+	if lo > hi || sum < hi || avg < lo || avg > hi {
+		t.Errorf("inconsistent summary: min %v max %v sum %v avg %v", lo, hi, sum, avg)
+	}
+	if !strings.Contains(m["zk_avg_snapshottime"], ".") {
+		t.Errorf("zk_avg_snapshottime %q is not printed as a double, as ZooKeeper prints it", m["zk_avg_snapshottime"])
+	}
+}
+
+// TestSnapTimeSummary: whole milliseconds, extremes and total.
+func TestSnapTimeSummary(t *testing.T) {
+	var s snapTimeSummary
+	for _, d := range []time.Duration{30 * time.Millisecond, 1500 * time.Microsecond, 200*time.Millisecond + 999*time.Microsecond} {
+		s.add(d)
+	}
+	if n, sum, lo, hi := s.get(); n != 3 || sum != 231 || lo != 1 || hi != 200 {
+		t.Errorf("got count %d sum %d min %d max %d, want 3 231 1 200", n, sum, lo, hi)
+	}
+}
