@@ -93,22 +93,37 @@ func (ll *laneLink) attach(c *conn) {
 	ll.mu.Unlock()
 	if old != nil {
 		old.close(errors.New("replaced by a new connection from the peer"))
+		// Report the old connection's end now, before the new one's reader
+		// starts: reported later by the old connection's goroutine, it
+		// could reach zab after the peer's first message on the new one
+		// and make a leader drop the session the peer just opened.
+		ll.reportDisconnect()
 	}
 	ll.connects.Add(1)
 }
 
+// reportDisconnect tells the driver that the quorum connection with the
+// peer ended.
+func (ll *laneLink) reportDisconnect() {
+	if f := ll.t.cfg.OnDisconnect; f != nil && ll.lane == laneQuorum {
+		f(ll.peer)
+	}
+}
+
 // detach forgets c if it is still the live connection and drops what was
 // queued for it.
-func (ll *laneLink) detach(c *conn) {
+func (ll *laneLink) detach(c *conn) (current bool) {
 	ll.mu.Lock()
 	var lost int
 	if ll.cur == c {
 		ll.cur = nil
 		lost = len(ll.q.take())
+		current = true
 	}
 	ll.mu.Unlock()
 	ll.droppedDown.Add(uint64(lost))
 	ll.disconnects.Add(1)
+	return current
 }
 
 // take hands c's writer the queued messages; ok is false if c is no longer
@@ -140,15 +155,15 @@ func (ll *laneLink) serve(c *conn) {
 		ll.read(c)
 	}()
 	ll.write(c)
-	ll.detach(c)
+	current := ll.detach(c)
 	<-readerDone
 	level := slog.LevelInfo
 	if errors.Is(c.reason, ErrMalformed) || errors.Is(c.reason, ErrChecksum) || errors.Is(c.reason, ErrFrameTooLarge) {
 		level = slog.LevelWarn
 	}
 	ll.log.Log(ll.t.ctx, level, "transport: disconnected", "remote", c.nc.RemoteAddr().String(), "reason", c.reason)
-	if f := ll.t.cfg.OnDisconnect; f != nil && ll.lane == laneQuorum {
-		f(ll.peer)
+	if current { // a replaced connection was reported by attach
+		ll.reportDisconnect()
 	}
 }
 

@@ -111,6 +111,35 @@ func (n *Node) stepDown(reason string) {
 	n.becomeLooking()
 }
 
+// hearsQuorum reports whether the leader and the synced voters it still
+// has sessions with form a quorum.
+func (n *Node) hearsQuorum() bool {
+	count := 1
+	for _, id := range n.peers {
+		if p := n.lead.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
+			count++
+		}
+	}
+	return count >= n.quorum
+}
+
+// leaderLostLink drops the session of a learner whose link broke, as
+// ZooKeeper's leader drops a LearnerHandler whose socket closed, and steps
+// down at once if the rest no longer make a quorum: otherwise a leader
+// whose followers were killed kept serving its clients (writes hanging,
+// reads ever staler) for SyncLimit ticks while the others elected a new
+// leader. The learner saw the same link break and is looking already, so
+// it rejoins with a new session.
+func (n *Node) leaderLostLink(id uint64) {
+	if _, ok := n.lead.peers[id]; !ok {
+		return
+	}
+	delete(n.lead.peers, id)
+	if n.lead.established && !n.hearsQuorum() {
+		n.stepDown("lost the links to a quorum")
+	}
+}
+
 func (n *Node) tickLeader() {
 	l := n.lead
 	if !l.established && n.now-l.start >= n.cfg.InitLimit {
@@ -131,17 +160,9 @@ func (n *Node) tickLeader() {
 			delete(l.peers, id)
 		}
 	}
-	if l.established {
-		count := 1
-		for _, id := range n.peers {
-			if p := l.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
-				count++
-			}
-		}
-		if count < n.quorum {
-			n.stepDown("cannot hear a quorum within syncLimit")
-			return
-		}
+	if l.established && !n.hearsQuorum() {
+		n.stepDown("cannot hear a quorum within syncLimit")
+		return
 	}
 	if l.roll != nil && n.now-l.roll.start > n.cfg.InitLimit {
 		n.stepDown("epoch roll not acknowledged within initLimit")

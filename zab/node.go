@@ -207,13 +207,18 @@ func (n *Node) Persisted(z Zxid) {
 // ReportUnreachable tells the node that the driver's link to server id
 // broke (its TCP connection closed). A learner whose leader it is looks
 // for a leader again at once, as ZooKeeper's learner does when its socket
-// to the leader closes, instead of waiting out SyncLimit. A link that
+// to the leader closes, instead of waiting out SyncLimit; a leader drops
+// that learner's session and steps down if it no longer hears a quorum
+// (leaderLostLink). A link that
 // breaks while the leader lives costs an election; zab's safety does not
 // depend on the report.
 func (n *Node) ReportUnreachable(id uint64) {
-	if (n.state == StateFollowing || n.state == StateObserving) && n.leader == id {
+	switch {
+	case (n.state == StateFollowing || n.state == StateObserving) && n.leader == id:
 		n.logger.Debug("link to the leader broke", "leader", id)
 		n.becomeLooking()
+	case n.state == StateLeading && n.lead != nil:
+		n.leaderLostLink(id)
 	}
 }
 

@@ -195,6 +195,38 @@ func TestLeaderStepsDownWithoutQuorum(t *testing.T) {
 	}
 }
 
+// TestLeaderStepsDownWhenLinksToQuorumBreak: a leader told that its links
+// to both followers broke steps down at once, without a tick, as
+// ZooKeeper's leader does when its learner handlers' sockets close; one
+// broken link leaves it leading, and that follower rejoins.
+func TestLeaderStepsDownWhenLinksToQuorumBreak(t *testing.T) {
+	tn := newTestNet(t, []uint64{1, 2, 3}, nil, nil)
+	tn.start()
+	l := tn.mustElect(50)
+	var fs []uint64
+	for _, id := range tn.ids {
+		if id != l {
+			fs = append(fs, id)
+		}
+	}
+	tn.nodes[l].n.ReportUnreachable(fs[0])
+	tn.nodes[fs[0]].n.ReportUnreachable(l)
+	tn.process(l)
+	tn.process(fs[0])
+	if st := tn.nodes[l].n.Status().State; st != StateLeading {
+		t.Fatalf("leader %d is %v after one follower's link broke, want leading", l, st)
+	}
+	if !tn.run(50, func() bool { return tn.allFollow(l) }) {
+		t.Fatalf("follower %d did not rejoin leader %d: %s", fs[0], l, tn.dump())
+	}
+	tn.propose("after-rejoin")
+	tn.nodes[l].n.ReportUnreachable(fs[0])
+	tn.nodes[l].n.ReportUnreachable(fs[1])
+	if st := tn.nodes[l].n.Status().State; st != StateLooking {
+		t.Fatalf("leader %d is %v after both followers' links broke, want looking", l, st)
+	}
+}
+
 func TestObserverGetsCommitsAndDoesNotCount(t *testing.T) {
 	tn := newTestNet(t, []uint64{1, 2, 3}, []uint64{4}, nil)
 	tn.start()
