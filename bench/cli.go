@@ -27,6 +27,8 @@ const commandUsage = `usage:
   corral bench failover [flags]   kill an ensemble's leader under a writer and measure the gap
   corral bench durability [flags]   the diskless thesis's evaluation: corral sync/async/diskless and ZooKeeper with and without forceSync
   corral bench paper [flags]   the ZooKeeper paper's Tables 2 (create latency) and 3 (barriers), scaled down
+  corral bench readratio [flags]   the ZooKeeper paper's Fig. 5/6 and Table 1: saturated throughput vs read ratio per ensemble size
+  corral bench failures [flags]   the ZooKeeper paper's Fig. 8: throughput over time while members are killed and restarted
   corral bench ycsb [flags]   YCSB workloads A-F and the study's S over 1 KB records, one znode each
   corral bench scale [flags]   servers and clients scaled together (N = 1..8) with a Universal Scalability Law fit
   corral bench factorial [flags]   a 2^k r factorial experiment: each factor's effect and share of the variation
@@ -56,6 +58,10 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return durabilityCommand(ctx, args[1:], env)
 	case "paper":
 		return paperCommand(ctx, args[1:], env)
+	case "readratio":
+		return readRatioCommand(ctx, args[1:], env)
+	case "failures":
+		return failuresCommand(ctx, args[1:], env)
 	case "ycsb":
 		return ycsbCommand(ctx, args[1:], env)
 	case "scale":

@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// preloadFake gives an in-process fake server every node of ks.
+func preloadFake(s *fakeServer, ks *KeySpace, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, c := range ks.Counts {
+		for i := range c {
+			p := ks.Path(k, i)
+			s.nodes[p], s.attempted[p] = data, true
+		}
+	}
+}
+
+// served is the getData and setData requests s has read.
+func served(s *fakeServer) int { return s.count(wire.OpGetData) + s.count(wire.OpSetData) }
+
+// checkFakeButResets is fakeServer.check without the read errors of a
+// client that hung up abruptly (a connection reset), which these tests
+// cause on purpose.
+func checkFakeButResets(t *testing.T, s *fakeServer) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.problems {
+		if !strings.HasPrefix(p, "read: ") {
+			t.Error("fake server:", p)
+		}
+	}
+}
+
+func timelineTotal(tl *timeline, series int) int64 {
+	var n int64
+	for i := range tl.counts[series] {
+		n += tl.counts[series][i].Load()
+	}
+	return n
+}
+
+// newTestClient is a client of 8 in flight, 70% reads, over addrs, whose
+// timeline covers a minute from now.
+func newTestClient(t *testing.T, addrs []string, ks *KeySpace, data []byte, end time.Duration) *tlClient {
+	t.Helper()
+	picker, err := newKeyPicker(ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	return &tlClient{
+		addrs: addrs, inflight: 8, timeout: 4 * time.Second, src: newMixedSource(picker, 70, data, 1),
+		tl: newTimeline(start, time.Minute, 100*time.Millisecond), end: start.Add(end), log: func(string, ...any) {},
+	}
+}
+
+// TestClientMovesToALiveServerAndContinues kills the server the client is
+// on (an in-process fake): the client must open a session on the other and
+// keep its requests going.
+func TestClientMovesToALiveServerAndContinues(t *testing.T) {
+	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{20, 10}}
+	data := value(64)
+	a := newFakeServer(t, inOrder, 0)
+	b := newFakeServer(t, inOrder, 0)
+	preloadFake(a, ks, data)
+	preloadFake(b, ks, data)
+	cl := newTestClient(t, []string{a.addr(), b.addr()}, ks, data, time.Minute)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cl.run(ctx)
+	}()
+	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(a) >= 200 }); err != nil {
+		t.Fatal("before the crash:", err)
+	}
+	a.crash()
+	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(b) >= 200 }); err != nil {
+		t.Fatal("after the crash:", err)
+	}
+	cancel()
+	<-done
+	b.mu.Lock()
+	sessions := b.sessions
+	b.mu.Unlock()
+	if cl.sessions != 2 || cl.reconnects != 1 || sessions != 1 || cl.cur != 1 {
+		t.Errorf("client opened %d sessions (%d reconnects), now on %d; the live server saw %d handshakes",
+			cl.sessions, cl.reconnects, cl.cur, sessions)
+	}
+	ok := timelineTotal(cl.tl, seriesReads) + timelineTotal(cl.tl, seriesWrites)
+	if ok < 400 || timelineTotal(cl.tl, seriesErrors) != 0 || timelineTotal(cl.tl, seriesReconnects) != 1 {
+		t.Errorf("timeline: %d replies, %d errors, %d reconnects", ok, timelineTotal(cl.tl, seriesErrors), timelineTotal(cl.tl, seriesReconnects))
+	}
+	// Every request issued was either answered or counted lost, and no
+	// reply came without the server having read its request.
+	lost := timelineTotal(cl.tl, seriesLost)
+	if issued := cl.src.reads + cl.src.writes; ok+lost != issued || ok > int64(served(a)+served(b)) {
+		t.Errorf("%d replies and %d lost of %d requests issued, %d read by the servers", ok, lost, issued, served(a)+served(b))
+	}
+	checkFakeButResets(t, a)
+	checkFakeButResets(t, b)
+}
+
+// TestClientLeavesAServerThatStopsAnswering: a server that keeps the
+// connection but answers nothing costs the client its window, lost, after
+// the read timeout (2/3 of the session timeout), and the client moves on.
+func TestClientLeavesAServerThatStopsAnswering(t *testing.T) {
+	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{10}}
+	data := value(64)
+	a := newFakeServer(t, silent, 0)
+	a.timeout = 600 // ms: a 400 ms read timeout
+	b := newFakeServer(t, inOrder, 0)
+	preloadFake(b, ks, data)
+	cl := newTestClient(t, []string{a.addr(), b.addr()}, ks, data, time.Minute)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cl.run(ctx)
+	}()
+	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(b) >= 100 }); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	if got := served(a); got != cl.inflight {
+		t.Errorf("silent server read %d requests, want one window of %d", got, cl.inflight)
+	}
+	if lost := timelineTotal(cl.tl, seriesLost); lost < int64(cl.inflight) {
+		t.Errorf("%d requests counted lost, want at least the silent server's %d", lost, cl.inflight)
+	}
+	if cl.reconnects != 1 || timelineTotal(cl.tl, seriesReads)+timelineTotal(cl.tl, seriesWrites) < 100 {
+		t.Errorf("%d reconnects, %d replies", cl.reconnects, timelineTotal(cl.tl, seriesReads)+timelineTotal(cl.tl, seriesWrites))
+	}
+	checkFakeButResets(t, b)
+}
+
+// TestClientClosesItsSessionAtTheEnd: at its end the client sends
+// closeSession behind its last requests and waits for their replies, so
+// nothing is lost and the session does not linger.
+func TestClientClosesItsSessionAtTheEnd(t *testing.T) {
+	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{10}}
+	data := value(64)
+	s := newFakeServer(t, inOrder, 0)
+	preloadFake(s, ks, data)
+	cl := newTestClient(t, []string{s.addr()}, ks, data, time.Second)
+	cl.run(testCtx(t))
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	replies := timelineTotal(cl.tl, seriesReads) + timelineTotal(cl.tl, seriesWrites)
+	if cl.lastErr != nil || cl.sessions != 1 || closed != 1 || timelineTotal(cl.tl, seriesLost) != 0 ||
+		replies != cl.src.reads+cl.src.writes {
+		t.Errorf("client: %d sessions, last error %v; server saw %d closeSession; %d of %d requests answered, %d lost",
+			cl.sessions, cl.lastErr, closed, replies, cl.src.reads+cl.src.writes, timelineTotal(cl.tl, seriesLost))
+	}
+	s.check()
+}
