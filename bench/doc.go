@@ -96,6 +96,29 @@
 // set and get first create --keys nodes (unmeasured). --pid names a local
 // server process whose CPU time to report.
 //
+// # The papers' experiments
+//
+// Each is a subcommand with defaults sized for a 2-core machine; each
+// launches corral, ZooKeeper or both (--launch) or measures running servers
+// (--connect), and writes report.md, results.jsonl and PNGs under --out.
+// Their flags are in each command function's comment and -h.
+//
+//   - readratio: the ZooKeeper paper's Fig. 5 and Table 1 (saturated
+//     throughput vs read ratio per ensemble size) and, with --leader-only,
+//     Fig. 6 (readratio*.go, mixed*.go).
+//   - failures: Fig. 8, throughput over time while a schedule kills and
+//     restarts followers and leaders; clients reconnect and count what they
+//     lost (failures*.go).
+//   - ycsb: YCSB workloads A-F and the study's 95/5 over 1 KB records stored
+//     as znodes (ycsb*.go).
+//   - scale: servers and clients scaled together with a Universal
+//     Scalability Law fit (scale*.go, usl.go); factorial: a 2^k r design
+//     with each factor's share of the variation (factorial*.go).
+//   - durability: the diskless thesis's Figs. 5.1-5.6 for corral's three
+//     durability modes and ZooKeeper with and without forceSync
+//     (durability*.go); paper: the ZooKeeper paper's Tables 2 and 3
+//     (paper*.go).
+//
 // # Output
 //
 // stdout is a Markdown document: the conditions (machine, load, zoo.cfg,
