@@ -110,7 +110,7 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := tr.WriteSnapshot(io.Discard, func() {}); err != nil {
+		if err := tr.WriteSnapshot(io.Discard, func(write func()) { write() }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -264,9 +264,10 @@ func runFuzzy(t *testing.T, seed uint64) replayStats {
 	var buf bytes.Buffer
 	mu.RLock()
 	yields := 0
-	err := live.WriteSnapshot(&buf, func() {
+	err := live.WriteSnapshot(&buf, func(write func()) {
 		yields++
 		mu.RUnlock()
+		write()
 		batches <- 100 + rng.IntN(400)
 		<-done
 		mu.RLock()

@@ -1,7 +1,6 @@
 package datatree
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,9 +37,13 @@ const (
 	tagACL     = 2
 	tagNode    = 3
 
-	// snapYieldEvery is how many records WriteSnapshot writes between calls
-	// to yield.
+	// snapYieldEvery is the most records WriteSnapshot encodes between
+	// calls to yield, snapChunkBytes the most bytes: with 1 KiB values a
+	// thousand records held the lock for about a millisecond, which every
+	// write waited out (sequential creates' p99 rose from 0.2 to 1.5 ms
+	// while a large tree was snapshotted).
 	snapYieldEvery = 1000
+	snapChunkBytes = 64 << 10
 	// maxSnapField bounds a single string or data field (1 GiB); reads grow
 	// their buffers as bytes arrive, so a corrupt length costs at most the
 	// input's size in memory.
@@ -55,14 +58,17 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 var ErrCorruptSnapshot = errors.New("datatree: corrupt snapshot")
 
 // WriteSnapshot writes a fuzzy snapshot of the tree to w. The caller holds
-// the tree's read lock; every snapYieldEvery records WriteSnapshot calls
-// yield (if not nil), which may release and re-acquire the lock so writes
-// proceed. The snapshot starts with LastZxid as of the call; each node is
-// as it was when written, which may be later. Replaying the log from
-// LastZxid+1 over the loaded snapshot converges to the live tree (see
-// doc.go).
-func (t *Tree) WriteSnapshot(w io.Writer, yield func()) error {
-	sw := &snapWriter{w: bufio.NewWriterSize(w, 64<<10)}
+// the tree's read lock. WriteSnapshot encodes into memory and, every
+// snapChunkBytes or snapYieldEvery records, calls yield (if not nil) with a
+// function that writes the encoded chunk to w: yield should release the
+// lock, call it, and take the lock again, so that writes to the tree
+// proceed and no disk I/O happens under the lock. With a nil yield the
+// chunks are written with the lock held. The snapshot starts with LastZxid
+// as of the call; each node is as it was when encoded, which may be later.
+// Replaying the log from LastZxid+1 over the loaded snapshot converges to
+// the live tree (see doc.go).
+func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
+	sw := &snapWriter{w: w, buf: make([]byte, 0, snapChunkBytes+4<<10)}
 	b := make([]byte, 0, 512)
 	b = append(b, snapMagic...)
 	b = append(b, snapVersion)
@@ -73,14 +79,15 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func()) error {
 	count := 0
 	pause := func() error {
 		count++
-		if count%snapYieldEvery != 0 || yield == nil {
+		if count%snapYieldEvery != 0 && len(sw.buf) < snapChunkBytes {
 			return nil
 		}
-		if sw.err != nil {
-			return sw.err
+		if yield == nil {
+			sw.flush()
+		} else {
+			yield(sw.flush)
 		}
-		yield()
-		return nil
+		return sw.err
 	}
 
 	// Ranging over a map while it changes between iterations is allowed:
@@ -146,10 +153,8 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func()) error {
 	sw.write(b)
 	b = binary.BigEndian.AppendUint32(b[:0], sw.crc)
 	sw.write(b)
-	if sw.err != nil {
-		return sw.err
-	}
-	return sw.w.Flush()
+	sw.flush()
+	return sw.err
 }
 
 func appendSnapString(b []byte, s string) []byte {
@@ -157,8 +162,11 @@ func appendSnapString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// snapWriter checksums what the snapshot encodes and gathers it in buf
+// until flush writes it out.
 type snapWriter struct {
-	w   *bufio.Writer
+	w   io.Writer
+	buf []byte
 	crc uint32
 	err error
 }
@@ -168,7 +176,19 @@ func (s *snapWriter) write(p []byte) {
 		return
 	}
 	s.crc = crc32.Update(s.crc, crcTable, p)
-	_, s.err = s.w.Write(p)
+	s.buf = append(s.buf, p...)
+}
+
+// flush writes the gathered bytes to w. A chunk grown past snapChunkBytes
+// by one large node is not kept at that size.
+func (s *snapWriter) flush() {
+	if s.err == nil && len(s.buf) > 0 {
+		_, s.err = s.w.Write(s.buf)
+	}
+	if cap(s.buf) > 4*snapChunkBytes {
+		s.buf = make([]byte, 0, snapChunkBytes+4<<10)
+	}
+	s.buf = s.buf[:0]
 }
 
 // ReadSnapshot loads a tree written by WriteSnapshot. It never panics on

@@ -46,6 +46,47 @@ func snapshotBytes(t testing.TB, tr *Tree) []byte {
 	return buf.Bytes()
 }
 
+// checkSnapshotRoundTrip reads b back and compares it with tr.
+func checkSnapshotRoundTrip(t *testing.T, tr *Tree, b []byte) {
+	t.Helper()
+	got, err := ReadSnapshot(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Digest() != tr.Digest() {
+		t.Fatalf("digest differs after the round trip: %s", diffTrees(tr, got))
+	}
+}
+
+// TestSnapshotChunksByBytes: with large values the snapshot yields by bytes
+// long before snapYieldEvery records, so the lock is never held for more
+// than about snapChunkBytes of encoding, and the chunks read back whole.
+func TestSnapshotChunksByBytes(t *testing.T) {
+	a := newApplier(t)
+	const n, size = 300, 4 << 10
+	for i := 0; i < n; i++ {
+		a.tr.Apply(&txn.Header{Zxid: int64(10 + i)}, createTxn(fmt.Sprintf("/n%d", i), bytes.Repeat([]byte("v"), size), int32(i+1)), &a.r)
+	}
+	var buf bytes.Buffer
+	yields, biggest := 0, 0
+	err := a.tr.WriteSnapshot(&buf, func(write func()) {
+		yields++
+		before := buf.Len()
+		write()
+		biggest = max(biggest, buf.Len()-before)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if min := n * size / snapChunkBytes; yields < min {
+		t.Errorf("yielded %d times for %d KiB of values, want at least %d", yields, n*size>>10, min)
+	}
+	if biggest > snapChunkBytes+size+512 {
+		t.Errorf("a chunk of %d bytes was written, want at most about %d", biggest, snapChunkBytes+size)
+	}
+	checkSnapshotRoundTrip(t, a.tr, buf.Bytes())
+}
+
 func TestSnapshotRoundTrip(t *testing.T) {
 	tr := sampleTree(t)
 	b := snapshotBytes(t, tr)
@@ -102,12 +143,13 @@ func TestSnapshotYields(t *testing.T) {
 	}
 	yields := 0
 	var buf bytes.Buffer
-	if err := a.tr.WriteSnapshot(&buf, func() { yields++ }); err != nil {
+	if err := a.tr.WriteSnapshot(&buf, func(write func()) { yields++; write() }); err != nil {
 		t.Fatal(err)
 	}
 	if want := (2500 + 4) / snapYieldEvery; yields != want {
 		t.Errorf("yielded %d times, want %d", yields, want)
 	}
+	checkSnapshotRoundTrip(t, a.tr, buf.Bytes())
 }
 
 func TestSnapshotCorruption(t *testing.T) {
@@ -168,13 +210,13 @@ func TestSnapshotWriterError(t *testing.T) {
 		a.tr.Apply(&txn.Header{Zxid: int64(10 + i)}, createTxn(fmt.Sprintf("/n%d", i), bytes.Repeat([]byte("d"), 100), int32(i+1)), &a.r)
 	}
 	yields := 0
-	err := a.tr.WriteSnapshot(&failingWriter{n: 1000}, func() { yields++ })
+	err := a.tr.WriteSnapshot(&failingWriter{n: 1000}, func(write func()) { yields++; write() })
 	if err == nil {
 		t.Fatal("no error from a failing writer")
 	}
-	// The buffered writer fails within the first 1000 records (~120 KB).
-	if yields != 0 {
-		t.Errorf("kept going for %d yields after the writer failed", yields)
+	// The first chunk's write fails; nothing is encoded after it.
+	if yields != 1 {
+		t.Errorf("yielded %d times, want 1: the first chunk's write fails", yields)
 	}
 }
 

@@ -317,8 +317,9 @@ func (st *storage) snapshot(s *Server) error {
 		s.mu.RUnlock()
 		return err
 	}
-	err = s.tree.WriteSnapshot(w, func() {
+	err = s.tree.WriteSnapshot(w, func(write func()) {
 		s.mu.RUnlock()
+		write()
 		s.mu.RLock()
 	})
 	s.mu.RUnlock()
