@@ -129,8 +129,8 @@ func TestQueueBounds(t *testing.T) {
 	if ok, _ := q.push(m, 1000); !ok {
 		t.Fatal("a message above the byte bound must be accepted by an empty queue")
 	}
-	if ok, _ := q.push(m, 1); ok {
-		t.Fatal("accepted a message behind an oversized one")
+	if ok, _ := q.push(m, 1); !ok {
+		t.Fatal("refused a small message behind an oversized one (a NEWLEADER behind a SNAP)")
 	}
 
 	// Election queues keep the newest.

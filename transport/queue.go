@@ -40,6 +40,9 @@ func laneOf(t zab.MsgType) lane {
 type queued struct {
 	m    zab.Message
 	size int
+	// oversized: admitted into an empty queue although larger than the
+	// byte bound; its bytes do not count against the messages after it.
+	oversized bool
 }
 
 // queue is a bounded FIFO of messages for one peer and lane, bounded in
@@ -53,6 +56,7 @@ type queued struct {
 type queue struct {
 	msgs       []queued
 	bytes      int64
+	oversize   int64 // bytes of the oversized messages queued
 	maxMsgs    int
 	maxBytes   int64
 	dropOldest bool
@@ -60,31 +64,47 @@ type queue struct {
 
 // push adds m. It reports whether m was queued and how many older
 // messages it evicted. A message larger than maxBytes is accepted into an
-// empty queue, so that a large snapshot can still be sent.
+// empty queue, so that a large snapshot can still be sent, and does not
+// count against the messages queued behind it: a SNAP is followed at once
+// by NEWLEADER, and refusing that (the receiver does not notice a lost
+// NEWLEADER) stalled the follower's synchronization until initLimit.
 func (q *queue) push(m zab.Message, size int) (ok bool, evicted int) {
 	fits := func() bool {
 		return len(q.msgs) == 0 ||
-			(len(q.msgs) < q.maxMsgs && q.bytes+int64(size) <= q.maxBytes)
+			(len(q.msgs) < q.maxMsgs && q.bytes-q.oversize+int64(size) <= q.maxBytes)
 	}
 	if q.dropOldest {
 		for !fits() {
-			q.bytes -= int64(q.msgs[0].size)
-			q.msgs[0] = queued{}
-			q.msgs = q.msgs[1:]
+			q.drop()
 			evicted++
 		}
 	} else if !fits() {
 		return false, 0
 	}
-	q.msgs = append(q.msgs, queued{m: m, size: size})
+	e := queued{m: m, size: size, oversized: len(q.msgs) == 0 && int64(size) > q.maxBytes}
+	q.msgs = append(q.msgs, e)
 	q.bytes += int64(size)
+	if e.oversized {
+		q.oversize += int64(size)
+	}
 	return true, evicted
+}
+
+// drop evicts the oldest message.
+func (q *queue) drop() {
+	e := q.msgs[0]
+	q.bytes -= int64(e.size)
+	if e.oversized {
+		q.oversize -= int64(e.size)
+	}
+	q.msgs[0] = queued{}
+	q.msgs = q.msgs[1:]
 }
 
 // take removes and returns every queued message.
 func (q *queue) take() []queued {
 	b := q.msgs
-	q.msgs, q.bytes = nil, 0
+	q.msgs, q.bytes, q.oversize = nil, 0, 0
 	return b
 }
 
