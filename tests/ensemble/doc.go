@@ -23,9 +23,13 @@
 //     fail.
 //   - TestAlgorithm52 and TestAlgorithm54: the failure-recovery and
 //     restoration tests of the diskless-ZooKeeper thesis (Algorithms 5.2
-//     and 5.4): after restarts and leader kills under a load of creates,
-//     every server's zk_znode_count equals the baseline plus the creates
-//     that happened, which include every acknowledged one.
+//     and 5.4), on 3 and 5 servers in durability modes sync and diskless,
+//     with fault schedules inside the diskless promise (at most f of 2f+1
+//     servers at once crashed or recovering): after restarts and leader
+//     kills under a load of creates, every serving member holds every
+//     acknowledged create at each checkpoint, and at the end every
+//     server's zk_znode_count equals the baseline plus the creates that
+//     happened, which include every acknowledged one.
 //
 // A create that failed with a connection error is ambiguous: the tests
 // give every attempt a unique name and resolve it by reading at the end.

@@ -108,12 +108,6 @@ func sizes(fiveByDefault bool) []int {
 	return []int{3}
 }
 
-// thesisSizes are the ensemble sizes the thesis's Algorithms 5.2 and 5.4
-// run with in durability mode (TODO decide).
-func thesisSizes(mode string) []int {
-	return []int{3, 5}
-}
-
 // newRand returns the test's random source, seeded from CORRAL_E2E_SEED or
 // the clock, and logs the seed so a failing schedule can be replayed.
 func newRand(t *testing.T) *rand.Rand {
