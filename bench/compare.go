@@ -356,7 +356,7 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string) 
 	base := PhaseConfig{
 		Target: target, Addrs: ut.addrs, Conns: cfg.Conns, Inflight: cfg.Inflight,
 		ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration,
-		ServerPID: ut.pid, ServerProcs: ut.procs, Log: cfg.Log,
+		ServerPID: ut.pid, ServerProcs: ut.procs, FsyncAddrs: ut.addrs, Log: cfg.Log,
 	}
 	var results []PhaseResult
 	var errs []error

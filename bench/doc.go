@@ -156,6 +156,9 @@
 // Latency runs from just before the write that carried the request to the
 // read of its reply; a phase counts the successful replies that arrive in
 // its measured interval, and throughput is that count over the interval.
+// Each server's transaction-log fsyncs in the measured interval come from
+// mntr's zk_cnt_fsynctime (ZooKeeper 3.9 and corral both report it) and
+// are reported per million operations ("fsyncs per 1M ops") and by server.
 // Server CPU comes from /proc/<pid>/stat, the generator's from getrusage,
 // and the whole machine's from /proc/stat, each read at both ends of the
 // measured interval. Server and generator share the machine's CPUs; the

@@ -47,6 +47,10 @@ type PhaseConfig struct {
 	// one's CPU time is measured and ServerCPU is their sum. ServerPID is
 	// then unused.
 	ServerProcs []ServerProc
+	// FsyncAddrs, if not empty, are the client addresses of every server
+	// whose transaction-log fsyncs in the measured interval are counted
+	// (mntr's zk_cnt_fsynctime before and after it).
+	FsyncAddrs []string
 	// DrainTimeout bounds the wait for outstanding replies after the
 	// measured interval (DefaultDrainTimeout if 0); a server that takes
 	// longer fails the phase with ErrStalled.
@@ -83,7 +87,10 @@ type PhaseResult struct {
 	MachineCPU *float64 `json:"machine_cpu_s,omitempty"`
 	// ServerCPUEach is each ensemble member's share of ServerCPU.
 	ServerCPUEach []ProcCPU `json:"server_cpu_each,omitempty"`
-	Err           string    `json:"error,omitempty"`
+	// FsyncsEach is each server's log fsyncs in the measured interval; nil
+	// when not measured.
+	FsyncsEach []ServerFsyncs `json:"fsyncs_each,omitempty"`
+	Err        string         `json:"error,omitempty"`
 	// Keys are the nodes a create phase made.
 	Keys *KeySpace `json:"-"`
 }
@@ -235,11 +242,14 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 	}
 	finished := waitUntil(ctx, w.start, allDone)
 	meter.begin()
+	fsyncsBefore := fsyncCounts(ctx, cfg.FsyncAddrs)
 	if !finished {
 		waitUntil(ctx, w.end, allDone)
 	}
 	meter.end()
+	fsyncsAfter := fsyncCounts(ctx, cfg.FsyncAddrs)
 	<-allDone
+	res.FsyncsEach = fsyncDeltas(cfg.FsyncAddrs, fsyncsBefore, fsyncsAfter)
 
 	end := w.end
 	if doneAt.Before(end) {

@@ -41,6 +41,7 @@ func metrics() []metric {
 			}
 			return *r.ServerCPU / float64(r.Ops) * 1e6, true
 		}, "%.1f"},
+		{"fsyncs per 1M ops", fsyncsPerMillion, "%.0f"},
 		{"loadgen CPU s", func(r *PhaseResult) (float64, bool) { return r.LoadgenCPU, r.Seconds > 0 }, "%.2f"},
 		{"other CPU s", otherCPU, "%.2f"},
 	}
@@ -208,6 +209,15 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 				parts = append(parts, fmt.Sprintf("%s %.2f", p.Server, p.CPU))
 			}
 			fmt.Fprintf(w, "\n- %s %s server CPU s by process: %s", r.Target, r.Phase, strings.Join(parts, ", "))
+		}
+	}
+	for _, r := range rep.Results {
+		if len(r.FsyncsEach) > 0 && r.Ops > 0 {
+			var parts []string
+			for _, f := range r.FsyncsEach {
+				parts = append(parts, fmt.Sprintf("%s %d (%.0f per 1M ops)", f.Server, f.Fsyncs, float64(f.Fsyncs)/float64(r.Ops)*1e6))
+			}
+			fmt.Fprintf(w, "\n- %s %s log fsyncs by server (mntr zk_cnt_fsynctime): %s", r.Target, r.Phase, strings.Join(parts, ", "))
 		}
 	}
 	for _, r := range rep.Results {

@@ -195,6 +195,8 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 	}
 	n, sum, lo, hi := s.store.snapTimes.get()
 	out = append(out, flw.Summary("snapshottime", n, sum, lo, hi)...)
+	n, sum, lo, hi = s.store.fsyncTimes.get()
+	out = append(out, flw.Summary("fsynctime", n, sum, lo, hi)...)
 	if s.rep != nil {
 		out = append(out, s.rep.leaderMetrics()...)
 	}

@@ -88,11 +88,45 @@ func TestMntrSnapshotTime(t *testing.T) {
 
 // TestSnapTimeSummary: whole milliseconds, extremes and total.
 func TestSnapTimeSummary(t *testing.T) {
-	var s snapTimeSummary
+	var s msSummary
 	for _, d := range []time.Duration{30 * time.Millisecond, 1500 * time.Microsecond, 200*time.Millisecond + 999*time.Microsecond} {
 		s.add(d)
 	}
 	if n, sum, lo, hi := s.get(); n != 3 || sum != 231 || lo != 1 || hi != 200 {
 		t.Errorf("got count %d sum %d min %d max %d, want 3 231 1 200", n, sum, lo, hi)
+	}
+}
+
+// TestMntrFsyncTime: mntr reports the log fsyncs under ZooKeeper 3.9's
+// names (zk_*_fsynctime), and acknowledged writes in sync mode are counted.
+func TestMntrFsyncTime(t *testing.T) {
+	ts := startServer(t, Options{FS: vfs.NewMem(), DataDir: "/data", PreallocSize: 1 << 20,
+		FourLetterWords: map[string]bool{"mntr": true}})
+	count := func() float64 {
+		out, err := fourLetter(ts.addr, "mntr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := mntrValues(t, out)
+		for _, k := range []string{"zk_avg_fsynctime", "zk_min_fsynctime", "zk_max_fsynctime", "zk_sum_fsynctime"} {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("mntr lacks %s:\n%s", k, out)
+			}
+		}
+		v, err := strconv.ParseFloat(m["zk_cnt_fsynctime"], 64)
+		if err != nil {
+			t.Fatalf("zk_cnt_fsynctime %q: %v", m["zk_cnt_fsynctime"], err)
+		}
+		return v
+	}
+	before := count()
+	c := dial(t, ts.addr)
+	for i := 0; i < 3; i++ {
+		if _, code := c.create(fmt.Sprintf("/f%d", i), []byte("x"), 0); code != 0 {
+			t.Fatalf("create: %v", code)
+		}
+	}
+	if after := count(); after <= before {
+		t.Fatalf("zk_cnt_fsynctime %v after three acknowledged creates, was %v", after, before)
 	}
 }

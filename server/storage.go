@@ -65,21 +65,22 @@ type storage struct {
 	// onSnapshot, if set, learns each snapshot written (the replica
 	// compacts its in-memory log to it).
 	onSnapshot func(zxid int64)
-	// snapTimes summarises the snapshots' durations for mntr, as
-	// ZooKeeper's snapshottime metric does.
-	snapTimes snapTimeSummary
+	// snapTimes and fsyncTimes summarise the snapshots' and the log
+	// fsyncs' durations for mntr, as ZooKeeper's snapshottime and
+	// fsynctime metrics do.
+	snapTimes, fsyncTimes msSummary
 }
 
-// snapTimeSummary is ZooKeeper's AvgMinMaxCounter "snapshottime": how many
-// snapshots were written and their total, least and greatest duration in
-// whole milliseconds (ZooKeeper truncates the same way), so a benchmark
-// reads both servers' snapshot latency from mntr alike.
-type snapTimeSummary struct {
+// msSummary is ZooKeeper's AvgMinMaxCounter (e.g. "snapshottime"): how
+// many events and their total, least and greatest duration in whole
+// milliseconds (ZooKeeper truncates the same way), so a benchmark reads
+// both servers' figures from mntr alike.
+type msSummary struct {
 	mu                   sync.Mutex
 	count, sum, min, max int64
 }
 
-func (t *snapTimeSummary) add(d time.Duration) {
+func (t *msSummary) add(d time.Duration) {
 	ms := d.Milliseconds()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -92,7 +93,7 @@ func (t *snapTimeSummary) add(d time.Duration) {
 }
 
 // get returns count, sum, min and max (all 0 before the first snapshot).
-func (t *snapTimeSummary) get() (count, sum, lo, hi int64) {
+func (t *msSummary) get() (count, sum, lo, hi int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.count, t.sum, t.min, t.max
@@ -226,21 +227,25 @@ func (st *storage) commit() error {
 			return err
 		}
 		if time.Since(st.lastSync) >= st.opts.AsyncSyncInterval {
+			t0 := time.Now()
 			if err := st.wal.Sync(); err != nil {
 				return err
 			}
 			st.fsyncs.Add(1)
 			st.lastSync = time.Now()
+			st.fsyncTimes.add(st.lastSync.Sub(t0))
 		}
 	default:
 		t0 := time.Now()
 		if err := st.wal.Sync(); err != nil {
 			return err
 		}
-		if d := time.Since(t0); d > fsyncWarning {
+		d := time.Since(t0)
+		if d > fsyncWarning {
 			st.log.Warn("fsync of the transaction log was slow; it adds to every write's latency", "took", d)
 		}
 		st.fsyncs.Add(1)
+		st.fsyncTimes.add(d)
 	}
 	if below := st.purgeBelow.Swap(0); below > 0 {
 		if err := st.wal.PurgeBefore(below); err != nil {
