@@ -15,10 +15,12 @@ func sampleResults() []PhaseResult {
 	return []PhaseResult{
 		{Target: "corral", Phase: "create", Seconds: 10, Ops: 400000, OpsPerSec: 40000,
 			Latency:   Latency{Count: 400000, P50: 500, P99: 2000, P999: 4000, Max: 9000},
-			ServerCPU: f64(8), LoadgenCPU: 2, MachineCPU: f64(12)},
+			ServerCPU: f64(8), LoadgenCPU: 2, MachineCPU: f64(12),
+			FsyncsEach: []ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 2000}}},
 		{Target: "zookeeper", Phase: "create", Seconds: 10, Ops: 160000, OpsPerSec: 16000,
 			Latency:   Latency{Count: 160000, P50: 1000, P99: 2500, P999: 8000, Max: 45000},
-			ServerCPU: f64(12), LoadgenCPU: 1, Errors: 3, MachineCPU: f64(13.5)},
+			ServerCPU: f64(12), LoadgenCPU: 1, Errors: 3, MachineCPU: f64(13.5),
+			FsyncsEach: []ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 16000}}},
 		// zookeeper's seqcreate failed before measuring anything.
 		{Target: "corral", Phase: "seqcreate", Seconds: 5, Ops: 5000, OpsPerSec: 1000,
 			Latency: Latency{Count: 5000, P50: 900, P99: 1500, P999: 1800, Max: 2500}, LoadgenCPU: 0.25},
@@ -39,6 +41,7 @@ func TestRatioTable(t *testing.T) {
 | create | errors | 0 | 3 | 0.00x |
 | create | server CPU s | 8.00 | 12.00 | 0.67x |
 | create | server CPU µs/op | 20.0 | 75.0 | 0.27x |
+| create | fsyncs per 1M ops | 5000 | 100000 | 0.05x |
 | create | loadgen CPU s | 2.00 | 1.00 | 2.00x |
 | create | other CPU s | 2.00 | 0.50 | 4.00x |
 | seqcreate | ops/s | 1000 | — | — |
@@ -49,6 +52,7 @@ func TestRatioTable(t *testing.T) {
 | seqcreate | errors | 0 | — | — |
 | seqcreate | server CPU s | — | — | — |
 | seqcreate | server CPU µs/op | — | — | — |
+| seqcreate | fsyncs per 1M ops | — | — | — |
 | seqcreate | loadgen CPU s | 0.25 | — | — |
 | seqcreate | other CPU s | — | — | — |
 `
