@@ -186,6 +186,8 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.Servers, "servers", 1, "servers per target: 1 is standalone, more an ensemble on 127.0.0.1")
 	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
 	fs.DurationVar(&cfg.SeqDuration, "seq-duration", DefaultSeqDuration, "measured duration of the sequential create phase")
+	fs.IntVar(&cfg.Repeat, "repeat", 1, "run the whole target sequence this many times, interleaved; the report gives medians and spread")
+	rate := registerRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
@@ -193,6 +195,15 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 2
 	}
+	if err := validateRate(*rate); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
+		return 2
+	}
+	if cfg.Repeat < 1 || cfg.Repeat > maxRepeat {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --repeat must be in [1, %d]\n", maxRepeat)
+		return 2
+	}
+	cfg.Rate = *rate
 	if cfg.SeqDuration <= 0 || cfg.SeqDuration > maxPhase || cfg.SeqWarmup < 0 || cfg.SeqWarmup > maxPhase {
 		fmt.Fprintf(env.Stderr, "corral bench compare: --seq-duration must be in (0, %v] and --seq-warmup in [0, %v]\n", maxPhase, maxPhase)
 		return 2
@@ -215,7 +226,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	}
 	cfg.Conns, cfg.Inflight, cfg.ValueSize = l.conns, l.inflight, l.value
 	cfg.Warmup, cfg.Duration = l.warmup, l.duration
-	cfg.Log = l.logger(env)
+	cfg.Log, cfg.Progress = l.progressLogger(env)
 	cfg.OutDir = l.out
 	if err := prepareOut(l.out); err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
@@ -223,6 +234,11 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	}
 	rep, err := Compare(ctx, cfg)
 	if rep != nil {
+		if l.out != "" {
+			if perr := WriteLatencyPlots(l.out, rep); perr != nil {
+				fmt.Fprintln(env.Stderr, "corral bench compare: latency plots:", perr)
+			}
+		}
 		if werr := emit(rep, l.out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench compare:", werr)
 			return 1
@@ -243,10 +259,15 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 	workload := fs.String("workload", string(WorkloadCreate), "create, set, get or seqcreate")
 	keys := fs.Int64("keys", DefaultKeys, "nodes created before a set or get phase")
 	pid := fs.Int("pid", 0, "process id of a local server whose CPU time to measure")
+	rate := registerRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
 	if err := l.validate(); err != nil {
+		fmt.Fprintln(env.Stderr, "corral bench run:", err)
+		return 2
+	}
+	if err := validateRate(*rate); err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench run:", err)
 		return 2
 	}
@@ -273,11 +294,22 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench run:", err)
 		return 1
 	}
+	if *rate > 0 && w == WorkloadSeqCreate {
+		fmt.Fprintln(env.Stderr, "corral bench run:", errRateSeq)
+		return 2
+	}
+	log, progress := l.progressLogger(env)
 	rep, err := Run(ctx, RunConfig{
 		Addrs: addrs, Workload: w, Conns: l.conns, Inflight: l.inflight, ValueSize: l.value,
-		Warmup: l.warmup, Duration: l.duration, Keys: *keys, ServerPID: *pid, Log: l.logger(env),
+		Warmup: l.warmup, Duration: l.duration, Keys: *keys, ServerPID: *pid, Log: log,
+		Rate: *rate, Progress: progress,
 	})
 	if rep != nil && len(rep.Results) > 0 {
+		if l.out != "" {
+			if perr := WriteLatencyPlots(l.out, rep); perr != nil {
+				fmt.Fprintln(env.Stderr, "corral bench run: latency plots:", perr)
+			}
+		}
 		if werr := emit(rep, l.out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench run:", werr)
 			return 1

@@ -46,7 +46,17 @@ type CompareConfig struct {
 	Java                   string
 	JavaHeap               string
 	GlobalOutstandingLimit int
-	Log                    *slog.Logger
+	// Repeat is how many times the whole target sequence runs,
+	// interleaved (corral, zookeeper, corral, zookeeper, ...) so that drift
+	// of the machine hits every target alike; 0 means once.
+	Repeat int
+	// Rate, if positive, runs the create, set and get phases open loop at
+	// Rate requests per second in total (see openloop.go); seqcreate stays
+	// one request at a time.
+	Rate float64
+	// Progress, if set, draws each phase's progress bar.
+	Progress *Progress
+	Log      *slog.Logger
 }
 
 // Compare defaults.
@@ -103,6 +113,9 @@ func (c *CompareConfig) fill() {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+	if c.Repeat < 1 {
+		c.Repeat = 1
+	}
 }
 
 // Report is the outcome of a compare or run invocation.
@@ -112,6 +125,8 @@ type Report struct {
 	Env     Env
 	Servers []ServerInfo
 	Results []PhaseResult
+	// Plots are the PNG files written beside report.md (latency CDFs).
+	Plots []string
 }
 
 // Env records the conditions of the measurement.
@@ -135,11 +150,18 @@ type Env struct {
 	// LoadAvg is /proc/loadavg's 1, 5 and 15 minute averages at the start:
 	// anything well above zero means the CPUs were not the benchmark's own.
 	LoadAvg string
+	// Repeat is how many times each target was measured (compare
+	// --repeat); Rate the open-loop rate, 0 for closed loop.
+	Repeat int
+	Rate   float64
 }
 
 // ServerInfo describes one server or ensemble under test.
 type ServerInfo struct {
 	Target string
+	// Run is the repetition (compare --repeat) this start of the target
+	// served, from 1; 0 when not repeated.
+	Run int
 	// Addr is the client address, or the comma-separated addresses of an
 	// ensemble's members in id order.
 	Addr     string
@@ -200,19 +222,27 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	rep.Env.GlobalOutstandingLimit = cfg.GlobalOutstandingLimit
 	rep.Env.WorkDir = work
 	rep.Env.Servers, rep.Env.Timing = cfg.Servers, cfg.Timing
+	rep.Env.Repeat, rep.Env.Rate = cfg.Repeat, cfg.Rate
+	if cfg.Repeat > 1 {
+		prepareOnce(ctx, &cfg, work)
+	}
 
 	var errs []error
-	for _, t := range cfg.Targets {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
-			break
+	for run := 1; run <= cfg.Repeat && ctx.Err() == nil; run++ {
+		for _, t := range cfg.Targets {
+			if ctx.Err() != nil {
+				break
+			}
+			info, results, err := compareTarget(ctx, cfg, work, t, runNumber(run, cfg.Repeat))
+			rep.Servers = append(rep.Servers, info)
+			rep.Results = append(rep.Results, results...)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", info.label(), err))
+			}
 		}
-		info, results, err := compareTarget(ctx, cfg, work, t)
-		rep.Servers = append(rep.Servers, info)
-		rep.Results = append(rep.Results, results...)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t, err))
-		}
+	}
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
 	}
 	return rep, errors.Join(errs...)
 }
@@ -260,8 +290,8 @@ func startStandalone(ctx context.Context, cfg CompareConfig, lc LaunchConfig, in
 		finish: func(*ServerInfo) {
 			srv.Stop()
 			if cfg.OutDir != "" {
-				copyFile(srv.LogPath, filepath.Join(cfg.OutDir, info.Target+".log"))
-				copyFile(srv.ZooCfgPath, filepath.Join(cfg.OutDir, info.Target+".zoo.cfg"))
+				copyFile(srv.LogPath, filepath.Join(cfg.OutDir, info.fileBase()+".log"))
+				copyFile(srv.ZooCfgPath, filepath.Join(cfg.OutDir, info.fileBase()+".zoo.cfg"))
 			}
 			if !cfg.Keep {
 				// Free the disk before the next target runs.
@@ -302,7 +332,7 @@ func startEnsemble(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info
 		ens.Stop()
 		for _, m := range ens.Members {
 			if cfg.OutDir != "" {
-				base := fmt.Sprintf("%s.s%d", info.Target, m.ID)
+				base := fmt.Sprintf("%s.s%d", info.fileBase(), m.ID)
 				copyFile(m.LogPath, filepath.Join(cfg.OutDir, base+".log"))
 				copyFile(m.ZooCfgPath, filepath.Join(cfg.OutDir, base+".zoo.cfg"))
 			}
@@ -328,14 +358,14 @@ func memberName(e *Ensemble, id int) string {
 	return fmt.Sprintf("server.%d (%s)", id, m.Addr)
 }
 
-func compareTarget(ctx context.Context, cfg CompareConfig, work, target string) (ServerInfo, []PhaseResult, error) {
-	info := ServerInfo{Target: target}
+func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, runNo int) (ServerInfo, []PhaseResult, error) {
+	info := ServerInfo{Target: target, Run: runNo}
 	fail := func(err error) (ServerInfo, []PhaseResult, error) {
 		info.Err = err.Error()
 		return info, nil, err
 	}
 	lc := LaunchConfig{
-		Dir: filepath.Join(work, target), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
+		Dir: filepath.Join(work, info.fileBase()), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
 	if target == TargetZooKeeper {
@@ -357,13 +387,14 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string) 
 		Target: target, Addrs: ut.addrs, Conns: cfg.Conns, Inflight: cfg.Inflight,
 		ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration,
 		ServerPID: ut.pid, ServerProcs: ut.procs, FsyncAddrs: ut.addrs, Log: cfg.Log,
+		Run: runNo, Rate: cfg.Rate, Progress: cfg.Progress,
 	}
 	var results []PhaseResult
 	var errs []error
 	run := func(pc PhaseConfig) PhaseResult {
 		r, err := RunPhase(ctx, pc)
 		if r.Phase == "" { // refused before it started
-			r = PhaseResult{Target: target, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
+			r = PhaseResult{Target: target, Run: runNo, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
 		}
 		results = append(results, r)
 		if err != nil {
@@ -386,7 +417,7 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string) 
 	if ctx.Err() == nil {
 		seq := base
 		seq.Workload, seq.Phase, seq.Prefix = WorkloadSeqCreate, "seqcreate", "s"
-		seq.Conns, seq.Inflight = 1, 1
+		seq.Conns, seq.Inflight, seq.Rate = 1, 1, 0
 		seq.Warmup, seq.Duration = cfg.SeqWarmup, cfg.SeqDuration
 		run(seq)
 	}

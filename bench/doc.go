@@ -11,7 +11,7 @@
 //	                     [--targets corral,zookeeper] [--servers 1] [--out DIR]
 //	                     [--tick-time 2000] [--init-limit 10] [--sync-limit 5]
 //	                     [--corral-bin PATH] [--zk-lib DIR] [--java java] [--java-heap 2g]
-//	                     [--workdir DIR] [--keep] [-q]
+//	                     [--workdir DIR] [--keep] [--repeat 1] [--rate 0] [-q]
 //
 // For each target in turn compare writes zoo.cfg into a fresh temporary
 // directory, starts the server, waits until it accepts sessions, runs four
@@ -91,7 +91,7 @@
 // Measure one workload against servers that are already running:
 //
 //	corral bench run --connect HOST:PORT[,HOST:PORT...] [--workload create|set|get|seqcreate]
-//	                 [--keys 10000] [--pid PID] [same load flags as compare]
+//	                 [--keys 10000] [--pid PID] [--rate 0] [same load flags as compare]
 //
 // set and get first create --keys nodes (unmeasured). --pid names a local
 // server process whose CPU time to report.
@@ -131,6 +131,42 @@
 // follow as JSON lines (one object per target and phase) in a fenced block,
 // or, with --out DIR, go to DIR/results.jsonl beside DIR/report.md and each
 // server's zoo.cfg and log.
+//
+// With --repeat N the whole target sequence runs N times, interleaved
+// (corral, zookeeper, corral, zookeeper, ...; each start fresh, files
+// named corral.r2.log and so on), so drift of the machine hits every
+// target alike. The table then gives per phase and metric each target's
+// median, min–max and relative standard deviation, and the
+// corral/zookeeper ratio of the medians beside the least and greatest
+// ratio of the paired runs; the JSON lines hold one object per run
+// ("run": i) and then one summary object per phase and metric
+// ("summary": true) (compare_repeat.go).
+//
+// With --out, each phase also gets a PNG of its latency distribution
+// (latency-PHASE.png, linked from report.md): a percentile plot in
+// HdrHistogram's style, latency on a log x axis and the percentile on a
+// "nines" y axis up to 99.99%, one curve per target with its runs merged
+// (latcdf.go).
+//
+// With --rate R the create, set and get phases run open loop (run's
+// measured phase too): R requests per second in total on a fixed schedule,
+// connection i of n sending its k-th request at t0 + (i + k·n)/R whatever
+// the replies (openloop.go; the schedule is durability_pacer.go's). At
+// most --inflight requests are outstanding per connection, so memory stays
+// bounded; a request due while its connection's window is full waits and
+// leaves when a slot frees, and those still waiting at the end of the
+// measured interval are reported as unsent. Beside the usual latencies
+// (from the actual send) the table gives p50/p99/p99.9/max "from
+// intended": from the time the schedule meant the request to leave, so a
+// stall is charged for every request it delayed (no coordinated
+// omission); this includes the generator's own timer lag, typically tens
+// of microseconds. seqcreate stays closed loop.
+//
+// On a terminal (stderr), each phase draws a one-line progress bar
+// (target, run, phase, elapsed of warm-up plus measured time, replies per
+// second over the last second), redrawn in place, and leaves a line with
+// its result; log records are written above it. Elsewhere the log's phase
+// start and end lines are the progress. -q silences both (progress.go).
 //
 // While trying the harness without a complete cmd/corral:
 //

@@ -75,6 +75,11 @@ func (lp linePlot) render(w io.Writer) error {
 	}
 	// Leave room above the lines for the legend.
 	p.Y.Max *= 1.25
+	return writePNG(w, p)
+}
+
+// writePNG renders p at the reports' plot size as PNG.
+func writePNG(w io.Writer, p *plot.Plot) error {
 	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
 	if err != nil {
 		return err

@@ -375,12 +375,7 @@ func (xp xyPlot) render(w io.Writer) error {
 	}
 	p.Y.Max *= 1.3 // room for the legend
 	p.X.Max *= 1.05
-	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return writePNG(w, p)
 }
 
 // plainTicks are gonum's default ticks labelled without trailing zeros

@@ -57,14 +57,27 @@ type PhaseConfig struct {
 	DrainTimeout time.Duration
 	// SessionTimeout is requested for each session (30s if 0).
 	SessionTimeout time.Duration
-	Log            *slog.Logger
+	// Rate, if positive, runs the phase open loop: Rate requests per
+	// second in total on a fixed schedule, at most Inflight outstanding
+	// per connection (see openloop.go). 0 is closed loop.
+	Rate float64
+	// Run numbers the repetition the phase belongs to (compare --repeat);
+	// 0 when not repeated.
+	Run int
+	// Progress, if set, draws the phase's progress bar (see progress.go);
+	// the phase's start and end are then logged at debug level only.
+	Progress *Progress
+	Log      *slog.Logger
 }
 
 // PhaseResult is one phase's measurement. Latencies are of successful
 // requests whose replies arrived in the measured interval; throughput is
 // their number over the interval's length.
 type PhaseResult struct {
-	Target     string   `json:"target"`
+	Target string `json:"target"`
+	// Run is the repetition (compare --repeat), from 1; 0 when not
+	// repeated.
+	Run        int      `json:"run,omitempty"`
 	Phase      string   `json:"phase"`
 	Workload   Workload `json:"workload"`
 	Conns      int      `json:"conns"`
@@ -91,8 +104,12 @@ type PhaseResult struct {
 	// when not measured.
 	FsyncsEach []ServerFsyncs `json:"fsyncs_each,omitempty"`
 	Err        string         `json:"error,omitempty"`
+	// OpenLoop is what an open-loop phase (PhaseConfig.Rate) adds.
+	OpenLoop *OpenLoopResult `json:"open_loop,omitempty"`
 	// Keys are the nodes a create phase made.
 	Keys *KeySpace `json:"-"`
+	// Hist holds the measured latencies (for the latency plot).
+	Hist *Hist `json:"-"`
 }
 
 // ServerProc names one server process whose CPU time a phase measures.
@@ -162,7 +179,7 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		return PhaseResult{}, err
 	}
 	res := PhaseResult{
-		Target: cfg.Target, Phase: cfg.Phase, Workload: cfg.Workload,
+		Target: cfg.Target, Run: cfg.Run, Phase: cfg.Phase, Workload: cfg.Workload,
 		Conns: cfg.Conns, Inflight: cfg.Inflight, ValueSize: cfg.ValueSize,
 	}
 	fail := func(err error) (PhaseResult, error) {
@@ -210,8 +227,10 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		w.budget = new(atomic.Int64)
 		w.budget.Store(cfg.MaxOps)
 	}
-	cfg.Log.Info("phase start", "target", cfg.Target, "phase", cfg.Phase, "conns", cfg.Conns,
-		"inflight", cfg.Inflight, "warmup", cfg.Warmup, "duration", cfg.Duration)
+	cfg.Log.Log(ctx, cfg.logLevel(), "phase start", "target", cfg.Target, "phase", cfg.Phase, "conns", cfg.Conns,
+		"inflight", cfg.Inflight, "warmup", cfg.Warmup, "duration", cfg.Duration, "rate", cfg.Rate)
+	bar := cfg.Progress.start(ctx, cfg, w) // before openWindows copies w
+	windows := openWindows(w, cfg.Rate, len(conns), t0)
 
 	stats := make([]connStats, len(conns))
 	errs := make([]error, len(conns))
@@ -220,7 +239,7 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], errs[i] = c.run(ctx, sources[i], cfg.Inflight, w)
+			stats[i], errs[i] = c.run(ctx, sources[i], cfg.Inflight, windows[i])
 		}()
 	}
 	allDone := make(chan struct{})
@@ -273,9 +292,12 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 		res.Errors += stats[i].errs
 	}
 	res.Latency = hist.Summary()
+	res.Hist = hist
 	if res.Seconds > 0 {
 		res.OpsPerSec = float64(res.Ops) / res.Seconds
 	}
+	res.OpenLoop = openResult(cfg.Rate, windows, stats)
+	bar.finish(&res)
 	if meter.selfErr == nil {
 		res.LoadgenCPU = meter.selfUsed.Seconds()
 	}
@@ -293,7 +315,7 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 	for i, s := range creators {
 		res.Keys.Counts[i] = s.issued
 	}
-	cfg.Log.Info("phase end", "target", cfg.Target, "phase", cfg.Phase, "ops", res.Ops,
+	cfg.Log.Log(ctx, cfg.logLevel(), "phase end", "target", cfg.Target, "phase", cfg.Phase, "ops", res.Ops,
 		"ops_per_sec", int64(res.OpsPerSec), "errors", res.Errors,
 		"requests_per_write", fmt.Sprintf("%.1f", float64(requests)/float64(max(writes, 1))))
 	if err := errors.Join(errs...); err != nil {

@@ -21,6 +21,13 @@ type window struct {
 	budget     *atomic.Int64
 	// drain is how long after end the replies may take.
 	drain time.Duration
+	// open, if set, issues this connection's requests on a fixed schedule
+	// whatever the replies do (open loop, see openloop.go) instead of
+	// refilling the window as replies free it (closed loop).
+	open *openSchedule
+	// replies, if set, counts the replies the readers have seen, for the
+	// progress display (see progress.go).
+	replies *atomic.Int64
 }
 
 // take grants up to n requests from the budget.
@@ -41,10 +48,15 @@ func (w *window) take(n int) (granted int, last bool) {
 
 // connStats is what one connection's reader saw.
 type connStats struct {
-	hist      *Hist
-	ops       int64 // measured successful replies
-	errs      int64 // measured error replies
-	firstErr  int32 // first measured error code
+	hist     *Hist
+	ops      int64 // measured successful replies
+	errs     int64 // measured error replies
+	firstErr int32 // first measured error code
+	// intended, in open loop, holds the measured replies' latencies from
+	// the time the schedule meant each request to leave, so a server that
+	// stalls is charged for the requests it delayed as well as the ones
+	// it held (coordinated omission).
+	intended  *Hist
 	total     int64 // every request reply, warm-up and drain included
 	totalErrs int64
 	// writes and requests count the writer's syscalls and what they
@@ -56,6 +68,9 @@ type pending struct {
 	xid   int32
 	sent  time.Time
 	close bool
+	// intended is when an open-loop schedule meant the request to leave;
+	// zero in closed loop.
+	intended time.Time
 }
 
 // ErrStalled ends a connection whose server stopped answering: its
@@ -109,6 +124,9 @@ func (p *pipe) release(n int64) {
 // The socket is closed when run returns.
 func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (connStats, error) {
 	st := connStats{hist: NewHist()}
+	if w.open != nil {
+		st.intended = NewHist()
+	}
 	p := newPipe(max(inflight, 1))
 
 	parent := ctx
@@ -129,7 +147,12 @@ func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (co
 		}
 		readErr <- err
 	}()
-	werr := c.writeLoop(ctx, src, p, w)
+	var werr error
+	if w.open != nil {
+		werr = c.openWriteLoop(ctx, src, p, w)
+	} else {
+		werr = c.writeLoop(ctx, src, p, w)
+	}
 	if werr != nil {
 		cancel()
 	}
@@ -147,6 +170,19 @@ func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (co
 		return st, werr
 	}
 	return st, rerr
+}
+
+// keepAlive sends a ping if nothing was sent for a whole tick and no ping
+// is outstanding, so an idle session stays alive. Pings bypass the window
+// and are answered out of band (xid -2), as the Java client treats them.
+func (c *conn) keepAlive(e *wire.Encoder, p *pipe, sentSinceTick bool) error {
+	if sentSinceTick || !p.pingOut.CompareAndSwap(false, true) {
+		return nil
+	}
+	e.Reset()
+	appendPing(e)
+	_, err := c.nc.Write(e.B)
+	return err
 }
 
 func (c *conn) writeLoop(ctx context.Context, src source, p *pipe, w *window) error {
@@ -167,15 +203,8 @@ func (c *conn) writeLoop(ctx context.Context, src source, p *pipe, w *window) er
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-ticker.C:
-				// Idle for a whole tick: keep the session alive. Pings
-				// bypass the window and are answered out of band (xid -2),
-				// as the Java client treats them.
-				if !sentSinceTick && p.pingOut.CompareAndSwap(false, true) {
-					e.Reset()
-					appendPing(&e)
-					if _, err := c.nc.Write(e.B); err != nil {
-						return err
-					}
+				if err := c.keepAlive(&e, p, sentSinceTick); err != nil {
+					return err
 				}
 				sentSinceTick = false
 			}
@@ -231,6 +260,9 @@ func (c *conn) readLoop(p *pipe, w *window, st *connStats) error {
 		// first, so the writer refills the window in one write.
 		if freed > 0 && c.br.Buffered() < len(hdr) {
 			p.release(freed)
+			if w.replies != nil {
+				w.replies.Add(freed)
+			}
 			freed = 0
 		}
 		if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
@@ -288,5 +320,8 @@ func (c *conn) readLoop(p *pipe, w *window, st *connStats) error {
 		}
 		st.ops++
 		st.hist.Record(now.Sub(q.sent))
+		if st.intended != nil {
+			st.intended.Record(now.Sub(q.intended))
+		}
 	}
 }

@@ -349,12 +349,7 @@ func renderReadRatioPlot(w io.Writer, rep *ReadRatioReport) error {
 	p.Legend.ThumbnailWidth = vg.Points(30)
 	// Below the title, inside the axes.
 	p.Legend.YOffs = -vg.Points(12)
-	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return writePNG(w, p)
 }
 
 // WriteReadRatioPlot writes the plot into dir and records it in rep.Plots.

@@ -90,7 +90,7 @@ func WriteTable(w io.Writer, results []PhaseResult) {
 	row(head)
 	fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
 	for _, p := range phases {
-		for _, m := range metrics() {
+		for _, m := range metricsFor(results) {
 			cells := []string{p, m.name}
 			vals := map[string]float64{}
 			for _, t := range targets {
@@ -138,6 +138,10 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 	if e.SeqDuration > 0 {
 		fmt.Fprintf(w, "; seqcreate: 1 connection, 1 request in flight, %v warm-up then %v measured", e.SeqWarmup, e.SeqDuration)
 	}
+	if e.Rate > 0 {
+		fmt.Fprintf(w, "; open loop: %.0f requests/s in total on a fixed schedule, at most %d outstanding per connection (seqcreate stays closed loop)",
+			e.Rate, e.Inflight)
+	}
 	fmt.Fprintln(w)
 	if rep.Mode == "compare" {
 		shape := "standalone on 127.0.0.1"
@@ -154,7 +158,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		}
 	}
 	for _, s := range rep.Servers {
-		fmt.Fprintf(w, "- %s:", s.Target)
+		fmt.Fprintf(w, "- %s:", s.label())
 		if s.Addr != "" {
 			fmt.Fprintf(w, " %s", s.Addr)
 		}
@@ -186,9 +190,14 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
-	WriteTable(w, rep.Results)
+	writeResultsTable(w, rep)
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Latencies are of successful requests, from the write that sent the request to the read of its reply. ")
+	if e.Rate > 0 {
+		fmt.Fprintf(w, "In open loop the rows \"from intended\" measure from the time the schedule meant the request to leave instead, "+
+			"so a request that waited for a free slot is charged for the wait (no coordinated omission); "+
+			"unsent counts the requests due in the measured interval that had not left by its end. ")
+	}
 	if slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == TargetCorral }) &&
 		slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == TargetZooKeeper }) {
 		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper: above 1 is better for ops/s, below 1 is better for latencies and CPU. ")
@@ -208,7 +217,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			for _, p := range r.ServerCPUEach {
 				parts = append(parts, fmt.Sprintf("%s %.2f", p.Server, p.CPU))
 			}
-			fmt.Fprintf(w, "\n- %s %s server CPU s by process: %s", r.Target, r.Phase, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "\n- %s %s server CPU s by process: %s", r.label(), r.Phase, strings.Join(parts, ", "))
 		}
 	}
 	for _, r := range rep.Results {
@@ -217,20 +226,21 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			for _, f := range r.FsyncsEach {
 				parts = append(parts, fmt.Sprintf("%s %d (%.0f per 1M ops)", f.Server, f.Fsyncs, float64(f.Fsyncs)/float64(r.Ops)*1e6))
 			}
-			fmt.Fprintf(w, "\n- %s %s log fsyncs by server (mntr zk_cnt_fsynctime): %s", r.Target, r.Phase, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "\n- %s %s log fsyncs by server (mntr zk_cnt_fsynctime): %s", r.label(), r.Phase, strings.Join(parts, ", "))
 		}
 	}
 	for _, r := range rep.Results {
 		if r.Err != "" {
-			fmt.Fprintf(w, "\n- %s %s FAILED: %s", r.Target, r.Phase, r.Err)
+			fmt.Fprintf(w, "\n- %s %s FAILED: %s", r.label(), r.Phase, r.Err)
 		}
 	}
 	for _, r := range rep.Results {
 		if r.Errors > 0 {
-			fmt.Fprintf(w, "\n- %s %s: %d error replies, first %s", r.Target, r.Phase, r.Errors, r.FirstError)
+			fmt.Fprintf(w, "\n- %s %s: %d error replies, first %s", r.label(), r.Phase, r.Errors, r.FirstError)
 		}
 	}
 	fmt.Fprintln(w)
+	writePlotLinks(w, rep.Plots)
 }
 
 func maxLoadgenShare(rep *Report) (float64, bool) {
@@ -266,7 +276,7 @@ func WriteJSONLines(w io.Writer, rep *Report) error {
 			return err
 		}
 	}
-	return nil
+	return writeRepeatJSON(enc, rep)
 }
 
 type jsonResult struct {

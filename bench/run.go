@@ -22,7 +22,13 @@ type RunConfig struct {
 	Keys int64
 	// ServerPID, if not 0, is a local server process whose CPU is measured.
 	ServerPID int
-	Log       *slog.Logger
+	// Rate, if positive, runs the measured phase open loop at Rate
+	// requests per second in total (see openloop.go); the unmeasured
+	// creation of keys stays closed loop.
+	Rate float64
+	// Progress, if set, draws the phases' progress bars.
+	Progress *Progress
+	Log      *slog.Logger
 }
 
 // DefaultKeys is the number of nodes run creates for set and get.
@@ -46,6 +52,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	rep := &Report{Mode: "run", Start: time.Now(), Env: newEnv()}
 	rep.Env.Conns, rep.Env.Inflight, rep.Env.ValueSize = cfg.Conns, cfg.Inflight, cfg.ValueSize
 	rep.Env.Warmup, rep.Env.Duration = cfg.Warmup, cfg.Duration
+	rep.Env.Rate = cfg.Rate
 	const target = "server"
 	rep.Servers = []ServerInfo{{Target: target, Addr: strings.Join(cfg.Addrs, ",")}}
 	if len(cfg.Addrs) > 0 {
@@ -56,10 +63,12 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	pc := PhaseConfig{
 		Target: target, Addrs: cfg.Addrs, Workload: cfg.Workload, Conns: cfg.Conns, Inflight: cfg.Inflight,
 		ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration, ServerPID: cfg.ServerPID, Log: cfg.Log,
+		Rate: cfg.Rate, Progress: cfg.Progress,
 	}
 	if !cfg.Workload.creates() {
 		pop := pc
 		pop.Workload, pop.Phase, pop.Warmup, pop.Duration, pop.MaxOps, pop.ServerPID = WorkloadCreate, "populate", 0, populateLimit, cfg.Keys, 0
+		pop.Rate = 0
 		cfg.Log.Info("creating keys", "keys", cfg.Keys)
 		r, err := RunPhase(ctx, pop)
 		if err != nil {

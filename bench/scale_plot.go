@@ -84,12 +84,7 @@ func renderScalePlot(w io.Writer, rep *ScaleReport) error {
 	p.X.Min, p.X.Max = 0, maxN+1
 	p.Y.Min, p.Y.Max = 0, max(maxX, 1)*1.3 // room for the legend
 	p.X.Tick.Marker = integerTicks{}
-	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return writePNG(w, p)
 }
 
 // integerTicks marks every whole N (N counts servers).

@@ -1,0 +1,279 @@
+package bench
+
+import (
+	"flag"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// TestOpenScheduleArithmetic: request k of a connection is due at
+// t0 + k/rate; dueBy counts those due at or before a time, dueBefore
+// those strictly before, and settle counts the measured interval's
+// requests and the unsent ones among them.
+func TestOpenScheduleArithmetic(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	o := &openSchedule{pacer: pacer{rate: 100, t0: t0, start: t0.Add(time.Second), end: t0.Add(3 * time.Second)}}
+	for _, c := range []struct {
+		at         time.Duration
+		by, before int64
+	}{
+		{-time.Millisecond, 0, 0},
+		{0, 1, 0},                     // request 0 is due at t0
+		{9 * time.Millisecond, 1, 1},  // request 1 at t0+10ms
+		{10 * time.Millisecond, 2, 1}, // exactly due: counted by dueBy only
+		{time.Second, 101, 100},       // requests 0..100
+		{2*time.Second + 5*time.Millisecond, 201, 201},
+	} {
+		at := t0.Add(c.at)
+		if got := o.dueBy(at); got != c.by {
+			t.Errorf("dueBy(t0%+v) = %d, want %d", c.at, got, c.by)
+		}
+		if got := o.dueBefore(at); got != c.before {
+			t.Errorf("dueBefore(t0%+v) = %d, want %d", c.at, got, c.before)
+		}
+	}
+	if got := o.pacer.dueAt(250); !got.Equal(t0.Add(2500 * time.Millisecond)) {
+		t.Errorf("dueAt(250) = t0+%v, want t0+2.5s", got.Sub(t0))
+	}
+	// The measured interval [t0+1s, t0+3s) holds requests 100..299.
+	for _, c := range []struct{ next, due, unsent int64 }{
+		{300, 200, 0},   // all sent
+		{250, 200, 50},  // the last 50 still waiting
+		{40, 200, 200},  // none of the interval's sent (only warm-up ones)
+		{100, 200, 200}, // exactly up to the interval's first
+	} {
+		o.next = c.next
+		o.settle()
+		if o.due != c.due || o.unsent != c.unsent {
+			t.Errorf("next %d: due %d unsent %d, want %d %d", c.next, o.due, o.unsent, c.due, c.unsent)
+		}
+	}
+}
+
+// TestOpenWindowsShareTheRate: n connections at rate/n each, offset by
+// 1/rate, together issue one request every 1/rate; rate 0 shares the
+// closed-loop window.
+func TestOpenWindowsShareTheRate(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := &window{start: t0, end: t0.Add(time.Second)}
+	if ws := openWindows(w, 0, 3, t0); ws[0] != w || ws[2] != w || w.open != nil {
+		t.Fatalf("closed loop got its own windows")
+	}
+	if ws := openWindows(w, math.NaN(), 2, t0); ws[1] != w {
+		t.Fatalf("a NaN rate ran open loop")
+	}
+	ws := openWindows(w, 400, 4, t0)
+	seen := map[time.Duration]bool{}
+	for _, wi := range ws {
+		if wi == w || wi.open == nil || wi.start != w.start || wi.end != w.end {
+			t.Fatalf("window %+v", wi)
+		}
+		for k := range int64(25) {
+			seen[wi.open.pacer.dueAt(k).Sub(t0)] = true
+		}
+	}
+	// 4 × 25 requests at 2.5ms spacing: every slot of the first 250ms once.
+	for i := range 100 {
+		at := time.Duration(i) * 2500 * time.Microsecond
+		if !seen[at] {
+			t.Fatalf("no connection sends at t0+%v (seen %d times)", at, len(seen))
+		}
+	}
+	if len(seen) != 100 {
+		t.Fatalf("%d distinct send times, want 100", len(seen))
+	}
+}
+
+// TestOpenLoopSendsTheSchedule: against a server that keeps up, the
+// phase sends what the schedule holds (every request sent or counted
+// unsent), and each latency from the intended send time is at least the
+// one from the actual send.
+func TestOpenLoopSendsTheSchedule(t *testing.T) {
+	ctx := testCtx(t)
+	s := newFakeServer(t, inOrder, 0)
+	r, err := RunPhase(ctx, PhaseConfig{
+		Target: "fake", Addrs: []string{s.addr()}, Workload: WorkloadCreate,
+		Conns: 4, Inflight: 8, ValueSize: 16, Duration: 500 * time.Millisecond, Rate: 2000, Prefix: "o",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.check()
+	ol := r.OpenLoop
+	if ol == nil || ol.Rate != 2000 {
+		t.Fatalf("open-loop result %+v", ol)
+	}
+	if ol.Due != 1000 { // 2000/s × 0.5s, no warm-up
+		t.Errorf("due %d, want 1000", ol.Due)
+	}
+	sent := ol.Due - ol.Unsent
+	t.Logf("%d due, %d unsent; latency from send %+v, from intended %+v", ol.Due, ol.Unsent, r.Latency, ol.FromIntended)
+	if got := s.count(wire.OpCreate); int64(got) != sent+1 { // + the root
+		t.Errorf("server saw %d creates, want %d sent + the root", got, sent)
+	}
+	if r.Ops+r.Errors > sent || r.Keys.Total() != sent {
+		t.Errorf("ops %d errors %d keys %d, but %d sent", r.Ops, r.Errors, r.Keys.Total(), sent)
+	}
+	l, li := r.Latency, ol.FromIntended
+	if li.Count != l.Count || li.P50 < l.P50 || li.P99 < l.P99 || li.Max < l.Max {
+		t.Errorf("latency from intended %+v below latency from send %+v", li, l)
+	}
+}
+
+// TestOpenLoopChargesTheWait: a server that answers only after a ping (one
+// request at a time, at most one per ping interval) stalls a window of one.
+// The requests the schedule holds meanwhile wait, are counted unsent if
+// they never leave, and their latency from the intended time includes the
+// wait: request j cannot be answered before t0 + (j+1)·100ms, and was due
+// at t0 + j·5ms.
+func TestOpenLoopChargesTheWait(t *testing.T) {
+	ctx := testCtx(t)
+	s := newFakeServer(t, pingGate, 0)
+	s.timeout = 300 // ms: a connection idle for 100ms pings
+	r, err := RunPhase(ctx, PhaseConfig{
+		Target: "fake", Addrs: []string{s.addr()}, Workload: WorkloadCreate,
+		Conns: 1, Inflight: 1, ValueSize: 16, Duration: 2 * time.Second, Rate: 200, Prefix: "w",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.check()
+	ol := r.OpenLoop
+	if ol == nil || ol.Due != 400 {
+		t.Fatalf("open-loop result %+v, want 400 due", ol)
+	}
+	sent := ol.Due - ol.Unsent
+	t.Logf("%d due, %d unsent; latency from send %+v, from intended %+v", ol.Due, ol.Unsent, r.Latency, ol.FromIntended)
+	if got := s.count(wire.OpCreate); int64(got) != sent+1 {
+		t.Errorf("server saw %d creates, want %d sent + the root", got, sent)
+	}
+	// At most one reply per 100ms ping interval in 2s.
+	if sent > 30 || ol.Unsent < ol.Due-30 {
+		t.Errorf("%d sent, %d unsent: the window of one was not respected", sent, ol.Unsent)
+	}
+	n := ol.FromIntended.Count
+	if n == 0 || n != r.Latency.Count {
+		t.Fatalf("%d latencies from intended, %d from send", n, r.Latency.Count)
+	}
+	// The last measured request, j = n-1, waited at least 95ms per request
+	// before it: (j+1)·100ms - j·5ms.
+	if want := time.Duration(n-1)*95*time.Millisecond + 100*time.Millisecond; ol.FromIntended.Max < want.Microseconds()*999/1000 {
+		t.Errorf("max latency from intended %dµs over %d requests, want at least %v", ol.FromIntended.Max, n, want)
+	}
+	if ol.FromIntended.Max < r.Latency.Max {
+		t.Errorf("latency from intended %+v below latency from send %+v", ol.FromIntended, r.Latency)
+	}
+}
+
+func TestRateFlag(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rate := registerRate(fs)
+	if err := fs.Parse([]string{"--rate", "5000"}); err != nil || *rate != 5000 {
+		t.Fatalf("--rate 5000: %v, %v", *rate, err)
+	}
+	for _, bad := range []float64{-1, math.NaN(), maxRate + 1} {
+		if validateRate(bad) == nil {
+			t.Errorf("rate %v accepted", bad)
+		}
+	}
+	if validateRate(0) != nil || validateRate(maxRate) != nil {
+		t.Error("a valid rate refused")
+	}
+}
+
+// TestOpenLoopRows: the table gains the latencies from the intended send
+// times and the unsent count, after the latencies, only when a phase ran
+// open loop.
+func TestOpenLoopRows(t *testing.T) {
+	closed := []PhaseResult{{Target: "corral", Phase: "set"}}
+	if len(metricsFor(closed)) != len(metrics()) {
+		t.Fatal("closed loop has open-loop rows")
+	}
+	open := []PhaseResult{{Target: "corral", Phase: "set", Seconds: 1, Ops: 10,
+		OpenLoop: &OpenLoopResult{Rate: 10, Due: 12, Unsent: 2, FromIntended: Latency{Count: 10, P50: 1500, P99: 2500, P999: 3000, Max: 4000}}}}
+	rows := metricsFor(open)
+	var names []string
+	for _, m := range rows {
+		names = append(names, m.name)
+	}
+	want := []string{"max ms", "p50 ms from intended", "p99 ms from intended", "p99.9 ms from intended", "max ms from intended", "unsent (open loop)"}
+	at := -1
+	for i, n := range names {
+		if n == "max ms" {
+			at = i
+		}
+	}
+	if at < 0 || len(names) < at+len(want) {
+		t.Fatalf("rows %v", names)
+	}
+	for i, w := range want {
+		if names[at+i] != w {
+			t.Fatalf("rows %v, want %v after max ms", names, want)
+		}
+	}
+	if v, ok := rows[at+1].value(&open[0]); !ok || v != 1.5 {
+		t.Errorf("p50 from intended = %v, %v; want 1.5 ms", v, ok)
+	}
+	if v, ok := rows[at+5].value(&open[0]); !ok || v != 2 {
+		t.Errorf("unsent = %v, %v; want 2", v, ok)
+	}
+}
+
+func TestCLIRejectsBadRateAndRepeat(t *testing.T) {
+	for _, args := range [][]string{
+		{"compare", "--repeat", "0"},
+		{"compare", "--repeat", "21"},
+		{"compare", "--rate", "-5"},
+		{"run", "--connect", "127.0.0.1:1", "--rate", "1e9"},
+		{"run", "--connect", "127.0.0.1:1", "--workload", "seqcreate", "--rate", "100"},
+	} {
+		if code, _, _ := runCLI(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+}
+
+// TestCLIRunOpenLoop: run --rate measures open loop and reports the
+// latencies from the intended send times, with a latency plot in --out.
+func TestCLIRunOpenLoop(t *testing.T) {
+	s := newFakeServer(t, inOrder, 0)
+	dir := filepath.Join(t.TempDir(), "out")
+	code, _, errs := runCLI(t, "run", "--connect", s.addr(), "--workload", "set", "--keys", "50", "--rate", "1000",
+		"--conns", "2", "--inflight", "4", "--warmup", "0s", "--duration", "300ms", "--out", dir, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	s.check()
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"open loop: 1000 requests/s in total", "| set | p99 ms from intended |", "| set | unsent (open loop) |",
+		"![latency-set](latency-set.png)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	jl, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	if err != nil || !strings.Contains(string(jl), `"open_loop":{"rate":1000,"due":300,`) {
+		t.Errorf("results.jsonl %s, %v", jl, err)
+	}
+	if f, err := os.Open(filepath.Join(dir, "latency-set.png")); err != nil {
+		t.Error(err)
+	} else {
+		_, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
