@@ -18,16 +18,16 @@ import (
 // newest snapshot: a busy (fuzzy) one, written continuously while writes
 // flow, or a complete checkpoint, written when the server leaves
 // broadcast (its leader or its quorum lost, the thesis's Algorithms 4.2
-// and 4.3) and at orderly shutdown. A checkpoint is a snapshot of the
-// tree taken under the read lock, so exact at its zxid A, plus a sidecar
-// file checkpoint.<A> with every log entry after A the server holds:
-// committed ones not yet applied and proposals it accepted but has not
-// seen committed, which the next leader commits (docs/design/diskless.md).
+// and 4.3) and at orderly shutdown. A checkpoint is a sidecar file
+// checkpoint.<A> beside snapshot.<A> with every log entry after A the
+// server holds: applied ones when the snapshot is fuzzy, committed ones
+// not yet applied, and proposals it accepted but has not seen committed,
+// which the next leader commits (docs/design/diskless.md).
 //
-// The sidecar is written (and synced) before the snapshot is published, so
-// a snapshot.<A> with a valid checkpoint.<A> beside it is always complete;
-// a snapshot without one is fuzzy, and a server restarted from it is
-// recovering (zab.Config.Recovering).
+// The sidecar is written (and synced) before any snapshot it completes is
+// published, so a snapshot.<A> with a valid checkpoint.<A> beside it is
+// always complete; a snapshot without one is fuzzy, and a server restarted
+// from it is recovering (zab.Config.Recovering).
 
 const (
 	checkpointPrefix = "checkpoint."
@@ -118,32 +118,49 @@ func (st *storage) readCheckpoint(zxid int64) (ents []zab.Entry, ok bool) {
 	return ents, true
 }
 
-// writeCheckpoint writes a complete snapshot of the tree and the entries
-// after it. The caller holds nothing; the tree's read lock is held for the
-// whole snapshot, so it is exact.
-func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) []zab.Entry) error {
+// writeCheckpoint makes what is on disk complete: a snapshot plus a
+// sidecar holding every log entry after it that this server holds.
+//
+// Where it can, it names the newest snapshot already on disk, a busy
+// (fuzzy) one, and writes only the sidecar: the entries after that
+// snapshot's zxid, applied ones included. A restart then recovers as sync
+// mode does, fuzzy snapshot plus replay (transactions are idempotent), and
+// the checkpoint costs O(writes since the last busy snapshot) instead of
+// O(tree): it is written while the ensemble waits to elect, so its cost is
+// the restoration time after a leader fails (the thesis's Fig. 5.4).
+//
+// Otherwise (no snapshot yet, or the in-memory log no longer reaches back
+// to the newest one, as after a SNAP sync) it writes a complete snapshot of
+// the tree under the read lock, exact at its zxid A, and the entries after
+// A: committed ones not yet applied and proposals not yet committed.
+//
+// entriesAfter returns the log after a zxid, or an error if the log no
+// longer holds all of it.
+func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) ([]zab.Entry, error)) error {
+	st.ckptMu.Lock()
+	defer st.ckptMu.Unlock()
+	// A busy snapshot still running is not published after this (see
+	// storage.snapshot): the sidecar must stay beside the newest snapshot.
+	st.ckptSeq++
+	if infos, err := snap.Newest(st.fs, st.snapDir); err == nil && len(infos) > 0 {
+		base := infos[0].Zxid
+		if ents, err := entriesAfter(base); err == nil {
+			if err := st.writeSidecar(base, ents); err != nil {
+				return err
+			}
+			st.log.Info("checkpoint written beside the newest snapshot", "snapshot", hex(base), "entriesAfter", len(ents))
+			return nil
+		}
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	zxid := s.tree.LastZxid()
-	ents := entriesAfter(zxid)
-	path := filepath.Join(st.snapDir, checkpointName(zxid))
-	tmp := path + ".tmp"
-	f, err := st.fs.Create(tmp)
+	ents, err := entriesAfter(zxid)
 	if err != nil {
+		st.log.Warn("checkpoint without the log after the tree", "zxid", hex(zxid), "err", err)
+	}
+	if err := st.writeSidecar(zxid, ents); err != nil {
 		return err
-	}
-	_, err = f.Write(encodeCheckpoint(ents))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = st.fs.Rename(tmp, path)
-	}
-	if err != nil {
-		return fmt.Errorf("checkpoint log: %w", err)
 	}
 	w, err := snap.Create(st.fs, st.snapDir, zxid)
 	if err != nil {
@@ -156,7 +173,36 @@ func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) []za
 	if err := w.Commit(); err != nil {
 		return err
 	}
-	st.log.Info("checkpoint written", "zxid", hex(zxid), "entriesAfter", len(ents))
+	st.log.Info("checkpoint written with a complete snapshot", "zxid", hex(zxid), "entriesAfter", len(ents))
+	return nil
+}
+
+// writeSidecar writes checkpoint.<zxid> durably (file synced, then
+// renamed into place; the snapshot's publication or the caller's syncs the
+// directory).
+func (st *storage) writeSidecar(zxid int64, ents []zab.Entry) error {
+	path := filepath.Join(st.snapDir, checkpointName(zxid))
+	tmp := path + ".tmp"
+	f, err := st.fs.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("checkpoint log: %w", err)
+	}
+	_, err = f.Write(encodeCheckpoint(ents))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = st.fs.Rename(tmp, path)
+	}
+	if err == nil {
+		err = st.fs.SyncDir(st.snapDir)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint log: %w", err)
+	}
 	return nil
 }
 

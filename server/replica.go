@@ -860,16 +860,12 @@ func (rp *replica) leaderMetrics() []flw.Metric {
 	}
 }
 
-// checkpoint writes a complete snapshot with the log entries after it
-// (diskless mode).
+// checkpoint makes this server's disk complete: a snapshot with the log
+// entries after it (diskless mode; see storage.writeCheckpoint).
 func (rp *replica) checkpoint() {
-	err := rp.s.store.writeCheckpoint(rp.s, func(zxid int64) []zab.Entry {
+	err := rp.s.store.writeCheckpoint(rp.s, func(zxid int64) ([]zab.Entry, error) {
 		last, _ := rp.ms.LastZxid()
-		ents, err := rp.ms.Entries(zab.Zxid(zxid), last, math.MaxUint64)
-		if err != nil {
-			rp.log.Warn("checkpoint without the log after the tree", "zxid", hex(zxid), "err", err)
-		}
-		return ents
+		return rp.ms.Entries(zab.Zxid(zxid), last, math.MaxUint64)
 	})
 	if err != nil {
 		rp.log.Error("checkpoint failed", "err", err)

@@ -422,19 +422,26 @@ func TestEnsembleObserver(t *testing.T) {
 // (the thesis's Algorithm 5.1), and stopping every server in order then
 // starting them again loses nothing.
 func TestEnsembleDisklessStopAllStartAll(t *testing.T) {
-	testStopAllStartAll(t, DurabilityDiskless)
+	testStopAllStartAll(t, DurabilityDiskless, 0)
+}
+
+// With busy snapshots every few writes, the shutdown checkpoints are
+// sidecars beside them (the log after a fuzzy snapshot), and a start of
+// all replays them.
+func TestEnsembleDisklessStopAllStartAllBusySnapshots(t *testing.T) {
+	testStopAllStartAll(t, DurabilityDiskless, 60)
 }
 
 // Stopping every server in order and starting them again loses nothing,
 // in every durability mode.
 func TestEnsembleStopAllStartAll(t *testing.T) {
 	for name, d := range map[string]Durability{"sync": DurabilitySync, "async": DurabilityAsync} {
-		t.Run(name, func(t *testing.T) { testStopAllStartAll(t, d) })
+		t.Run(name, func(t *testing.T) { testStopAllStartAll(t, d, 0) })
 	}
 }
 
-func testStopAllStartAll(t *testing.T, d Durability) {
-	e := startEnsemble(t, 3, func(o *Options) { o.Durability = d })
+func testStopAllStartAll(t *testing.T, d Durability, snapCount int) {
+	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = d, snapCount })
 	e.waitLeader()
 	ctx := ctxT(t)
 	c := e.connect(0, 1, 2)

@@ -62,6 +62,16 @@ type storage struct {
 	busyWrites atomic.Int64
 	// complete: diskless, and the snapshot loaded was a checkpoint.
 	complete bool
+	// ckptMu orders a diskless checkpoint against a busy snapshot's
+	// publication; ckptSeq counts checkpoints. A busy snapshot that
+	// started before a checkpoint is not published after it: the
+	// checkpoint's sidecar names the newest snapshot on disk, and a
+	// restart loads the newest snapshot (see writeCheckpoint).
+	ckptMu  sync.Mutex
+	ckptSeq int64
+	// beforePublish, if set, runs after a snapshot's file is durable and
+	// before it is published (tests interleave a checkpoint there).
+	beforePublish func()
 	// onSnapshot, if set, learns each snapshot written (the replica
 	// compacts its in-memory log to it).
 	onSnapshot func(zxid int64)
@@ -315,6 +325,9 @@ func (st *storage) snapshot(s *Server) error {
 	st.snapping.Store(true)
 	defer st.snapping.Store(false)
 	start := time.Now()
+	st.ckptMu.Lock()
+	seq := st.ckptSeq
+	st.ckptMu.Unlock()
 	s.mu.RLock()
 	zxid := s.tree.LastZxid()
 	w, err := snap.Create(st.fs, st.snapDir, zxid)
@@ -332,7 +345,22 @@ func (st *storage) snapshot(s *Server) error {
 		w.Abort()
 		return err
 	}
-	if err := w.Commit(); err != nil {
+	if err := w.Sync(); err != nil {
+		return err
+	}
+	if st.beforePublish != nil {
+		st.beforePublish()
+	}
+	st.ckptMu.Lock()
+	if st.ckptSeq != seq {
+		st.ckptMu.Unlock()
+		w.Abort()
+		st.log.Info("snapshot dropped: a checkpoint was written while it ran", "zxid", hex(zxid))
+		return nil
+	}
+	err = w.Commit()
+	st.ckptMu.Unlock()
+	if err != nil {
 		return err
 	}
 	took := time.Since(start)

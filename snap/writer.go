@@ -29,7 +29,10 @@ type Writer struct {
 	// flushed is how far the file has been handed to writeback.
 	flushed int64
 	done    bool
-	err     error // first write error; Commit returns it
+	// synced: Sync has made the file complete and durable; Commit only
+	// publishes it.
+	synced bool
+	err    error // first write error; Commit returns it
 }
 
 // Create starts the snapshot of zxid in dir (created if missing). A stale
@@ -105,7 +108,26 @@ func (w *Writer) Commit() error {
 	return nil
 }
 
-func (w *Writer) commit() error {
+// Sync writes the trailer and makes the file durable without publishing
+// it, so that the slow part of Commit can run before a caller takes a lock
+// it must hold while publishing. Commit after Sync only renames. On error
+// the snapshot is aborted.
+func (w *Writer) Sync() error {
+	if w.done {
+		return ErrDone
+	}
+	if w.synced {
+		return nil
+	}
+	if err := w.sync(); err != nil {
+		w.Abort()
+		return err
+	}
+	w.synced = true
+	return nil
+}
+
+func (w *Writer) sync() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -123,6 +145,16 @@ func (w *Writer) commit() error {
 	w.f = nil
 	if err != nil {
 		return fmt.Errorf("snap: closing %s: %w", w.tmp, err)
+	}
+	return nil
+}
+
+func (w *Writer) commit() error {
+	if !w.synced {
+		if err := w.sync(); err != nil {
+			return err
+		}
+		w.synced = true
 	}
 	if err := w.fs.Rename(w.tmp, w.final); err != nil {
 		return fmt.Errorf("snap: publishing %s: %w", w.final, err)
