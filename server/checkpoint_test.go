@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -176,5 +177,27 @@ func TestBusySnapshotDroppedAfterCheckpoint(t *testing.T) {
 	if !st2.complete || tree2.LastZxid() != 4 || len(st2.recovered) != 1996 {
 		t.Fatalf("restart: complete %v at %d with %d entries, want complete at 4 with 1996",
 			st2.complete, tree2.LastZxid(), len(st2.recovered))
+	}
+}
+
+// A sidecar decodes to what was encoded; a flipped byte or a cut tail is
+// refused.
+func TestCheckpointEncoding(t *testing.T) {
+	ents := []zab.Entry{{Zxid: 5, Data: []byte("a")}, {Zxid: 7, Data: nil}, {Zxid: 1 << 33, Data: make([]byte, 3<<20)}}
+	var b bytes.Buffer
+	if err := encodeCheckpoint(&b, ents); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeCheckpoint(b.Bytes())
+	if err != nil || len(got) != 3 || got[2].Zxid != 1<<33 || len(got[2].Data) != 3<<20 || string(got[0].Data) != "a" {
+		t.Fatalf("decoded %d entries, err %v", len(got), err)
+	}
+	bad := bytes.Clone(b.Bytes())
+	bad[len(bad)/2] ^= 1
+	if _, err := decodeCheckpoint(bad); err == nil {
+		t.Fatal("a flipped byte was accepted")
+	}
+	if _, err := decodeCheckpoint(b.Bytes()[:b.Len()-1]); err == nil {
+		t.Fatal("a cut sidecar was accepted")
 	}
 }

@@ -63,12 +63,13 @@ type storage struct {
 	// complete: diskless, and the snapshot loaded was a checkpoint.
 	complete bool
 	// ckptMu orders a diskless checkpoint against a busy snapshot's
-	// publication; ckptSeq counts checkpoints. A busy snapshot that
-	// started before a checkpoint is not published after it: the
-	// checkpoint's sidecar names the newest snapshot on disk, and a
-	// restart loads the newest snapshot (see writeCheckpoint).
+	// publication; ckptSeq counts checkpoints (written under ckptMu). A
+	// busy snapshot that started before a checkpoint stops and is not
+	// published: the checkpoint's sidecar names the newest snapshot on
+	// disk, and a restart loads the newest snapshot (see
+	// writeCheckpoint).
 	ckptMu  sync.Mutex
-	ckptSeq int64
+	ckptSeq atomic.Int64
 	// beforePublish, if set, runs after a snapshot's file is durable and
 	// before it is published (tests interleave a checkpoint there).
 	beforePublish func()
@@ -325,9 +326,7 @@ func (st *storage) snapshot(s *Server) error {
 	st.snapping.Store(true)
 	defer st.snapping.Store(false)
 	start := time.Now()
-	st.ckptMu.Lock()
-	seq := st.ckptSeq
-	st.ckptMu.Unlock()
+	seq := st.ckptSeq.Load()
 	s.mu.RLock()
 	zxid := s.tree.LastZxid()
 	w, err := snap.Create(st.fs, st.snapDir, zxid)
@@ -335,12 +334,17 @@ func (st *storage) snapshot(s *Server) error {
 		s.mu.RUnlock()
 		return err
 	}
-	err = s.tree.WriteSnapshot(w, func(write func()) {
+	err = s.tree.WriteSnapshot(stopWriter{w, func() bool { return st.ckptSeq.Load() != seq }}, func(write func()) {
 		s.mu.RUnlock()
 		write()
 		s.mu.RLock()
 	})
 	s.mu.RUnlock()
+	if errors.Is(err, errCheckpointed) {
+		w.Abort()
+		st.log.Info("snapshot dropped: a checkpoint was written while it ran", "zxid", hex(zxid))
+		return nil
+	}
 	if err != nil {
 		w.Abort()
 		return err
@@ -352,7 +356,7 @@ func (st *storage) snapshot(s *Server) error {
 		st.beforePublish()
 	}
 	st.ckptMu.Lock()
-	if st.ckptSeq != seq {
+	if st.ckptSeq.Load() != seq {
 		st.ckptMu.Unlock()
 		w.Abort()
 		st.log.Info("snapshot dropped: a checkpoint was written while it ran", "zxid", hex(zxid))
@@ -371,6 +375,23 @@ func (st *storage) snapshot(s *Server) error {
 		st.onSnapshot(zxid)
 	}
 	return nil
+}
+
+// errCheckpointed stops a busy snapshot that a checkpoint overtook.
+var errCheckpointed = errors.New("a checkpoint was written")
+
+// stopWriter fails its writes once stop says so, which ends a snapshot
+// at its next chunk.
+type stopWriter struct {
+	w    io.Writer
+	stop func() bool
+}
+
+func (s stopWriter) Write(p []byte) (int, error) {
+	if s.stop() {
+		return 0, errCheckpointed
+	}
+	return s.w.Write(p)
 }
 
 // purgeLoop keeps autopurge.snapRetainCount snapshots and the log needed
