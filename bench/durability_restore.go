@@ -12,8 +12,9 @@ import (
 // follower, the leader is SIGKILLed by PID, and the restoration time is
 // from the kill to the reply of the first write sent after it: the
 // ensemble noticing, electing, the new leader synchronizing its followers
-// (and, in diskless mode, every survivor writing its complete snapshot
-// first, the thesis's Algorithm 4.2). The killed server is then started
+// (and, in diskless mode, every survivor first making its disk complete,
+// the thesis's Algorithm 4.2: corral writes the log after its newest busy
+// snapshot). The killed server is then started
 // again; the trial times it until the ensemble is whole, and this file
 // adds the wait until it holds the leader's whole tree.
 

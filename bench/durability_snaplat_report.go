@@ -149,7 +149,7 @@ func writeDurTreeMarkdown(w io.Writer, rep *DurabilityReport) {
 	fmt.Fprintf(w, "- restoration (Fig. 5.4): one `corral bench failover` trial: a client overwrites %s on a follower in a "+
 		"closed loop, the leader is SIGKILLed by PID, and the restoration time runs from the kill to the reply of the "+
 		"first write sent after it (the ensemble noticing, electing and synchronizing; in diskless mode every survivor "+
-		"first writes a complete snapshot). The killed server is then started again: rejoin is until the ensemble is whole "+
+		"first writes a checkpoint: corral the log after its newest busy snapshot, the thesis a complete snapshot). The killed server is then started again: rejoin is until the ensemble is whole "+
 		"(every member leader or follower, each accepting a session), full tree until the restarted member also reports "+
 		"the leader's zk_znode_count\n\n", FailoverPath)
 	for _, t := range rep.Trees {
