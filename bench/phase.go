@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -318,13 +319,55 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 	cfg.Log.Log(ctx, cfg.logLevel(), "phase end", "target", cfg.Target, "phase", cfg.Phase, "ops", res.Ops,
 		"ops_per_sec", int64(res.OpsPerSec), "errors", res.Errors,
 		"requests_per_write", fmt.Sprintf("%.1f", float64(requests)/float64(max(writes, 1))))
-	if err := errors.Join(errs...); err != nil {
+	if err := summarizeErrs(errs); err != nil {
 		return fail(fmt.Errorf("bench: %s %s: %w", cfg.Target, cfg.Phase, err))
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
 	return res, nil
+}
+
+// summarizeErrs joins the connections' errors on one line, each distinct
+// message once with its count, so that a server dying under 32
+// connections reads as "EOF (30 connections); ..." in the report rather
+// than as 32 lines. The first error stays wrapped for errors.Is.
+func summarizeErrs(errs []error) error {
+	var first error
+	var order []string
+	count := map[string]int{}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if first == nil {
+			first = err
+		}
+		m := err.Error()
+		if count[m] == 0 {
+			order = append(order, m)
+		}
+		count[m]++
+	}
+	if first == nil {
+		return nil
+	}
+	const shown = 3
+	parts := make([]string, 0, shown+1)
+	for i, m := range order {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("%d more distinct errors", len(order)-shown))
+			break
+		}
+		if c := count[m]; c > 1 {
+			m = fmt.Sprintf("%s (%d connections)", m, c)
+		}
+		parts = append(parts, m)
+	}
+	if len(order) == 1 && count[order[0]] == 1 {
+		return first
+	}
+	return fmt.Errorf("%w%s", first, strings.TrimPrefix(strings.Join(parts, "; "), first.Error()))
 }
 
 // waitUntil waits until t, done being closed, or ctx ending, and reports

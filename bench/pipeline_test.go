@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -190,5 +191,29 @@ func TestWindowTakeGrantsExactlyTheBudget(t *testing.T) {
 	}
 	if got != 10 {
 		t.Fatalf("granted %d, want 10", got)
+	}
+}
+
+// A server dying under many connections is reported on one line, each
+// distinct error once with its count, and stays matchable.
+func TestSummarizeErrs(t *testing.T) {
+	if summarizeErrs([]error{nil, nil}) != nil {
+		t.Fatal("no errors gave an error")
+	}
+	reset := errors.New("read: connection reset by peer")
+	errs := []error{nil, io.EOF, io.EOF, reset, io.EOF}
+	err := summarizeErrs(errs)
+	if want := "EOF (3 connections); read: connection reset by peer"; err.Error() != want {
+		t.Fatalf("got %q, want %q", err, want)
+	}
+	if !errors.Is(err, io.EOF) {
+		t.Fatal("the first error is not wrapped")
+	}
+	if err := summarizeErrs([]error{reset}); err != reset {
+		t.Fatalf("a single error changed: %v", err)
+	}
+	many := []error{errors.New("a"), errors.New("b"), errors.New("c"), errors.New("d"), errors.New("e")}
+	if got, want := summarizeErrs(many).Error(), "a; b; c; 2 more distinct errors"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
