@@ -265,11 +265,19 @@ type snapProbe interface {
 type snapLimits struct {
 	quiet, poll, settleTimeout, waitTimeout, fillTimeout time.Duration
 	maxFill                                              int64
+	// spacing stretches the quiet wait to spacing times the longest
+	// snapshot a member has reported (0: no stretch). corral starts no
+	// snapshot sooner than four times the last one's duration after it
+	// ended (server/storage.go), so on a big tree grown fast a fill that
+	// began after a 1 s quiet could end before corral's rule allowed a
+	// snapshot (seen at 1M znodes). ZooKeeper has no such rule; for it the
+	// stretch only costs time.
+	spacing float64
 }
 
 func snapshotLimits() snapLimits {
 	return snapLimits{quiet: snapQuiet, poll: snapPoll, settleTimeout: snapSettleTimeout,
-		waitTimeout: snapWaitTimeout, fillTimeout: snapFillTimeout, maxFill: snapMaxFill}
+		waitTimeout: snapWaitTimeout, fillTimeout: snapFillTimeout, maxFill: snapMaxFill, spacing: 4.5}
 }
 
 // snapState reads every member's snapshot files and summary.
@@ -301,6 +309,16 @@ func sameSnapState(a, b []memberSnapState) bool {
 	return true
 }
 
+// quietAfter is how long st must stay unchanged: lim.quiet, stretched by
+// lim.spacing.
+func (lim snapLimits) quietAfter(st []memberSnapState) time.Duration {
+	q := lim.quiet
+	for _, m := range st {
+		q = max(q, time.Duration(lim.spacing*float64(m.times.Max))*time.Millisecond)
+	}
+	return q
+}
+
 // settleSnapshots waits until no member is writing a snapshot: files and
 // counters unchanged for lim.quiet. It returns the last state read; err
 // when the members could not be read or did not settle in time.
@@ -311,7 +329,7 @@ func settleSnapshots(ctx context.Context, p snapProbe, lim snapLimits) ([]member
 		return nil, err
 	}
 	since := time.Now()
-	for time.Since(since) < lim.quiet {
+	for time.Since(since) < lim.quietAfter(last) {
 		if time.Now().After(deadline) {
 			return last, fmt.Errorf("bench: snapshots still being written after %v", lim.settleTimeout)
 		}

@@ -297,3 +297,19 @@ func TestMeasureSnapshotsStuck(t *testing.T) {
 		t.Errorf("kept writing (%d) after the member was given up", res.FillWrites)
 	}
 }
+
+// The quiet wait stretches to cover corral's snapshot spacing: spacing
+// times the longest snapshot any member reported.
+func TestSnapQuietCoversSpacing(t *testing.T) {
+	st := []memberSnapState{{times: snapTimes{Max: 200}}, {times: snapTimes{Max: 1500}}}
+	lim := snapLimits{quiet: time.Second, spacing: 4.5}
+	if got, want := lim.quietAfter(st), 6750*time.Millisecond; got != want {
+		t.Fatalf("quietAfter = %v, want %v", got, want)
+	}
+	if got := lim.quietAfter(st[:1]); got != time.Second {
+		t.Fatalf("a short snapshot: quietAfter = %v, want the 1s floor", got)
+	}
+	if got := (snapLimits{quiet: time.Second}).quietAfter(st); got != time.Second {
+		t.Fatalf("no spacing: quietAfter = %v, want 1s", got)
+	}
+}

@@ -292,10 +292,19 @@ func (st *storage) noteApplied(n int, s *Server) {
 	// snapCount writes and spaces them by four times their duration (at
 	// most a fifth of a core), like the sync mode's snapshots; only a
 	// crash of a majority depends on their freshness.
-	if st.busyWrites.Add(int64(n)) < int64(max(st.snapAt/10, 1)) {
+	//
+	// Once snapCount writes have piled up the spacing no longer holds one
+	// back: a checkpoint writes every entry since the newest snapshot
+	// (checkpoint.go), and its size is the restoration time after a
+	// leader failure. Measured at 1M znodes grown at 57k creates/s: with
+	// spacing alone 421k entries (85 MB, 83 ms) were written before the
+	// election; the bound keeps them to about snapCount plus what arrives
+	// during one snapshot.
+	w := st.busyWrites.Add(int64(n))
+	if w < int64(max(st.snapAt/10, 1)) {
 		return
 	}
-	if !st.snapping.Load() && time.Now().UnixNano() >= st.snapBusyUntil.Load() {
+	if !st.snapping.Load() && (w >= int64(st.snapAt) || time.Now().UnixNano() >= st.snapBusyUntil.Load()) {
 		st.busyWrites.Store(0)
 		select {
 		case st.snapWanted <- struct{}{}:
