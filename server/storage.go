@@ -288,23 +288,26 @@ func (st *storage) noteApplied(n int, s *Server) {
 	// writes whenever no snapshot runs. Started on every write, as the
 	// thesis does, they took most of the machine here (three servers on
 	// two cores, a snapshot of a 100k-node tree every ~100 ms each) and
-	// made diskless slower than sync. corral starts one after a tenth of
-	// snapCount writes and spaces them by four times their duration (at
-	// most a fifth of a core), like the sync mode's snapshots; only a
-	// crash of a majority depends on their freshness.
+	// made diskless slower than sync. corral starts one once snapCount's
+	// randomised count of writes (half to all of snapCount) has been
+	// applied since the last one started, the cadence of sync mode's
+	// snapshots, and whenever none is running: no spacing rule, since a
+	// checkpoint writes every entry since the newest snapshot
+	// (checkpoint.go) and its size is the restoration time after a leader
+	// failure. Only a crash of a majority depends on their freshness; a
+	// smaller snapCount buys fresher ones with CPU.
 	//
-	// Once snapCount writes have piled up the spacing no longer holds one
-	// back: a checkpoint writes every entry since the newest snapshot
-	// (checkpoint.go), and its size is the restoration time after a
-	// leader failure. Measured at 1M znodes grown at 57k creates/s: with
-	// spacing alone 421k entries (85 MB, 83 ms) were written before the
-	// election; the bound keeps them to about snapCount plus what arrives
-	// during one snapshot.
-	w := st.busyWrites.Add(int64(n))
-	if w < int64(max(st.snapAt/10, 1)) {
+	// Measured (`corral bench durability --figs 5.1`, 60 synchronous
+	// clients, alternating runs): one after a tenth of snapCount writes,
+	// spaced by four times their duration, gave 23.6k and 23.9k creates/s
+	// (busy snapshots ~20% of each server's CPU); one per snapCount
+	// writes 25.1k, 26.2k and 27.2k; sync mode 17.0k-18.0k. With spacing
+	// alone at 1M znodes grown at 57k creates/s, 421k entries (85 MB,
+	// 83 ms) piled up for the checkpoint before the election.
+	if st.busyWrites.Add(int64(n)) < int64(max(st.snapAt, 1)) {
 		return
 	}
-	if !st.snapping.Load() && (w >= int64(st.snapAt) || time.Now().UnixNano() >= st.snapBusyUntil.Load()) {
+	if !st.snapping.Load() {
 		st.busyWrites.Store(0)
 		select {
 		case st.snapWanted <- struct{}{}:

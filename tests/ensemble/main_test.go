@@ -95,11 +95,11 @@ func startDurability(t *testing.T, n int, mode string) *harness.Ensemble {
 		cfg.Server.Extra = append(cfg.Server.Extra, "durability="+mode)
 	}
 	if mode == "diskless" {
-		// Busy snapshots every 50-100 writes instead of every 5k-10k, so
-		// the faults land on servers whose checkpoints are sidecars
+		// Busy snapshots every 100-200 writes instead of every 50k-100k,
+		// so the faults land on servers whose checkpoints are sidecars
 		// beside a fuzzy snapshot (the usual case in production), not
 		// only on ones that have never snapshotted.
-		cfg.Server.Extra = append(cfg.Server.Extra, "snapCount=1000")
+		cfg.Server.Extra = append(cfg.Server.Extra, "snapCount=200")
 	}
 	ens := env.StartEnsemble(t, n, cfg)
 	t.Logf("ensemble of %d up at %s, leader %s", n, ens.ConnectString(), ens.MemberString(ens.WaitAll()))
