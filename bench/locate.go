@@ -32,7 +32,8 @@ func findModuleRoot(dir string) (string, error) {
 }
 
 // buildCorral builds ./cmd/corral from the checkout above the working
-// directory into dir and returns the binary's path.
+// directory into dir/bin and returns the binary's path. Not dir/corral:
+// that is where compare puts the corral target's server directory.
 func buildCorral(ctx context.Context, dir string) (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -42,7 +43,7 @@ func buildCorral(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w (pass --corral-bin)", err)
 	}
-	out := filepath.Join(dir, "corral")
+	out := filepath.Join(dir, "bin", "corral")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/corral")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
