@@ -88,19 +88,8 @@ func spreadOf(v []float64) spread {
 	} else {
 		sp.Median = (s[n/2-1] + s[n/2]) / 2
 	}
-	if n > 1 {
-		var sum float64
-		for _, x := range s {
-			sum += x
-		}
-		mean := sum / float64(n)
-		var ss float64
-		for _, x := range s {
-			ss += (x - mean) * (x - mean)
-		}
-		if mean != 0 {
-			sp.RSD = math.Sqrt(ss/float64(n-1)) / math.Abs(mean) * 100
-		}
+	if mean, sd := meanSD(s); mean != 0 {
+		sp.RSD = sd / math.Abs(mean) * 100
 	}
 	return sp
 }

@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -163,23 +162,7 @@ func TestRepeatTableAndJSON(t *testing.T) {
 // TestCompareRepeats: each repetition starts the target afresh and keeps
 // its files apart; every phase result carries its run.
 func TestCompareRepeats(t *testing.T) {
-	t.Setenv(fakeServerEnv, "1")
-	out := t.TempDir()
-	cfg := DefaultCompareConfig()
-	cfg.Targets = []string{TargetCorral}
-	cfg.CorralBin = os.Args[0]
-	cfg.Repeat = 2
-	cfg.Conns, cfg.Inflight = 2, 2
-	cfg.Warmup, cfg.Duration = 0, 200*time.Millisecond
-	cfg.SeqWarmup, cfg.SeqDuration = 0, 200*time.Millisecond
-	cfg.WorkDir, cfg.OutDir = t.TempDir(), out
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	rep, err := Compare(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, out, work := fakeCompare(t, 2, 2, 200*time.Millisecond, func(c *CompareConfig) { c.Repeat = 2 })
 	if rep.Env.Repeat != 2 || len(rep.Servers) != 2 || rep.Servers[0].Run != 1 || rep.Servers[1].Run != 2 {
 		t.Fatalf("env %+v servers %+v", rep.Env, rep.Servers)
 	}
@@ -198,7 +181,7 @@ func TestCompareRepeats(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if ents, _ := os.ReadDir(cfg.WorkDir); len(ents) != 0 {
+	if ents, _ := os.ReadDir(work); len(ents) != 0 {
 		t.Errorf("work dir left behind: %v", ents)
 	}
 }

@@ -105,23 +105,35 @@ func fakeMemberMode(myid int, peers map[int]string) string {
 	return ModeLeader
 }
 
-func TestCompareLaunchesMeasuresAndStops(t *testing.T) {
+// fakeCompare runs Compare on corral alone, the test binary standing in
+// for the server (fakeServerEnv), with conns × inflight load for d per
+// phase and no warm-up; edit adjusts the rest. It returns the report, the
+// --out directory and the work directory.
+func fakeCompare(t *testing.T, conns, inflight int, d time.Duration, edit func(*CompareConfig)) (rep *Report, out, work string) {
+	t.Helper()
 	t.Setenv(fakeServerEnv, "1")
-	out := t.TempDir()
+	out, work = t.TempDir(), t.TempDir()
 	cfg := DefaultCompareConfig()
 	cfg.Targets = []string{TargetCorral}
 	cfg.CorralBin = os.Args[0]
-	cfg.Conns, cfg.Inflight = 3, 4
-	cfg.Warmup, cfg.Duration = 0, 500*time.Millisecond
-	cfg.SeqWarmup, cfg.SeqDuration = 0, 500*time.Millisecond
-	cfg.WorkDir, cfg.OutDir = t.TempDir(), out
+	cfg.Conns, cfg.Inflight = conns, inflight
+	cfg.Warmup, cfg.Duration = 0, d
+	cfg.SeqWarmup, cfg.SeqDuration = 0, d
+	cfg.WorkDir, cfg.OutDir = work, out
+	if edit != nil {
+		edit(&cfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-
 	rep, err := Compare(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep, out, work
+}
+
+func TestCompareLaunchesMeasuresAndStops(t *testing.T) {
+	rep, out, work := fakeCompare(t, 3, 4, 500*time.Millisecond, nil)
 	if len(rep.Servers) != 1 || rep.Servers[0].Version != "Zookeeper version: fake" {
 		t.Errorf("servers %+v", rep.Servers)
 	}
@@ -146,7 +158,7 @@ func TestCompareLaunchesMeasuresAndStops(t *testing.T) {
 		t.Error(err)
 	}
 	// The work directory is gone and so is the server.
-	if ents, _ := os.ReadDir(cfg.WorkDir); len(ents) != 0 {
+	if ents, _ := os.ReadDir(work); len(ents) != 0 {
 		t.Errorf("work dir left behind: %v", ents)
 	}
 }
@@ -161,23 +173,7 @@ func TestLaunchReportsAServerThatExits(t *testing.T) {
 }
 
 func TestCompareEnsembleSpreadsConnectionsAndSumsCPU(t *testing.T) {
-	t.Setenv(fakeServerEnv, "1")
-	out := t.TempDir()
-	cfg := DefaultCompareConfig()
-	cfg.Targets = []string{TargetCorral}
-	cfg.Servers = 3
-	cfg.CorralBin = os.Args[0]
-	cfg.Conns, cfg.Inflight = 4, 2
-	cfg.Warmup, cfg.Duration = 0, 300*time.Millisecond
-	cfg.SeqWarmup, cfg.SeqDuration = 0, 300*time.Millisecond
-	cfg.WorkDir, cfg.OutDir = t.TempDir(), out
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	rep, err := Compare(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, out, work := fakeCompare(t, 4, 2, 300*time.Millisecond, func(c *CompareConfig) { c.Servers = 3 })
 	if len(rep.Servers) != 1 {
 		t.Fatalf("servers %+v", rep.Servers)
 	}
@@ -213,7 +209,7 @@ func TestCompareEnsembleSpreadsConnectionsAndSumsCPU(t *testing.T) {
 			t.Errorf("server.%d zoo.cfg %q, %v", id, cfgb, err)
 		}
 	}
-	if ents, _ := os.ReadDir(cfg.WorkDir); len(ents) != 0 {
+	if ents, _ := os.ReadDir(work); len(ents) != 0 {
 		t.Errorf("work dir left behind: %v", ents)
 	}
 }

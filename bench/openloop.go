@@ -138,11 +138,7 @@ func (c *conn) openWriteLoop(ctx context.Context, src source, p *pipe, w *window
 	defer o.settle()
 	var e wire.Encoder
 	batch := make([]pending, 0, p.inflight)
-	pingEvery := c.timeout / 3
-	if pingEvery <= 0 {
-		pingEvery = time.Second
-	}
-	ticker := time.NewTicker(pingEvery)
+	ticker := time.NewTicker(c.pingEvery())
 	defer ticker.Stop()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -163,22 +159,12 @@ func (c *conn) openWriteLoop(ctx context.Context, src source, p *pipe, w *window
 			if n > 0 {
 				g, last := w.take(int(n))
 				if g > 0 {
-					e.Reset()
-					batch = batch[:0]
-					for j := range g {
-						xid := c.nextXid()
-						src.next(&e, xid)
-						batch = append(batch, pending{xid: xid, sent: now, intended: o.pacer.dueAt(o.next + int64(j))})
-					}
-					for _, q := range batch {
-						p.fifo <- q
-					}
-					if _, err := c.nc.Write(e.B); err != nil {
+					var err error
+					batch, err = c.sendBatch(&e, p, src, batch, g, now, func(j int) time.Time { return o.pacer.dueAt(o.next + int64(j)) })
+					if err != nil {
 						return err
 					}
 					o.next += int64(g)
-					p.writes++
-					p.requests += int64(g)
 					sentSinceTick = true
 				}
 				if last {

@@ -185,14 +185,47 @@ func (c *conn) keepAlive(e *wire.Encoder, p *pipe, sentSinceTick bool) error {
 	return err
 }
 
+// pingEvery is how often an idle connection pings: a third of its
+// session timeout.
+func (c *conn) pingEvery() time.Duration {
+	if d := c.timeout / 3; d > 0 {
+		return d
+	}
+	return time.Second
+}
+
+// sendBatch encodes n requests from src and sends them in one write, each
+// queued on the pipe before the write so the reader always finds it.
+// intended, if not nil, gives the j-th request's scheduled send time (open
+// loop). batch is reused scratch space.
+func (c *conn) sendBatch(e *wire.Encoder, p *pipe, src source, batch []pending, n int, now time.Time,
+	intended func(j int) time.Time) ([]pending, error) {
+	e.Reset()
+	batch = batch[:0]
+	for j := range n {
+		xid := c.nextXid()
+		src.next(e, xid)
+		q := pending{xid: xid, sent: now}
+		if intended != nil {
+			q.intended = intended(j)
+		}
+		batch = append(batch, q)
+	}
+	for _, q := range batch {
+		p.fifo <- q
+	}
+	if _, err := c.nc.Write(e.B); err != nil {
+		return batch, err
+	}
+	p.writes++
+	p.requests += int64(n)
+	return batch, nil
+}
+
 func (c *conn) writeLoop(ctx context.Context, src source, p *pipe, w *window) error {
 	var e wire.Encoder
 	batch := make([]pending, 0, p.inflight)
-	pingEvery := c.timeout / 3
-	if pingEvery <= 0 {
-		pingEvery = time.Second
-	}
-	ticker := time.NewTicker(pingEvery)
+	ticker := time.NewTicker(c.pingEvery())
 	defer ticker.Stop()
 	sentSinceTick := false
 	for {
@@ -216,22 +249,10 @@ func (c *conn) writeLoop(ctx context.Context, src source, p *pipe, w *window) er
 		}
 		n, last := w.take(n)
 		if n > 0 {
-			e.Reset()
-			batch = batch[:0]
-			for range n {
-				xid := c.nextXid()
-				src.next(&e, xid)
-				batch = append(batch, pending{xid: xid, sent: now})
-			}
-			// Queued before the write so the reader always finds them.
-			for _, q := range batch {
-				p.fifo <- q
-			}
-			if _, err := c.nc.Write(e.B); err != nil {
+			var err error
+			if batch, err = c.sendBatch(&e, p, src, batch, n, now, nil); err != nil {
 				return err
 			}
-			p.writes++
-			p.requests += int64(n)
 			sentSinceTick = true
 		}
 		if last {
