@@ -23,7 +23,8 @@ const spareName = "log.next.tmp"
 // cost: `go test -run '^$' -bench 'AppendSyncSize/size=128|AppendSync/batch=1$'
 // -benchtime 5000x -count 2 ./wal/`, alternating builds, commit p50 84-101 us
 // after 64 KiB zero writes and 83-111 us after 4 KiB ones. They cost a
-// third of the CPU: 24-30 ms per 64 MiB spare against 70-80 ms idle, and
+// third of the CPU (`go test -run '^$' -bench PrepareSpare -benchtime 10x
+// ./wal/`: 28-29 cpu-ms per 64 MiB spare against 83-84 with 4 KiB), and
 // under a 70k creates/s load the 4 KiB fill was 14% of the server's CPU
 // (pprof), competing with the requests on two cores.
 const zeroWrite = 64 << 10
