@@ -432,6 +432,45 @@ func TestAbort(t *testing.T) {
 	}
 }
 
+// Sync makes the file durable without publishing it: nothing is visible
+// until Commit, which then only renames; a synced snapshot can still be
+// aborted, and one committed after Sync survives a crash.
+func TestSyncThenCommitOrAbort(t *testing.T) {
+	m := newFS(t)
+	w, _ := Create(m, dir, 5)
+	w.Write(body(5, 3000))
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil { // again: nothing to do
+		t.Fatal(err)
+	}
+	if infos, _ := Newest(m, dir); len(infos) != 0 {
+		t.Fatalf("published before Commit: %v", infos)
+	}
+	if _, err := w.Write([]byte("x")); err == nil {
+		t.Fatal("Write after Sync accepted")
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	m.CrashRandom(rand.New(rand.NewPCG(1, 2)))
+	var l loaded
+	if zxid, err := Load(m, dir, nil, l.fn); err != nil || zxid != 5 || !bytes.Equal(l.body, body(5, 3000)) {
+		t.Fatalf("after crash: Load = %d, %v", zxid, err)
+	}
+
+	w, _ = Create(m, dir, 6)
+	w.Write(body(6, 100))
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	if got := list(t, m); !slices.Equal(got, []string{"snapshot.5"}) {
+		t.Fatalf("after a synced Abort: %v", got)
+	}
+}
+
 func TestCommitFailureLeavesNothing(t *testing.T) {
 	for _, op := range []vfs.Op{vfs.OpSync, vfs.OpRename, vfs.OpWrite} {
 		t.Run(op.String(), func(t *testing.T) {

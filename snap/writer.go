@@ -63,9 +63,10 @@ func Create(fsys vfs.FS, dir string, zxid int64) (*Writer, error) {
 // Zxid returns the zxid the snapshot is named after.
 func (w *Writer) Zxid() int64 { return w.zxid }
 
-// Write appends p to the body.
+// Write appends p to the body. After Sync the body is closed: Write
+// returns ErrDone.
 func (w *Writer) Write(p []byte) (int, error) {
-	if w.done {
+	if w.done || w.synced {
 		return 0, ErrDone
 	}
 	if w.err != nil {
