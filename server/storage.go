@@ -277,9 +277,9 @@ func (st *storage) commit() error {
 	return nil
 }
 
-// noteApplied is called by apply after each batch; nothing to do for the
-// log-driven snapshot policy, kept as the hook where diskless mode's busy
-// snapshots will start.
+// noteApplied is called by apply after each batch of n writes: in
+// diskless mode it starts the busy snapshots; with a log, snapshots follow
+// the log instead (commit).
 func (st *storage) noteApplied(n int, s *Server) {
 	if st.wal != nil || n == 0 {
 		return
@@ -295,15 +295,8 @@ func (st *storage) noteApplied(n int, s *Server) {
 	// checkpoint writes every entry since the newest snapshot
 	// (checkpoint.go) and its size is the restoration time after a leader
 	// failure. Only a crash of a majority depends on their freshness; a
-	// smaller snapCount buys fresher ones with CPU.
-	//
-	// Measured (`corral bench durability --figs 5.1`, 60 synchronous
-	// clients, alternating runs): one after a tenth of snapCount writes,
-	// spaced by four times their duration, gave 23.6k and 23.9k creates/s
-	// (busy snapshots ~20% of each server's CPU); one per snapCount
-	// writes 25.1k, 26.2k and 27.2k; sync mode 17.0k-18.0k. With spacing
-	// alone at 1M znodes grown at 57k creates/s, 421k entries (85 MB,
-	// 83 ms) piled up for the checkpoint before the election.
+	// smaller snapCount buys fresher ones with CPU. The measurements
+	// behind this cadence are in docs/design/diskless.md.
 	if st.busyWrites.Add(int64(n)) < int64(max(st.snapAt, 1)) {
 		return
 	}
@@ -352,10 +345,13 @@ func (st *storage) snapshot(s *Server) error {
 		s.mu.RLock()
 	})
 	s.mu.RUnlock()
-	if errors.Is(err, errCheckpointed) {
+	dropped := func() error {
 		w.Abort()
 		st.log.Info("snapshot dropped: a checkpoint was written while it ran", "zxid", hex(zxid))
 		return nil
+	}
+	if errors.Is(err, errCheckpointed) {
+		return dropped()
 	}
 	if err != nil {
 		w.Abort()
@@ -370,9 +366,7 @@ func (st *storage) snapshot(s *Server) error {
 	st.ckptMu.Lock()
 	if st.ckptSeq.Load() != seq {
 		st.ckptMu.Unlock()
-		w.Abort()
-		st.log.Info("snapshot dropped: a checkpoint was written while it ran", "zxid", hex(zxid))
-		return nil
+		return dropped()
 	}
 	err = w.Commit()
 	st.ckptMu.Unlock()
