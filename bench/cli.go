@@ -186,6 +186,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.Servers, "servers", 1, "servers per target: 1 is standalone, more an ensemble on 127.0.0.1")
 	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
 	fs.DurationVar(&cfg.SeqDuration, "seq-duration", DefaultSeqDuration, "measured duration of the sequential create phase")
+	fs.StringVar(&cfg.Durability, "durability", "", "sync, async (ZooKeeper: forceSync=no) or diskless (corral only); default forceSync=yes for both")
 	fs.IntVar(&cfg.Repeat, "repeat", 1, "run the whole target sequence this many times, interleaved; the report gives medians and spread")
 	rate := registerRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
@@ -222,6 +223,10 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	for _, t := range strings.Split(*targets, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			cfg.Targets = append(cfg.Targets, t)
+			if _, err := durabilityOf(cfg.Durability, t); err != nil {
+				fmt.Fprintln(env.Stderr, "corral bench compare:", err)
+				return 2
+			}
 		}
 	}
 	cfg.Conns, cfg.Inflight, cfg.ValueSize = l.conns, l.inflight, l.value

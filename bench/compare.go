@@ -46,6 +46,9 @@ type CompareConfig struct {
 	Java                   string
 	JavaHeap               string
 	GlobalOutstandingLimit int
+	// Durability is "" (forceSync=yes for both, the default) or sync,
+	// async or diskless (corral only), as ycsb's (see durabilityOf).
+	Durability string
 	// Repeat is how many times the whole target sequence runs,
 	// interleaved (corral, zookeeper, corral, zookeeper, ...) so that drift
 	// of the machine hits every target alike; 0 means once.
@@ -154,6 +157,8 @@ type Env struct {
 	// --repeat); Rate the open-loop rate, 0 for closed loop.
 	Repeat int
 	Rate   float64
+	// Durability is compare's --durability ("" for forceSync=yes).
+	Durability string
 }
 
 // ServerInfo describes one server or ensemble under test.
@@ -209,6 +214,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 		if t != TargetCorral && t != TargetZooKeeper {
 			return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
 		}
+		if _, err := durabilityOf(cfg.Durability, t); err != nil {
+			return nil, err
+		}
 	}
 	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-", cfg.Keep, cfg.Log)
 	if err != nil {
@@ -222,7 +230,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	rep.Env.GlobalOutstandingLimit = cfg.GlobalOutstandingLimit
 	rep.Env.WorkDir = work
 	rep.Env.Servers, rep.Env.Timing = cfg.Servers, cfg.Timing
-	rep.Env.Repeat, rep.Env.Rate = cfg.Repeat, cfg.Rate
+	rep.Env.Repeat, rep.Env.Rate, rep.Env.Durability = cfg.Repeat, cfg.Rate, cfg.Durability
 	if cfg.Repeat > 1 {
 		prepareOnce(ctx, &cfg, work)
 	}
@@ -368,6 +376,7 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 		Dir: filepath.Join(work, info.fileBase()), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
+	lc.Durability, _ = durabilityOf(cfg.Durability, target) // checked by Compare
 	if target == TargetZooKeeper {
 		info.JavaHeap = cfg.JavaHeap
 	}

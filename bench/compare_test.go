@@ -213,3 +213,23 @@ func TestCompareEnsembleSpreadsConnectionsAndSumsCPU(t *testing.T) {
 		t.Errorf("work dir left behind: %v", ents)
 	}
 }
+
+// --durability reaches the launched server's zoo.cfg and the report.
+func TestCompareDurability(t *testing.T) {
+	rep, out, _ := fakeCompare(t, 1, 1, 100*time.Millisecond, func(c *CompareConfig) { c.Durability = "diskless" })
+	zc, err := os.ReadFile(filepath.Join(out, "corral.zoo.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(zc), "durability=diskless\n") {
+		t.Errorf("zoo.cfg lacks durability=diskless:\n%s", zc)
+	}
+	var b strings.Builder
+	WriteMarkdown(&b, rep)
+	if !strings.Contains(b.String(), "durability diskless (corral: durability=diskless; ZooKeeper: forceSync=yes)") {
+		t.Errorf("report does not state the durability:\n%s", b.String())
+	}
+	if _, err := Compare(context.Background(), CompareConfig{Targets: []string{TargetZooKeeper}, Durability: "diskless"}); err == nil {
+		t.Error("diskless ZooKeeper accepted")
+	}
+}

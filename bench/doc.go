@@ -11,7 +11,8 @@
 //	                     [--targets corral,zookeeper] [--servers 1] [--out DIR]
 //	                     [--tick-time 2000] [--init-limit 10] [--sync-limit 5]
 //	                     [--corral-bin PATH] [--zk-lib DIR] [--java java] [--java-heap 2g]
-//	                     [--workdir DIR] [--keep] [--repeat 1] [--rate 0] [-q]
+//	                     [--workdir DIR] [--keep] [--repeat 1] [--rate 0]
+//	                     [--durability sync|async|diskless] [-q]
 //
 // For each target in turn compare writes zoo.cfg into a fresh temporary
 // directory, starts the server, waits until it accepts sessions, runs four

@@ -231,6 +231,8 @@ func TestOpenLoopRows(t *testing.T) {
 func TestCLIRejectsBadRateAndRepeat(t *testing.T) {
 	for _, args := range [][]string{
 		{"compare", "--repeat", "0"},
+		{"compare", "--durability", "diskless"}, // ZooKeeper has none
+		{"compare", "--durability", "fast"},
 		{"compare", "--repeat", "21"},
 		{"compare", "--rate", "-5"},
 		{"run", "--connect", "127.0.0.1:1", "--rate", "1e9"},

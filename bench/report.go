@@ -149,9 +149,18 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			shape = fmt.Sprintf("%d-server ensemble on 127.0.0.1 (server.N=127.0.0.1:quorum:election;127.0.0.1:client, "+
 				"one dataDir with myid per server)", e.Servers)
 		}
-		fmt.Fprintf(w, "- zoo.cfg (the same for every target): %s, %s, forceSync=yes, snapCount default (100000), "+
+		durability := "forceSync=yes"
+		if e.Durability != "" {
+			durability = fmt.Sprintf("durability %s (corral: durability=%s; ZooKeeper: forceSync=%s)", e.Durability, e.Durability,
+				map[bool]string{true: "no", false: "yes"}[e.Durability == "async"])
+		}
+		same := "the same for every target"
+		if e.Durability != "" {
+			same += " but its durability line"
+		}
+		fmt.Fprintf(w, "- zoo.cfg (%s): %s, %s, %s, snapCount default (100000), "+
 			"globalOutstandingLimit=%d, maxClientCnxns=0, admin.enableServer=false, 4lw.commands.whitelist=*, dataDir under %s\n",
-			shape, e.Timing.orDefault(), e.GlobalOutstandingLimit, e.WorkDir)
+			same, shape, e.Timing.orDefault(), durability, e.GlobalOutstandingLimit, e.WorkDir)
 		if e.Servers > 1 {
 			fmt.Fprintf(w, "- connections: assigned round-robin over the servers, followers first in id order and the leader last "+
 				"(so the leader has at most as many as a follower, whichever server leads); seqcreate's one connection is on a follower\n")

@@ -48,7 +48,7 @@ type YCSBConfig struct {
 	Launch  []string
 	Servers int
 	// Durability is "" (forceSync=yes, no durability line: compare's
-	// zoo.cfg) or sync, async or diskless (see ycsbDurability).
+	// zoo.cfg) or sync, async or diskless (see durabilityOf).
 	Durability string
 
 	SessionTimeout time.Duration
@@ -171,7 +171,7 @@ func (c *YCSBConfig) fill() error {
 		if t != TargetCorral && t != TargetZooKeeper {
 			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
 		}
-		if _, err := ycsbDurability(c.Durability, t); err != nil {
+		if _, err := durabilityOf(c.Durability, t); err != nil {
 			return err
 		}
 	}
@@ -183,11 +183,12 @@ func (c *YCSBConfig) fill() error {
 	return nil
 }
 
-// ycsbDurability is the zoo.cfg durability of target for mode: "" is
-// compare's (forceSync=yes and nothing else, the same file for both);
+// durabilityOf is the zoo.cfg durability of target for mode (compare's
+// and ycsb's --durability): "" is forceSync=yes and nothing else, the same
+// file for both;
 // sync, async and diskless are the durability benchmark's configurations
 // (DurabilityTargets). ZooKeeper has no diskless mode.
-func ycsbDurability(mode, target string) (Durability, error) {
+func durabilityOf(mode, target string) (Durability, error) {
 	switch {
 	case mode == "":
 		return Durability{}, nil
@@ -328,7 +329,7 @@ func ycsbLaunched(ctx context.Context, cfg *YCSBConfig, work, target string) (Se
 		info.Err = err.Error()
 		return info, nil, err
 	}
-	dur, err := ycsbDurability(cfg.Durability, target)
+	dur, err := durabilityOf(cfg.Durability, target)
 	if err != nil {
 		return fail(err)
 	}
