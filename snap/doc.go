@@ -24,6 +24,19 @@
 // rename leaves only a .tmp file, which readers ignore (CleanTemp removes
 // them at startup); after SyncDir the snapshot is durable.
 //
+// # Direct I/O
+//
+// Where the file system offers it (vfs.DirectCreator: O_DIRECT on Linux),
+// the .tmp file is written around the page cache in 1 MiB aligned writes,
+// the last one zero-padded and the file then truncated to its length. A
+// snapshot is written once and read only at a restart or for a SNAP, so
+// the page cache's copy of it and that copy's writeback were CPU spent on
+// nothing: 2.3 s of system CPU per GiB against 0.1 s direct, and with the
+// 1.2 GB tree of the compare benchmark's setData phase, setData 139-149k/s
+// direct against 88-107k/s through the page cache (see BENCHMARKS.md).
+// Elsewhere the file goes through a buffer and the page cache, with early
+// writeback every 8 MiB so the final fsync does not stall the log's.
+//
 // # Reading and fallback
 //
 // Because the CRC is a trailer, a Reader checks it when the body has been

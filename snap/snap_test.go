@@ -150,22 +150,43 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRoundTripOS writes snapshots through the operating system's file
+// system, where Linux file systems with O_DIRECT take the direct path:
+// sizes around the alignment and the chunk, so the padded final write and
+// the truncate after it are exercised.
 func TestRoundTripOS(t *testing.T) {
-	d := t.TempDir()
-	w, err := Create(vfs.OS(), d, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(w, bytes.NewReader(body(7, 300000)))
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	var l loaded
-	if zxid, err := Load(vfs.OS(), d, nil, l.fn); err != nil || zxid != 7 || !bytes.Equal(l.body, body(7, 300000)) {
-		t.Fatalf("Load = %d, %v", zxid, err)
-	}
-	if names, _ := vfs.OS().List(d); !slices.Equal(names, []string{"snapshot.7"}) {
-		t.Fatalf("files %v", names)
+	for _, size := range []int{0, 1, 4096 - headerSize, 4096, directChunk - headerSize, directChunk, 3*directChunk + 17} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			d := t.TempDir()
+			w, err := Create(vfs.OS(), d, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("direct I/O: %v", w.direct)
+			// Uneven writes, so chunks fill across Write calls.
+			b := body(7, size)
+			for off := 0; off < len(b); {
+				n := min(len(b)-off, 1+off%70000)
+				if _, err := w.Write(b[off : off+n]); err != nil {
+					t.Fatal(err)
+				}
+				off += n
+			}
+			if err := w.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			var l loaded
+			if zxid, err := Load(vfs.OS(), d, nil, l.fn); err != nil || zxid != 7 || !bytes.Equal(l.body, b) {
+				t.Fatalf("Load = %d, %v (body %d bytes, want %d)", zxid, err, len(l.body), len(b))
+			}
+			if names, _ := vfs.OS().List(d); !slices.Equal(names, []string{"snapshot.7"}) {
+				t.Fatalf("files %v", names)
+			}
+			st, err := os.Stat(filepath.Join(d, "snapshot.7"))
+			if err != nil || st.Size() != int64(headerSize+size+trailerSize) {
+				t.Fatalf("size %v, %v; want %d", st.Size(), err, headerSize+size+trailerSize)
+			}
+		})
 	}
 }
 

@@ -23,9 +23,12 @@ type Writer struct {
 	zxid       int64
 	tmp, final string
 	f          vfs.File
-	bw         *bufio.Writer
-	crc        uint32
-	n          int64
+	bw         sink
+	// direct: f was opened with O_DIRECT and bw is a directWriter, which
+	// needs no early writeback.
+	direct bool
+	crc    uint32
+	n      int64
 	// flushed is how far the file has been handed to writeback.
 	flushed int64
 	done    bool
@@ -46,12 +49,20 @@ func Create(fsys vfs.FS, dir string, zxid int64) (*Writer, error) {
 	}
 	final := filepath.Join(dir, Name(zxid))
 	w := &Writer{fs: fsys, dir: dir, zxid: zxid, tmp: final + tmpSuffix, final: final}
-	f, err := fsys.Create(w.tmp)
-	if err != nil {
-		return nil, fmt.Errorf("snap: %w", err)
+	if dc, ok := fsys.(vfs.DirectCreator); ok {
+		if f, err := dc.CreateDirect(w.tmp); err == nil {
+			w.f, w.bw, w.direct = f, newDirectWriter(f), true
+		}
+		// Refused (a file system without O_DIRECT): the page cache below.
 	}
-	w.f = f
-	w.bw = bufio.NewWriterSize(f, writeBufferSize)
+	if w.f == nil {
+		f, err := fsys.Create(w.tmp)
+		if err != nil {
+			return nil, fmt.Errorf("snap: %w", err)
+		}
+		w.f = f
+		w.bw = bufio.NewWriterSize(f, writeBufferSize)
+	}
 	h := encodeHeader(zxid)
 	if _, err := w.bw.Write(h[:]); err != nil {
 		w.Abort()
@@ -79,7 +90,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		w.err = fmt.Errorf("snap: writing %s: %w", w.tmp, err)
 		return n, w.err
 	}
-	if ws, ok := w.f.(vfs.WritebackStarter); ok && w.n-w.flushed >= writebackEvery {
+	if ws, ok := w.f.(vfs.WritebackStarter); ok && !w.direct && w.n-w.flushed >= writebackEvery {
 		if err := w.bw.Flush(); err != nil {
 			w.err = fmt.Errorf("snap: writing %s: %w", w.tmp, err)
 			return n, w.err

@@ -27,6 +27,14 @@ func (o osFS) Create(name string) (File, error) {
 	return o.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 
+func (osFS) CreateDirect(name string) (File, error) {
+	f, err := createDirect(name)
+	if err != nil {
+		return nil, err
+	}
+	return newOSFile(f), nil
+}
+
 func (o osFS) Open(name string) (File, error) { return o.OpenFile(name, os.O_RDONLY, 0) }
 
 func (osFS) Remove(name string) error                    { return os.Remove(name) }

@@ -4,6 +4,7 @@ package vfs
 
 import (
 	"errors"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,6 +39,12 @@ func fallocate(f *osFile, size int64) error {
 			return err
 		}
 	}
+}
+
+// createDirect opens name write-only with O_DIRECT; file systems without
+// direct I/O (older tmpfs) refuse it with EINVAL.
+func createDirect(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_DIRECT, 0o644)
 }
 
 // startWriteback asks the kernel to begin writing [off, off+n) to disk

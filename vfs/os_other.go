@@ -2,7 +2,10 @@
 
 package vfs
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 var errFallocateUnsupported = errors.New("vfs: fallocate unsupported")
 
@@ -12,3 +15,8 @@ func datasync(f *osFile) error { return f.File.Sync() }
 func fallocate(*osFile, int64) error { return errFallocateUnsupported }
 
 func startWriteback(f *osFile, off, n int64) error { return nil }
+
+// createDirect is refused where O_DIRECT is not wired up.
+func createDirect(name string) (*os.File, error) {
+	return nil, &os.PathError{Op: "open", Path: name, Err: errors.ErrUnsupported}
+}

@@ -1,0 +1,98 @@
+package snap
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/corral-db/corral/vfs"
+)
+
+// directChunk is how much a direct snapshot gathers per write: large
+// enough that the device, not the syscall, sets the pace (1 MiB O_DIRECT
+// writes reached 1.5 GB/s here, 256 KiB ones 1.1 GB/s).
+const directChunk = 1 << 20
+
+// sink is where a Writer's bytes go: a bufio.Writer over a page-cache
+// file, or a directWriter. Flush is called once, at the end, except on a
+// bufio.Writer (which Write flushes before starting writeback).
+type sink interface {
+	Write(p []byte) (int, error)
+	Flush() error
+}
+
+// directWriter gathers a snapshot in an aligned buffer and writes it to a
+// file opened with O_DIRECT in whole chunks. The kernel then moves the
+// bytes to the device without copying them into the page cache and writing
+// that back: a snapshot is written once and read only at a restart or to
+// send a SNAP, so caching it spends CPU and memory on nothing. The price is
+// that each write waits for the device; the tree is not locked meanwhile
+// (the snapshot encodes with the lock released between chunks).
+type directWriter struct {
+	f   vfs.File
+	buf []byte // DirectAlign-aligned, len directChunk
+	n   int    // bytes gathered in buf
+	off int64  // bytes written to f
+}
+
+func newDirectWriter(f vfs.File) *directWriter {
+	return &directWriter{f: f, buf: alignedBuffer(directChunk)}
+}
+
+// alignedBuffer returns n bytes starting at a multiple of vfs.DirectAlign.
+// Go's heap does not move objects, so the alignment holds for the slice's
+// life.
+func alignedBuffer(n int) []byte {
+	b := make([]byte, n+vfs.DirectAlign)
+	skip := 0
+	if r := int(uintptr(unsafe.Pointer(&b[0])) % vfs.DirectAlign); r != 0 {
+		skip = vfs.DirectAlign - r
+	}
+	return b[skip : skip+n : skip+n]
+}
+
+func (d *directWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		c := copy(d.buf[d.n:], p)
+		d.n += c
+		p = p[c:]
+		written += c
+		if d.n == len(d.buf) {
+			if err := d.writeOut(len(d.buf)); err != nil {
+				return written, err
+			}
+		}
+	}
+	return written, nil
+}
+
+// writeOut writes the first size bytes of buf (a multiple of DirectAlign)
+// at off.
+func (d *directWriter) writeOut(size int) error {
+	if _, err := d.f.WriteAt(d.buf[:size], d.off); err != nil {
+		return err
+	}
+	d.off += int64(size)
+	d.n = 0
+	return nil
+}
+
+// Flush writes what is gathered, zero-padded to the alignment, and cuts
+// the file back to the bytes written. Nothing may be written after it.
+func (d *directWriter) Flush() error {
+	if d.n == 0 {
+		return nil
+	}
+	size := d.n
+	padded := (size + vfs.DirectAlign - 1) &^ (vfs.DirectAlign - 1)
+	clear(d.buf[size:padded])
+	if err := d.writeOut(padded); err != nil {
+		return err
+	}
+	end := d.off - int64(padded) + int64(size)
+	if err := d.f.Truncate(end); err != nil {
+		return fmt.Errorf("truncating to %d: %w", end, err)
+	}
+	d.off = end
+	return nil
+}
