@@ -27,13 +27,17 @@
 // # Direct I/O
 //
 // Where the file system offers it (vfs.DirectCreator: O_DIRECT on Linux),
-// the .tmp file is written around the page cache in 1 MiB aligned writes,
+// the .tmp file is written around the page cache in 256 KiB aligned writes,
 // the last one zero-padded and the file then truncated to its length. A
 // snapshot is written once and read only at a restart or for a SNAP, so
-// the page cache's copy of it and that copy's writeback were CPU spent on
-// nothing: 2.3 s of system CPU per GiB against 0.1 s direct, and with the
-// 1.2 GB tree of the compare benchmark's setData phase, setData 139-149k/s
-// direct against 88-107k/s through the page cache (see BENCHMARKS.md).
+// its copy in the page cache and that copy's writeback are work for
+// nothing: writing 1.2 GB took 0.34-0.47 s of CPU buffered (with the early
+// writeback below) and 0.13-0.17 s direct. In the server the gain was
+// larger than that: with the compare benchmark's 1.2 GB tree being
+// snapshotted, CPU per setData fell from 15 to 9.5 us and setData rose
+// from 79-107k/s to 109-145k/s (alternating binaries; BENCHMARKS.md).
+// Direct writes are not throttled for the log's sake as buffered writeback
+// is, so they are kept small (directChunk says what that costs).
 // Elsewhere the file goes through a buffer and the page cache, with early
 // writeback every 8 MiB so the final fsync does not stall the log's.
 //

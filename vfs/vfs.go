@@ -83,8 +83,8 @@ const DirectAlign = 4096
 // whose writes bypass the page cache (O_DIRECT on Linux). A large file
 // written once and read rarely (a snapshot) costs the kernel a copy into
 // the page cache per byte and then the writeback of those pages; measured
-// here, writing 1 GiB through the page cache and fdatasync took 2.3 s of
-// system CPU, with O_DIRECT in 1 MiB writes 0.1 s.
+// here, writing 1.2 GB through the page cache took 0.34-0.47 s of CPU,
+// with O_DIRECT 0.13-0.17 s.
 type DirectCreator interface {
 	// CreateDirect creates (or truncates) name for writing only. Every
 	// Write must be DirectAlign-aligned in buffer address, length and file
