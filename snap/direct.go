@@ -57,6 +57,19 @@ func alignedBuffer(n int) []byte {
 	return b[skip : skip+n : skip+n]
 }
 
+// probe writes one aligned block of zeros and cuts the file back to
+// empty: some file systems accept O_DIRECT at open and refuse the writes
+// (EINVAL), and a snapshot that failed on every write would leave the
+// server without snapshots. The block costs one small write per snapshot.
+func (d *directWriter) probe() error {
+	blk := d.buf[:vfs.DirectAlign]
+	clear(blk)
+	if _, err := d.f.WriteAt(blk, 0); err != nil {
+		return err
+	}
+	return d.f.Truncate(0)
+}
+
 func (d *directWriter) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {

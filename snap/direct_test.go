@@ -3,6 +3,7 @@ package snap
 import (
 	"bytes"
 	"fmt"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -64,5 +65,43 @@ func TestDirectWriterAlignsEveryWrite(t *testing.T) {
 				t.Fatal("content differs")
 			}
 		})
+	}
+}
+
+// refusingFS offers direct files whose writes all fail, as a file system
+// that accepts O_DIRECT at open and refuses the I/O does.
+type refusingFS struct{ *vfs.MemFS }
+
+type refusingFile struct{ vfs.File }
+
+func (refusingFile) WriteAt([]byte, int64) (int, error) { return 0, syscall.EINVAL }
+
+func (r refusingFS) CreateDirect(name string) (vfs.File, error) {
+	f, err := r.MemFS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return refusingFile{f}, nil
+}
+
+func TestDirectRefusedAtWriteFallsBackToPageCache(t *testing.T) {
+	fsys := refusingFS{newFS(t)}
+	w, err := Create(fsys, dir, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.direct {
+		t.Fatal("writer kept a direct file whose writes fail")
+	}
+	b := body(9, 3*directChunk+5)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var l loaded
+	if zxid, err := Load(fsys, dir, nil, l.fn); err != nil || zxid != 9 || !bytes.Equal(l.body, b) {
+		t.Fatalf("Load = %d, %v", zxid, err)
 	}
 }

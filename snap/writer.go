@@ -51,9 +51,15 @@ func Create(fsys vfs.FS, dir string, zxid int64) (*Writer, error) {
 	w := &Writer{fs: fsys, dir: dir, zxid: zxid, tmp: final + tmpSuffix, final: final}
 	if dc, ok := fsys.(vfs.DirectCreator); ok {
 		if f, err := dc.CreateDirect(w.tmp); err == nil {
-			w.f, w.bw, w.direct = f, newDirectWriter(f), true
+			d := newDirectWriter(f)
+			if d.probe() == nil {
+				w.f, w.bw, w.direct = f, d, true
+			} else {
+				_ = f.Close()
+			}
 		}
-		// Refused (a file system without O_DIRECT): the page cache below.
+		// Refused (a file system without O_DIRECT, or one that accepts the
+		// flag at open and fails the writes): the page cache below.
 	}
 	if w.f == nil {
 		f, err := fsys.Create(w.tmp)
