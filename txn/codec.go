@@ -45,6 +45,25 @@ func Append(dst []byte, h *Header, t *Txn) []byte {
 	return appendTxn(dst, t, false)
 }
 
+// SizeHint is a capacity for Append's output that fits t without the
+// slice growing: the header's varints and the fixed fields at their
+// widest, the variable ones by their lengths. Appending a 1 KiB setData
+// into nil grew the slice four times, and those allocations and copies
+// were a tenth of a 3-server leader's CPU under setData.
+func SizeHint(t *Txn) int {
+	n := 1 + 16*binary.MaxVarintLen64 + len(t.Path) + len(t.Data)
+	for _, a := range t.ACL {
+		n += 3*binary.MaxVarintLen64 + len(a.ID.Scheme) + len(a.ID.ID)
+	}
+	for _, p := range t.Paths {
+		n += binary.MaxVarintLen64 + len(p)
+	}
+	for i := range t.Ops {
+		n += SizeHint(&t.Ops[i])
+	}
+	return n
+}
+
 func appendTxn(dst []byte, t *Txn, nested bool) []byte {
 	dst = binary.AppendVarint(dst, int64(t.Type))
 	switch t.Type {

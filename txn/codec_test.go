@@ -85,6 +85,25 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSizeHintFits: Append into a slice of SizeHint's capacity never
+// grows it, for every kind of transaction with its fields at their widest.
+func TestSizeHintFits(t *testing.T) {
+	wide := Header{SessionID: math.MinInt64, Cxid: math.MinInt32, Zxid: math.MinInt64, Time: math.MinInt64, Type: wire.OpCreate}
+	for _, c := range sampleTxns() {
+		for _, h := range []Header{c.h, wide} {
+			tx := c.t
+			tx.ParentCVersion, tx.TTL, tx.Version, tx.Timeout = math.MinInt32, math.MinInt64, math.MinInt32, math.MinInt32
+			for i := range tx.Ops {
+				tx.Ops[i].TTL, tx.Ops[i].Version = math.MinInt64, math.MinInt32
+			}
+			buf := make([]byte, 0, SizeHint(&tx))
+			if b := Append(buf, &h, &tx); len(b) > cap(buf) {
+				t.Errorf("%v: encoding is %d bytes, SizeHint %d", tx.Type, len(b), cap(buf))
+			}
+		}
+	}
+}
+
 func TestDecodeDoesNotAlias(t *testing.T) {
 	h := Header{Zxid: 1, Type: wire.OpSetData}
 	tx := Txn{Type: wire.OpSetData, Path: "/a", Data: []byte("abc"), Version: 1}
