@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -40,6 +41,10 @@ type driverMsg struct {
 	timeout int32
 	auth    []wire.Id
 	body    []byte // the request record, jute-encoded
+	// rec, when set, is encoded as body by encode (and body is unused):
+	// a forwarded write is encoded once, into the message, rather than
+	// into a body that is then copied in.
+	rec wire.Record
 	// driverSyncRequest, driverSyncReply
 	id   int64
 	zxid int64
@@ -50,7 +55,7 @@ type driverMsg struct {
 var errBadDriverMsg = errors.New("malformed server message")
 
 func (m *driverMsg) encode() []byte {
-	e := &wire.Encoder{}
+	e := &wire.Encoder{B: make([]byte, 0, m.sizeHint())}
 	e.Int(int32(m.kind))
 	switch m.kind {
 	case driverRequest:
@@ -63,7 +68,15 @@ func (m *driverMsg) encode() []byte {
 			e.String(id.Scheme)
 			e.String(id.ID)
 		}
-		e.Buffer(m.body)
+		if m.rec != nil {
+			// A jute buffer: its length, patched once the record is in.
+			at := e.Len()
+			e.Int(0)
+			m.rec.Encode(e)
+			binary.BigEndian.PutUint32(e.B[at:], uint32(e.Len()-at-4))
+		} else {
+			e.Buffer(m.body)
+		}
 	case driverSyncRequest, driverSyncReply:
 		e.Long(m.id)
 		e.Long(m.zxid)
@@ -74,6 +87,27 @@ func (m *driverMsg) encode() []byte {
 		}
 	}
 	return e.Bytes()
+}
+
+// sizeHint is a capacity that holds most messages without the buffer
+// growing: the fixed fields, the auth ids, and a forwarded write's data.
+func (m *driverMsg) sizeHint() int {
+	n := 64 + len(m.body) + 8*len(m.sessions)
+	for _, id := range m.auth {
+		n += 8 + len(id.Scheme) + len(id.ID)
+	}
+	switch r := m.rec.(type) {
+	case *wire.SetDataRequest:
+		n += len(r.Path) + len(r.Data)
+	case *wire.CreateRequest:
+		n += len(r.Path) + len(r.Data) + 32*len(r.ACL)
+	case *wire.CreateTTLRequest:
+		n += len(r.Path) + len(r.Data) + 32*len(r.ACL)
+	case nil:
+	default:
+		n += 256
+	}
+	return n
 }
 
 // decodeDriverMsg decodes a payload from a peer. Peers are trusted

@@ -134,12 +134,7 @@ func (rp *replica) forward(r *request) bool {
 		rp.s.abandon(r, errNotServing)
 		return true
 	}
-	m := driverMsg{kind: driverRequest, sid: r.sid, xid: r.xid, op: r.op, timeout: r.timeout, auth: r.auth}
-	if r.rec != nil {
-		var e wire.Encoder
-		r.rec.Encode(&e)
-		m.body = e.Bytes()
-	}
+	m := driverMsg{kind: driverRequest, sid: r.sid, xid: r.xid, op: r.op, timeout: r.timeout, auth: r.auth, rec: r.rec}
 	msg := []zab.Message{driverMessage(rp.id, ss.Leader, &m)}
 	rp.fw.add(r, func() { rp.tr.Send(msg) })
 	return true

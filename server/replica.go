@@ -671,7 +671,7 @@ func (rp *replica) propose(r *request) bool {
 		return true
 	}
 	rp.s.prep(r, int64(z))
-	data := txn.Append(nil, &r.hdr, &r.tx)
+	data := txn.Append(make([]byte, 0, txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
 	got, err := rp.node.Propose(data)
 	if err != nil || got != z {
 		rp.mu.Unlock()

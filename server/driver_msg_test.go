@@ -1,0 +1,47 @@
+package server
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// TestDriverMsgRoundTrip: every kind decodes to what was encoded, and a
+// forwarded write encoded from its record (rec) is byte for byte the
+// message with the record pre-encoded as body.
+func TestDriverMsgRoundTrip(t *testing.T) {
+	set := &wire.SetDataRequest{Path: "/a/b", Data: bytes.Repeat([]byte{7}, 1024), Version: 3}
+	var e wire.Encoder
+	set.Encode(&e)
+	auth := []wire.Id{{Scheme: "digest", ID: "alice:x"}, {Scheme: "ip", ID: "127.0.0.1"}}
+	for _, c := range []struct {
+		name string
+		m    driverMsg
+		want driverMsg
+	}{
+		{"request from record", driverMsg{kind: driverRequest, sid: 9, xid: 4, op: wire.OpSetData, timeout: 30000, auth: auth, rec: set},
+			driverMsg{kind: driverRequest, sid: 9, xid: 4, op: wire.OpSetData, timeout: 30000, auth: auth, body: e.Bytes()}},
+		{"request with body", driverMsg{kind: driverRequest, sid: 9, xid: 4, op: wire.OpSetData, body: e.Bytes()},
+			driverMsg{kind: driverRequest, sid: 9, xid: 4, op: wire.OpSetData, body: e.Bytes()}},
+		{"request without record", driverMsg{kind: driverRequest, sid: 9, op: wire.OpCloseSession},
+			driverMsg{kind: driverRequest, sid: 9, op: wire.OpCloseSession}},
+		{"sync request", driverMsg{kind: driverSyncRequest, id: 5, zxid: 1 << 33},
+			driverMsg{kind: driverSyncRequest, id: 5, zxid: 1 << 33}},
+		{"touch", driverMsg{kind: driverTouch, sessions: []int64{1, 2, 3}},
+			driverMsg{kind: driverTouch, sessions: []int64{1, 2, 3}}},
+	} {
+		b := c.m.encode()
+		got, err := decodeDriverMsg(b, 1<<20)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: decoded %+v, want %+v", c.name, got, c.want)
+		}
+		if !bytes.Equal(b, c.want.encode()) {
+			t.Errorf("%s: encoding differs from the body-encoded message", c.name)
+		}
+	}
+}
