@@ -166,8 +166,15 @@ func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) ([]z
 	st.ckptMu.Lock()
 	st.ckptSeq.Add(1)
 	st.ckptMu.Unlock()
-	for deadline := time.Now().Add(time.Second); st.snapping.Load() && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
+	if st.snapping.Load() {
+		// Up to a second: a snapshot stuck on a slow disk must not hold
+		// the election back.
+		t := time.NewTimer(time.Second)
+		select {
+		case <-*st.snapDone.Load():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	waited := time.Since(start)
 	st.ckptMu.Lock()

@@ -43,6 +43,10 @@ type storage struct {
 	// so a busy server does not stack snapshots (ZooKeeper skips too).
 	snapWanted chan struct{}
 	snapping   atomic.Bool
+	// snapDone is closed when the snapshot that set snapping ends; it is
+	// stored before snapping is set, so whoever sees snapping true finds
+	// the running snapshot's channel (or a later one).
+	snapDone atomic.Pointer[chan struct{}]
 	// snapBusyUntil (unix nanos) spaces snapshots: after one that took d,
 	// the next waits until 4d has passed, so on a big tree under heavy
 	// writes snapshots take at most a fifth of one core instead of
@@ -328,8 +332,13 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 // started at repairs whatever changed under it (transactions are
 // idempotent).
 func (st *storage) snapshot(s *Server) error {
+	done := make(chan struct{})
+	st.snapDone.Store(&done)
 	st.snapping.Store(true)
-	defer st.snapping.Store(false)
+	defer func() {
+		st.snapping.Store(false)
+		close(done)
+	}()
 	start := time.Now()
 	seq := st.ckptSeq.Load()
 	s.mu.RLock()
