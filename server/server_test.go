@@ -339,3 +339,58 @@ func TestPipelinedReadSeesOnlyEarlierWrites(t *testing.T) {
 		t.Errorf("%d of %d reads saw the wrong state", bad, rounds)
 	}
 }
+
+// TestDueSnapshotStartsWhenSpacingEnds: a snapshot that comes due while
+// the spacing after the last one holds it back is taken when the spacing
+// ends, with no further write to trigger it.
+func TestDueSnapshotStartsWhenSpacingEnds(t *testing.T) {
+	fs := vfs.NewMem()
+	o := Options{FS: fs, DataDir: "/data", SnapCount: 20, SnapRetainCount: 3, PreallocSize: 64 << 10}
+	ts := startServer(t, o)
+	c := dial(t, ts.addr)
+	dir := filepath.Join("/data", "version-2")
+	// Let the first snapshots happen, then hold the next one back.
+	for i := 0; i < 40; i++ {
+		if _, code := c.create(fmt.Sprintf("/a%04d", i), nil, 0); code != 0 {
+			t.Fatalf("create: %v", code)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ts.store.snapping.Load() || ts.store.snapPending.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("snapshot did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ts.store.snapBusyUntil.Store(time.Now().Add(300 * time.Millisecond).UnixNano())
+	before := listPrefix(t, fs, dir, "snapshot.")
+	var last string
+	for i := 0; i < 25; i++ { // more than SnapCount: due during the spacing
+		last = fmt.Sprintf("/b%04d", i)
+		if _, code := c.create(last, nil, 0); code != 0 {
+			t.Fatalf("create: %v", code)
+		}
+	}
+	if got := listPrefix(t, fs, dir, "snapshot."); !slices.Equal(got, before) && time.Now().UnixNano() < ts.store.snapBusyUntil.Load() {
+		t.Fatalf("a snapshot was written during the spacing: %q, before %q", got, before)
+	}
+	// No more writes. The held-back snapshot must come on its own. Reads
+	// keep the session alive, so that no closeSession (a write) comes
+	// from its expiry either.
+	deadline := time.Now().Add(10 * time.Second)
+	for slices.Equal(listPrefix(t, fs, dir, "snapshot."), before) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot after the spacing ended; still %q", before)
+		}
+		if _, code := c.get(last); code != 0 {
+			t.Fatalf("get %s: %v", last, code)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// It holds the burst: a restart from it (and the log) has every node.
+	ts.stop(t)
+	ts = startServer(t, o)
+	c = dial(t, ts.addr)
+	if _, code := c.get(last); code != 0 {
+		t.Fatalf("after restart: get %s: %v", last, code)
+	}
+}
