@@ -19,8 +19,11 @@ import (
 // A connection loss leaves step 2's outcome unknown: retrying blindly
 // could count twice, giving up could count zero times. So step 2 is a
 // multi that also creates an ephemeral marker c/op-<GUID> (a child of
-// the counter node); after a connection loss the marker's existence says
-// whether the increment ran. The marker is deleted afterwards. An Add
+// the counter node) holding the value written; after a connection loss the
+// marker's existence says whether the increment ran, and its data what it
+// wrote (a retry that finds the marker already there learns the same:
+// the lost attempt was applied after all). The marker is deleted
+// afterwards. An Add
 // that returns nil was applied exactly once; one that returns an error
 // was not applied, except after the session expired while the reply was
 // lost (the error then wraps client.ErrSessionExpired and the outcome is
@@ -82,40 +85,60 @@ func (k *Counter) Add(ctx context.Context, delta int64) (int64, error) {
 		nv := v + delta
 		// Waited for even if ctx ends, so that Add never returns while
 		// its increment may still happen.
+		// The marker holds the value this attempt writes: if an earlier
+		// attempt turns out to have been applied, its marker says which
+		// value it wrote.
+		val := []byte(strconv.FormatInt(nv, 10))
 		res, err := c.MultiAsync(
-			client.SetDataOp(k.path, []byte(strconv.FormatInt(nv, 10)), version),
-			client.CreateOp(marker, nil, k.o.acl, client.ModeEphemeral),
+			client.SetDataOp(k.path, val, version),
+			client.CreateOp(marker, val, k.o.acl, client.ModeEphemeral),
 		).Result()
 		switch {
 		case err == nil:
 			k.dropMarker(marker)
 			return nv, nil
+		case len(res) == 2 && nodeExists(res[1].Err):
+			// The marker is this Add's alone, so an earlier attempt that
+			// ended in a connection loss was applied after all: the read
+			// of its marker had run on a server that had not applied it
+			// yet.
 		case len(res) == 2 && (errors.Is(res[0].Err, wire.CodeBadVersion) || noNode(res[0].Err)):
 			continue // someone else's increment came first: someone progressed, retry at once
 		case !connLoss(err):
 			return 0, err
 		}
-		applied, err := k.applied(ctx, marker)
+		applied, v, err := k.applied(ctx, marker)
 		if err != nil {
 			return 0, err
 		}
 		if applied {
 			k.dropMarker(marker)
-			return nv, nil
+			return v, nil
 		}
 	}
 }
 
 // applied reads the marker, even if ctx has ended: the outcome must be
-// known before Add returns.
-func (k *Counter) applied(ctx context.Context, marker string) (bool, error) {
+// known before Add returns. It returns the value the applied attempt
+// wrote.
+func (k *Counter) applied(ctx context.Context, marker string) (bool, int64, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.o.cleanupLimit)
 	defer cancel()
-	st, err := exists(rctx, k.c, marker)
-	if err != nil {
-		return false, err
+	data, st, err := get(rctx, k.c, marker)
+	if noNode(err) {
+		return false, 0, nil
 	}
-	return st != nil && st.EphemeralOwner == k.c.SessionID(), nil
+	if err != nil {
+		return false, 0, err
+	}
+	if st.EphemeralOwner != k.c.SessionID() {
+		return false, 0, nil
+	}
+	v, perr := strconv.ParseInt(string(data), 10, 64)
+	if perr != nil {
+		return false, 0, ErrBadCounter
+	}
+	return true, v, nil
 }
 
 func (k *Counter) create(ctx context.Context) error {
