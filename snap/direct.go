@@ -11,12 +11,14 @@ import (
 // holds the device for its length, and a log fdatasync that arrives
 // meanwhile waits behind it (direct writes bypass the block layer's
 // writeback throttling, which keeps buffered writeback out of a sync
-// write's way): with a 300 MB/s snapshot beside a 1.1 KiB
-// append+fdatasync loop, the loop's p99 was 240-410 us with buffered
-// writes, 750-1200 us with 1 MiB direct writes and 430-590 us with 256 KiB
-// ones. In the compare benchmark's sequential creates during a snapshot,
-// p99 was 2.3-3.6 ms with 1 MiB and 0.8 ms with 256 KiB. 256 KiB writes
-// still run at 1.1 GB/s, far above what the encoder produces.
+// write's way): BenchmarkLogSyncBesideSnapshot (a 1.1 KiB
+// append+fdatasync loop beside a 300 MB/s snapshot) gave the loop a p99
+// of 200-240 us alone, 376-446 us beside buffered writes and 509-601 us
+// beside 256 KiB direct ones. 1 MiB direct writes were worse: in the
+// compare benchmark's sequential creates during a snapshot, p99 was
+// 2.3-3.6 ms with 1 MiB and 0.8 ms with 256 KiB. So the direct path
+// costs the log some tail latency while a snapshot runs; it is kept for
+// the setData gain (doc.go).
 const directChunk = 256 << 10
 
 // sink is where a Writer's bytes go: a bufio.Writer over a page-cache

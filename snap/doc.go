@@ -31,11 +31,13 @@
 // the last one zero-padded and the file then truncated to its length. A
 // snapshot is written once and read only at a restart or for a SNAP, so
 // its copy in the page cache and that copy's writeback are work for
-// nothing: writing 1.2 GB took 0.34-0.47 s of CPU buffered (with the early
-// writeback below) and 0.13-0.17 s direct. In the server the gain was
-// larger than that: with the compare benchmark's 1.2 GB tree being
-// snapshotted, CPU per setData fell from 15 to 9.5 us and setData rose
-// from 79-107k/s to 109-145k/s (alternating binaries; BENCHMARKS.md).
+// nothing. With the compare benchmark's 1.2 GB tree being snapshotted,
+// CPU per setData fell from 15 to 9.5 us and setData rose from 79-107k/s
+// to 109-145k/s (alternating binaries; BENCHMARKS.md). Why is not
+// understood: the Writer's own CPU is the same either way
+// (BenchmarkSnapshotWriteCPU: 444-490 ms per GiB buffered, 405-494
+// direct), so the gain is outside it (kernel writeback threads, page
+// cache reclaim, or the snapshots' shorter run: 3-6 s instead of 9-10 s).
 // Direct writes are not throttled for the log's sake as buffered writeback
 // is, so they are kept small (directChunk says what that costs).
 // Elsewhere the file goes through a buffer and the page cache, with early
