@@ -141,7 +141,7 @@ func (c *conn) serve(ctx context.Context) {
 	var writerDone = make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		err := c.out.run(c.nc, func(frames int) { c.stats.sent.Add(int64(frames)); s.stats.sent.Add(int64(frames)) })
+		err := c.out.run(c.nc, c.onWrite)
 		if err != nil && !errors.Is(err, net.ErrClosed) && !c.closed.Load() {
 			s.log.Debug("connection write ended", "remote", c.remote, "err", err)
 		}
@@ -199,6 +199,12 @@ func (c *conn) serve(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// onWrite counts frames written to the client.
+func (c *conn) onWrite(frames int) {
+	c.stats.sent.Add(int64(frames))
+	c.s.stats.sent.Add(int64(frames))
 }
 
 func (c *conn) logDrop(err error) {

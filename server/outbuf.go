@@ -18,6 +18,11 @@ var errOutputFull = errors.New("server: client output buffer full")
 // straight into it under its lock; the writer goroutine swaps the buffer
 // out and writes it with one syscall, so replies that pile up while a write
 // is in flight leave together.
+//
+// The reader may write instead (hold, release): while it runs a write to
+// completion (Server.runToCompletion) the writer is not woken, and the
+// reader then writes the reply itself, so a lone write costs no wake-up
+// of the writer goroutine.
 type outbuf struct {
 	mu     sync.Mutex
 	buf    []byte
@@ -27,7 +32,14 @@ type outbuf struct {
 	err    error
 	// frames counts frames queued since the writer last swapped.
 	frames int
-	wake   chan struct{}
+	// held: the connection's reader will write or hand over what is
+	// queued (release); end does not wake the writer meanwhile.
+	held bool
+	// writing: a write is in progress, by the writer or the reader; the
+	// other leaves the buffer alone until it ends, which keeps frames in
+	// order.
+	writing bool
+	wake    chan struct{}
 	// after is set when the connection must close once the buffer is
 	// flushed (closeSession reply, auth failure).
 	closeAfter bool
@@ -77,9 +89,76 @@ func (o *outbuf) end() bool {
 		o.closed = true
 		o.err = errOutputFull
 	}
+	wake := !o.held || over
 	o.mu.Unlock()
-	o.signal()
+	if wake {
+		o.signal()
+	}
 	return !over
+}
+
+// hold tells end not to wake the writer: the caller (the connection's
+// reader) calls release when it is done answering.
+func (o *outbuf) hold() {
+	o.mu.Lock()
+	o.held = true
+	o.mu.Unlock()
+}
+
+// release ends a hold. With write set it writes what is queued to w
+// itself, unless a write is already in progress; otherwise it wakes the
+// writer. Nothing that can block may run between hold and release: replies
+// other goroutines queue meanwhile wait for it.
+func (o *outbuf) release(w io.Writer, write bool, onWrite func(frames int)) {
+	o.mu.Lock()
+	if !o.held {
+		o.mu.Unlock()
+		return
+	}
+	o.held = false
+	if len(o.buf) == 0 && !o.closeAfter && !o.closed {
+		o.mu.Unlock()
+		return
+	}
+	if !write || o.writing || o.closed || len(o.buf) == 0 {
+		o.mu.Unlock()
+		o.signal()
+		return
+	}
+	out, n := o.take()
+	o.mu.Unlock()
+	if _, err := w.Write(out); err != nil {
+		o.close(err)
+		return
+	}
+	if onWrite != nil {
+		onWrite(n)
+	}
+	o.mu.Lock()
+	more := o.written(out)
+	o.mu.Unlock()
+	if more {
+		o.signal()
+	}
+}
+
+// take swaps the queued output out for writing; the caller holds mu.
+func (o *outbuf) take() ([]byte, int) {
+	out, n := o.buf, o.frames
+	o.buf, o.spare = o.spare[:0], nil
+	o.frames = 0
+	o.writing = true
+	return out, n
+}
+
+// written ends a write of out, keeping out for reuse; the caller holds
+// mu. It reports whether the writer has more to do.
+func (o *outbuf) written(out []byte) bool {
+	o.writing = false
+	if cap(out) <= 1<<20 {
+		o.spare = out[:0]
+	}
+	return len(o.buf) > 0 || o.closeAfter || o.closed
 }
 
 // raw appends bytes that are not a frame (four-letter-word output).
@@ -131,6 +210,11 @@ func (o *outbuf) run(w io.Writer, onWrite func(frames int)) error {
 				o.mu.Unlock()
 				return err
 			}
+			if o.writing {
+				// The reader is writing; it wakes us if more is queued.
+				o.mu.Unlock()
+				break
+			}
 			if len(o.buf) == 0 {
 				done := o.closeAfter
 				o.mu.Unlock()
@@ -139,10 +223,7 @@ func (o *outbuf) run(w io.Writer, onWrite func(frames int)) error {
 				}
 				break
 			}
-			out := o.buf
-			n := o.frames
-			o.buf, o.spare = o.spare[:0], nil
-			o.frames = 0
+			out, n := o.take()
 			o.mu.Unlock()
 			if _, err := w.Write(out); err != nil {
 				o.close(err)
@@ -152,9 +233,7 @@ func (o *outbuf) run(w io.Writer, onWrite func(frames int)) error {
 				onWrite(n)
 			}
 			o.mu.Lock()
-			if cap(out) <= 1<<20 {
-				o.spare = out[:0]
-			}
+			o.written(out)
 			o.mu.Unlock()
 		}
 	}

@@ -15,23 +15,34 @@ import (
 // submitting goroutine (a connection's reader, the expirer, the reaper)
 // under prepMu, which makes zxid order and log order one: deciding a write
 // costs a few microseconds, less than handing it to a prep goroutine would
-// add to every write's latency. It returns false when the server is
-// stopping.
+// add to every write's latency. When the pipeline is empty the write runs
+// to completion right here (runToCompletion); otherwise it joins the log
+// goroutine's next group. It returns false when the server is stopping.
 func (s *Server) submit(r *request) bool {
 	if s.rep != nil {
 		return s.rep.submit(r)
 	}
 	s.prepMu.Lock()
-	defer s.prepMu.Unlock()
 	if s.ctx.Err() != nil {
+		s.prepMu.Unlock()
 		return false
 	}
 	s.lastZxid++
 	s.prep(r, s.lastZxid)
+	inline := s.unapplied.Load() == 0 && s.logMu.TryLock()
+	s.unapplied.Add(1)
+	if inline {
+		s.stats.inlineWrites.Add(1)
+		s.prepMu.Unlock()
+		s.runToCompletion(r)
+		return true
+	}
+	defer s.prepMu.Unlock()
 	select {
 	case s.logCh <- r:
 		return true
 	case <-s.ctx.Done():
+		s.unapplied.Add(-1)
 		return false
 	}
 }

@@ -39,6 +39,17 @@ type Server struct {
 	prepMu  sync.Mutex
 	logCh   chan *request
 	applyCh chan []*request
+	// unapplied counts standalone writes submitted and not yet applied
+	// (added to under prepMu); at 0 the pipeline is empty and submit
+	// runs a write to completion on its caller's goroutine.
+	unapplied atomic.Int64
+	// logMu is held by whoever appends to the log and syncs it: logLoop
+	// for a group, or runToCompletion; inlineScratch is under it.
+	logMu         sync.Mutex
+	inlineScratch []byte
+	// applyMu is held while a group is applied; fired is under it.
+	applyMu sync.Mutex
+	fired   *fired
 
 	// lastZxid is the last zxid assigned by prep (under prepMu).
 	lastZxid int64
@@ -74,6 +85,8 @@ type serverStats struct {
 	// outstanding counts requests holding a pipeline slot.
 	outstanding      atomic.Int64
 	lastProposalSize atomic.Int64
+	// inlineWrites counts writes run to completion on their reader.
+	inlineWrites atomic.Int64
 }
 
 func (st *serverStats) record(lat time.Duration) {
@@ -120,6 +133,7 @@ func New(opts Options) (*Server, error) {
 		slots:    make(chan struct{}, opts.GlobalOutstandingLimit),
 		logCh:    make(chan *request, opts.GlobalOutstandingLimit),
 		applyCh:  make(chan []*request, 64),
+		fired:    newFired(),
 		conns:    map[*conn]struct{}{},
 		perIP:    map[string]int{},
 		started:  time.Now(),

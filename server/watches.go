@@ -242,7 +242,7 @@ func (w *watchManager) removeConn(c *conn) {
 	w.mu.Unlock()
 }
 
-// fired is scratch space for one trigger, reused by the apply goroutine.
+// fired is scratch space for one trigger, reused by applies (under applyMu).
 type fired struct {
 	data  map[*conn]struct{}
 	child map[*conn]struct{}
