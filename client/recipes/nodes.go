@@ -186,7 +186,11 @@ func createSeq(ctx context.Context, c *client.Conn, o *options, dir, prefix stri
 		case !connLoss(err):
 			return "", err
 		}
-		p, found, err := findByPrefix(ctx, c, dir, name)
+		err = catchUp(ctx, c, dir)
+		var found bool
+		if err == nil {
+			p, found, err = findByPrefix(ctx, c, dir, name)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				abandon(nil)

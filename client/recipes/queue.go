@@ -124,6 +124,15 @@ func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 			q.dropMarker(marker)
 			return base(res[0].Path), nil
 		case connLoss(err):
+		case len(res) == 2 && nodeExists(res[1].Err):
+			// An earlier attempt whose reply was lost went in after the
+			// check below missed it: the marker is its.
+			q.dropMarker(marker)
+			p, _, err := findByPrefix(ctx, c, q.dir, prefix)
+			if err != nil {
+				return "", nil // enqueued; only the name is unknown
+			}
+			return base(p), nil
 		case noNode(err) && noNodes < maxNoNodeRetries:
 			noNodes++
 			if err := ensurePath(ctx, c, q.putsDir(), q.o.acl); err != nil {
@@ -131,6 +140,9 @@ func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 			}
 			continue
 		default:
+			return "", err
+		}
+		if err := catchUp(ctx, c, marker); err != nil {
 			return "", err
 		}
 		st, err := exists(ctx, c, marker)
@@ -286,10 +298,30 @@ func (q *Queue) claim(ctx context.Context, it seqNode) (Item, bool, error) {
 	c := q.c
 	p := join(q.dir, it.name)
 	marker := q.claimPath(it.name)
+	// lost: a claim of this call may have run without our learning it.
+	// Then an item found gone may be gone by our hand: the claim node,
+	// created in the same multi, tells.
+	lost := false
+	gone := func() (Item, bool, error) {
+		if !lost {
+			return Item{}, false, nil
+		}
+		data, _, err := get(ctx, c, marker)
+		switch {
+		case noNode(err):
+			return Item{}, false, nil
+		case err != nil:
+			q.mu.Lock()
+			q.recovered = false // the claim may have run: list the claims again next time
+			q.mu.Unlock()
+			return Item{}, false, err
+		}
+		return Item{Name: it.name, Seq: it.seq, Data: data}, true, nil
+	}
 	for range maxRequeues {
 		data, st, err := get(ctx, c, p)
 		if noNode(err) {
-			return Item{}, false, nil
+			return gone()
 		}
 		if err != nil {
 			return Item{}, false, err
@@ -306,6 +338,7 @@ func (q *Queue) claim(ctx context.Context, it seqNode) (Item, bool, error) {
 		case err == nil:
 			return item, true, nil
 		case connLoss(err):
+			lost = true
 			outcome, err := q.resolve(ctx, p, marker)
 			switch {
 			case err != nil:
@@ -320,7 +353,7 @@ func (q *Queue) claim(ctx context.Context, it seqNode) (Item, bool, error) {
 			}
 			continue // not executed and the item is still there
 		case len(res) == 2 && noNode(res[0].Err):
-			return Item{}, false, nil // someone else took it
+			return gone() // someone else took it, or our lost claim did
 		case len(res) == 2 && noNode(res[1].Err):
 			if err := ensurePath(ctx, c, q.claimsDir(), q.o.acl); err != nil {
 				return Item{}, false, err
@@ -336,22 +369,28 @@ func (q *Queue) claim(ctx context.Context, it seqNode) (Item, bool, error) {
 }
 
 // resolve decides, after a connection loss, whether this consumer's claim
-// executed: its claim node says so. A gone item without our claim node
-// was someone else's; an item still there was not claimed.
+// executed. An item still there was not claimed yet (the claim may still
+// run: the server we reconnected to need not have applied it, and the
+// caller's next attempt finds out). A gone item was claimed, by us if
+// our claim node exists: the multi deletes the one and creates the other
+// at once, and a session's reads never go back in time, so a claim node
+// missing after the item was seen gone is missing for good. (Checking
+// the claim node first would not do: the claim can apply between the
+// two reads.)
 func (q *Queue) resolve(ctx context.Context, item, marker string) (claimOutcome, error) {
-	st, err := exists(ctx, q.c, marker)
+	st, err := exists(ctx, q.c, item)
+	switch {
+	case err != nil:
+		return notClaimed, err
+	case st != nil:
+		return notClaimed, nil
+	}
+	st, err = exists(ctx, q.c, marker)
 	switch {
 	case err != nil:
 		return notClaimed, err
 	case st != nil:
 		return claimedByUs, nil
 	}
-	st, err = exists(ctx, q.c, item)
-	switch {
-	case err != nil:
-		return notClaimed, err
-	case st == nil:
-		return claimedByOther, nil
-	}
-	return notClaimed, nil
+	return claimedByOther, nil
 }

@@ -100,6 +100,16 @@ func existsW(ctx context.Context, c *client.Conn, p string) (*client.Stat, <-cha
 	return r.v, r.ch, err
 }
 
+// catchUp syncs the session's server with the leader before a lookup
+// that decides whether a request whose reply was lost went in: the
+// server the client reconnected to may not have applied it yet, though
+// the leader has. A failure is returned for the caller to treat as the
+// lookup's own.
+func catchUp(ctx context.Context, c *client.Conn, p string) error {
+	_, err := retry(ctx, func(ctx context.Context) (string, error) { return c.Sync(ctx, p) })
+	return err
+}
+
 func exists(ctx context.Context, c *client.Conn, p string) (*client.Stat, error) {
 	return retry(ctx, func(ctx context.Context) (*client.Stat, error) { return c.Exists(ctx, p) })
 }
