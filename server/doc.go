@@ -11,7 +11,9 @@
 //   - prep: not a goroutine — the submitting goroutine decides its write
 //     and assigns its zxid under prepMu, against the tree plus the changes
 //     still in flight;
-//   - log: appends transactions to the WAL and fsyncs them in groups;
+//   - log: appends transactions to the WAL and fsyncs them in groups (a
+//     write that finds the pipeline empty is instead logged, applied and
+//     answered by its connection's reader: runToCompletion);
 //   - apply: applies durable transactions to the tree under its write lock,
 //     fires watches, completes replies in each connection's order;
 //   - session expirer, container reaper, snapshotter, purger.
