@@ -112,9 +112,10 @@ func (m *driverMsg) sizeHint() int {
 
 // decodeDriverMsg decodes a payload from a peer. Peers are trusted
 // servers of the ensemble, but a payload that does not decode is still
-// only an error, never a panic.
+// only an error, never a panic. The body points into b, which must not
+// be reused: the transport allocates every frame for its message alone.
 func decodeDriverMsg(b []byte, maxBuffer int) (driverMsg, error) {
-	d := wire.Decoder{B: b, Max: maxBuffer}
+	d := wire.Decoder{B: b, Max: maxBuffer, Alias: true}
 	var m driverMsg
 	m.kind = driverKind(d.Int())
 	switch m.kind {

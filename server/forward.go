@@ -263,7 +263,11 @@ func (rp *replica) proposeForwarded(in fwdIn, haveSlot bool) bool {
 	dm := &in.msg
 	r := &request{sid: dm.sid, xid: dm.xid, op: dm.op, kind: kindWrite, auth: dm.auth, timeout: dm.timeout, recv: time.Now()}
 	if len(dm.body) > 0 || (dm.op != wire.OpCreateSession && dm.op != wire.OpCloseSession) {
-		d := wire.Decoder{B: dm.body, Max: s.opts.MaxBuffer}
+		// The body is in the frame the transport allocated for this
+		// message alone (decodeDriverMsg), so the request's data may
+		// point into it instead of being copied; propose copies it into
+		// the proposal, and nothing keeps the frame after that.
+		d := wire.Decoder{B: dm.body, Max: s.opts.MaxBuffer, Alias: true}
 		rec, err := wire.DecodeRequest(dm.op, &d)
 		if err != nil || !isWrite(dm.op) && dm.op != wire.OpCreateSession {
 			// A learner forwards only writes it decoded; anything else

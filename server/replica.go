@@ -671,7 +671,10 @@ func (rp *replica) propose(r *request) bool {
 		return true
 	}
 	rp.s.prep(r, int64(z))
-	data := txn.Append(make([]byte, 0, txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
+	// Shared: from here on r.tx's data is the proposal's own copy, which
+	// the log keeps anyway; the tree keeps no other (and none that points
+	// into a forwarded request's network frame).
+	data := txn.AppendShared(make([]byte, 0, txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
 	got, err := rp.node.Propose(data)
 	if err != nil || got != z {
 		rp.mu.Unlock()

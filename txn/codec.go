@@ -36,13 +36,27 @@ const CodecVersion byte = 1
 // slice. A t whose Type (or, inside a multi, an op whose Type) is not one
 // Txn documents encodes to a record Decode rejects.
 func Append(dst []byte, h *Header, t *Txn) []byte {
+	return appendRecord(dst, h, t, false)
+}
+
+// AppendShared is Append, and then t's Data (and its ops' Data) are the
+// copies inside the returned record instead of the slices they were. For
+// a record that is kept and never modified (a proposal): whoever keeps t
+// (the tree, once it is applied) then holds no other copy of the data,
+// and the slices t had, perhaps into a larger buffer such as a network
+// frame, are not kept alive by it.
+func AppendShared(dst []byte, h *Header, t *Txn) []byte {
+	return appendRecord(dst, h, t, true)
+}
+
+func appendRecord(dst []byte, h *Header, t *Txn, share bool) []byte {
 	dst = append(dst, CodecVersion)
 	dst = binary.AppendVarint(dst, h.SessionID)
 	dst = binary.AppendVarint(dst, int64(h.Cxid))
 	dst = binary.AppendVarint(dst, h.Zxid)
 	dst = binary.AppendVarint(dst, h.Time)
 	dst = binary.AppendVarint(dst, int64(h.Type))
-	return appendTxn(dst, t, false)
+	return appendTxn(dst, t, false, share)
 }
 
 // SizeHint is a capacity for Append's output that fits t without the
@@ -64,12 +78,12 @@ func SizeHint(t *Txn) int {
 	return n
 }
 
-func appendTxn(dst []byte, t *Txn, nested bool) []byte {
+func appendTxn(dst []byte, t *Txn, nested, share bool) []byte {
 	dst = binary.AppendVarint(dst, int64(t.Type))
 	switch t.Type {
 	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL:
 		dst = appendString(dst, t.Path)
-		dst = appendData(dst, t.Data)
+		dst = appendData(dst, &t.Data, share)
 		dst = appendACL(dst, t.ACL)
 		if t.Ephemeral {
 			dst = append(dst, 1)
@@ -84,7 +98,7 @@ func appendTxn(dst []byte, t *Txn, nested bool) []byte {
 		dst = appendString(dst, t.Path)
 	case wire.OpSetData, wire.OpReconfig:
 		dst = appendString(dst, t.Path)
-		dst = appendData(dst, t.Data)
+		dst = appendData(dst, &t.Data, share)
 		dst = binary.AppendVarint(dst, int64(t.Version))
 	case wire.OpSetACL:
 		dst = appendString(dst, t.Path)
@@ -101,7 +115,7 @@ func appendTxn(dst []byte, t *Txn, nested bool) []byte {
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(t.Ops)))
 		for i := range t.Ops {
-			dst = appendTxn(dst, &t.Ops[i], true)
+			dst = appendTxn(dst, &t.Ops[i], true, share)
 		}
 	case wire.OpCreateSession:
 		dst = binary.AppendVarint(dst, int64(t.Timeout))
@@ -129,12 +143,20 @@ func appendStrings(dst []byte, ss []string) []byte {
 	return dst
 }
 
-func appendData(dst []byte, b []byte) []byte {
-	if b == nil {
+// appendData appends *b; with share, *b becomes the copy in dst. (If dst
+// grows later in the record, that copy is left in the old array: still
+// the same bytes, only not shared. SizeHint makes that not happen.)
+func appendData(dst []byte, b *[]byte, share bool) []byte {
+	if *b == nil {
 		return append(dst, 0)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(b))+1)
-	return append(dst, b...)
+	dst = binary.AppendUvarint(dst, uint64(len(*b))+1)
+	start := len(dst)
+	dst = append(dst, *b...)
+	if share {
+		*b = dst[start:len(dst):len(dst)]
+	}
+	return dst
 }
 
 func appendACL(dst []byte, acl []wire.ACL) []byte {

@@ -221,3 +221,37 @@ func BenchmarkDecodeCreate(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendShared: the record is Append's, and afterwards every Data of
+// the txn (a multi's ops' too) is the copy inside the record, capped so
+// that appending to it cannot write over the bytes after it.
+func TestAppendShared(t *testing.T) {
+	for _, tc := range sampleTxns() {
+		tx := tc.t
+		tx.Ops = append([]Txn(nil), tc.t.Ops...)
+		want := Append(nil, &tc.h, &tc.t)
+		got := AppendShared(make([]byte, 0, SizeHint(&tx)), &tc.h, &tx)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%v: AppendShared encodes %x, Append %x", tc.h.Type, got, want)
+		}
+		datas := []*[]byte{&tx.Data}
+		for i := range tx.Ops {
+			datas = append(datas, &tx.Ops[i].Data)
+		}
+		for _, d := range datas {
+			if len(*d) == 0 {
+				continue
+			}
+			if cap(*d) != len(*d) {
+				t.Fatalf("%v: shared data has room to grow (len %d cap %d)", tc.h.Type, len(*d), cap(*d))
+			}
+			before := append([]byte(nil), *d...)
+			i := bytes.Index(got, before)
+			(*d)[0]++ // must show in the record: the bytes are shared
+			if i < 0 || bytes.Equal(got, want) {
+				t.Fatalf("%v: data %q is not the record's own bytes", tc.h.Type, before)
+			}
+			(*d)[0]--
+		}
+	}
+}

@@ -73,6 +73,10 @@ type Decoder struct {
 	// Max bounds any single string, buffer or vector length; 0 means
 	// DefaultMaxBuffer.
 	Max int
+	// Alias makes Buffer return the bytes inside B instead of a copy: for
+	// a B that is never reused (a frame allocated for one message), where
+	// the copy would only be garbage.
+	Alias bool
 }
 
 // DefaultMaxBuffer is jute.maxbuffer's default, 0xfffff.
@@ -159,7 +163,9 @@ func (d *Decoder) length(what string) (int, bool) {
 }
 
 // Buffer reads a jute buffer; length -1 yields nil. The result is a copy,
-// so it stays valid after the frame buffer is reused.
+// so it stays valid after the frame buffer is reused, unless Alias is set
+// (then it is B's bytes, capped so that an append cannot overwrite what
+// follows).
 func (d *Decoder) Buffer() []byte {
 	n, ok := d.length("buffer")
 	if !ok || n < 0 {
@@ -167,6 +173,11 @@ func (d *Decoder) Buffer() []byte {
 	}
 	if !d.need(n) {
 		return nil
+	}
+	if d.Alias {
+		b := d.B[d.off : d.off+n : d.off+n]
+		d.off += n
+		return b
 	}
 	b := make([]byte, n)
 	copy(b, d.B[d.off:d.off+n])

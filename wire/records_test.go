@@ -356,3 +356,26 @@ func TestNewResponseTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoderAlias: Buffer copies unless Alias is set; then it returns
+// the frame's own bytes, capped at the buffer's end.
+func TestDecoderAlias(t *testing.T) {
+	var e Encoder
+	e.Buffer([]byte("abc"))
+	e.Int(7)
+	for _, alias := range []bool{false, true} {
+		frame := append([]byte(nil), e.B...)
+		d := Decoder{B: frame, Alias: alias}
+		b := d.Buffer()
+		if string(b) != "abc" || d.Int() != 7 || d.Err() != nil {
+			t.Fatalf("alias=%v: decoded %q, err %v", alias, b, d.Err())
+		}
+		frame[4] = 'X' // the first byte of the buffer, after its length
+		if shared := b[0] == 'X'; shared != alias {
+			t.Fatalf("alias=%v: result shares the frame: %v", alias, shared)
+		}
+		if alias && cap(b) != len(b) {
+			t.Fatalf("aliased buffer has room to grow over the frame: len %d cap %d", len(b), cap(b))
+		}
+	}
+}
