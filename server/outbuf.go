@@ -105,11 +105,12 @@ func (o *outbuf) hold() {
 	o.mu.Unlock()
 }
 
-// release ends a hold. With write set it writes what is queued to w
-// itself, unless a write is already in progress; otherwise it wakes the
-// writer. Nothing that can block may run between hold and release: replies
-// other goroutines queue meanwhile wait for it.
-func (o *outbuf) release(w io.Writer, write bool, onWrite func(frames int)) {
+// release ends a hold: it writes what is queued to w itself, unless a
+// write is already in progress, in which case the writer (which loops
+// until the buffer is empty) takes it. Nothing that can block may run
+// between hold and release: replies other goroutines queue meanwhile wait
+// for it.
+func (o *outbuf) release(w io.Writer, onWrite func(frames int)) {
 	o.mu.Lock()
 	if !o.held {
 		o.mu.Unlock()
@@ -120,7 +121,7 @@ func (o *outbuf) release(w io.Writer, write bool, onWrite func(frames int)) {
 		o.mu.Unlock()
 		return
 	}
-	if !write || o.writing || o.closed || len(o.buf) == 0 {
+	if o.writing || o.closed || len(o.buf) == 0 {
 		o.mu.Unlock()
 		o.signal()
 		return

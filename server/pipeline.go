@@ -65,7 +65,7 @@ func (s *Server) runToCompletion(r *request) {
 		c.out.hold()
 		s.applyBatch(batch[:])
 		s.applyMu.Unlock()
-		c.out.release(c.nc, true, c.onWrite)
+		c.out.release(c.nc, c.onWrite)
 		return
 	}
 	s.applyBatch(batch[:])
@@ -150,6 +150,8 @@ func (s *Server) applyBatch(batch []*request) {
 		}
 	}
 	if s.rep == nil {
+		// Standalone writes only: submit counts them (an ensemble's
+		// groups come from the replica, which does not use the count).
 		s.unapplied.Add(-int64(len(batch)))
 	}
 }

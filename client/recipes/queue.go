@@ -125,14 +125,9 @@ func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 			return base(res[0].Path), nil
 		case connLoss(err):
 		case len(res) == 2 && nodeExists(res[1].Err):
-			// An earlier attempt whose reply was lost went in after the
-			// check below missed it: the marker is its.
-			q.dropMarker(marker)
-			p, _, err := findByPrefix(ctx, c, q.dir, prefix)
-			if err != nil {
-				return "", nil // enqueued; only the name is unknown
-			}
-			return base(p), nil
+			// The marker is this Put's alone: an earlier attempt whose
+			// reply was lost went in after the check below missed it.
+			// The check finds it now.
 		case noNode(err) && noNodes < maxNoNodeRetries:
 			noNodes++
 			if err := ensurePath(ctx, c, q.putsDir(), q.o.acl); err != nil {
