@@ -53,6 +53,10 @@ type CompareConfig struct {
 	// interleaved (corral, zookeeper, corral, zookeeper, ...) so that drift
 	// of the machine hits every target alike; 0 means once.
 	Repeat int
+	// Phases are the phases each target runs, in order (default
+	// DefaultPhases); set and get need a create before them, whose nodes
+	// they address. See ParsePhases.
+	Phases []string
 	// Rate, if positive, runs the create, set and get phases open loop at
 	// Rate requests per second in total (see openloop.go); seqcreate stays
 	// one request at a time.
@@ -72,6 +76,42 @@ const (
 	DefaultSeqWarmup   = 1 * time.Second
 	DefaultSeqDuration = 5 * time.Second
 )
+
+// DefaultPhases is the phase order of a compare run. seqcreate comes
+// last so that a short run still measures the loaded phases first; give
+// --phases seqcreate,create,set,get to measure one client's latency on
+// servers that have done nothing else yet (see BENCHMARKS.md).
+var DefaultPhases = []string{"create", "set", "get", "seqcreate"}
+
+// ParsePhases checks a comma-separated phase list: each of create, set,
+// get and seqcreate at most once, set and get only after create.
+func ParsePhases(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		switch p {
+		case "":
+			continue
+		case "create", "seqcreate":
+		case "set", "get":
+			if !seen["create"] {
+				return nil, fmt.Errorf("bench: phase %s needs a create phase before it (its nodes are what %s addresses)", p, p)
+			}
+		default:
+			return nil, fmt.Errorf("bench: unknown phase %q (want create, set, get or seqcreate)", p)
+		}
+		if seen[p] {
+			return nil, fmt.Errorf("bench: phase %s given twice", p)
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("bench: no phases")
+	}
+	return out, nil
+}
 
 // DefaultCompareConfig is what `corral bench compare` runs without flags.
 func DefaultCompareConfig() CompareConfig {
@@ -119,6 +159,9 @@ func (c *CompareConfig) fill() {
 	if c.Repeat < 1 {
 		c.Repeat = 1
 	}
+	if len(c.Phases) == 0 {
+		c.Phases = DefaultPhases
+	}
 }
 
 // Report is the outcome of a compare or run invocation.
@@ -159,6 +202,8 @@ type Env struct {
 	Rate   float64
 	// Durability is compare's --durability ("" for forceSync=yes).
 	Durability string
+	// Phases are compare's phases in the order they ran.
+	Phases []string
 }
 
 // ServerInfo describes one server or ensemble under test.
@@ -210,6 +255,9 @@ func newEnv() Env {
 // the returned error joins the failures.
 func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	cfg.fill()
+	if _, err := ParsePhases(strings.Join(cfg.Phases, ",")); err != nil {
+		return nil, err
+	}
 	for _, t := range cfg.Targets {
 		if t != TargetCorral && t != TargetZooKeeper {
 			return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
@@ -231,6 +279,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	rep.Env.WorkDir = work
 	rep.Env.Servers, rep.Env.Timing = cfg.Servers, cfg.Timing
 	rep.Env.Repeat, rep.Env.Rate, rep.Env.Durability = cfg.Repeat, cfg.Rate, cfg.Durability
+	rep.Env.Phases = cfg.Phases
 	if cfg.Repeat > 1 {
 		prepareOnce(ctx, &cfg, work)
 	}
@@ -412,23 +461,25 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 		return r
 	}
 
-	create := base
-	create.Workload, create.Phase, create.Prefix = WorkloadCreate, "create", "c"
-	cr := run(create)
-	for _, w := range []Workload{WorkloadSet, WorkloadGet} {
+	var keys *KeySpace
+	for _, ph := range cfg.Phases {
 		if ctx.Err() != nil {
 			break
 		}
 		pc := base
-		pc.Workload, pc.Phase, pc.Keys = w, string(w), cr.Keys
-		run(pc)
-	}
-	if ctx.Err() == nil {
-		seq := base
-		seq.Workload, seq.Phase, seq.Prefix = WorkloadSeqCreate, "seqcreate", "s"
-		seq.Conns, seq.Inflight, seq.Rate = 1, 1, 0
-		seq.Warmup, seq.Duration = cfg.SeqWarmup, cfg.SeqDuration
-		run(seq)
+		switch ph {
+		case "create":
+			pc.Workload, pc.Phase, pc.Prefix = WorkloadCreate, "create", "c"
+			keys = run(pc).Keys
+		case "set", "get":
+			pc.Workload, pc.Phase, pc.Keys = Workload(ph), ph, keys
+			run(pc)
+		case "seqcreate":
+			pc.Workload, pc.Phase, pc.Prefix = WorkloadSeqCreate, "seqcreate", "s"
+			pc.Conns, pc.Inflight, pc.Rate = 1, 1, 0
+			pc.Warmup, pc.Duration = cfg.SeqWarmup, cfg.SeqDuration
+			run(pc)
+		}
 	}
 	ut.finish(&info)
 	return info, results, errors.Join(errs...)

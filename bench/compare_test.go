@@ -233,3 +233,52 @@ func TestCompareDurability(t *testing.T) {
 		t.Error("diskless ZooKeeper accepted")
 	}
 }
+
+func TestParsePhases(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want "" means an error
+	}{
+		{"create,set,get,seqcreate", "create,set,get,seqcreate"},
+		{" seqcreate , create,get ", "seqcreate,create,get"},
+		{"seqcreate", "seqcreate"},
+		{"set,create", ""},
+		{"create,get,get", ""},
+		{"create,delete", ""},
+		{",", ""},
+	} {
+		got, err := ParsePhases(tc.in)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("%q: %v, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != tc.want {
+			t.Errorf("%q: %v, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestComparePhasesRunInTheOrderGiven(t *testing.T) {
+	rep, _, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *CompareConfig) {
+		c.Phases = []string{"seqcreate", "create", "get"}
+	})
+	var phases []string
+	for _, r := range rep.Results {
+		phases = append(phases, r.Phase)
+		if r.Err != "" || r.Ops == 0 {
+			t.Errorf("%s: %+v", r.Phase, r)
+		}
+	}
+	if got := strings.Join(phases, ","); got != "seqcreate,create,get" {
+		t.Errorf("phases %s", got)
+	}
+	if seq := rep.Results[0]; seq.Conns != 1 || seq.Inflight != 1 {
+		t.Errorf("seqcreate ran %d × %d", seq.Conns, seq.Inflight)
+	}
+	var b strings.Builder
+	WriteMarkdown(&b, rep)
+	if !strings.Contains(b.String(), "phases, in order, each target started afresh: seqcreate, create, get") {
+		t.Errorf("report does not name the phases:\n%s", b.String())
+	}
+}

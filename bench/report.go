@@ -143,6 +143,9 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			e.Rate, e.Inflight)
 	}
 	fmt.Fprintln(w)
+	if len(e.Phases) > 0 {
+		fmt.Fprintf(w, "- phases, in order, each target started afresh: %s\n", strings.Join(e.Phases, ", "))
+	}
 	if rep.Mode == "compare" {
 		shape := "standalone on 127.0.0.1"
 		if e.Servers > 1 {
