@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/corral-db/corral/internal/probe"
 	"io"
 	"net"
 	"sync"
@@ -298,6 +299,7 @@ func (c *conn) submitRead(r *request) bool {
 }
 
 func (c *conn) submitWrite(r *request) bool {
+	probe.Mark("c-write-rx", 0)
 	if !c.s.acquire() {
 		return false
 	}

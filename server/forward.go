@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/corral-db/corral/internal/probe"
 	"sync"
 	"time"
 
@@ -136,6 +137,7 @@ func (rp *replica) forward(r *request) bool {
 	}
 	m := driverMsg{kind: driverRequest, sid: r.sid, xid: r.xid, op: r.op, timeout: r.timeout, auth: r.auth, rec: r.rec}
 	msg := []zab.Message{driverMessage(rp.id, ss.Leader, &m)}
+	probe.Mark("f-forward", 0)
 	rp.fw.add(r, func() { rp.tr.Send(msg) })
 	return true
 }
@@ -165,6 +167,7 @@ func (rp *replica) receiveDriver(m zab.Message) {
 	}
 	switch dm.kind {
 	case driverRequest, driverSyncRequest:
+		probe.Mark("l-fwd-rx", 0)
 		in := fwdIn{from: m.From, msg: dm}
 		// Fast path: with nothing queued ahead (order matters, see
 		// forwarder.match) and a free slot, prep it here and save the

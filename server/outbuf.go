@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/corral-db/corral/internal/probe"
 	"io"
 	"sync"
 
@@ -132,6 +133,7 @@ func (o *outbuf) release(w io.Writer, onWrite func(frames int)) {
 		o.close(err)
 		return
 	}
+	probe.Mark("c-reply-written-rd", 0)
 	if onWrite != nil {
 		onWrite(n)
 	}
@@ -230,6 +232,7 @@ func (o *outbuf) run(w io.Writer, onWrite func(frames int)) error {
 				o.close(err)
 				return err
 			}
+			probe.Mark("c-reply-written", 0)
 			if onWrite != nil {
 				onWrite(n)
 			}

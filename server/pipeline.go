@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/corral-db/corral/internal/probe"
 	"time"
 
 	"github.com/corral-db/corral/datatree"
@@ -116,6 +117,7 @@ func (s *Server) applyBatch(batch []*request) {
 			continue
 		}
 		r.res.Events = r.res.Events[:0]
+		probe.Mark("apply", r.hdr.Zxid)
 		s.tree.Apply(&r.hdr, &r.tx, &r.res)
 		s.afterApply(r)
 		for i := range r.res.Events {

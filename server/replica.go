@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/corral-db/corral/internal/probe"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -254,6 +255,9 @@ func (rp *replica) run(ctx context.Context) {
 
 // receive steps one message from a peer.
 func (rp *replica) receive(m zab.Message) {
+	if probe.Enabled {
+		probe.Mark("node-rx-"+m.Type.String(), probe.MsgZxid(m))
+	}
 	if m.Type == zab.MsgDriver {
 		rp.receiveDriver(m)
 		return
@@ -309,6 +313,7 @@ func (rp *replica) process() {
 				rp.s.fatal("appending to the in-memory log failed", err)
 			}
 			if !rp.diskless {
+				probe.Mark("node-to-log", int64(rd.Entries[len(rd.Entries)-1].Zxid))
 				rp.logCh <- logOp{entries: rd.Entries, gen: gen}
 			}
 		}
@@ -321,9 +326,15 @@ func (rp *replica) process() {
 		}
 		if len(rd.Messages) > 0 {
 			rp.attachSnapshots(rd.Messages)
+			if probe.Enabled {
+				for _, m := range rd.Messages {
+					probe.Mark("node-send-"+m.Type.String(), probe.MsgZxid(m))
+				}
+			}
 			rp.tr.Send(rd.Messages)
 		}
 		if len(batch) > 0 {
+			probe.Mark("node-to-apply", batch[len(batch)-1].hdr.Zxid)
 			rp.s.applyCh <- batch
 		}
 		rp.mu.Lock()
@@ -593,10 +604,12 @@ func (rp *replica) logLoop() {
 		if last == 0 {
 			return
 		}
+		probe.Mark("log-sync-start", int64(last))
 		if err := st.commit(); err != nil {
 			rp.s.fatal("transaction log sync failed", err)
 			return
 		}
+		probe.Mark("log-synced", int64(last))
 		rp.persisted(gen, last)
 		last = 0
 	}
@@ -648,6 +661,11 @@ func (rp *replica) persisted(gen uint64, z zab.Zxid) {
 		// now, rather than after a hand-off to the node loop. Under mu,
 		// so they leave before anything of a later Ready.
 		if msgs := rp.node.TakeMessages(); len(msgs) > 0 {
+			if probe.Enabled {
+				for _, m := range msgs {
+					probe.Mark("persisted-send-"+m.Type.String(), probe.MsgZxid(m))
+				}
+			}
 			rp.attachSnapshots(msgs)
 			rp.tr.Send(msgs)
 		}
@@ -683,6 +701,7 @@ func (rp *replica) propose(r *request) bool {
 	}
 	rp.inflight[int64(z)] = r
 	rp.mu.Unlock()
+	probe.Mark("l-proposed", int64(z))
 	rp.wake()
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/corral-db/corral/internal/probe"
 	"log/slog"
 	"net"
 	"sync"
@@ -248,6 +249,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		} else if err := s.store.snapshot(s); err != nil {
 			s.log.Error("final snapshot failed", "err", err)
 		}
+	}
+	if err := probe.Dump(); err != nil {
+		s.log.Error("probe dump failed", "err", err)
 	}
 	if err := s.store.close(); err != nil {
 		return err

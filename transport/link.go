@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/corral-db/corral/internal/probe"
 	"log/slog"
 	"net"
 	"sync"
@@ -207,6 +208,7 @@ func (ll *laneLink) write(c *conn) {
 			return
 		}
 		ll.sent.Add(uint64(len(batch)))
+		probe.Mark("tr-flushed", 0)
 	}
 }
 
@@ -231,6 +233,9 @@ func (ll *laneLink) read(c *conn) {
 			return
 		}
 		ll.received.Add(1)
+		if probe.Enabled {
+			probe.Mark("tr-rx-"+m.Type.String(), probe.MsgZxid(m))
+		}
 		select {
 		case ll.t.recv <- m:
 		case <-c.done:
