@@ -101,22 +101,7 @@ func NewEnv() (*Env, func()) {
 			return e, cleanup
 		}
 		e.java = java
-		// The script runs scripts/zookeeper/fetch.sh and adds the jars
-		// ZooKeeper needs at run time but its pom marks "provided".
-		cmd := exec.Command("bash", filepath.Join(root, "tests", "zookeeper-classpath.sh"))
-		cmd.Dir = root
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			e.err = fmt.Errorf("tests/zookeeper-classpath.sh: %v\n%s", err, stderr.String())
-			return e, cleanup
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		e.zkClasspath = strings.TrimSpace(lines[len(lines)-1])
-		if e.zkClasspath == "" {
-			e.err = fmt.Errorf("tests/zookeeper-classpath.sh printed no classpath\n%s", stderr.String())
-		}
+		e.zkClasspath, e.err = zookeeperClasspath(root)
 	default:
 		e.err = fmt.Errorf("%s=%q: want %q or %q", EnvTarget, e.Kind, Corral, ZooKeeper)
 		// An unknown target is a typo, never a missing prerequisite.
@@ -146,6 +131,26 @@ func (e *Env) Require(t testing.TB) {
 
 // IsZooKeeper reports whether the reference server is the target.
 func (e *Env) IsZooKeeper() bool { return e.Kind == ZooKeeper }
+
+// zookeeperClasspath runs tests/zookeeper-classpath.sh, which runs
+// scripts/zookeeper/fetch.sh and adds the jars ZooKeeper needs at run time
+// but its pom marks "provided", and returns the classpath it prints.
+func zookeeperClasspath(root string) (string, error) {
+	cmd := exec.Command("bash", filepath.Join(root, "tests", "zookeeper-classpath.sh"))
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("tests/zookeeper-classpath.sh: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	cp := strings.TrimSpace(lines[len(lines)-1])
+	if cp == "" {
+		return "", fmt.Errorf("tests/zookeeper-classpath.sh printed no classpath\n%s", stderr.String())
+	}
+	return cp, nil
+}
 
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()

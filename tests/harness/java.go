@@ -1,0 +1,93 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Java is Apache ZooKeeper's Java client, ready to run a program of
+// tests/java: the JDK's java and javac and the 3.9.3 jars' classpath.
+// Whatever the target, the client is ZooKeeper's own.
+type Java struct {
+	Java, Javac string
+	Classpath   string
+}
+
+var (
+	javaOnce sync.Once
+	javaRes  *Java
+	javaErr  error
+)
+
+// JavaClient resolves the Java client once per test binary. A missing
+// JDK or jars stop the test as Require does: a skip on a developer's
+// machine, a failure under CI.
+func (e *Env) JavaClient(t testing.TB) *Java {
+	t.Helper()
+	e.Require(t)
+	javaOnce.Do(func() { javaRes, javaErr = resolveJava(e.Root) })
+	if javaErr != nil {
+		if e.ci {
+			t.Fatalf("Java client unavailable (CI is set, so this fails): %v", javaErr)
+		}
+		t.Skipf("Java client unavailable: %v", javaErr)
+	}
+	return javaRes
+}
+
+func resolveJava(root string) (*Java, error) {
+	j := &Java{}
+	var err error
+	if j.Java, err = exec.LookPath("java"); err != nil {
+		return nil, fmt.Errorf("java not found: %w", err)
+	}
+	if j.Javac, err = exec.LookPath("javac"); err != nil {
+		return nil, fmt.Errorf("javac not found: %w", err)
+	}
+	if j.Classpath, err = zookeeperClasspath(root); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// quietLogback keeps the client's logging (logback, on the classpath with
+// the server's jars) to warnings on stderr.
+const quietLogback = `<configuration>
+  <appender name="E" class="ch.qos.logback.core.ConsoleAppender">
+    <target>System.err</target>
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{36} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="WARN"><appender-ref ref="E"/></root>
+</configuration>
+`
+
+// Compile compiles tests/java/NAME.java into a directory of the test's
+// and returns that directory.
+func (j *Java) Compile(t testing.TB, root, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(root, "tests", "java", name+".java")
+	cmd := exec.Command(j.Javac, "-nowarn", "-cp", j.Classpath, "-d", dir, src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("javac %s: %v\n%s", src, err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "logback-quiet.xml"), []byte(quietLogback), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Run runs the compiled class main from dir with args; it returns the
+// program's combined output (the client's warnings) and its error.
+func (j *Java) Run(dir, main string, args ...string) ([]byte, error) {
+	argv := append([]string{
+		"-Xmx256m",
+		"-Dlogback.configurationFile=" + filepath.Join(dir, "logback-quiet.xml"),
+		"-cp", dir + string(os.PathListSeparator) + j.Classpath, main,
+	}, args...)
+	return exec.Command(j.Java, argv...).CombinedOutput()
+}
