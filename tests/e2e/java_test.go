@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -21,7 +20,7 @@ var updateJava = flag.Bool("java.update", false,
 // against the reference).
 func TestJavaClient(t *testing.T) {
 	j := env.JavaClient(t)
-	dir := j.Compile(t, env.Root, "ClientOps")
+	dir := j.Compile(t, env.Root, "ClientOps", "Events")
 	srv := env.Start(t)
 	transcript := filepath.Join(t.TempDir(), "transcript.txt")
 	out, err := j.Run(dir, "ClientOps", srv.Addr(), transcript)
@@ -35,31 +34,5 @@ func TestJavaClient(t *testing.T) {
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	golden := filepath.Join(env.Root, "tests", "java", "ClientOps.golden")
-	if *updateJava {
-		if !env.IsZooKeeper() {
-			t.Fatal("-java.update writes the reference's transcript: run it with CORRAL_E2E_TARGET=zookeeper")
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < max(len(gl), len(wl)); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Errorf("line %d:\n got  %s\n want %s", i+1, g, w)
-		}
-	}
+	env.CompareGolden(t, "ClientOps", got, *updateJava)
 }

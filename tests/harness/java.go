@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -65,15 +66,18 @@ const quietLogback = `<configuration>
 </configuration>
 `
 
-// Compile compiles tests/java/NAME.java into a directory of the test's
-// and returns that directory.
-func (j *Java) Compile(t testing.TB, root, name string) string {
+// Compile compiles tests/java/NAME.java for each name (a program and the
+// helpers it uses) into a directory of the test's and returns that
+// directory.
+func (j *Java) Compile(t testing.TB, root string, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join(root, "tests", "java", name+".java")
-	cmd := exec.Command(j.Javac, "-nowarn", "-cp", j.Classpath, "-d", dir, src)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("javac %s: %v\n%s", src, err, out)
+	args := []string{"-nowarn", "-cp", j.Classpath, "-d", dir}
+	for _, name := range names {
+		args = append(args, filepath.Join(root, "tests", "java", name+".java"))
+	}
+	if out, err := exec.Command(j.Javac, args...).CombinedOutput(); err != nil {
+		t.Fatalf("javac %v: %v\n%s", names, err, out)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "logback-quiet.xml"), []byte(quietLogback), 0o644); err != nil {
 		t.Fatal(err)
@@ -81,13 +85,53 @@ func (j *Java) Compile(t testing.TB, root, name string) string {
 	return dir
 }
 
-// Run runs the compiled class main from dir with args; it returns the
-// program's combined output (the client's warnings) and its error.
-func (j *Java) Run(dir, main string, args ...string) ([]byte, error) {
+// Command is the command that runs the compiled class main from dir with
+// args, for a caller that talks to it (stdin, stdout).
+func (j *Java) Command(dir, main string, args ...string) *exec.Cmd {
 	argv := append([]string{
 		"-Xmx256m",
 		"-Dlogback.configurationFile=" + filepath.Join(dir, "logback-quiet.xml"),
 		"-cp", dir + string(os.PathListSeparator) + j.Classpath, main,
 	}, args...)
-	return exec.Command(j.Java, argv...).CombinedOutput()
+	return exec.Command(j.Java, argv...)
+}
+
+// Run runs the compiled class main from dir with args; it returns the
+// program's combined output (the client's warnings) and its error.
+func (j *Java) Run(dir, main string, args ...string) ([]byte, error) {
+	return j.Command(dir, main, args...).CombinedOutput()
+}
+
+// CompareGolden compares a Java program's transcript with the reference's
+// in tests/java/NAME.golden, line by line. With update it writes the
+// golden file instead, which only a run against ZooKeeper may do.
+func (e *Env) CompareGolden(t testing.TB, name string, got []byte, update bool) {
+	t.Helper()
+	golden := filepath.Join(e.Root, "tests", "java", name+".golden")
+	if update {
+		if !e.IsZooKeeper() {
+			t.Fatalf("updating %s.golden writes the reference's transcript: run it with %s=zookeeper", name, EnvTarget)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < max(len(gl), len(wl)); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Errorf("%s line %d:\n got  %s\n want %s", name, i+1, g, w)
+		}
+	}
 }

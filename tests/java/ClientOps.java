@@ -8,12 +8,7 @@
 //
 // Usage: java -cp DIR:ZK_CLASSPATH ClientOps HOST:PORT TRANSCRIPT
 //
-// Event order without timing: every watcher puts its events on one queue,
-// and drain() ends with a sync whose callback puts a marker there too. The
-// client delivers watch events and callbacks on one thread in the order
-// the server sent them, and the server sends an event before the reply to
-// any later request of that session, so when the marker arrives every
-// event the operations before it caused is already on the queue.
+// Event order without timing: see Events.drain.
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,9 +17,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.zookeeper.AddWatchMode;
@@ -43,12 +36,11 @@ import org.apache.zookeeper.data.Stat;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 
 public class ClientOps {
-    static final String MARK = "\u0000drained";
     static final List<ACL> OPEN = ZooDefs.Ids.OPEN_ACL_UNSAFE;
     static final long WAIT_SECONDS = 60;
 
     static PrintWriter out;
-    static final BlockingQueue<String> events = new LinkedBlockingQueue<>();
+    static final Events events = new Events(WAIT_SECONDS);
 
     static void p(String s) {
         out.println(s);
@@ -63,13 +55,8 @@ public class ClientOps {
         return d == null ? "null" : "\"" + new String(d, StandardCharsets.UTF_8) + "\"";
     }
 
-    /** A watcher that queues its events, labelled. */
     static Watcher w(String label) {
-        return e -> {
-            if (e.getType() != Watcher.Event.EventType.None) {
-                events.add(label + " " + e.getType() + " " + e.getPath());
-            }
-        };
+        return events.watcher(label);
     }
 
     /** A stat as relations that hold on every correct server. */
@@ -114,18 +101,7 @@ public class ClientOps {
 
     /** Prints every event queued before a sync round trip, in order. */
     static void drain(ZooKeeper zk, String label) throws Exception {
-        zk.sync("/", (rc, path, ctx) -> events.add(MARK), null);
-        List<String> got = new ArrayList<>();
-        while (true) {
-            String e = events.poll(WAIT_SECONDS, TimeUnit.SECONDS);
-            if (e == null) {
-                throw new IllegalStateException("sync callback never came");
-            }
-            if (e.equals(MARK)) {
-                break;
-            }
-            got.add(e);
-        }
+        List<String> got = events.drain(zk);
         p("events after " + label + ": " + (got.isEmpty() ? "none" : String.join(", ", got)));
     }
 
