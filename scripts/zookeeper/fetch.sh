@@ -3,11 +3,6 @@
 # (idempotent) and prints that directory. Tests and `corral bench` run the
 # reference server as: java -cp "$dir/*" org.apache.zookeeper.server.quorum.QuorumPeerMain zoo.cfg
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-dest="$root/.cache/zookeeper/lib"
-if [ -f "$dest/.complete" ]; then echo "$dest"; exit 0; fi
-mkdir -p "$dest"
-mvn -q -B -f "$(dirname "$0")/pom.xml" dependency:copy-dependencies \
-  -DoutputDirectory="$dest" -DincludeScope=runtime >&2
-touch "$dest/.complete"
-echo "$dest"
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+exec "$root/scripts/mvn-fetch.sh" "$here/pom.xml" "$root/.cache/zookeeper/lib"

@@ -8,7 +8,7 @@ import (
 )
 
 var updateJava = flag.Bool("java.update", false,
-	"rewrite tests/java/ClientOps.golden from this run (only with CORRAL_E2E_TARGET=zookeeper)")
+	"rewrite tests/java/*.golden from this run (only with CORRAL_E2E_TARGET=zookeeper)")
 
 // TestJavaClient drives the server with Apache ZooKeeper's own Java
 // client (tests/java/ClientOps.java: every create mode, watches of every
@@ -19,20 +19,38 @@ var updateJava = flag.Bool("java.update", false,
 // (tests/java/ClientOps.golden, written by this test with -java.update
 // against the reference).
 func TestJavaClient(t *testing.T) {
+	runJava(t, "ClientOps")
+}
+
+// TestCurator drives the server with Apache Curator 5.9.0 on the Java
+// client (tests/java/CuratorOps.java): the framework's builders (parents,
+// container parents and their reaping, TTL, orSetData, protected
+// sequential names, transactions, persistent recursive watches) and its
+// recipes (mutex, semaphore, leader latch, atomic long, shared count,
+// queue, barrier, persistent ephemeral node, CuratorCache), compared with
+// ZooKeeper 3.9.3's transcript (CuratorOps.golden).
+func TestCurator(t *testing.T) {
+	runJava(t, "CuratorOps")
+}
+
+// runJava runs tests/java/NAME.java against a fresh server and compares
+// its transcript with NAME.golden.
+func runJava(t *testing.T, name string) {
+	t.Parallel()
 	j := env.JavaClient(t)
-	dir := j.Compile(t, env.Root, "ClientOps", "Events")
+	dir := j.Compile(t, env.Root, name, "Events", "Transcript")
 	srv := env.Start(t)
 	transcript := filepath.Join(t.TempDir(), "transcript.txt")
-	out, err := j.Run(dir, "ClientOps", srv.Addr(), transcript)
+	out, err := j.Run(dir, name, srv.Addr(), transcript)
 	if len(out) > 0 {
 		t.Logf("java client output:\n%s", out)
 	}
 	got, rerr := os.ReadFile(transcript)
 	if err != nil {
-		t.Fatalf("ClientOps: %v; transcript so far:\n%s", err, got)
+		t.Fatalf("%s: %v; transcript so far:\n%s", name, err, got)
 	}
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	env.CompareGolden(t, "ClientOps", got, *updateJava)
+	env.CompareGolden(t, name, got, *updateJava)
 }

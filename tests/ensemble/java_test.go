@@ -31,7 +31,7 @@ const javaWait = 3 * time.Minute
 // must equal ZooKeeper 3.9.3's.
 func TestJavaClientMovesWithWatches(t *testing.T) {
 	j := env.JavaClient(t)
-	dir := j.Compile(t, env.Root, "MoveOps", "Events")
+	dir := j.Compile(t, env.Root, "MoveOps", "Events", "Transcript")
 	en := start(t, 3)
 	leader := en.WaitAll()
 	fol := en.Followers(leader)

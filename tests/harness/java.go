@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,8 +12,9 @@ import (
 )
 
 // Java is Apache ZooKeeper's Java client, ready to run a program of
-// tests/java: the JDK's java and javac and the 3.9.3 jars' classpath.
-// Whatever the target, the client is ZooKeeper's own.
+// tests/java: the JDK's java and javac and a classpath of the 3.9.3 jars
+// followed by Apache Curator's (scripts/curator). Whatever the target, the
+// client is ZooKeeper's own.
 type Java struct {
 	Java, Javac string
 	Classpath   string
@@ -52,6 +54,16 @@ func resolveJava(root string) (*Java, error) {
 	if j.Classpath, err = zookeeperClasspath(root); err != nil {
 		return nil, err
 	}
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "curator", "fetch.sh"))
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("scripts/curator/fetch.sh: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	j.Classpath += string(os.PathListSeparator) + filepath.Join(strings.TrimSpace(lines[len(lines)-1]), "*")
 	return j, nil
 }
 

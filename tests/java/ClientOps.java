@@ -9,10 +9,6 @@
 // Usage: java -cp DIR:ZK_CLASSPATH ClientOps HOST:PORT TRANSCRIPT
 //
 // Event order without timing: see Events.drain.
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -25,7 +21,6 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
-import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
@@ -35,25 +30,11 @@ import org.apache.zookeeper.data.Id;
 import org.apache.zookeeper.data.Stat;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 
-public class ClientOps {
+public class ClientOps extends Transcript {
     static final List<ACL> OPEN = ZooDefs.Ids.OPEN_ACL_UNSAFE;
     static final long WAIT_SECONDS = 60;
 
-    static PrintWriter out;
     static final Events events = new Events(WAIT_SECONDS);
-
-    static void p(String s) {
-        out.println(s);
-        out.flush();
-    }
-
-    static byte[] b(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static String s(byte[] d) {
-        return d == null ? "null" : "\"" + new String(d, StandardCharsets.UTF_8) + "\"";
-    }
 
     static Watcher w(String label) {
         return events.watcher(label);
@@ -80,23 +61,6 @@ public class ClientOps {
 
     static String cmp(long a, long b) {
         return a == b ? "=" : a > b ? ">" : "<";
-    }
-
-    static String code(KeeperException e) {
-        return "error " + e.code();
-    }
-
-    interface Call {
-        String run() throws Exception;
-    }
-
-    /** Runs c and prints its result, or the KeeperException code. */
-    static void op(String what, Call c) throws Exception {
-        try {
-            p(what + " -> " + c.run());
-        } catch (KeeperException e) {
-            p(what + " -> " + code(e));
-        }
     }
 
     /** Prints every event queued before a sync round trip, in order. */
@@ -170,7 +134,7 @@ public class ClientOps {
             System.exit(2);
         }
         String cs = args[0];
-        out = new PrintWriter(Files.newBufferedWriter(Paths.get(args[1]), StandardCharsets.UTF_8));
+        open(args[1]);
         ZooKeeper zk = connect(cs);
         final long me = zk.getSessionId();
         p("negotiated session timeout " + zk.getSessionTimeout());
@@ -402,6 +366,6 @@ public class ClientOps {
         op("getChildren /j at the end", () -> sorted(again.getChildren("/j", false)).toString());
         again.close();
         p("done");
-        out.close();
+        close();
     }
 }

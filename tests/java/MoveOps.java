@@ -16,10 +16,7 @@
 // client listed the paths, which is a hash order, so they are sorted.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -33,15 +30,9 @@ import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 
-public class MoveOps {
+public class MoveOps extends Transcript {
     static final long WAIT_SECONDS = 90;
     static final Events events = new Events(WAIT_SECONDS);
-    static PrintWriter out;
-
-    static void p(String s) {
-        out.println(s);
-        out.flush();
-    }
 
     static Watcher w(String label) {
         return events.watcher(label);
@@ -69,7 +60,7 @@ public class MoveOps {
             System.err.println("usage: MoveOps HOST:PORT,... TRANSCRIPT");
             System.exit(2);
         }
-        out = new PrintWriter(Files.newBufferedWriter(Paths.get(args[1]), StandardCharsets.UTF_8));
+        open(args[1]);
         CountDownLatch up = new CountDownLatch(1);
         CountDownLatch lost = new CountDownLatch(1);
         CountDownLatch back = new CountDownLatch(1);
@@ -126,6 +117,6 @@ public class MoveOps {
         p("events after the move: " + show(drain(zk)));
         zk.close();
         p("done");
-        out.close();
+        close();
     }
 }
