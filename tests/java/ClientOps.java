@@ -9,6 +9,7 @@
 // Usage: java -cp DIR:ZK_CLASSPATH ClientOps HOST:PORT TRANSCRIPT
 //
 // Event order without timing: see Events.drain.
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -24,6 +25,7 @@ import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.admin.ZooKeeperAdmin;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.ClientInfo;
 import org.apache.zookeeper.data.Id;
@@ -54,9 +56,12 @@ public class ClientOps extends Transcript {
         } else {
             owner = String.format("0x%x", o); // container and TTL markers
         }
-        return String.format("v=%d cv=%d av=%d len=%d kids=%d owner=%s m%sc p%sc ctime%smtime",
+        // Times only as an order: a write in the millisecond of the create
+        // leaves mtime equal to ctime.
+        return String.format("v=%d cv=%d av=%d len=%d kids=%d owner=%s m%sc p%sc %s",
             x.getVersion(), x.getCversion(), x.getAversion(), x.getDataLength(), x.getNumChildren(), owner,
-            cmp(x.getMzxid(), x.getCzxid()), cmp(x.getPzxid(), x.getCzxid()), cmp(x.getCtime(), x.getMtime()));
+            cmp(x.getMzxid(), x.getCzxid()), cmp(x.getPzxid(), x.getCzxid()),
+            x.getCtime() <= x.getMtime() ? "ctime<=mtime" : "ctime>mtime");
     }
 
     static String cmp(long a, long b) {
@@ -279,6 +284,28 @@ public class ClientOps extends Transcript {
             byte[] d = zk.getConfig(false, x);
             return (d == null ? "null" : d.length + " bytes") + " [" + st(x, me) + "]";
         });
+
+        // reconfig is refused while reconfigEnabled is false (the default),
+        // even for super; a read-only capable client gets a normal session.
+        ZooKeeperAdmin admin = new ZooKeeperAdmin(cs, 30000, e -> { });
+        admin.addAuthInfo("digest", b("super:test"));
+        op("reconfig (disabled)", () -> new String(admin.reconfigure(null, "3", null, -1, new Stat()), StandardCharsets.UTF_8));
+        admin.close();
+        CountDownLatch roUp = new CountDownLatch(1);
+        List<String> roStates = Collections.synchronizedList(new ArrayList<>());
+        ZooKeeper ro = new ZooKeeper(cs, 30000, e -> {
+            if (e.getType() == Watcher.Event.EventType.None) {
+                roStates.add(e.getState().toString());
+                if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                    roUp.countDown();
+                }
+            }
+        }, true);
+        if (!roUp.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("no read-only-capable session");
+        }
+        op("read-only-capable client", () -> roStates + " " + s(ro.getData("/j/tx", false, null)));
+        ro.close();
 
         // Asynchronous calls complete in the order they were issued.
         List<String> order = Collections.synchronizedList(new ArrayList<>());
