@@ -101,3 +101,33 @@ func TestLocalEnsembleInvalid(t *testing.T) {
 		t.Errorf("ports up to 65535 should fit")
 	}
 }
+
+// TestQuorumConfig: the text of /zookeeper/config, as ZooKeeper 3.9.3's
+// QuorumPeerConfig formats these same lines (QuorumVerifier.toString, run
+// on the jars: ids in order, the peer type always named, a bare client
+// port on the wildcard address, no client part when the line has none).
+func TestQuorumConfig(t *testing.T) {
+	c, _ := mustParse(t, `tickTime=2000
+initLimit=10
+syncLimit=5
+dataDir=/tmp/qc
+clientPort=2183
+server.12=127.0.0.1:2892:3892;127.0.0.1:2185
+server.1=127.0.0.1:2888:3888;127.0.0.1:2181
+server.2=127.0.0.1:2889:3889:observer;2182
+server.3=localhost:2890:3890
+server.4=127.0.0.1:2891:3891:participant;0.0.0.0:2184
+`)
+	want := "server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\n" +
+		"server.2=127.0.0.1:2889:3889:observer;0.0.0.0:2182\n" +
+		"server.3=localhost:2890:3890:participant\n" +
+		"server.4=127.0.0.1:2891:3891:participant;0.0.0.0:2184\n" +
+		"server.12=127.0.0.1:2892:3892:participant;127.0.0.1:2185\n" +
+		"version=0"
+	if got := c.QuorumConfig(); got != want {
+		t.Errorf("QuorumConfig:\n%s\nwant\n%s", got, want)
+	}
+	if got := Default().QuorumConfig(); got != "" {
+		t.Errorf("standalone QuorumConfig %q, want empty", got)
+	}
+}

@@ -250,8 +250,36 @@ func (t *Tree) countUnder(buf []byte, n *Node) (int, []byte) {
 // kept up to date on every change, for comparing replicas at the same
 // zxid. It is a sum of xxHash64-based per-item hashes, stable across
 // processes and versions of this package that keep the same format.
+//
+// /zookeeper/config is left out: in an ensemble each server writes its
+// own (SetLocalConfig), stamped with its own clock, as ZooKeeper does.
 func (t *Tree) Digest() uint64 {
-	return t.nodeSum + mix(t.sessionSum, 0x73657373) // "sess"
+	sum := t.nodeSum
+	if n := t.nodes[ConfigPath]; n != nil {
+		sum -= n.hash
+	}
+	return sum + mix(t.sessionSum, 0x73657373) // "sess"
+}
+
+// SetLocalConfig puts an ensemble member's configuration (the text of
+// config.Config.QuorumConfig) in /zookeeper/config, as ZooKeeper's
+// ZKDatabase.initConfigInZKDatabase does when the member starts and after
+// it synchronizes with a leader: outside the replicated history, with the
+// stat that call leaves (version -1, mzxid 0, mtime the member's clock,
+// ctime still 0). A standalone server leaves the node empty.
+func (t *Tree) SetLocalConfig(data []byte, mtime int64) {
+	n := t.nodes[ConfigPath]
+	if n == nil {
+		return
+	}
+	t.nodeSum -= n.hash
+	n.data = data
+	n.stat.Version = -1
+	n.stat.Mzxid = 0
+	n.stat.Mtime = mtime
+	n.content = contentHash(ConfigPath, data)
+	n.rehash()
+	t.nodeSum += n.hash
 }
 
 func sessionHash(id int64, timeout int32) uint64 {

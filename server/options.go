@@ -103,6 +103,9 @@ type Ensemble struct {
 	// syncLimit).
 	InitLimit int
 	SyncLimit int
+	// Config is what /zookeeper/config holds on this member (see
+	// config.Config.QuorumConfig); nil leaves the node empty.
+	Config []byte
 }
 
 func (o *Options) setDefaults() {

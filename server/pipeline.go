@@ -243,6 +243,7 @@ func (s *Server) recordLatency(c *conn, r *request, zxid int64) {
 // the caller holds the write lock. The session table follows the tree.
 func (s *Server) installTree(t *datatree.Tree) {
 	s.tree = t
+	s.setLocalConfig(t)
 	live := t.Sessions()
 	s.sessions.mu.Lock()
 	for id := range s.sessions.sessions {
@@ -253,5 +254,13 @@ func (s *Server) installTree(t *datatree.Tree) {
 	s.sessions.mu.Unlock()
 	for id, to := range live {
 		s.sessions.add(id, to)
+	}
+}
+
+// setLocalConfig writes this member's configuration into a tree it starts
+// from or installs (a leader's snapshot carries the leader's copy).
+func (s *Server) setLocalConfig(t *datatree.Tree) {
+	if e := s.opts.Ensemble; e != nil && len(e.Config) > 0 {
+		t.SetLocalConfig(e.Config, time.Now().UnixMilli())
 	}
 }

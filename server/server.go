@@ -146,6 +146,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.store = st
 	s.tree = tree
+	s.setLocalConfig(tree)
 	s.lastZxid = tree.LastZxid()
 	if st.replayed > 0 && opts.Ensemble == nil {
 		// Like ZooKeeper's loadData: snapshot what recovery rebuilt, so the

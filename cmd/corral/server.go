@@ -156,6 +156,7 @@ func ensembleOptions(cfg *config.Config) (*server.Ensemble, error) {
 		Peers:     map[uint64]transport.Peer{},
 		InitLimit: cfg.InitLimit,
 		SyncLimit: cfg.SyncLimit,
+		Config:    []byte(cfg.QuorumConfig()),
 	}
 	for _, sv := range cfg.Servers {
 		id := uint64(sv.ID)

@@ -92,6 +92,13 @@ public class MoveOps extends Transcript {
         zk.addWatch("/mv/p", w("persistent"), AddWatchMode.PERSISTENT);
         zk.addWatch("/mv/r", w("recursive"), AddWatchMode.PERSISTENT_RECURSIVE);
         p("events before the move: " + show(drain(zk)));
+        // The ensemble's configuration as the client reads it (reconfig
+        // disabled), ports masked: they differ from run to run.
+        org.apache.zookeeper.data.Stat cs = new org.apache.zookeeper.data.Stat();
+        byte[] config = zk.getConfig(false, cs);
+        p("config stat: v=" + cs.getVersion() + " av=" + cs.getAversion() + " cv=" + cs.getCversion() + " mzxid=" + Long.toHexString(cs.getMzxid())
+            + " czxid=" + Long.toHexString(cs.getCzxid()) + " pzxid=" + Long.toHexString(cs.getPzxid()) + " ctime0=" + (cs.getCtime() == 0) + " mtime0=" + (cs.getMtime() == 0) + " len=" + cs.getDataLength());
+        p("config: " + new String(config, StandardCharsets.UTF_8).replaceAll(":\\d+", ":P").replace("\n", " | "));
         int first = port(zk);
         System.out.println("SERVER " + first);
         System.out.flush();
