@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -40,17 +38,6 @@ func runJava(t *testing.T, name string) {
 	j := env.JavaClient(t)
 	dir := j.Compile(t, env.Root, name, "Events", "Transcript")
 	srv := env.Start(t)
-	transcript := filepath.Join(t.TempDir(), "transcript.txt")
-	out, err := j.Run(dir, name, srv.Addr(), transcript)
-	if len(out) > 0 {
-		t.Logf("java client output:\n%s", out)
-	}
-	got, rerr := os.ReadFile(transcript)
-	if err != nil {
-		t.Fatalf("%s: %v; transcript so far:\n%s", name, err, got)
-	}
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
+	got := j.Transcript(t, dir, name, srv.Addr())
 	env.CompareGolden(t, name, got, *updateJava)
 }

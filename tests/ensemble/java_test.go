@@ -128,3 +128,17 @@ func TestJavaClientMovesWithWatches(t *testing.T) {
 	}
 	env.CompareGolden(t, "MoveOps", got, *updateJava)
 }
+
+// TestCuratorOnEnsemble runs tests/java/CuratorOps.java against a
+// 3-server ensemble, its two clients spread over the members by Curator
+// (which also follows /zookeeper/config): the transcript must be the one
+// ZooKeeper 3.9.3 gives standalone (CuratorOps.golden), since nothing in
+// it depends on where a session is.
+func TestCuratorOnEnsemble(t *testing.T) {
+	j := env.JavaClient(t)
+	dir := j.Compile(t, env.Root, "CuratorOps", "Events", "Transcript")
+	en := start(t, 3)
+	en.WaitAll()
+	got := j.Transcript(t, dir, "CuratorOps", en.ConnectString())
+	env.CompareGolden(t, "CuratorOps", got, false)
+}

@@ -114,6 +114,26 @@ func (j *Java) Run(dir, main string, args ...string) ([]byte, error) {
 	return j.Command(dir, main, args...).CombinedOutput()
 }
 
+// Transcript runs the compiled program main from dir against the servers
+// of connect and returns the transcript it wrote; a program that fails
+// fails the test, showing how far its transcript got.
+func (j *Java) Transcript(t testing.TB, dir, main, connect string) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "transcript.txt")
+	out, err := j.Run(dir, main, connect, path)
+	if len(out) > 0 {
+		t.Logf("java client output:\n%s", out)
+	}
+	got, rerr := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: %v; transcript so far:\n%s", main, err, got)
+	}
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	return got
+}
+
 // CompareGolden compares a Java program's transcript with the reference's
 // in tests/java/NAME.golden, line by line. With update it writes the
 // golden file instead, which only a run against ZooKeeper may do.
