@@ -188,7 +188,8 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.DurationVar(&cfg.SeqDuration, "seq-duration", DefaultSeqDuration, "measured duration of the sequential create phase")
 	fs.StringVar(&cfg.Durability, "durability", "", "sync, async (ZooKeeper: forceSync=no) or diskless (corral only); default forceSync=yes for both")
 	fs.IntVar(&cfg.Repeat, "repeat", 1, "run the whole target sequence this many times, interleaved; the report gives medians and spread")
-	phases := fs.String("phases", strings.Join(DefaultPhases, ","), "phases each target runs, in order: create, set, get, seqcreate (set and get after create)")
+	phases := fs.String("phases", strings.Join(DefaultPhases, ","), "phases each target runs, in order: create, set, get, seqcreate")
+	fs.Int64Var(&cfg.Keys, "keys", DefaultKeys, "nodes created unmeasured for set and get when no create phase comes before them")
 	rate := registerRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
@@ -212,6 +213,10 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return 2
 	}
 	cfg.Phases = ps
+	if cfg.Keys < 1 || cfg.Keys > 10_000_000 {
+		fmt.Fprintln(env.Stderr, "corral bench compare: --keys must be in [1, 10000000]")
+		return 2
+	}
 	if cfg.SeqDuration <= 0 || cfg.SeqDuration > maxPhase || cfg.SeqWarmup < 0 || cfg.SeqWarmup > maxPhase {
 		fmt.Fprintf(env.Stderr, "corral bench compare: --seq-duration must be in (0, %v] and --seq-warmup in [0, %v]\n", maxPhase, maxPhase)
 		return 2

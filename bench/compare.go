@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,9 +55,13 @@ type CompareConfig struct {
 	// of the machine hits every target alike; 0 means once.
 	Repeat int
 	// Phases are the phases each target runs, in order (default
-	// DefaultPhases); set and get need a create before them, whose nodes
-	// they address. See ParsePhases.
+	// DefaultPhases). set and get address the nodes of the create phase
+	// before them or, without one, Keys nodes created unmeasured first,
+	// so that both targets hold trees of one size. See ParsePhases.
 	Phases []string
+	// Keys is how many nodes are preloaded for a set or get phase that
+	// has no create phase before it (0: DefaultKeys).
+	Keys int64
 	// Rate, if positive, runs the create, set and get phases open loop at
 	// Rate requests per second in total (see openloop.go); seqcreate stays
 	// one request at a time.
@@ -80,11 +85,13 @@ const (
 // DefaultPhases is the phase order of a compare run. seqcreate comes
 // last so that a short run still measures the loaded phases first; give
 // --phases seqcreate,create,set,get to measure one client's latency on
-// servers that have done nothing else yet (see BENCHMARKS.md).
+// servers that have done nothing else yet, or --phases set,get to measure
+// them on trees of the same size for every target (the create phase
+// leaves a faster target a larger tree; see BENCHMARKS.md).
 var DefaultPhases = []string{"create", "set", "get", "seqcreate"}
 
 // ParsePhases checks a comma-separated phase list: each of create, set,
-// get and seqcreate at most once, set and get only after create.
+// get and seqcreate at most once, in the order given.
 func ParsePhases(s string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -93,11 +100,7 @@ func ParsePhases(s string) ([]string, error) {
 		switch p {
 		case "":
 			continue
-		case "create", "seqcreate":
-		case "set", "get":
-			if !seen["create"] {
-				return nil, fmt.Errorf("bench: phase %s needs a create phase before it (its nodes are what %s addresses)", p, p)
-			}
+		case "create", "seqcreate", "set", "get":
 		default:
 			return nil, fmt.Errorf("bench: unknown phase %q (want create, set, get or seqcreate)", p)
 		}
@@ -162,6 +165,9 @@ func (c *CompareConfig) fill() {
 	if len(c.Phases) == 0 {
 		c.Phases = DefaultPhases
 	}
+	if c.Keys <= 0 {
+		c.Keys = DefaultKeys
+	}
 }
 
 // Report is the outcome of a compare or run invocation.
@@ -202,8 +208,10 @@ type Env struct {
 	Rate   float64
 	// Durability is compare's --durability ("" for forceSync=yes).
 	Durability string
-	// Phases are compare's phases in the order they ran.
+	// Phases are compare's phases in the order they ran; Keys the nodes
+	// preloaded for a set or get phase without a create phase before it.
 	Phases []string
+	Keys   int64
 }
 
 // ServerInfo describes one server or ensemble under test.
@@ -280,6 +288,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	rep.Env.Servers, rep.Env.Timing = cfg.Servers, cfg.Timing
 	rep.Env.Repeat, rep.Env.Rate, rep.Env.Durability = cfg.Repeat, cfg.Rate, cfg.Durability
 	rep.Env.Phases = cfg.Phases
+	if i, j := slices.Index(cfg.Phases, "create"), slices.IndexFunc(cfg.Phases, func(p string) bool { return p == "set" || p == "get" }); j >= 0 && (i < 0 || i > j) {
+		rep.Env.Keys = cfg.Keys
+	}
 	if cfg.Repeat > 1 {
 		prepareOnce(ctx, &cfg, work)
 	}
@@ -472,6 +483,14 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 			pc.Workload, pc.Phase, pc.Prefix = WorkloadCreate, "create", "c"
 			keys = run(pc).Keys
 		case "set", "get":
+			if keys == nil {
+				var err error
+				if keys, err = preload(ctx, target, ut.addrs, cfg.Keys, cfg.Conns, cfg.Inflight, cfg.ValueSize, 0, cfg.Log); err != nil {
+					results = append(results, PhaseResult{Target: target, Run: runNo, Phase: ph, Workload: Workload(ph), Err: err.Error()})
+					errs = append(errs, err)
+					continue
+				}
+			}
 			pc.Workload, pc.Phase, pc.Keys = Workload(ph), ph, keys
 			run(pc)
 		case "seqcreate":

@@ -241,7 +241,7 @@ func TestParsePhases(t *testing.T) {
 		{"create,set,get,seqcreate", "create,set,get,seqcreate"},
 		{" seqcreate , create,get ", "seqcreate,create,get"},
 		{"seqcreate", "seqcreate"},
-		{"set,create", ""},
+		{"set,create", "set,create"},
 		{"create,get,get", ""},
 		{"create,delete", ""},
 		{",", ""},
@@ -256,6 +256,27 @@ func TestParsePhases(t *testing.T) {
 		if err != nil || strings.Join(got, ",") != tc.want {
 			t.Errorf("%q: %v, %v; want %s", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// Without a create phase before them, set and get address nodes created
+// unmeasured, the same number for every target.
+func TestCompareSetWithoutCreatePreloads(t *testing.T) {
+	rep, _, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *CompareConfig) {
+		c.Phases, c.Keys = []string{"set", "get"}, 50
+	})
+	if len(rep.Results) != 2 {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	for _, r := range rep.Results {
+		if r.Err != "" || r.Ops == 0 || r.Errors != 0 {
+			t.Errorf("%s: %+v", r.Phase, r)
+		}
+	}
+	var b strings.Builder
+	WriteMarkdown(&b, rep)
+	if !strings.Contains(b.String(), "set and get address 50 nodes created unmeasured before them") {
+		t.Errorf("report does not say how many nodes were preloaded:\n%s", b.String())
 	}
 }
 

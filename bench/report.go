@@ -144,7 +144,11 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w)
 	if len(e.Phases) > 0 {
-		fmt.Fprintf(w, "- phases, in order, each target started afresh: %s\n", strings.Join(e.Phases, ", "))
+		fmt.Fprintf(w, "- phases, in order, each target started afresh: %s", strings.Join(e.Phases, ", "))
+		if e.Keys > 0 {
+			fmt.Fprintf(w, "; set and get address %d nodes created unmeasured before them", e.Keys)
+		}
+		fmt.Fprintln(w)
 	}
 	if rep.Mode == "compare" {
 		shape := "standalone on 127.0.0.1"
