@@ -188,7 +188,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.DurationVar(&cfg.SeqDuration, "seq-duration", DefaultSeqDuration, "measured duration of the sequential create phase")
 	fs.StringVar(&cfg.Durability, "durability", "", "sync, async (ZooKeeper: forceSync=no) or diskless (corral only); default forceSync=yes for both")
 	fs.IntVar(&cfg.Repeat, "repeat", 1, "run the whole target sequence this many times, interleaved; the report gives medians and spread")
-	phases := fs.String("phases", strings.Join(DefaultPhases, ","), "phases each target runs, in order: create, set, get, seqcreate")
+	phases := fs.String("phases", FormatPhases(DefaultPhases), "phases each target runs, in order, of create, set, get, seqcreate; \"/\" starts the target afresh (e.g. seqcreate/create/set,get)")
 	fs.Int64Var(&cfg.Keys, "keys", DefaultKeys, "nodes created unmeasured for set and get when no create phase comes before them")
 	rate := registerRate(fs)
 	if code, ok := parse(fs, args, env); !ok {

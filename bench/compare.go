@@ -54,11 +54,14 @@ type CompareConfig struct {
 	// interleaved (corral, zookeeper, corral, zookeeper, ...) so that drift
 	// of the machine hits every target alike; 0 means once.
 	Repeat int
-	// Phases are the phases each target runs, in order (default
-	// DefaultPhases). set and get address the nodes of the create phase
-	// before them or, without one, Keys nodes created unmeasured first,
-	// so that both targets hold trees of one size. See ParsePhases.
-	Phases []string
+	// Phases are the phases each target runs, in order, in groups (default
+	// DefaultPhases): each group on the target started afresh, so that a
+	// phase need not measure what the ones before it left (a tree whose
+	// size depends on how fast the target created it, snapshots of it).
+	// set and get address the nodes of a create phase before them in
+	// their group or, without one, Keys nodes created unmeasured first,
+	// so that every target holds a tree of one size. See ParsePhases.
+	Phases [][]string
 	// Keys is how many nodes are preloaded for a set or get phase that
 	// has no create phase before it (0: DefaultKeys).
 	Keys int64
@@ -82,38 +85,64 @@ const (
 	DefaultSeqDuration = 5 * time.Second
 )
 
-// DefaultPhases is the phase order of a compare run. seqcreate comes
-// last so that a short run still measures the loaded phases first; give
-// --phases seqcreate,create,set,get to measure one client's latency on
-// servers that have done nothing else yet, or --phases set,get to measure
-// them on trees of the same size for every target (the create phase
-// leaves a faster target a larger tree; see BENCHMARKS.md).
-var DefaultPhases = []string{"create", "set", "get", "seqcreate"}
+// DefaultPhases is the phase order of a compare run: one group, the
+// phases one after the other on one start of each target. seqcreate comes
+// last so that a short run still measures the loaded phases first. Give
+// --phases seqcreate/create/set,get to run each on a fresh start (set and
+// get then on trees of the same size for every target; see BENCHMARKS.md).
+var DefaultPhases = [][]string{{"create", "set", "get", "seqcreate"}}
 
-// ParsePhases checks a comma-separated phase list: each of create, set,
-// get and seqcreate at most once, in the order given.
-func ParsePhases(s string) ([]string, error) {
-	var out []string
+// ParsePhases parses a phase list: groups separated by "/", each a
+// comma-separated list of create, set, get and seqcreate; each phase at
+// most once in all.
+func ParsePhases(s string) ([][]string, error) {
+	var groups [][]string
 	seen := map[string]bool{}
-	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
-		switch p {
-		case "":
-			continue
-		case "create", "seqcreate", "set", "get":
-		default:
-			return nil, fmt.Errorf("bench: unknown phase %q (want create, set, get or seqcreate)", p)
+	for _, g := range strings.Split(s, "/") {
+		var group []string
+		for _, p := range strings.Split(g, ",") {
+			p = strings.TrimSpace(p)
+			switch p {
+			case "":
+				continue
+			case "create", "seqcreate", "set", "get":
+			default:
+				return nil, fmt.Errorf("bench: unknown phase %q (want create, set, get or seqcreate)", p)
+			}
+			if seen[p] {
+				return nil, fmt.Errorf("bench: phase %s given twice", p)
+			}
+			seen[p] = true
+			group = append(group, p)
 		}
-		if seen[p] {
-			return nil, fmt.Errorf("bench: phase %s given twice", p)
+		if len(group) == 0 {
+			return nil, fmt.Errorf("bench: an empty phase group in %q", s)
 		}
-		seen[p] = true
-		out = append(out, p)
+		groups = append(groups, group)
 	}
-	if len(out) == 0 {
-		return nil, errors.New("bench: no phases")
+	return groups, nil
+}
+
+// FormatPhases is ParsePhases's inverse.
+func FormatPhases(groups [][]string) string {
+	gs := make([]string, len(groups))
+	for i, g := range groups {
+		gs[i] = strings.Join(g, ",")
 	}
-	return out, nil
+	return strings.Join(gs, "/")
+}
+
+// preloads reports whether a set or get phase of groups has no create
+// before it in its group, so that Keys nodes are preloaded for it.
+func preloads(groups [][]string) bool {
+	for _, g := range groups {
+		i := slices.Index(g, "create")
+		j := slices.IndexFunc(g, func(p string) bool { return p == "set" || p == "get" })
+		if j >= 0 && (i < 0 || i > j) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultCompareConfig is what `corral bench compare` runs without flags.
@@ -208,9 +237,10 @@ type Env struct {
 	Rate   float64
 	// Durability is compare's --durability ("" for forceSync=yes).
 	Durability string
-	// Phases are compare's phases in the order they ran; Keys the nodes
-	// preloaded for a set or get phase without a create phase before it.
-	Phases []string
+	// Phases are compare's phase groups in the order they ran (see
+	// CompareConfig.Phases); Keys the nodes preloaded for a set or get
+	// phase without a create phase before it, if any was.
+	Phases [][]string
 	Keys   int64
 }
 
@@ -220,6 +250,9 @@ type ServerInfo struct {
 	// Run is the repetition (compare --repeat) this start of the target
 	// served, from 1; 0 when not repeated.
 	Run int
+	// Phases are the phases this start served, when compare started the
+	// target afresh for each group of phases (see CompareConfig.Phases).
+	Phases []string `json:",omitempty"`
 	// Addr is the client address, or the comma-separated addresses of an
 	// ensemble's members in id order.
 	Addr     string
@@ -263,7 +296,7 @@ func newEnv() Env {
 // the returned error joins the failures.
 func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	cfg.fill()
-	if _, err := ParsePhases(strings.Join(cfg.Phases, ",")); err != nil {
+	if _, err := ParsePhases(FormatPhases(cfg.Phases)); err != nil {
 		return nil, err
 	}
 	for _, t := range cfg.Targets {
@@ -288,7 +321,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	rep.Env.Servers, rep.Env.Timing = cfg.Servers, cfg.Timing
 	rep.Env.Repeat, rep.Env.Rate, rep.Env.Durability = cfg.Repeat, cfg.Rate, cfg.Durability
 	rep.Env.Phases = cfg.Phases
-	if i, j := slices.Index(cfg.Phases, "create"), slices.IndexFunc(cfg.Phases, func(p string) bool { return p == "set" || p == "get" }); j >= 0 && (i < 0 || i > j) {
+	if preloads(cfg.Phases) {
 		rep.Env.Keys = cfg.Keys
 	}
 	if cfg.Repeat > 1 {
@@ -301,11 +334,16 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			info, results, err := compareTarget(ctx, cfg, work, t, runNumber(run, cfg.Repeat))
-			rep.Servers = append(rep.Servers, info)
-			rep.Results = append(rep.Results, results...)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", info.label(), err))
+			for _, group := range cfg.Phases {
+				if ctx.Err() != nil {
+					break
+				}
+				info, results, err := compareTarget(ctx, cfg, work, t, runNumber(run, cfg.Repeat), group)
+				rep.Servers = append(rep.Servers, info)
+				rep.Results = append(rep.Results, results...)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", info.label(), err))
+				}
 			}
 		}
 	}
@@ -426,8 +464,13 @@ func memberName(e *Ensemble, id int) string {
 	return fmt.Sprintf("server.%d (%s)", id, m.Addr)
 }
 
-func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, runNo int) (ServerInfo, []PhaseResult, error) {
+// compareTarget starts target, runs the phases of one group against it
+// and stops it.
+func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, runNo int, phases []string) (ServerInfo, []PhaseResult, error) {
 	info := ServerInfo{Target: target, Run: runNo}
+	if len(cfg.Phases) > 1 {
+		info.Phases = phases
+	}
 	fail := func(err error) (ServerInfo, []PhaseResult, error) {
 		info.Err = err.Error()
 		return info, nil, err
@@ -473,7 +516,7 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 	}
 
 	var keys *KeySpace
-	for _, ph := range cfg.Phases {
+	for _, ph := range phases {
 		if ctx.Err() != nil {
 			break
 		}

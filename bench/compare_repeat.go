@@ -43,15 +43,24 @@ func prepareOnce(ctx context.Context, cfg *CompareConfig, work string) {
 }
 
 // label names the target and, when repeated, the run.
-func (s *ServerInfo) label() string { return runLabel(s.Target, s.Run) }
+func (s *ServerInfo) label() string {
+	if len(s.Phases) > 0 {
+		return runLabel(s.Target, s.Run) + " (" + strings.Join(s.Phases, ", ") + ")"
+	}
+	return runLabel(s.Target, s.Run)
+}
 
 // fileBase is the base name of the files kept of this start of the
 // target: "corral", or "corral.r2" when repeated.
 func (s *ServerInfo) fileBase() string {
+	base := s.Target
 	if s.Run > 0 {
-		return fmt.Sprintf("%s.r%d", s.Target, s.Run)
+		base = fmt.Sprintf("%s.r%d", s.Target, s.Run)
 	}
-	return s.Target
+	if len(s.Phases) > 0 {
+		base += "." + strings.Join(s.Phases, "-")
+	}
+	return base
 }
 
 // label names the target and, when repeated, the run.

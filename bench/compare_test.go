@@ -242,8 +242,12 @@ func TestParsePhases(t *testing.T) {
 		{" seqcreate , create,get ", "seqcreate,create,get"},
 		{"seqcreate", "seqcreate"},
 		{"set,create", "set,create"},
+		{"seqcreate/create/set,get", "seqcreate/create/set,get"},
+		{"seqcreate / set ,get", "seqcreate/set,get"},
 		{"create,get,get", ""},
+		{"create/get/create", ""},
 		{"create,delete", ""},
+		{"create//get", ""},
 		{",", ""},
 	} {
 		got, err := ParsePhases(tc.in)
@@ -253,7 +257,7 @@ func TestParsePhases(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || strings.Join(got, ",") != tc.want {
+		if err != nil || FormatPhases(got) != tc.want {
 			t.Errorf("%q: %v, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
@@ -263,7 +267,7 @@ func TestParsePhases(t *testing.T) {
 // unmeasured, the same number for every target.
 func TestCompareSetWithoutCreatePreloads(t *testing.T) {
 	rep, _, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *CompareConfig) {
-		c.Phases, c.Keys = []string{"set", "get"}, 50
+		c.Phases, c.Keys = [][]string{{"set", "get"}}, 50
 	})
 	if len(rep.Results) != 2 {
 		t.Fatalf("results %+v", rep.Results)
@@ -280,9 +284,11 @@ func TestCompareSetWithoutCreatePreloads(t *testing.T) {
 	}
 }
 
+// Phases run in the order given; each group of them on a fresh start of
+// the target, recorded as a server of its own.
 func TestComparePhasesRunInTheOrderGiven(t *testing.T) {
-	rep, _, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *CompareConfig) {
-		c.Phases = []string{"seqcreate", "create", "get"}
+	rep, out, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *CompareConfig) {
+		c.Phases = [][]string{{"seqcreate"}, {"create", "get"}}
 	})
 	var phases []string
 	for _, r := range rep.Results {
@@ -297,9 +303,18 @@ func TestComparePhasesRunInTheOrderGiven(t *testing.T) {
 	if seq := rep.Results[0]; seq.Conns != 1 || seq.Inflight != 1 {
 		t.Errorf("seqcreate ran %d × %d", seq.Conns, seq.Inflight)
 	}
+	if len(rep.Servers) != 2 || strings.Join(rep.Servers[0].Phases, ",") != "seqcreate" ||
+		strings.Join(rep.Servers[1].Phases, ",") != "create,get" {
+		t.Errorf("servers %+v, want one start per group", rep.Servers)
+	}
+	for _, f := range []string{"corral.seqcreate.log", "corral.create-get.log"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("each start's log kept apart: %v", err)
+		}
+	}
 	var b strings.Builder
 	WriteMarkdown(&b, rep)
-	if !strings.Contains(b.String(), "phases, in order, each target started afresh: seqcreate, create, get") {
+	if !strings.Contains(b.String(), "(groups separated by /): seqcreate / create, get") {
 		t.Errorf("report does not name the phases:\n%s", b.String())
 	}
 }

@@ -144,7 +144,11 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w)
 	if len(e.Phases) > 0 {
-		fmt.Fprintf(w, "- phases, in order, each target started afresh: %s", strings.Join(e.Phases, ", "))
+		gs := make([]string, len(e.Phases))
+		for i, g := range e.Phases {
+			gs[i] = strings.Join(g, ", ")
+		}
+		fmt.Fprintf(w, "- phases, in order, each target started afresh for each group (groups separated by /): %s", strings.Join(gs, " / "))
 		if e.Keys > 0 {
 			fmt.Fprintf(w, "; set and get address %d nodes created unmeasured before them", e.Keys)
 		}
