@@ -56,6 +56,19 @@ public class CuratorOps extends Transcript {
         return c;
     }
 
+    /**
+     * Brings c's server up to date with the leader before c reads what the
+     * other client wrote: on an ensemble the two may be on different
+     * members, and ZooKeeper promises each client its own order only.
+     */
+    static void syncNow(CuratorFramework c, String path) throws Exception {
+        CountDownLatch done = new CountDownLatch(1);
+        c.getZookeeperClient().getZooKeeper().sync(path, (rc, p, ctx) -> done.countDown(), null);
+        if (!done.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("sync of " + path + " never answered");
+        }
+    }
+
     static String stat(Stat x) {
         return x == null ? "null" : "v=" + x.getVersion() + " cv=" + x.getCversion() + " kids=" + x.getNumChildren()
             + " len=" + x.getDataLength() + " ephemeral=" + (x.getEphemeralOwner() != 0);
@@ -223,6 +236,7 @@ public class CuratorOps extends Transcript {
         });
         op("atomic: c1 compareAndSet(13, 20)", () -> Boolean.toString(a1.compareAndSet(13L, 20L).succeeded()));
         op("atomic: c2 compareAndSet(13, 30)", () -> Boolean.toString(a2.compareAndSet(13L, 30L).succeeded()));
+        syncNow(c2, "/cur/counter");
         op("atomic: value", () -> Long.toString(a2.get().postValue()));
 
         SharedCount sc1 = new SharedCount(c1, "/cur/shared", 5);
@@ -247,6 +261,7 @@ public class CuratorOps extends Transcript {
         DistributedBarrier bar1 = new DistributedBarrier(c1, "/cur/barrier");
         DistributedBarrier bar2 = new DistributedBarrier(c2, "/cur/barrier");
         bar1.setBarrier();
+        syncNow(c2, "/cur/barrier");
         op("barrier: c2 blocked while set", () -> Boolean.toString(bar2.waitOnBarrier(200, TimeUnit.MILLISECONDS)));
         bar1.removeBarrier();
         op("barrier: c2 passes once removed", () -> Boolean.toString(bar2.waitOnBarrier(WAIT_SECONDS, TimeUnit.SECONDS)));
@@ -254,13 +269,16 @@ public class CuratorOps extends Transcript {
         PersistentNode pn = new PersistentNode(c1, CreateMode.EPHEMERAL, false, "/cur/members/me", b("here"));
         pn.start();
         op("persistent node created", () -> Boolean.toString(pn.waitForInitialCreate(WAIT_SECONDS, TimeUnit.SECONDS)));
+        syncNow(c2, "/cur/members/me");
         op("persistent node seen by c2", () -> stat(c2.checkExists().forPath("/cur/members/me")));
         pn.close();
+        syncNow(c2, "/cur/members/me");
         op("persistent node after close", () -> stat(c2.checkExists().forPath("/cur/members/me")));
 
         BlockingQueue<String> cached = new LinkedBlockingQueue<>();
         CountDownLatch primed = new CountDownLatch(1);
         c2.create().creatingParentsIfNeeded().forPath("/cur/cache/old", b("o"));
+        syncNow(c1, "/cur/cache/old");
         CuratorCache cache = CuratorCache.build(c1, "/cur/cache");
         cache.listenable().addListener(CuratorCacheListener.builder()
             .forCreates(n -> cached.add("created " + n.getPath() + " " + s(n.getData())))
