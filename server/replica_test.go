@@ -63,6 +63,9 @@ func startEnsembleObservers(t *testing.T, n, nobs int, tweak func(*Options)) *te
 			Ensemble: &Ensemble{
 				ID: uint64(i + 1), Voters: voters, Observers: observers, Peers: peers,
 				InitLimit: 20, SyncLimit: 10,
+				// Each member stamps its /zookeeper/config with its own
+				// clock; waitConverged's digests must not see that.
+				Config: []byte("server.1=127.0.0.1:1:2:participant\nversion=0"),
 			},
 			FourLetterWords: map[string]bool{"*": true},
 		}
