@@ -6,13 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/corral-db/corral/internal/probe"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/wire"
 )
 

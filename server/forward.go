@@ -3,10 +3,10 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/corral-db/corral/internal/probe"
 	"sync"
 	"time"
 
+	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
 )

@@ -3,10 +3,10 @@ package server
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/corral-db/corral/internal/probe"
 	"io"
 	"sync"
 
+	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/wire"
 )
 

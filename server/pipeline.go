@@ -2,10 +2,10 @@ package server
 
 import (
 	"fmt"
-	"github.com/corral-db/corral/internal/probe"
 	"time"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 )

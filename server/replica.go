@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/corral-db/corral/internal/probe"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/txn"

@@ -1,20 +1,20 @@
 package server
 
 import (
-	"path/filepath"
-
 	"context"
 	"fmt"
-	"github.com/corral-db/corral/vfs"
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/internal/testport"
 	"github.com/corral-db/corral/transport"
+	"github.com/corral-db/corral/vfs"
 )
 
 // testEnsemble runs n servers in-process on loopback.
@@ -24,14 +24,11 @@ type testEnsemble struct {
 	servers []*testServer
 }
 
+// freeAddr is a loopback address for a member's port; see testport for
+// why not port 0.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return testport.Addr(t)
 }
 
 func startEnsemble(t *testing.T, n int, tweak func(*Options)) *testEnsemble {

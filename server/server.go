@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/corral-db/corral/internal/probe"
 	"log/slog"
 	"net"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/wire"
 )
 

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/corral-db/corral/internal/probe"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 
+	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/zab"
 )
 

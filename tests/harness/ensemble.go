@@ -151,18 +151,12 @@ func (e *Env) StartEnsemble(t testing.TB, n int, cfg EnsembleConfig) *Ensemble {
 	return en
 }
 
-// freePorts asks the kernel for k distinct free loopback ports, holding
-// them all until it has every one (see freePort for the remaining race).
+// freePorts is k distinct free loopback ports (see freePort).
 func freePorts(t testing.TB, k int) []int {
 	t.Helper()
 	ports := make([]int, 0, k)
 	for i := 0; i < k; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, freePort(t))
 	}
 	return ports
 }

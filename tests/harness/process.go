@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/internal/testport"
 )
 
 // Timeouts for process control. Generous: a JVM on a loaded 2-core machine
@@ -334,15 +336,11 @@ func (s *Server) logTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before the server binds; the window is small and a bind failure
+// freePort is a free loopback port below the kernel's ephemeral range, so
+// that no outgoing connection takes it before the server binds it (see
+// testport). Another process could still bind it first; a bind failure
 // shows up clearly in the server log.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testport.Free(t)
 }
