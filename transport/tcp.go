@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/corral-db/corral/zab"
@@ -84,7 +85,7 @@ func NewTCP(ctx context.Context, cfg TCPConfig) (*TCP, error) {
 			if l == laneElection {
 				addr = self.ElectionAddr
 			}
-			ln, err := lc.Listen(ctx, "tcp", addr)
+			ln, err := t.listen(ctx, &lc, l, addr)
 			if err != nil {
 				for _, ln := range t.listeners {
 					ln.Close()
@@ -137,6 +138,32 @@ func NewTCP(ctx context.Context, cfg TCPConfig) (*TCP, error) {
 	}
 	go t.shutdownOnDone()
 	return t, nil
+}
+
+// Bind retries: a port this server held a moment ago (it restarted) can
+// still be taken for a short while — by a peer's dial that picked it as
+// its source port while the server was down, say. ZooKeeper retries the
+// election port's bind three times, a second apart
+// (zookeeper.electionPortBindRetry); so does corral, for both ports.
+var (
+	bindAttempts = 3
+	bindBackoff  = time.Second
+)
+
+// listen listens on addr for lane l, retrying while the address is in use.
+func (t *TCP) listen(ctx context.Context, lc *net.ListenConfig, l lane, addr string) (net.Listener, error) {
+	for attempt := 1; ; attempt++ {
+		ln, err := lc.Listen(ctx, "tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || attempt >= bindAttempts {
+			return ln, err
+		}
+		t.log.Warn("transport: port in use, retrying", "lane", l.String(), "addr", addr, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(bindBackoff):
+		}
+	}
 }
 
 func closeListeners(lns ...net.Listener) {

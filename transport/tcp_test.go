@@ -648,12 +648,58 @@ func TestTCPConfigValidation(t *testing.T) {
 			t.Errorf("%s: err %v, want ErrInvalidConfig", name, err)
 		}
 	}
-	// A port that is taken is an error, not a hang.
+	// A port that stays taken is an error, after the bind retries, not a
+	// hang.
+	bindRetries(t, 2)
 	ln := listen(t, "127.0.0.1:0")
 	defer ln.Close()
 	taken := map[uint64]Peer{1: {ln.Addr().String(), "127.0.0.1:0"}}
 	if _, err := NewTCP(context.Background(), TCPConfig{ID: 1, Peers: taken}); err == nil {
 		t.Error("listening on a taken port succeeded")
+	}
+}
+
+// bindRetries sets the bind retries for one test (the transport tests do
+// not run in parallel): attempts, 100 ms apart.
+func bindRetries(t *testing.T, attempts int) {
+	oldAttempts, oldBackoff := bindAttempts, bindBackoff
+	bindAttempts, bindBackoff = attempts, 100*time.Millisecond
+	t.Cleanup(func() { bindAttempts, bindBackoff = oldAttempts, oldBackoff })
+}
+
+// TestTCPRetriesAPortInUse: a port still held when the transport starts
+// (by the server's own previous run, or a peer's dial that took it as its
+// source port) is retried, as ZooKeeper retries its election port, and the
+// transport starts once it is free.
+func TestTCPRetriesAPortInUse(t *testing.T) {
+	checkGoroutines(t)
+	bindRetries(t, 600) // a minute: how soon the port is released does not matter
+	held := listen(t, "127.0.0.1:0")
+	free := listen(t, "127.0.0.1:0")
+	peers := map[uint64]Peer{1: {QuorumAddr: held.Addr().String(), ElectionAddr: free.Addr().String()}}
+	free.Close()
+	logs := newLogSink(t)
+	released := make(chan struct{})
+	go func() {
+		// Release the port once the transport has found it taken.
+		defer close(released)
+		deadline := time.Now().Add(time.Minute)
+		for !logs.contains("port in use, retrying") && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		held.Close()
+	}()
+	tr, err := NewTCP(context.Background(), TCPConfig{ID: 1, Peers: peers, Logger: logs.logger()})
+	<-released
+	if !logs.contains("port in use, retrying") {
+		t.Error("the port was never found in use")
+	}
+	if err != nil {
+		t.Fatalf("NewTCP with its port released during the retries: %v", err)
+	}
+	defer tr.Close()
+	if tr.QuorumAddr().String() != peers[1].QuorumAddr {
+		t.Fatalf("listening on %v, configured %v", tr.QuorumAddr(), peers[1].QuorumAddr)
 	}
 }
 
