@@ -79,11 +79,14 @@ func TestClientMovesToALiveServerAndContinues(t *testing.T) {
 		defer close(done)
 		cl.run(ctx)
 	}()
-	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(a) >= 200 }); err != nil {
+	// A server has read up to a window more requests than the client has
+	// replies for (the rest are in flight, then lost or cancelled), so
+	// each wait asks for a window more than the replies checked below.
+	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(a) >= 200+cl.inflight }); err != nil {
 		t.Fatal("before the crash:", err)
 	}
 	a.crash()
-	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(b) >= 200 }); err != nil {
+	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(b) >= 200+cl.inflight }); err != nil {
 		t.Fatal("after the crash:", err)
 	}
 	cancel()
@@ -127,7 +130,8 @@ func TestClientLeavesAServerThatStopsAnswering(t *testing.T) {
 		defer close(done)
 		cl.run(ctx)
 	}()
-	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(b) >= 100 }); err != nil {
+	// served(b) runs up to a window ahead of the replies (see above).
+	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(b) >= 100+cl.inflight }); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
