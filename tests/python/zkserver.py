@@ -288,7 +288,9 @@ class TcpProxy:
                     if not data:
                         raise OSError("eof")
                     (b if s is a else a).sendall(data)
-        except OSError:
+        except (OSError, ValueError):
+            # OSError: a side hung up; ValueError: cut() or close() closed
+            # a socket under select (its descriptor is now -1).
             pass
         finally:
             a.close()
