@@ -94,33 +94,45 @@ var DefaultPhases = [][]string{{"create", "set", "get", "seqcreate"}}
 
 // ParsePhases parses a phase list: groups separated by "/", each a
 // comma-separated list of create, set, get and seqcreate; each phase at
-// most once in all.
+// most once in all (checkPhases).
 func ParsePhases(s string) ([][]string, error) {
 	var groups [][]string
-	seen := map[string]bool{}
 	for _, g := range strings.Split(s, "/") {
-		var group []string
+		group := []string{}
 		for _, p := range strings.Split(g, ",") {
-			p = strings.TrimSpace(p)
-			switch p {
-			case "":
-				continue
-			case "create", "seqcreate", "set", "get":
-			default:
-				return nil, fmt.Errorf("bench: unknown phase %q (want create, set, get or seqcreate)", p)
+			if p = strings.TrimSpace(p); p != "" {
+				group = append(group, p)
 			}
-			if seen[p] {
-				return nil, fmt.Errorf("bench: phase %s given twice", p)
-			}
-			seen[p] = true
-			group = append(group, p)
-		}
-		if len(group) == 0 {
-			return nil, fmt.Errorf("bench: an empty phase group in %q", s)
 		}
 		groups = append(groups, group)
 	}
+	if err := checkPhases(groups); err != nil {
+		return nil, fmt.Errorf("%w (in %q)", err, s)
+	}
 	return groups, nil
+}
+
+// checkPhases checks phase groups: none empty, only known phases, each
+// at most once in all.
+func checkPhases(groups [][]string) error {
+	seen := map[string]bool{}
+	for _, g := range groups {
+		if len(g) == 0 {
+			return errors.New("bench: an empty phase group")
+		}
+		for _, p := range g {
+			switch p {
+			case "create", "seqcreate", "set", "get":
+			default:
+				return fmt.Errorf("bench: unknown phase %q (want create, set, get or seqcreate)", p)
+			}
+			if seen[p] {
+				return fmt.Errorf("bench: phase %s given twice", p)
+			}
+			seen[p] = true
+		}
+	}
+	return nil
 }
 
 // FormatPhases is ParsePhases's inverse.
@@ -296,7 +308,7 @@ func newEnv() Env {
 // the returned error joins the failures.
 func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 	cfg.fill()
-	if _, err := ParsePhases(FormatPhases(cfg.Phases)); err != nil {
+	if err := checkPhases(cfg.Phases); err != nil {
 		return nil, err
 	}
 	for _, t := range cfg.Targets {

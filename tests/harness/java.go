@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,16 +53,11 @@ func resolveJava(root string) (*Java, error) {
 	if j.Classpath, err = zookeeperClasspath(root); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", "curator", "fetch.sh"))
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	curator, err := scriptOutput(root, "scripts/curator/fetch.sh")
 	if err != nil {
-		return nil, fmt.Errorf("scripts/curator/fetch.sh: %v\n%s", err, stderr.String())
+		return nil, err
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	j.Classpath += string(os.PathListSeparator) + filepath.Join(strings.TrimSpace(lines[len(lines)-1]), "*")
+	j.Classpath += string(os.PathListSeparator) + filepath.Join(curator, "*")
 	return j, nil
 }
 

@@ -136,20 +136,27 @@ func (e *Env) IsZooKeeper() bool { return e.Kind == ZooKeeper }
 // scripts/zookeeper/fetch.sh and adds the jars ZooKeeper needs at run time
 // but its pom marks "provided", and returns the classpath it prints.
 func zookeeperClasspath(root string) (string, error) {
-	cmd := exec.Command("bash", filepath.Join(root, "tests", "zookeeper-classpath.sh"))
+	return scriptOutput(root, "tests/zookeeper-classpath.sh")
+}
+
+// scriptOutput runs the bash script at rel (relative to the module root
+// root) and returns the last line it printed, which must not be empty
+// (the fetch scripts print their result last, progress before it).
+func scriptOutput(root, rel string) (string, error) {
+	cmd := exec.Command("bash", filepath.Join(root, filepath.FromSlash(rel)))
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("tests/zookeeper-classpath.sh: %v\n%s", err, stderr.String())
+		return "", fmt.Errorf("%s: %v\n%s", rel, err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	cp := strings.TrimSpace(lines[len(lines)-1])
-	if cp == "" {
-		return "", fmt.Errorf("tests/zookeeper-classpath.sh printed no classpath\n%s", stderr.String())
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return "", fmt.Errorf("%s printed nothing\n%s", rel, stderr.String())
 	}
-	return cp, nil
+	return last, nil
 }
 
 func moduleRoot() (string, error) {
