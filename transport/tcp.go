@@ -140,11 +140,12 @@ func NewTCP(ctx context.Context, cfg TCPConfig) (*TCP, error) {
 	return t, nil
 }
 
-// Bind retries: a port this server held a moment ago (it restarted) can
-// still be taken for a short while — by a peer's dial that picked it as
-// its source port while the server was down, say. ZooKeeper retries the
-// election port's bind three times, a second apart
-// (zookeeper.electionPortBindRetry); so does corral, for both ports.
+// Bind retries: a port can be taken for a short while when the server
+// starts — by an outgoing connection that the kernel gave it as a source
+// port while the server was down, say. ZooKeeper retries the election
+// port's bind (zookeeper.electionPortBindRetry, 3 by default, a second
+// apart); corral does the same for both ports. A port that stays taken
+// still fails start-up, three seconds later.
 var (
 	bindAttempts = 3
 	bindBackoff  = time.Second
