@@ -190,6 +190,12 @@
 // replies are in, and the session does not linger to expire during the
 // next phase.
 //
+// A connection with one request in flight in closed loop (seqcreate, and
+// any --inflight 1 phase) is one goroutine instead, as a synchronous client
+// is: it writes a request, reads its reply, writes the next
+// (sequential.go). Through the writer and reader pair each such request
+// paid two goroutine wake-ups that belong to neither server.
+//
 // Latency runs from just before the write that carried the request to the
 // read of its reply; a phase counts the successful replies that arrive in
 // its measured interval, and throughput is that count over the interval.

@@ -123,6 +123,9 @@ func (p *pipe) release(n int64) {
 // FIFO, since a ZooKeeper server answers a connection's requests in order.
 // The socket is closed when run returns.
 func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (connStats, error) {
+	if inflight <= 1 && w.open == nil {
+		return c.runSequential(ctx, src, w)
+	}
 	st := connStats{hist: NewHist()}
 	if w.open != nil {
 		st.intended = NewHist()
@@ -130,14 +133,8 @@ func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (co
 	p := newPipe(max(inflight, 1))
 
 	parent := ctx
-	// A server that stops answering must not hold the phase forever: past
-	// the end of the window plus the drain allowance the socket is closed.
-	ctx, cancel := context.WithDeadlineCause(ctx, w.end.Add(w.drain), ErrStalled)
-	defer cancel()
-	// Closing the socket is what interrupts a blocked read or write.
-	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
-	defer stop()
-	defer c.nc.Close()
+	ctx, cancel, done := c.bound(ctx, w)
+	defer done()
 
 	readErr := make(chan error, 1)
 	go func() {
@@ -170,6 +167,20 @@ func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (co
 		return st, werr
 	}
 	return st, rerr
+}
+
+// bound returns ctx limited to the window's end plus the drain allowance:
+// a server that stops answering must not hold the phase forever. When it
+// ends the socket is closed, which is what interrupts a blocked read or
+// write. done releases it all and closes the socket.
+func (c *conn) bound(ctx context.Context, w *window) (_ context.Context, cancel, done func()) {
+	ctx, cancel = context.WithDeadlineCause(ctx, w.end.Add(w.drain), ErrStalled)
+	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+	return ctx, cancel, func() {
+		c.nc.Close()
+		stop()
+		cancel()
+	}
 }
 
 // keepAlive sends a ping if nothing was sent for a whole tick and no ping
@@ -286,7 +297,8 @@ func (c *conn) readLoop(p *pipe, w *window, st *connStats) error {
 			}
 			freed = 0
 		}
-		if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
+		h, err := c.readReplyHeader(&hdr)
+		if err != nil {
 			if p.closeSent.Load() && len(p.fifo) == 1 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 				// The server closed the connection on closeSession without
 				// replying; every request was answered.
@@ -294,17 +306,7 @@ func (c *conn) readLoop(p *pipe, w *window, st *connStats) error {
 			}
 			return err
 		}
-		n := int(int32(binary.BigEndian.Uint32(hdr[:4])))
-		if n < replyHeaderSize || n > maxReplyFrame {
-			return fmt.Errorf("%w: length %d", ErrBadFrame, n)
-		}
-		if rest := n - replyHeaderSize; rest > 0 {
-			if _, err := c.br.Discard(rest); err != nil {
-				return err
-			}
-		}
 		now := time.Now()
-		h := decodeReplyHeader(hdr[4:])
 		switch h.Xid {
 		case wire.XidPing:
 			p.pingOut.Store(false)
@@ -319,30 +321,58 @@ func (c *conn) readLoop(p *pipe, w *window, st *connStats) error {
 			return fmt.Errorf("%w: xid %d", ErrUnexpectedReply, h.Xid)
 		}
 		if q.xid != h.Xid {
-			return fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, h.Xid, q.xid)
+			return errXid(h.Xid, q.xid)
 		}
 		if q.close {
 			return nil
 		}
 		freed++
-		st.total++
-		if h.Err != 0 {
-			st.totalErrs++
-		}
-		if now.Before(w.start) || !now.Before(w.end) {
-			continue
-		}
-		if h.Err != 0 {
-			if st.errs == 0 {
-				st.firstErr = h.Err
-			}
-			st.errs++
-			continue
-		}
-		st.ops++
-		st.hist.Record(now.Sub(q.sent))
-		if st.intended != nil {
+		if st.record(h, q.sent, now, w) && st.intended != nil {
 			st.intended.Record(now.Sub(q.intended))
 		}
 	}
+}
+
+// readReplyHeader reads one reply frame, keeping its header and
+// discarding its body: the load generator needs only the xid and error.
+func (c *conn) readReplyHeader(hdr *[4 + replyHeaderSize]byte) (replyHeader, error) {
+	if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
+		return replyHeader{}, err
+	}
+	n := int(int32(binary.BigEndian.Uint32(hdr[:4])))
+	if n < replyHeaderSize || n > maxReplyFrame {
+		return replyHeader{}, fmt.Errorf("%w: length %d", ErrBadFrame, n)
+	}
+	if rest := n - replyHeaderSize; rest > 0 {
+		if _, err := c.br.Discard(rest); err != nil {
+			return replyHeader{}, err
+		}
+	}
+	return decodeReplyHeader(hdr[4:]), nil
+}
+
+func errXid(got, want int32) error {
+	return fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, got, want)
+}
+
+// record counts the reply h to a request sent at sent that arrived at now,
+// and reports whether it was a measured success (its latency recorded).
+func (st *connStats) record(h replyHeader, sent, now time.Time, w *window) bool {
+	st.total++
+	if h.Err != 0 {
+		st.totalErrs++
+	}
+	if now.Before(w.start) || !now.Before(w.end) {
+		return false
+	}
+	if h.Err != 0 {
+		if st.errs == 0 {
+			st.firstErr = h.Err
+		}
+		st.errs++
+		return false
+	}
+	st.ops++
+	st.hist.Record(now.Sub(sent))
+	return true
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -76,11 +77,21 @@ func TestPhasesAgainstInOrderServer(t *testing.T) {
 	s.check()
 }
 
+// Pipelined connections and sequential ones (one request in flight, one
+// goroutine: sequential.go) count error replies alike.
 func TestErrorRepliesAreCounted(t *testing.T) {
+	for _, inflight := range []int{4, 1} {
+		t.Run(fmt.Sprintf("inflight=%d", inflight), func(t *testing.T) {
+			testErrorRepliesAreCounted(t, inflight)
+		})
+	}
+}
+
+func testErrorRepliesAreCounted(t *testing.T, inflight int) {
 	ctx := testCtx(t)
 	s := newFakeServer(t, inOrder, 0)
 	s.failCreate = failEveryTenth
-	r, err := RunPhase(ctx, budgetPhase(s, WorkloadCreate, 3, 4, 500))
+	r, err := RunPhase(ctx, budgetPhase(s, WorkloadCreate, 3, inflight, 500))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +107,9 @@ func TestErrorRepliesAreCounted(t *testing.T) {
 	}
 	if want > 0 && r.FirstError == "" {
 		t.Error("first error code not reported")
+	}
+	if got := s.count(wire.OpCloseSession); got != 3 {
+		t.Errorf("server saw %d closeSession, want one per session (3)", got)
 	}
 	s.check()
 }
@@ -159,13 +173,17 @@ func TestIdleConnectionPings(t *testing.T) {
 }
 
 func TestSilentServerEndsThePhase(t *testing.T) {
-	s := newFakeServer(t, silent, 0)
-	cfg := budgetPhase(s, WorkloadCreate, 2, 4, 0)
-	cfg.Duration, cfg.DrainTimeout = 100*time.Millisecond, 200*time.Millisecond
-	cfg.Prefix = ""
-	_, err := RunPhase(testCtx(t), cfg)
-	if !errors.Is(err, ErrStalled) {
-		t.Fatalf("err = %v, want ErrStalled", err)
+	for _, inflight := range []int{4, 1} {
+		t.Run(fmt.Sprintf("inflight=%d", inflight), func(t *testing.T) {
+			s := newFakeServer(t, silent, 0)
+			cfg := budgetPhase(s, WorkloadCreate, 2, inflight, 0)
+			cfg.Duration, cfg.DrainTimeout = 100*time.Millisecond, 200*time.Millisecond
+			cfg.Prefix = ""
+			_, err := RunPhase(testCtx(t), cfg)
+			if !errors.Is(err, ErrStalled) {
+				t.Fatalf("err = %v, want ErrStalled", err)
+			}
+		})
 	}
 }
 
