@@ -55,6 +55,12 @@ type Config struct {
 	// any quorum until an established leader has synchronized it.
 	Recovering bool
 
+	// DisablePeerAcks turns off the acknowledgements voters send one
+	// another (peer_ack.go): followers then learn commits from the
+	// leader's COMMIT alone, as in ZooKeeper. For A/B measurements and
+	// tests.
+	DisablePeerAcks bool
+
 	// Rand is the only source of randomness (vote resend jitter, session
 	// ids). Nil means a source seeded from ID.
 	Rand *rand.Rand

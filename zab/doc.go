@@ -3,7 +3,8 @@
 // etcd-io/raft's RawNode. It owns leader election (FastLeaderElection-like
 // rounds), discovery (a new epoch above every accepted epoch), synchronization
 // (DIFF, TRUNC or SNAP) and broadcast (pipelined PROPOSAL, ACK, COMMIT in
-// zxid order), heartbeats and the initLimit/syncLimit deadlines, observers,
+// zxid order, plus acknowledgements among the voters that let a follower
+// commit without waiting for the COMMIT: peer_ack.go), heartbeats and the initLimit/syncLimit deadlines, observers,
 // the "recovering" state of servers restarted from partial state, and an
 // in-place epoch change when a zxid counter runs out.
 //

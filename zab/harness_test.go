@@ -19,6 +19,8 @@ type testNet struct {
 	manual  bool            // drivers report Persisted only via persistAll
 	syncs   []SyncMode      // sync modes sent, in order
 	maxStep int
+	// drop, if set, loses the messages it returns true for.
+	drop func(Message) bool
 }
 
 type tnode struct {
@@ -136,7 +138,7 @@ func (tn *testNet) deliver() {
 		m := tn.queue[0]
 		tn.queue = tn.queue[1:]
 		to := tn.nodes[m.To]
-		if to == nil || to.n == nil || tn.cut[m.To] || tn.cut[m.From] {
+		if to == nil || to.n == nil || tn.cut[m.To] || tn.cut[m.From] || (tn.drop != nil && tn.drop(m)) {
 			continue
 		}
 		if err := to.n.Step(m); err != nil {
@@ -227,6 +229,17 @@ func (tn *testNet) dump() string {
 			id, st.State, st.Phase, st.Leader, st.Epoch, st.HardState, st.LastZxid, st.Commit, len(x.applied), st.Recovering)
 	}
 	return s
+}
+
+// others returns every server but id, in id order.
+func (tn *testNet) others(id uint64) []uint64 {
+	var out []uint64
+	for _, x := range tn.ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // appliedData returns the data of the entries a node applied.

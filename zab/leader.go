@@ -53,6 +53,9 @@ type leaderState struct {
 	// highest one a quorum echoed (confirm.go).
 	confirmRound uint64
 	confirmed    uint64
+	// peerAcked is the last zxid of its own the leader sent its followers
+	// in a MsgPeerAck (peer_ack.go).
+	peerAcked Zxid
 }
 
 func (n *Node) becomeLeader() {

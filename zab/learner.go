@@ -24,8 +24,11 @@ type learnerState struct {
 	rollEpoch uint32
 	// synced: the NEWLEADER of the join has been made durable and
 	// acknowledged, so acknowledgements may flow.
-	synced    bool
-	lastAck   Zxid
+	synced  bool
+	lastAck Zxid
+	// peerAcks holds the other voters' acknowledgements in this session's
+	// epoch (peer_ack.go).
+	peerAcks  map[uint64]Zxid
 	start     int // tick the join started (initLimit)
 	lastHeard int // tick of the last message from the leader (syncLimit)
 	// retryAt is when discovery asks again, retryWait the wait before
@@ -57,6 +60,7 @@ func (n *Node) connect() {
 	ls.epoch, ls.rollEpoch = 0, 0
 	ls.synced = false
 	ls.lastAck = 0
+	ls.peerAcks = nil
 	ls.lastHeard = n.now
 	if ls.retryWait == 0 {
 		ls.retryWait = n.cfg.ElectionTick
@@ -234,6 +238,7 @@ func (n *Node) learnerNewLeader(m Message) {
 		}
 		ls.epoch = m.Epoch
 		ls.rollEpoch = 0
+		ls.peerAcks = nil
 		n.epoch = m.Epoch
 	}
 	n.pending = append(n.pending, epochPoint{epoch: m.Epoch, zxid: m.Zxid})
@@ -264,5 +269,9 @@ func (n *Node) maybeAck() {
 	if a := n.ackable(); a > ls.lastAck {
 		ls.lastAck = a
 		n.sendMergeable(Message{Type: MsgAck, To: n.leader, Session: ls.session, Zxid: a})
+		if ls.stage == lsBroadcast {
+			n.sendPeerAcks(a)
+			n.followerCommit()
+		}
 	}
 }

@@ -60,6 +60,11 @@ const (
 	// Entries[0].Data. zab never sends one and Step ignores it, so a
 	// transport needs only one message type.
 	MsgDriver
+	// MsgPeerAck (voter to voter, in broadcast): the sender's log up to
+	// Zxid is durable under currentEpoch Epoch, as in its MsgAck. Followers
+	// count them toward a quorum and so learn a commit without waiting for
+	// the leader's MsgCommit (peer_ack.go).
+	MsgPeerAck
 )
 
 var msgNames = [...]string{
@@ -79,6 +84,7 @@ var msgNames = [...]string{
 	MsgEpochRoll:    "EPOCHROLL",
 	MsgAckEpochRoll: "ACKEPOCHROLL",
 	MsgDriver:       "DRIVER",
+	MsgPeerAck:      "PEERACK",
 }
 
 func (t MsgType) String() string {

@@ -176,6 +176,8 @@ func (n *Node) Step(m Message) error {
 		if n.state == StateLeading {
 			n.stepLeader(m)
 		}
+	case MsgPeerAck:
+		n.stepPeerAck(m)
 	case MsgLeaderInfo, MsgSync, MsgProposal, MsgNewLeader, MsgUpToDate,
 		MsgCommit, MsgInform, MsgPing, MsgEpochRoll:
 		if n.learn != nil && m.From == n.leader && m.Session == n.learn.session {
@@ -199,6 +201,7 @@ func (n *Node) Persisted(z Zxid) {
 	switch n.state {
 	case StateLeading:
 		n.maybeCommit()
+		n.leaderPeerAck()
 	case StateFollowing:
 		n.maybeAck()
 	}
@@ -352,6 +355,11 @@ func (n *Node) sendMergeable(m Message) {
 				last.Zxid = max(last.Zxid, m.Zxid)
 				last.Vote.Round = max(last.Vote.Round, m.Vote.Round)
 				return
+			case MsgPeerAck:
+				if last.Epoch == m.Epoch {
+					last.Zxid = max(last.Zxid, m.Zxid)
+					return
+				}
 			}
 		}
 	}

@@ -203,12 +203,7 @@ func TestLeaderStepsDownWhenLinksToQuorumBreak(t *testing.T) {
 	tn := newTestNet(t, []uint64{1, 2, 3}, nil, nil)
 	tn.start()
 	l := tn.mustElect(50)
-	var fs []uint64
-	for _, id := range tn.ids {
-		if id != l {
-			fs = append(fs, id)
-		}
-	}
+	fs := tn.others(l)
 	tn.nodes[l].n.ReportUnreachable(fs[0])
 	tn.nodes[fs[0]].n.ReportUnreachable(l)
 	tn.process(l)
