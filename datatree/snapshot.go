@@ -151,7 +151,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 	b = append(b[:0], tagEnd)
 	b = binary.AppendUvarint(b, uint64(nodes))
 	sw.write(b)
-	b = binary.BigEndian.AppendUint32(b[:0], sw.crc)
+	b = binary.BigEndian.AppendUint32(b[:0], sw.sum())
 	sw.write(b)
 	sw.flush()
 	return sw.err
@@ -162,26 +162,39 @@ func appendSnapString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// snapWriter checksums what the snapshot encodes and gathers it in buf
-// until flush writes it out.
+// snapWriter gathers what the snapshot encodes in buf until flush
+// checksums it and writes it out. The checksum is taken a chunk at a time,
+// not on each write: a node is four or five writes of a few bytes, and
+// crc32's fast path needs long inputs. Per write, the checksum was 6% of a
+// standalone server's CPU under a create load with snapshots running
+// (pprof), more than the snapshot's copying.
 type snapWriter struct {
-	w   io.Writer
-	buf []byte
-	crc uint32
-	err error
+	w      io.Writer
+	buf    []byte
+	summed int // buf[:summed] is in crc
+	crc    uint32
+	err    error
 }
 
 func (s *snapWriter) write(p []byte) {
 	if s.err != nil || len(p) == 0 {
 		return
 	}
-	s.crc = crc32.Update(s.crc, crcTable, p)
 	s.buf = append(s.buf, p...)
+}
+
+// sum returns the checksum of everything written so far.
+func (s *snapWriter) sum() uint32 {
+	s.crc = crc32.Update(s.crc, crcTable, s.buf[s.summed:])
+	s.summed = len(s.buf)
+	return s.crc
 }
 
 // flush writes the gathered bytes to w. A chunk grown past snapChunkBytes
 // by one large node is not kept at that size.
 func (s *snapWriter) flush() {
+	s.sum()
+	s.summed = 0
 	if s.err == nil && len(s.buf) > 0 {
 		_, s.err = s.w.Write(s.buf)
 	}
