@@ -182,6 +182,9 @@ func (c *Cluster) start(s *server, m machine, recovering bool) {
 		MaxCounter:    c.opts.MaxCounter,
 		MaxBatchBytes: c.opts.MaxBatchBytes,
 		Rand:          rand.New(rand.NewPCG(c.rng.Uint64(), s.id)),
+		// As the server: no peer acknowledgements in diskless mode
+		// (server/replica.go).
+		DisablePeerAcks: c.opts.Mode == ModeDiskless,
 	})
 	if err != nil {
 		c.fail(fmt.Errorf("server %d: NewNode: %w", s.id, err))
@@ -306,8 +309,11 @@ func (c *Cluster) process(s *server) {
 				c.Stats.MaxEpoch = s.soft.Epoch
 			}
 			// Diskless: entering election is a checkpoint; write a
-			// complete snapshot before taking part.
-			if c.opts.Mode == ModeDiskless && s.soft.State == zab.StateLooking && prev.State != zab.StateLooking {
+			// complete snapshot before taking part. Not while recovering:
+			// a fuzzy state is not complete, and marking it so would let
+			// the server restart as a voter that lacks acknowledged
+			// writes (server/replica.go checkpoint).
+			if c.opts.Mode == ModeDiskless && s.soft.State == zab.StateLooking && prev.State != zab.StateLooking && !s.soft.Recovering {
 				s.disk.checkpoint(s.m)
 			}
 		}
