@@ -87,6 +87,27 @@ func (n *Node) sendVotes() {
 func (n *Node) stepVote(m Message) {
 	e := &n.elect
 	if n.state != StateLooking {
+		if m.State == StateLooking && n.learn != nil && n.learn.sawLeading && m.From == n.leader &&
+			m.Vote.Round > n.learn.leadingRound {
+			// Our leader is looking again, in a round after the one in
+			// which it told us it led (on the same FIFO link): it gave
+			// up that leadership, and the session it had with us is gone (a ZooKeeper
+			// learner sees its socket close). Join the election now
+			// rather than wait out initLimit or syncLimit in that
+			// session. Waiting could lock in step with the leader's own
+			// initLimit: followers rejoining just before it gave up, and
+			// voting it back in from their stale "following" state as it
+			// did (the simulator found a 3-server run that never
+			// converged that way).
+			n.logger.Debug("leader is looking again", "leader", n.leader, "round", m.Vote.Round)
+			// Join its round rather than one past it: a round of our own
+			// above the leader's would leave us unable to count its
+			// votes, or its LEADING answer, in its round.
+			e.round = max(e.round, m.Vote.Round) - 1
+			n.becomeLooking()
+			n.stepVote(m)
+			return
+		}
 		// Tell a looking server whom we follow.
 		if m.State == StateLooking {
 			n.send(Message{Type: MsgVote, To: m.From, Vote: e.vote, State: n.state, NonVoting: !n.canVote()})
@@ -208,6 +229,17 @@ func (n *Node) decide(v Vote) {
 	case v.Leader == n.id:
 		n.becomeLeader()
 	default:
+		// The round of the LEADING vote from the leader that this
+		// decision rests on: a LOOKING vote from it in a later round
+		// means it gave up that leadership.
+		saw, round := false, uint64(0)
+		if n.elect.leading[v.Leader] {
+			saw, round = true, n.elect.round
+		}
+		if ov, ok := n.elect.out[v.Leader]; ok && ov.state == StateLeading {
+			saw, round = true, max(round, ov.vote.Round)
+		}
 		n.becomeLearner(v.Leader)
+		n.learn.sawLeading, n.learn.leadingRound = saw, round
 	}
 }

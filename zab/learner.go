@@ -31,6 +31,11 @@ type learnerState struct {
 	peerAcks  map[uint64]Zxid
 	start     int // tick the join started (initLimit)
 	lastHeard int // tick of the last message from the leader (syncLimit)
+	// sawLeading: the election that chose the leader had a vote from it
+	// saying it led, in leadingRound; a LOOKING vote from it in a later
+	// round means it gave up (election.go).
+	sawLeading   bool
+	leadingRound uint64
 	// retryAt is when discovery asks again, retryWait the wait before
 	// that: a FOLLOWERINFO lost because the link was not up yet (a leader
 	// just elected, a peer just restarted) is resent, in the same session,
