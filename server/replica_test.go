@@ -441,20 +441,27 @@ func TestEnsembleStopAllStartAll(t *testing.T) {
 	}
 }
 
-func testStopAllStartAll(t *testing.T, d Durability, snapCount int) {
-	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = d, snapCount })
+// writeThenStopAll creates n nodes prefix000, prefix001, ... through a
+// client of every server, then stops every server in order.
+func (e *testEnsemble) writeThenStopAll(ctx context.Context, prefix string, n int) {
+	e.t.Helper()
 	e.waitLeader()
-	ctx := ctxT(t)
 	c := e.connect(0, 1, 2)
-	for i := range 200 {
-		if _, err := c.Create(ctx, fmt.Sprintf("/d%03d", i), []byte("x"), client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
-			t.Fatal(err)
+	for i := range n {
+		if _, err := c.Create(ctx, fmt.Sprintf("%s%03d", prefix, i), []byte("x"), client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+			e.t.Fatal(err)
 		}
 	}
 	c.Close()
 	for i := range e.servers {
-		e.servers[i].stop(t)
+		e.servers[i].stop(e.t)
 	}
+}
+
+func testStopAllStartAll(t *testing.T, d Durability, snapCount int) {
+	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = d, snapCount })
+	ctx := ctxT(t)
+	e.writeThenStopAll(ctx, "/d", 200)
 	for i := range e.servers {
 		if d != DurabilityDiskless {
 			break
@@ -489,18 +496,7 @@ func testStopAllStartAll(t *testing.T, d Durability, snapCount int) {
 // synchronize it.
 func TestRecoveringServerWritesNoCheckpoint(t *testing.T) {
 	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = DurabilityDiskless, 20 })
-	e.waitLeader()
-	ctx := ctxT(t)
-	c := e.connect(0, 1, 2)
-	for i := range 100 {
-		if _, err := c.Create(ctx, fmt.Sprintf("/r%03d", i), []byte("x"), client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Close()
-	for i := range e.servers {
-		e.servers[i].stop(t)
-	}
+	e.writeThenStopAll(ctxT(t), "/r", 100)
 	dir := filepath.Join(e.opts[0].DataDir, "version-2")
 	ckpts := listPrefix(t, vfs.OS(), dir, "checkpoint.")
 	if len(ckpts) == 0 {

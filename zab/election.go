@@ -91,14 +91,14 @@ func (n *Node) stepVote(m Message) {
 			m.Vote.Round > n.learn.leadingRound {
 			// Our leader is looking again, in a round after the one in
 			// which it told us it led (on the same FIFO link): it gave
-			// up that leadership, and the session it had with us is gone (a ZooKeeper
-			// learner sees its socket close). Join the election now
-			// rather than wait out initLimit or syncLimit in that
-			// session. Waiting could lock in step with the leader's own
-			// initLimit: followers rejoining just before it gave up, and
-			// voting it back in from their stale "following" state as it
-			// did (the simulator found a 3-server run that never
-			// converged that way).
+			// up that leadership, and the session it had with us is
+			// gone (a ZooKeeper learner sees its socket close). Join the
+			// election now rather than wait out initLimit or syncLimit
+			// in that session. Waiting could lock in step with the
+			// leader's own initLimit: followers rejoining just before it
+			// gave up, and voting it back in from their stale
+			// "following" state as it did (the simulator found a
+			// 3-server run that never converged that way).
 			n.logger.Debug("leader is looking again", "leader", n.leader, "round", m.Vote.Round)
 			// Join its round rather than one past it: a round of our own
 			// above the leader's would leave us unable to count its
