@@ -64,13 +64,13 @@ func (n *Node) maybeCommit() {
 		return
 	}
 	l := n.lead
-	acks := make([]Zxid, 1, len(n.peers)+1)
-	acks[0] = n.ackable()
+	acks := append(n.ackBuf[:0], n.ackable())
 	for _, id := range n.peers {
 		if p := l.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
 			acks = append(acks, p.ack)
 		}
 	}
+	n.ackBuf = acks
 	c := quorumZxid(acks, n.quorum)
 	if c <= n.commit {
 		return

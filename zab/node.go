@@ -46,9 +46,13 @@ type Node struct {
 	msgs      []Message
 	lastMsg   map[uint64]int // index in msgs of the last message to a peer
 	mergeable []mergeState   // whether msgs[i] may absorb later proposals/acks
-	prevSoft  SoftState
-	inflight  bool // a Ready is out and not yet advanced
-	session   uint64
+	// ackBuf is scratch for the acknowledgements a commit is computed
+	// from (maybeCommit, followerCommit), reused: both run once per
+	// acknowledgement received.
+	ackBuf   []Zxid
+	prevSoft SoftState
+	inflight bool // a Ready is out and not yet advanced
+	session  uint64
 }
 
 type epochPoint struct {

@@ -84,10 +84,10 @@ func (n *Node) followerCommit() {
 	if len(ls.peerAcks) == 0 || !ls.synced || ls.stage != lsBroadcast {
 		return
 	}
-	acks := make([]Zxid, 1, len(ls.peerAcks)+1)
-	acks[0] = n.ackable()
+	acks := append(n.ackBuf[:0], n.ackable())
 	for _, a := range ls.peerAcks {
 		acks = append(acks, a)
 	}
+	n.ackBuf = acks
 	n.learnCommit(quorumZxid(acks, n.quorum))
 }
