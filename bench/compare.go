@@ -136,12 +136,16 @@ func checkPhases(groups [][]string) error {
 }
 
 // FormatPhases is ParsePhases's inverse.
-func FormatPhases(groups [][]string) string {
+func FormatPhases(groups [][]string) string { return joinPhases(groups, ",", "/") }
+
+// joinPhases joins each group's phases with sep and the groups with
+// groupSep.
+func joinPhases(groups [][]string, sep, groupSep string) string {
 	gs := make([]string, len(groups))
 	for i, g := range groups {
-		gs[i] = strings.Join(g, ",")
+		gs[i] = strings.Join(g, sep)
 	}
-	return strings.Join(gs, "/")
+	return strings.Join(gs, groupSep)
 }
 
 // preloads reports whether a set or get phase of groups has no create

@@ -144,11 +144,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w)
 	if len(e.Phases) > 0 {
-		gs := make([]string, len(e.Phases))
-		for i, g := range e.Phases {
-			gs[i] = strings.Join(g, ", ")
-		}
-		fmt.Fprintf(w, "- phases, in order, each target started afresh for each group (groups separated by /): %s", strings.Join(gs, " / "))
+		fmt.Fprintf(w, "- phases, in order, each target started afresh for each group (groups separated by /): %s", joinPhases(e.Phases, ", ", " / "))
 		if e.Keys > 0 {
 			fmt.Fprintf(w, "; set and get address %d nodes created unmeasured before them", e.Keys)
 		}
