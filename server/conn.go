@@ -46,7 +46,16 @@ type conn struct {
 
 	closed atomic.Bool
 	stats  connStats
+
+	// batch holds writes the reader decoded and queued but has not yet
+	// handed to the server, while more frames wait in its read buffer:
+	// they go to prep together (Server.submitBatch), one prepMu
+	// acquisition for the lot. Only the reader goroutine touches it.
+	batch []*request
 }
+
+// maxConnBatch bounds the writes one connection hands to prep at once.
+const maxConnBatch = 64
 
 // connStats feeds the cons and stat four-letter words.
 type connStats struct {
@@ -182,6 +191,9 @@ func (c *conn) serve(ctx context.Context) {
 	if !c.handshake(frame) {
 		return
 	}
+	// Writes batched behind a frame that turns out bad are still
+	// submitted, as they were before it was read.
+	defer c.flushWrites()
 	for {
 		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
 			if !errors.Is(err, io.EOF) && !c.closed.Load() {
@@ -196,10 +208,21 @@ func (c *conn) serve(ctx context.Context) {
 		}
 		c.stats.received.Add(1)
 		s.stats.received.Add(1)
-		if !c.handleFrame(frame) {
+		if !c.handleFrame(frame, frameBuffered(br)) {
 			return
 		}
 	}
+}
+
+// frameBuffered reports whether br already holds a whole frame, so that
+// reading it will not block.
+func frameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false
+	}
+	b, _ := br.Peek(4)
+	n := int32(binary.BigEndian.Uint32(b))
+	return n >= 0 && int(n) <= br.Buffered()-4
 }
 
 // onWrite counts frames written to the client.
@@ -230,7 +253,7 @@ func (c *conn) readBody(br *bufio.Reader, n int32, buf []byte) ([]byte, error) {
 
 // handleFrame decodes and dispatches one request frame. It returns false
 // when the connection must stop reading.
-func (c *conn) handleFrame(frame []byte) bool {
+func (c *conn) handleFrame(frame []byte, more bool) bool {
 	s := c.s
 	d := wire.Decoder{B: frame, Max: s.opts.MaxBuffer}
 	var h wire.RequestHeader
@@ -242,6 +265,11 @@ func (c *conn) handleFrame(frame []byte) bool {
 	s.sessions.touch(sess)
 	r := &request{c: c, xid: h.Xid, op: h.Type, sid: sess.id, recv: time.Now()}
 	rec, err := wire.DecodeRequest(h.Type, &d)
+	write := err == nil && (isWrite(h.Type) || (h.Type == wire.OpSync && s.rep != nil))
+	if !write && !c.flushWrites() {
+		// Everything before this request goes to the server first.
+		return false
+	}
 	switch {
 	case errors.Is(err, wire.ErrUnknownOp), h.Type == wire.OpCheck:
 		// ZooKeeper answers -6 and then drops the connection (its
@@ -267,10 +295,10 @@ func (c *conn) handleFrame(frame []byte) bool {
 		c.reply(r.xid, 0, wire.CodeOK, &wire.SetSASLResponse{})
 		return true
 	}
-	if isWrite(h.Type) || (h.Type == wire.OpSync && s.rep != nil) {
+	if write {
 		r.kind = kindWrite
 		r.auth = c.authIDs()
-		return c.submitWrite(r)
+		return c.submitWrite(r, more)
 	}
 	r.kind = kindRead
 	return c.submitRead(r)
@@ -298,20 +326,43 @@ func (c *conn) submitRead(r *request) bool {
 	return !c.closed.Load()
 }
 
-func (c *conn) submitWrite(r *request) bool {
+// submitWrite queues a write on the connection and hands it to the
+// server, together with the writes batched before it, unless more
+// frames are already buffered (more) and the batch has room: then it
+// waits for them, so that a client with many writes in flight costs prep
+// one lock acquisition per read instead of one per write.
+func (c *conn) submitWrite(r *request, more bool) bool {
 	probe.Mark("c-write-rx", 0)
-	if !c.s.acquire() {
-		return false
+	if !c.s.tryAcquire() {
+		// The pipeline is full: what this connection holds back must
+		// move before it waits for a slot, or every reader could wait
+		// for slots held by batches that are never submitted.
+		if !c.flushWrites() || !c.s.acquire() {
+			return false
+		}
 	}
 	r.slot = true
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
 	c.writes++
 	c.mu.Unlock()
-	if !c.s.submit(r) {
-		return false
+	c.batch = append(c.batch, r)
+	if more && len(c.batch) < maxConnBatch {
+		return true
 	}
-	return !c.closed.Load()
+	return c.flushWrites()
+}
+
+// flushWrites hands the batched writes to the server. It reports false
+// if the server is stopping or the connection closed.
+func (c *conn) flushWrites() bool {
+	if len(c.batch) == 0 {
+		return !c.closed.Load()
+	}
+	ok := c.s.submitBatch(c.batch)
+	clear(c.batch)
+	c.batch = c.batch[:0]
+	return ok && !c.closed.Load()
 }
 
 // drain answers, in order, every request at the head of the queue that

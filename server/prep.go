@@ -47,6 +47,37 @@ func (s *Server) submit(r *request) bool {
 	}
 }
 
+// submitBatch submits a connection's writes in order. A batch of one
+// goes through submit (and may run to completion); a longer one is
+// decided under one hold of prepMu and joins the log goroutine's groups.
+// It returns false when the server is stopping; writes not submitted by
+// then stay in their connection's queue and are dropped with it.
+func (s *Server) submitBatch(rs []*request) bool {
+	if len(rs) == 1 {
+		return s.submit(rs[0])
+	}
+	if s.rep != nil {
+		return s.rep.submitBatch(rs)
+	}
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	for _, r := range rs {
+		if s.ctx.Err() != nil {
+			return false
+		}
+		s.lastZxid++
+		s.prep(r, s.lastZxid)
+		s.unapplied.Add(1)
+		select {
+		case s.logCh <- r:
+		case <-s.ctx.Done():
+			s.unapplied.Add(-1)
+			return false
+		}
+	}
+	return true
+}
+
 // prep turns a write request into its transaction. A write that fails
 // validation still becomes a transaction, an error one, and consumes a
 // zxid, exactly as in ZooKeeper (PROTOCOL §4).

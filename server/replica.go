@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -726,6 +727,28 @@ func (rp *replica) submit(r *request) bool {
 		return rp.propose(r)
 	}
 	return rp.forward(r)
+}
+
+// submitBatch submits a connection's writes in order: on the leader the
+// proposals are decided under one hold of prepMu; a sync, or a learner's
+// writes, go one by one as submit sends them.
+func (rp *replica) submitBatch(rs []*request) bool {
+	if rp.isLeader() && !slices.ContainsFunc(rs, func(r *request) bool { return r.op == wire.OpSync }) {
+		rp.s.prepMu.Lock()
+		defer rp.s.prepMu.Unlock()
+		for _, r := range rs {
+			if !rp.propose(r) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, r := range rs {
+		if !rp.submit(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // sync is the paper's sync (§4.4): on the leader, the answer waits until
