@@ -10,6 +10,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/corral-db/corral/internal/probe"
@@ -46,6 +47,9 @@ type conn struct {
 
 	closed atomic.Bool
 	stats  connStats
+	// raw is nc's file descriptor access, for tryWrite; nil if nc has
+	// none (then replies always go through the writer goroutine).
+	raw syscall.RawConn
 
 	// batch holds writes the reader decoded and queued but has not yet
 	// handed to the server, while more frames wait in its read buffer:
@@ -431,6 +435,27 @@ func (c *conn) reply(xid int32, zxid int64, code wire.Code, body wire.Record) {
 		body.Encode(e)
 	}
 	c.out.end()
+}
+
+// tryWrite writes b with one non-blocking write(2) and returns how much
+// the socket took: all, some, or none when its buffer is full (EAGAIN).
+func (c *conn) tryWrite(b []byte) (int, error) {
+	if c.raw == nil {
+		return 0, nil
+	}
+	var n int
+	var werr error
+	err := c.raw.Write(func(fd uintptr) bool {
+		n, werr = syscall.Write(int(fd), b)
+		return true // one attempt: never wait for the socket
+	})
+	if err != nil {
+		return 0, err
+	}
+	if werr == syscall.EAGAIN || werr == syscall.EINTR {
+		werr = nil
+	}
+	return max(n, 0), werr
 }
 
 // notify writes a watch notification.

@@ -20,10 +20,12 @@ var errOutputFull = errors.New("server: client output buffer full")
 // out and writes it with one syscall, so replies that pile up while a write
 // is in flight leave together.
 //
-// The reader may write instead (hold, release): while it runs a write to
-// completion (Server.runToCompletion) the writer is not woken, and the
-// reader then writes the reply itself, so a lone write costs no wake-up
-// of the writer goroutine.
+// Others may write instead (hold, then release or tryRelease): while the
+// connection's reader runs a write to completion (Server.runToCompletion),
+// or the apply goroutine answers a batch, the writer is not woken, and
+// the holder then writes the replies itself, so a reply costs no wake-up
+// of the writer goroutine. The reader's write may block (only its own
+// connection waits); apply's never does (tryRelease).
 type outbuf struct {
 	mu     sync.Mutex
 	buf    []byte
@@ -33,9 +35,9 @@ type outbuf struct {
 	err    error
 	// frames counts frames queued since the writer last swapped.
 	frames int
-	// held: the connection's reader will write or hand over what is
-	// queued (release); end does not wake the writer meanwhile.
-	held bool
+	// held counts holders that will write or hand over what is queued
+	// (release, tryRelease); end does not wake the writer meanwhile.
+	held int
 	// writing: a write is in progress, by the writer or the reader; the
 	// other leaves the buffer alone until it ends, which keeps frames in
 	// order.
@@ -90,7 +92,7 @@ func (o *outbuf) end() bool {
 		o.closed = true
 		o.err = errOutputFull
 	}
-	wake := !o.held || over
+	wake := o.held == 0 || over
 	o.mu.Unlock()
 	if wake {
 		o.signal()
@@ -98,12 +100,22 @@ func (o *outbuf) end() bool {
 	return !over
 }
 
-// hold tells end not to wake the writer: the caller (the connection's
-// reader) calls release when it is done answering.
+// hold tells end not to wake the writer: the caller calls release or
+// tryRelease when it is done answering.
 func (o *outbuf) hold() {
 	o.mu.Lock()
-	o.held = true
+	o.held++
 	o.mu.Unlock()
+}
+
+// unhold ends a hold; it reports whether the caller was the last holder
+// and there is something to write. The caller holds mu.
+func (o *outbuf) unhold() bool {
+	if o.held == 0 {
+		return false
+	}
+	o.held--
+	return o.held == 0 && (len(o.buf) > 0 || o.closeAfter || o.closed)
 }
 
 // release ends a hold: it writes what is queued to w itself, unless a
@@ -113,12 +125,7 @@ func (o *outbuf) hold() {
 // for it.
 func (o *outbuf) release(w io.Writer, onWrite func(frames int)) {
 	o.mu.Lock()
-	if !o.held {
-		o.mu.Unlock()
-		return
-	}
-	o.held = false
-	if len(o.buf) == 0 && !o.closeAfter && !o.closed {
+	if !o.unhold() {
 		o.mu.Unlock()
 		return
 	}
@@ -134,6 +141,12 @@ func (o *outbuf) release(w io.Writer, onWrite func(frames int)) {
 		return
 	}
 	probe.Mark("c-reply-written-rd", 0)
+	o.wrote(out, n, onWrite)
+}
+
+// wrote ends a holder's write of all of out (n frames): it counts them
+// and wakes the writer for whatever was queued meanwhile.
+func (o *outbuf) wrote(out []byte, n int, onWrite func(frames int)) {
 	if onWrite != nil {
 		onWrite(n)
 	}
@@ -143,6 +156,45 @@ func (o *outbuf) release(w io.Writer, onWrite func(frames int)) {
 	if more {
 		o.signal()
 	}
+}
+
+// tryRelease ends a hold like release, but writes with at most one
+// non-blocking system call (write): what the socket does not take at once
+// goes back to the front of the queue for the writer goroutine, so the
+// caller (the apply goroutine, answering many connections) never waits
+// on a client that reads slowly.
+func (o *outbuf) tryRelease(write func([]byte) (int, error), onWrite func(frames int)) {
+	o.mu.Lock()
+	if !o.unhold() {
+		o.mu.Unlock()
+		return
+	}
+	if o.writing || o.closed || o.closeAfter || len(o.buf) == 0 {
+		o.mu.Unlock()
+		o.signal()
+		return
+	}
+	out, n := o.take()
+	o.mu.Unlock()
+	k, err := write(out)
+	if err != nil {
+		o.close(err)
+		return
+	}
+	if k == len(out) {
+		probe.Mark("c-reply-written-ap", 0)
+		o.wrote(out, n, onWrite)
+		return
+	}
+	// The socket took k bytes (perhaps none): the rest goes first.
+	o.mu.Lock()
+	o.writing = false
+	rest := make([]byte, 0, len(out)-k+len(o.buf))
+	rest = append(append(rest, out[k:]...), o.buf...)
+	o.buf = rest
+	o.frames += n
+	o.mu.Unlock()
+	o.signal()
 }
 
 // take swaps the queued output out for writing; the caller holds mu.

@@ -110,6 +110,19 @@ func (s *Server) applyLoop() {
 // caller holds applyMu.
 func (s *Server) applyBatch(batch []*request) {
 	f := s.fired
+	// The connections answered here are held, so their replies do not
+	// wake their writer goroutines one by one; once the tree's lock is
+	// released this goroutine writes them itself, without blocking
+	// (tryRelease). A wake-up and the writer's park cost more CPU than
+	// the write, and with one request in flight per client nothing else
+	// would share it.
+	ans := s.answering[:0]
+	for _, r := range batch {
+		if r.c != nil && r.onDone == nil {
+			r.c.out.hold()
+			ans = append(ans, r.c)
+		}
+	}
 	s.mu.Lock()
 	for _, r := range batch {
 		if r.install != nil {
@@ -139,6 +152,11 @@ func (s *Server) applyBatch(batch []*request) {
 		s.rep.releaseBarriers(last)
 	}
 	s.mu.Unlock()
+	for i, c := range ans {
+		c.out.tryRelease(c.tryWrite, c.onWrite)
+		ans[i] = nil
+	}
+	s.answering = ans[:0]
 	if s.rep != nil {
 		s.rep.checkWritable(last)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/corral-db/corral/datatree"
@@ -48,9 +49,11 @@ type Server struct {
 	// for a group, or runToCompletion; inlineScratch is under it.
 	logMu         sync.Mutex
 	inlineScratch []byte
-	// applyMu is held while a group is applied; fired is under it.
-	applyMu sync.Mutex
-	fired   *fired
+	// applyMu is held while a group is applied; fired and answering are
+	// under it.
+	applyMu   sync.Mutex
+	fired     *fired
+	answering []*conn
 
 	// lastZxid is the last zxid assigned by prep (under prepMu).
 	lastZxid int64
@@ -318,6 +321,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		return nil
 	}
 	c := &conn{s: s, nc: nc, id: s.nextConn.Add(1), remote: remote, ip: ip, out: newOutbuf(s.opts.MaxOutBuffer)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
 	ids := []wire.Id{{Scheme: "ip", ID: ip}}
 	c.auth.Store(&ids)
 	s.perIP[ip]++
