@@ -58,7 +58,8 @@ const maxDurPhase = 30 * time.Minute
 //     paused while one runs; its duration is the change of mntr's
 //     zk_sum_snapshottime over zk_cnt_snapshottime, as ZooKeeper and
 //     corral both report them.
-//   - restore (Fig. 5.4): one `bench failover` trial: the leader is
+//   - restore (Fig. 5.4): --restore-trials `bench failover` trials (the
+//     median reported): the leader is
 //     SIGKILLed under a writer; the time from the kill to the first write
 //     accepted, then the time for the restarted server to rejoin with the
 //     whole tree.
@@ -99,6 +100,8 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		"tree sizes (znodes) for snapshot latency (Fig. 5.3), e.g. 100k,1M; empty skips it")
 	restoreCounts := fs.String("restore-counts", formatDurCounts(cfg.RestoreCounts),
 		"tree sizes (znodes) for restoration after a leader kill (Fig. 5.4); empty skips it")
+	fs.IntVar(&cfg.RestoreTrials, "restore-trials", cfg.RestoreTrials,
+		"leader kills timed at each --restore-counts size; the median is reported")
 	out := fs.String("out", "", "directory for report.md, results.jsonl, the PNG plots and server logs "+
 		"(default: the report and JSON lines go to stdout and no plots are drawn)")
 	quiet := fs.Bool("q", false, "no progress messages on stderr")
@@ -148,6 +151,8 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(errors.New("--session-timeout must be in (0, 10m]"))
 	case cfg.CreateDuration == 0 && cfg.GetDuration > 0:
 		return bad(errors.New("--get-duration needs the create phase (--create-duration > 0)"))
+	case cfg.RestoreTrials < 1 || cfg.RestoreTrials > MaxRestoreTrials:
+		return bad(fmt.Errorf("--restore-trials %d: want 1 to %d", cfg.RestoreTrials, MaxRestoreTrials))
 	case len(cfg.RestoreCounts) > 0 && cfg.Servers < 3:
 		return bad(errors.New("--restore-counts needs --servers 3 or more (or --restore-counts '')"))
 	}

@@ -1,14 +1,16 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
 // Restoration after a leader kill against the size of the tree: the
-// thesis's Fig. 5.4 (section 5.3.1.3). The measurement is one trial of
-// `corral bench failover` (runTrial): a client overwrites a node on a
+// thesis's Fig. 5.4 (section 5.3.1.3). The measurement is the median of
+// RestoreTrials trials of `corral bench failover` (runTrial), each: a client overwrites a node on a
 // follower, the leader is SIGKILLed by PID, and the restoration time is
 // from the kill to the reply of the first write sent after it: the
 // ensemble noticing, electing, the new leader synchronizing its followers
@@ -35,6 +37,32 @@ type DurRestore struct {
 	FullTreeMs float64       `json:"full_tree_ms,omitempty"`
 	Trial      FailoverTrial `json:"trial"`
 	Err        string        `json:"error,omitempty"`
+	// TrialsMs is every trial's RestoreMs at this size, ascending; the
+	// fields above are the median trial's (restoreTrials).
+	TrialsMs []float64 `json:"trials_ms,omitempty"`
+}
+
+// restoreTrials kills the leader k times at the tree's current size and
+// returns the median trial by restoration time, with every trial's time
+// in TrialsMs. A failed trial ends the series and is returned (its
+// error is the result's), with the times of the trials before it.
+func (tr *durTree) restoreTrials(ctx context.Context, n int64, k int) DurRestore {
+	var ok []DurRestore
+	var times []float64
+	for range max(k, 1) {
+		r := tr.restore(ctx, n)
+		if r.Err != "" {
+			r.TrialsMs = times
+			return r
+		}
+		ok = append(ok, r)
+		times = append(times, r.RestoreMs)
+	}
+	slices.SortStableFunc(ok, func(a, b DurRestore) int { return cmp.Compare(a.RestoreMs, b.RestoreMs) })
+	slices.Sort(times)
+	m := ok[(len(ok)-1)/2]
+	m.TrialsMs = times
+	return m
 }
 
 // Bounds of a restoration trial. A big tree makes both the election (the

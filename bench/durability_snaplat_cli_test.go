@@ -16,6 +16,8 @@ func TestDurabilityCLIRejectsBadTreeFlags(t *testing.T) {
 		{"durability", "--restore-counts", "-5"},
 		{"durability", "--restore-counts", "9223372036854775807k"},
 		{"durability", "--restore-counts", "100k", "--servers", "1"},
+		{"durability", "--restore-trials", "0"},
+		{"durability", "--restore-trials", "99"},
 	} {
 		if code, _, errs := runCLI(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errs)

@@ -146,12 +146,13 @@ func writeDurTreeMarkdown(w io.Writer, rep *DurabilityReport) {
 		"rest of its chunk. A member's time is the change of mntr's zk_sum_snapshottime over that of zk_cnt_snapshottime "+
 		"(ZooKeeper 3.9's SNAPSHOT_TIME, whole ms; corral reports the same keys); the cell is the mean over the members, "+
 		"with the least and greatest member in brackets\n", snapQuiet, snapFillChunkTime)
-	fmt.Fprintf(w, "- restoration (Fig. 5.4): one `corral bench failover` trial: a client overwrites %s on a follower in a "+
+	fmt.Fprintf(w, "- restoration (Fig. 5.4): %d `corral bench failover` trials, one after the other, the first table giving the median "+
+		"trial's time with the least and greatest in brackets and the other tables the median trial's figures; each: a client overwrites %s on a follower in a "+
 		"closed loop, the leader is SIGKILLed by PID, and the restoration time runs from the kill to the reply of the "+
 		"first write sent after it (the ensemble noticing, electing and synchronizing; in diskless mode every survivor "+
 		"first writes a checkpoint: corral the log after its newest busy snapshot, the thesis a complete snapshot). The killed server is then started again: rejoin is until the ensemble is whole "+
 		"(every member leader or follower, each accepting a session), full tree until the restarted member also reports "+
-		"the leader's zk_znode_count\n\n", FailoverPath)
+		"the leader's zk_znode_count\n\n", max(c.RestoreTrials, 1), FailoverPath)
 	for _, t := range rep.Trees {
 		fmt.Fprintf(w, "- %s: `%s`", t.Target.Name, strings.Join(t.ZooCfg, " "))
 		in := t.Info
@@ -213,7 +214,16 @@ func writeDurTreeMarkdown(w io.Writer, rep *DurabilityReport) {
 				return fmt.Sprintf("%.0f", f(r))
 			}
 		}
-		sizeTable(w, rep, sizes, restoreCell(func(r *DurRestore) float64 { return r.RestoreMs }))
+		sizeTable(w, rep, sizes, func(cfg string, n int64) string {
+			r := rep.restoreAt(cfg, n)
+			if r == nil || r.Err != "" || r.RestoreMs <= 0 {
+				return ""
+			}
+			if t := r.TrialsMs; len(t) > 1 {
+				return fmt.Sprintf("%.0f (%.0f–%.0f)", r.RestoreMs, t[0], t[len(t)-1])
+			}
+			return fmt.Sprintf("%.0f", r.RestoreMs)
+		})
 		fmt.Fprintf(w, "Client-side gap (last write before the kill → first after it), ms:\n\n")
 		sizeTable(w, rep, sizes, restoreCell(func(r *DurRestore) float64 { return r.Trial.GapMs }))
 		fmt.Fprintf(w, "Killed server restarted → ensemble whole, ms:\n\n")

@@ -161,10 +161,10 @@ func durabilityTree(ctx context.Context, cfg DurabilityConfig, base LaunchConfig
 			}
 		}
 		if slices.Contains(cfg.RestoreCounts, n) {
-			r := tr.restore(ctx, n)
+			r := tr.restoreTrials(ctx, n, cfg.RestoreTrials)
 			run.Restores = append(run.Restores, r)
 			cfg.Log.Info("restoration", "config", t.Name, "znodes", n, "kill_to_write_ms", fmt.Sprintf("%.0f", r.RestoreMs),
-				"rejoin_ms", fmt.Sprintf("%.0f", r.Trial.RejoinMs), "err", r.Err)
+				"rejoin_ms", fmt.Sprintf("%.0f", r.Trial.RejoinMs), "trials_ms", fmt.Sprint(r.TrialsMs), "err", r.Err)
 			if r.Err != "" {
 				errs = append(errs, fmt.Errorf("restoration at %d znodes: %s", n, r.Err))
 				// Later sizes need a whole ensemble.
