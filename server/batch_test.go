@@ -3,14 +3,17 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/corral-db/corral/wire"
 )
 
 // frames encodes requests back to back, as a client with many in flight
-// sends them; xids start after first.
+// sends them; xids count up from xid.
 type frames struct {
 	e   wire.Encoder
 	xid int32
@@ -23,6 +26,19 @@ func (f *frames) add(op wire.Op, body wire.Record) {
 	(&wire.RequestHeader{Xid: f.xid, Type: op}).Encode(&f.e)
 	body.Encode(&f.e)
 	binary.BigEndian.PutUint32(f.e.B[start:], uint32(len(f.e.B)-start-4))
+}
+
+// readFrame reads one reply frame, for goroutines other than the test's
+// own (tclient.read fails the test, which only the test's goroutine may).
+func readFrame(nc net.Conn) ([]byte, error) {
+	nc.SetReadDeadline(time.Now().Add(20 * time.Second)) // a hang becomes a failure
+	var h [4]byte
+	if _, err := io.ReadFull(nc, h[:]); err != nil {
+		return nil, err
+	}
+	b := make([]byte, binary.BigEndian.Uint32(h[:]))
+	_, err := io.ReadFull(nc, b)
+	return b, err
 }
 
 // TestBatchedWritesKeepConnectionOrder: writes that reach the server in one
@@ -102,8 +118,13 @@ func TestBatchesDoNotHoldTheLastSlots(t *testing.T) {
 			defer wg.Done()
 			go c.nc.Write(f.e.B)
 			for i := range writes {
+				frame, err := readFrame(c.nc)
+				if err != nil {
+					errs <- fmt.Errorf("conn %d reply %d: %w", k, i, err)
+					return
+				}
 				var h wire.ReplyHeader
-				h.Decode(wire.NewDecoder(c.read()))
+				h.Decode(wire.NewDecoder(frame))
 				if h.Xid != int32(i+1) || h.Err != 0 {
 					errs <- fmt.Errorf("conn %d reply %d: xid %d err %d", k, i, h.Xid, h.Err)
 					return

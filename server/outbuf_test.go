@@ -36,7 +36,7 @@ func (w *syncWriter) bytes() []byte {
 	return bytes.Clone(w.buf.Bytes())
 }
 
-// frames decodes length-prefixed frames each holding one int.
+// decodeInts decodes length-prefixed frames each holding one int.
 func decodeInts(t *testing.T, b []byte) []int32 {
 	t.Helper()
 	var out []int32
@@ -127,6 +127,12 @@ func TestTryReleaseWriteErrorClosesTheBuffer(t *testing.T) {
 	putInt(o, 1)
 	boom := errors.New("reset")
 	o.tryRelease(func([]byte) (int, error) { return 0, boom }, nil)
+	o.mu.Lock()
+	closed, err := o.closed, o.err
+	o.mu.Unlock()
+	if !closed || !errors.Is(err, boom) {
+		t.Fatalf("after a failed write: closed %v, err %v; want closed with %v", closed, err, boom)
+	}
 	if err := o.run(io.Discard, nil); !errors.Is(err, boom) {
 		t.Fatalf("writer ended with %v, want %v", err, boom)
 	}

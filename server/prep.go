@@ -11,70 +11,52 @@ import (
 	"github.com/corral-db/corral/wire"
 )
 
-// submit decides a write and hands it to the log. It runs on the
-// submitting goroutine (a connection's reader, the expirer, the reaper)
-// under prepMu, which makes zxid order and log order one: deciding a write
-// costs a few microseconds, less than handing it to a prep goroutine would
-// add to every write's latency. When the pipeline is empty the write runs
-// to completion right here (runToCompletion); otherwise it joins the log
-// goroutine's next group. It returns false when the server is stopping.
+// submit decides a write and hands it to the log (submitBatch).
 func (s *Server) submit(r *request) bool {
-	if s.rep != nil {
-		return s.rep.submit(r)
-	}
-	s.prepMu.Lock()
-	if s.ctx.Err() != nil {
-		s.prepMu.Unlock()
-		return false
-	}
-	s.lastZxid++
-	s.prep(r, s.lastZxid)
-	inline := s.unapplied.Load() == 0 && s.logMu.TryLock()
-	s.unapplied.Add(1)
-	if inline {
-		s.stats.inlineWrites.Add(1)
-		s.prepMu.Unlock()
-		s.runToCompletion(r)
-		return true
-	}
-	defer s.prepMu.Unlock()
-	select {
-	case s.logCh <- r:
-		return true
-	case <-s.ctx.Done():
-		s.unapplied.Add(-1)
-		return false
-	}
+	one := [1]*request{r}
+	return s.submitBatch(one[:])
 }
 
-// submitBatch submits a connection's writes in order. A batch of one
-// goes through submit (and may run to completion); a longer one is
-// decided under one hold of prepMu and joins the log goroutine's groups.
-// It returns false when the server is stopping; writes not submitted by
-// then stay in their connection's queue and are dropped with it.
+// submitBatch decides writes, in order, and hands them to the log. It
+// runs on the submitting goroutine (a connection's reader, with the writes
+// it found in its read buffer; the expirer; the reaper) under prepMu,
+// which makes zxid order and log order one: deciding a write costs a few
+// microseconds, less than handing it to a prep goroutine would add to
+// every write's latency, and a batch takes prepMu once. A lone write that
+// finds the pipeline empty runs to completion right here
+// (runToCompletion); otherwise the writes join the log goroutine's next
+// group. It returns false when the server is stopping; writes not
+// submitted by then stay in their connection's queue and are dropped with
+// it.
 func (s *Server) submitBatch(rs []*request) bool {
-	if len(rs) == 1 {
-		return s.submit(rs[0])
-	}
 	if s.rep != nil {
 		return s.rep.submitBatch(rs)
 	}
 	s.prepMu.Lock()
-	defer s.prepMu.Unlock()
 	for _, r := range rs {
 		if s.ctx.Err() != nil {
+			s.prepMu.Unlock()
 			return false
 		}
 		s.lastZxid++
 		s.prep(r, s.lastZxid)
+		if len(rs) == 1 && s.unapplied.Load() == 0 && s.logMu.TryLock() {
+			s.unapplied.Add(1)
+			s.stats.inlineWrites.Add(1)
+			s.prepMu.Unlock()
+			s.runToCompletion(r)
+			return true
+		}
 		s.unapplied.Add(1)
 		select {
 		case s.logCh <- r:
 		case <-s.ctx.Done():
 			s.unapplied.Add(-1)
+			s.prepMu.Unlock()
 			return false
 		}
 	}
+	s.prepMu.Unlock()
 	return true
 }
 

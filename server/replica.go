@@ -729,11 +729,11 @@ func (rp *replica) submit(r *request) bool {
 	return rp.forward(r)
 }
 
-// submitBatch submits a connection's writes in order: on the leader the
-// proposals are decided under one hold of prepMu; a sync, or a learner's
-// writes, go one by one as submit sends them.
+// submitBatch submits writes in order: on the leader the proposals are
+// decided under one hold of prepMu; a sync, or a learner's writes, go one
+// by one as submit sends them.
 func (rp *replica) submitBatch(rs []*request) bool {
-	if rp.isLeader() && !slices.ContainsFunc(rs, func(r *request) bool { return r.op == wire.OpSync }) {
+	if len(rs) > 1 && rp.isLeader() && !slices.ContainsFunc(rs, func(r *request) bool { return r.op == wire.OpSync }) {
 		rp.s.prepMu.Lock()
 		defer rp.s.prepMu.Unlock()
 		for _, r := range rs {
