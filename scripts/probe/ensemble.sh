@@ -17,36 +17,10 @@ mkdir -p "$out"
 bin="$out/corral-probe"
 (cd "$root" && go build -tags probe -o "$bin" ./cmd/corral && go build -o "$out/corral" ./cmd/corral)
 
-pids=()
-stop() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-  done
-}
-trap stop EXIT
-
-for i in 1 2 3; do
-  d="$out/s$i"
-  mkdir -p "$d/data"
-  echo "$i" > "$d/data/myid"
-  cat > "$d/zoo.cfg" <<CFG
-tickTime=2000
-initLimit=10
-syncLimit=5
-dataDir=$d/data
-maxClientCnxns=0
-forceSync=yes
-globalOutstandingLimit=100000
-admin.enableServer=false
-4lw.commands.whitelist=*
-server.1=127.0.0.1:25201:25301;127.0.0.1:25101
-server.2=127.0.0.1:25202:25302;127.0.0.1:25102
-server.3=127.0.0.1:25203:25303;127.0.0.1:25103
-CFG
-  CORRAL_PROBE_DIR="$out" "$bin" server "$d/zoo.cfg" > "$d/server.log" 2>&1 &
-  pids+=($!)
-done
+# shellcheck source=members.sh
+. "$root/scripts/probe/members.sh"
+trap stop_members EXIT
+CORRAL_PROBE_DIR="$out" start_members "$bin" "$out" forceSync=yes
 
 # srvr's Mode line of the member on client port $1 ("" while it has none).
 mode() {
@@ -68,8 +42,7 @@ done
 
 "$out/corral" bench run --connect "127.0.0.1:2510$follower" --workload seqcreate --duration 3s --warmup 1s -q > "$out/bench.txt" 2>&1
 grep -E '^\| seqcreate \| p(50|99) ' "$out/bench.txt" || cat "$out/bench.txt"
-members=("${pids[@]}")
-stop
+stop_members
 trap - EXIT
 
 args=()

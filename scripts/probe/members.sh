@@ -1,0 +1,45 @@
+# Sourced by the probe scripts: three corral members on 127.0.0.1 (client
+# ports 25101-25103, quorum 25201-25203, election 25301-25303), started and
+# stopped by PID.
+#
+#   start_members BIN OUTDIR DURABILITY_LINE
+#       writes OUTDIR/sN/zoo.cfg (with DURABILITY_LINE, e.g. forceSync=yes
+#       or durability=diskless) and starts BIN server on each, appending
+#       the PIDs to members; the caller's environment is passed on.
+#   stop_members
+#       stops them (SIGTERM, then waits up to 10 s each).
+
+members=()
+
+start_members() {
+  local bin=$1 out=$2 durability=$3 i d
+  for i in 1 2 3; do
+    d="$out/s$i"
+    mkdir -p "$d/data"
+    echo "$i" > "$d/data/myid"
+    cat > "$d/zoo.cfg" <<CFG
+tickTime=2000
+initLimit=10
+syncLimit=5
+dataDir=$d/data
+maxClientCnxns=0
+$durability
+globalOutstandingLimit=100000
+admin.enableServer=false
+4lw.commands.whitelist=*
+server.1=127.0.0.1:25201:25301;127.0.0.1:25101
+server.2=127.0.0.1:25202:25302;127.0.0.1:25102
+server.3=127.0.0.1:25203:25303;127.0.0.1:25103
+CFG
+    "$bin" server "$d/zoo.cfg" > "$d/server.log" 2>&1 &
+    members+=($!)
+  done
+}
+
+stop_members() {
+  local p
+  for p in "${members[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${members[@]}"; do
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
+}
