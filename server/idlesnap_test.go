@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/vfs"
+)
+
+// idleStore is a diskless storage with snapCount 1000 (so 250 writes make
+// an idle snapshot worth taking on a small tree) whose idle checks run
+// every millisecond, and its snapshotter running until the test ends.
+func idleStore(t *testing.T) (*storage, *Server, vfs.FS) {
+	t.Helper()
+	fsys := vfs.NewMem()
+	o := &Options{FS: fsys, DataDir: "/data", DataLogDir: "/data", Durability: DurabilityDiskless,
+		Ensemble: &Ensemble{ID: 1, Voters: []uint64{1, 2, 3}}, SnapCount: 1000,
+		Logger: slog.New(slog.DiscardHandler)}
+	st, tree, err := openStorage(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.idleCheck, st.idleQuietFor = time.Millisecond, 5*time.Millisecond
+	s := &Server{tree: tree}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); st.snapshotLoop(ctx, s) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return st, s, fsys
+}
+
+// applyQuietly applies creates from..to and counts them as noteApplied
+// does, holding the tree's lock as apply does.
+func applyQuietly(t *testing.T, st *storage, s *Server, from, to int64) {
+	t.Helper()
+	s.mu.Lock()
+	applyCreates(t, s.tree, from, to)
+	s.mu.Unlock()
+	st.noteApplied(int(to-from+1), s)
+}
+
+// After a burst of writes too short for snapCount's cadence, a lull makes
+// the snapshotter take a snapshot of everything applied, so a checkpoint
+// at a leader failure has little to write.
+func TestDisklessIdleSnapshotAfterBurst(t *testing.T) {
+	st, s, fsys := idleStore(t)
+	if st.snapAt <= 300 {
+		t.Fatalf("snapAt %d: the busy cadence would snapshot the burst itself", st.snapAt)
+	}
+	applyQuietly(t, st, s, 1, 300)
+	waitSnapshotAt(t, fsys, 300)
+	if w := st.busyWrites.Load(); w != 0 {
+		t.Fatalf("busyWrites %d after the idle snapshot, want 0", w)
+	}
+}
+
+// Fewer writes than a quarter of snapCount are not worth a snapshot of
+// the tree: the lull leaves them to the checkpoint.
+func TestDisklessNoIdleSnapshotForATrickle(t *testing.T) {
+	st, s, fsys := idleStore(t)
+	applyQuietly(t, st, s, 1, 10)
+	// Some 200 idle checks pass (each a millisecond; the quiet time is five).
+	time.Sleep(200 * time.Millisecond)
+	if got := snapshotZxids(t, fsys); len(got) != 0 {
+		t.Fatalf("snapshots %v after 10 writes and a lull; want none (idle minimum %d)", got, st.idleSnapMin(s.tree.NodeCount()))
+	}
+	if w := st.busyWrites.Load(); w != 10 {
+		t.Fatalf("busyWrites %d, want the 10 writes still counted", w)
+	}
+	// More writes reach the minimum, and the next lull snapshots them all.
+	applyQuietly(t, st, s, 11, 300)
+	waitSnapshotAt(t, fsys, 300)
+}
+
+// waitSnapshotAt waits until a snapshot at zxid z is on disk; the test
+// fails if none comes within 30 s (the lull is 5 ms here).
+func waitSnapshotAt(t *testing.T, fsys vfs.FS, z int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !slices.Contains(snapshotZxids(t, fsys), z) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot at zxid %d after a lull; snapshots %v", z, snapshotZxids(t, fsys))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
