@@ -23,7 +23,7 @@ func idleStore(t *testing.T) (*storage, *Server, vfs.FS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.idleCheck, st.idleQuietFor = time.Millisecond, 5*time.Millisecond
+	st.idleCheck, st.idleQuiet = time.Millisecond, 5*time.Millisecond
 	s := &Server{tree: tree}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

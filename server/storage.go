@@ -69,9 +69,9 @@ type storage struct {
 	// busyWrites counts writes applied since the last busy snapshot
 	// started (diskless).
 	busyWrites atomic.Int64
-	// idleCheck and idleQuietFor override idleSnapCheck and idleSnapQuiet
-	// (tests).
-	idleCheck, idleQuietFor time.Duration
+	// idleCheck and idleQuiet are idleSnapCheck and idleSnapQuiet (tests
+	// shorten them).
+	idleCheck, idleQuiet time.Duration
 	// complete: diskless, and the snapshot loaded was a checkpoint.
 	complete bool
 	// ckptMu orders a diskless checkpoint against a busy snapshot's
@@ -133,6 +133,8 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 		snapDir:    filepath.Join(o.DataDir, "version-2"),
 		logDir:     filepath.Join(o.DataLogDir, "version-2"),
 		snapWanted: make(chan struct{}, 1),
+		idleCheck:  idleSnapCheck,
+		idleQuiet:  idleSnapQuiet,
 	}
 	st.snapAt = st.nextSnapAt()
 	if err := st.fs.MkdirAll(st.snapDir, 0o755); err != nil {
@@ -360,26 +362,12 @@ func (st *storage) idleSnapMin(nodes int) int64 {
 	return int64(max(st.opts.SnapCount/4, nodes/10, 1))
 }
 
-func (st *storage) idleCheckEvery() time.Duration {
-	if st.idleCheck > 0 {
-		return st.idleCheck
-	}
-	return idleSnapCheck
-}
-
-func (st *storage) idleQuiet() time.Duration {
-	if st.idleQuietFor > 0 {
-		return st.idleQuietFor
-	}
-	return idleSnapQuiet
-}
-
 // snapshotLoop takes a fuzzy snapshot whenever the log goroutine asks,
-// and in diskless mode also in a lull after writes (idleSnapCheck).
+// and in diskless mode also in a lull after writes (idleSnapQuiet).
 func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 	var idle <-chan time.Time
 	if st.wal == nil {
-		t := time.NewTicker(st.idleCheckEvery())
+		t := time.NewTicker(st.idleCheck)
 		defer t.Stop()
 		idle = t.C
 	}
@@ -396,8 +384,8 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 				seen, quiet = w, 0
 				continue
 			}
-			quiet += st.idleCheckEvery()
-			if w == 0 || quiet < st.idleQuiet() || st.snapping.Load() {
+			quiet += st.idleCheck
+			if w == 0 || quiet < st.idleQuiet {
 				continue
 			}
 			s.mu.RLock()
@@ -409,11 +397,8 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 				continue
 			}
 			seen, quiet = 0, 0
-			st.log.Debug("idle snapshot", "writesSinceLast", w)
-			if err := st.snapshot(s); err != nil {
-				st.log.Error("snapshot failed", "err", err)
-			}
-			continue
+			// On to the snapshot below, as for a busy one (diskless has
+			// no spacing to wait out).
 		case <-st.snapWanted:
 		}
 		// With a log, wait out the spacing (commit asks before it ends;
