@@ -11,7 +11,8 @@
 # before and after, stops them by PID and prints one line. corral against
 # corral: run two builds alternately, several times each; CPU per create
 # moves less with the machine's noise than throughput does. The load
-# generator is this checkout's bin/corral (make build).
+# generator is this checkout's bin/corral (make build). EXTRA_CFG, if
+# set, is appended to the members' zoo.cfg (e.g. EXTRA_CFG=snapCount=1000000).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:?usage: diskless-cpu.sh BIN [SECONDS]}
@@ -21,7 +22,9 @@ out=$(mktemp -d /tmp/corral-dlcpu-XXXXXX)
 # shellcheck source=members.sh
 . "$root/scripts/probe/members.sh"
 trap 'stop_members; rm -rf "$out"' EXIT
-start_members "$bin" "$out" durability=diskless
+cfg=durability=diskless
+[ -z "${EXTRA_CFG:-}" ] || cfg="$cfg"$'\n'"$EXTRA_CFG"
+start_members "$bin" "$out" "$cfg"
 addrs=127.0.0.1:25101,127.0.0.1:25102,127.0.0.1:25103
 # Warm up once the ensemble serves (the election takes a moment).
 ready=""
