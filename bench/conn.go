@@ -22,6 +22,11 @@ type conn struct {
 	sessionID int64
 	xid       int32
 	frame     []byte // reusable reply body buffer for roundTrip
+	// enc is the request buffer exchange reuses.
+	enc wire.Encoder
+	// callDeadline is the deadline call left set on nc (zero: none);
+	// roundTrip and handshake clear it with the deadline they set.
+	callDeadline time.Time
 }
 
 // readBufSize is large enough that a window of 1 KiB getData replies is
@@ -49,7 +54,7 @@ func (c *conn) handshake(ctx context.Context, timeout time.Duration) error {
 		deadline = d
 	}
 	c.nc.SetDeadline(deadline)
-	defer c.nc.SetDeadline(time.Time{})
+	defer c.clearDeadline()
 	var e wire.Encoder
 	appendConnect(&e, int32(timeout/time.Millisecond))
 	if _, err := c.nc.Write(e.B); err != nil {
@@ -106,11 +111,23 @@ func (c *conn) roundTrip(ctx context.Context, build func(e *wire.Encoder, xid in
 		deadline = d
 	}
 	c.nc.SetDeadline(deadline)
-	defer c.nc.SetDeadline(time.Time{})
+	defer c.clearDeadline()
+	return c.exchange(build)
+}
+
+// clearDeadline removes the connection's deadline.
+func (c *conn) clearDeadline() {
+	c.nc.SetDeadline(time.Time{})
+	c.callDeadline = time.Time{}
+}
+
+// exchange sends one request built by build and reads until its reply,
+// under whatever deadline the caller set.
+func (c *conn) exchange(build func(e *wire.Encoder, xid int32)) (replyHeader, []byte, error) {
 	xid := c.nextXid()
-	var e wire.Encoder
-	build(&e, xid)
-	if _, err := c.nc.Write(e.B); err != nil {
+	c.enc.Reset()
+	build(&c.enc, xid)
+	if _, err := c.nc.Write(c.enc.B); err != nil {
 		return replyHeader{}, nil, err
 	}
 	for {
