@@ -118,14 +118,14 @@ func TestQueueBounds(t *testing.T) {
 	if ok, _ := q.push(m, 10); ok {
 		t.Fatal("fourth message accepted by a 3-message queue")
 	}
-	q.take()
+	q.take(nil)
 	if ok, _ := q.push(m, 90); !ok {
 		t.Fatal("90 bytes refused by an empty queue")
 	}
 	if ok, _ := q.push(m, 20); ok {
 		t.Fatal("accepted 110 bytes in a 100-byte queue")
 	}
-	q.take()
+	q.take(nil)
 	if ok, _ := q.push(m, 1000); !ok {
 		t.Fatal("a message above the byte bound must be accepted by an empty queue")
 	}
@@ -141,7 +141,7 @@ func TestQueueBounds(t *testing.T) {
 			t.Fatalf("vote %d refused", i)
 		}
 	}
-	got := e.take()
+	got := e.take(nil)
 	if len(got) != 2 || got[0].m.Vote.Round != 4 || got[1].m.Vote.Round != 5 {
 		t.Fatalf("election queue kept %+v, want rounds 4 and 5", got)
 	}

@@ -118,7 +118,7 @@ func (ll *laneLink) detach(c *conn) (current bool) {
 	var lost int
 	if ll.cur == c {
 		ll.cur = nil
-		lost = len(ll.q.take())
+		lost = len(ll.q.take(nil))
 		current = true
 	}
 	ll.mu.Unlock()
@@ -130,7 +130,8 @@ func (ll *laneLink) detach(c *conn) (current bool) {
 // take hands c's writer the queued messages; ok is false if c is no longer
 // the live connection, in which case the wake-up it consumed is passed on
 // to the writer of the connection that replaced it.
-func (ll *laneLink) take(c *conn) (batch []queued, ok bool) {
+// spare is the writer's previous batch, all sent (see queue.take).
+func (ll *laneLink) take(c *conn, spare []queued) (batch []queued, ok bool) {
 	ll.mu.Lock()
 	defer ll.mu.Unlock()
 	if ll.cur != c {
@@ -140,7 +141,7 @@ func (ll *laneLink) take(c *conn) (batch []queued, ok bool) {
 		}
 		return nil, false
 	}
-	return ll.q.take(), true
+	return ll.q.take(spare), true
 }
 
 // serve runs an established connection until it ends: a reader goroutine
@@ -173,13 +174,14 @@ func (ll *laneLink) serve(c *conn) {
 func (ll *laneLink) write(c *conn) {
 	bw := bufio.NewWriterSize(c.dc, connBufSize)
 	var scratch []byte
+	var spare []queued
 	for {
 		select {
 		case <-c.done:
 			return
 		case <-ll.notify:
 		}
-		batch, ok := ll.take(c)
+		batch, ok := ll.take(c, spare)
 		if !ok {
 			c.close(errors.New("replaced by a new connection from the peer"))
 			return
@@ -208,6 +210,7 @@ func (ll *laneLink) write(c *conn) {
 			return
 		}
 		ll.sent.Add(uint64(len(batch)))
+		spare = batch
 		probe.Mark("tr-flushed", 0)
 	}
 }

@@ -101,11 +101,23 @@ func (q *queue) drop() {
 	q.msgs = q.msgs[1:]
 }
 
-// take removes and returns every queued message.
-func (q *queue) take() []queued {
+// take removes and returns every queued message. spare, if not nil, is a
+// batch an earlier take returned whose messages have all been sent: it
+// becomes the queue's backing array, so that a writer and the queue pass
+// two arrays back and forth instead of the queue growing a new one after
+// every take (the growth was a tenth of a leader's allocated bytes under
+// a create load). A spare grown past maxSpare by a burst is let go.
+func (q *queue) take(spare []queued) []queued {
 	b := q.msgs
-	q.msgs, q.bytes, q.oversize = nil, 0, 0
+	if cap(spare) > maxSpare {
+		spare = nil
+	}
+	clear(spare[:cap(spare)])
+	q.msgs, q.bytes, q.oversize = spare[:0], 0, 0
 	return b
 }
+
+// maxSpare is the largest batch array take keeps for reuse.
+const maxSpare = 4096
 
 func (q *queue) len() int { return len(q.msgs) }

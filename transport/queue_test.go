@@ -23,7 +23,7 @@ func TestQueueOversizedDoesNotBlockFollowers(t *testing.T) {
 	if ok, _ := q.push(zab.Message{Type: zab.MsgProposal}, 20); ok {
 		t.Fatal("a proposal past the byte bound was queued")
 	}
-	if got := len(q.take()); got != 3 {
+	if got := len(q.take(nil)); got != 3 {
 		t.Fatalf("took %d messages, want 3", got)
 	}
 	if q.bytes != 0 || q.oversize != 0 {
@@ -48,5 +48,38 @@ func TestQueueDropOldestAccountsOversized(t *testing.T) {
 	}
 	if q.bytes != 20 || q.oversize != 0 {
 		t.Fatalf("bytes %d, oversize %d after evicting the oversized vote; want 20, 0", q.bytes, q.oversize)
+	}
+}
+
+// TestQueueTakeReusesSpare: a spare batch handed back to take becomes the
+// queue's backing array, cleared, and the batch take returns is the one
+// queued before, unchanged by the pushes that follow into the spare.
+func TestQueueTakeReusesSpare(t *testing.T) {
+	q := queue{maxMsgs: 100, maxBytes: 1 << 20}
+	for i := 1; i <= 3; i++ {
+		q.push(zab.Message{Type: zab.MsgProposal, Zxid: zab.Zxid(i)}, 10)
+	}
+	first := q.take(nil)
+	q.push(zab.Message{Type: zab.MsgCommit, Zxid: 4}, 10)
+	second := q.take(first)
+	if len(second) != 1 || second[0].m.Zxid != 4 {
+		t.Fatalf("second batch %+v, want the commit of zxid 4", second)
+	}
+	if len(q.msgs) != 0 || cap(q.msgs) != cap(first) || &q.msgs[:1][0] != &first[:1][0] {
+		t.Fatal("the spare batch is not the queue's backing array")
+	}
+	if first[0].m.Type != 0 || first[2].m.Zxid != 0 {
+		t.Fatalf("the spare was not cleared: %+v", first)
+	}
+	q.push(zab.Message{Type: zab.MsgProposal, Zxid: 5}, 10)
+	if second[0].m.Zxid != 4 {
+		t.Fatal("a push after take changed the batch take returned")
+	}
+	// A spare grown past maxSpare is not kept.
+	big := make([]queued, 0, maxSpare+1)
+	q.take(nil)
+	q.take(big)
+	if cap(q.msgs) == cap(big) {
+		t.Fatal("a spare larger than maxSpare was kept")
 	}
 }
