@@ -347,6 +347,7 @@ func (rp *replica) process() {
 			rp.s.applyCh <- batch
 		}
 		rp.mu.Lock()
+		rp.node.RecycleMessages(rd.Messages)
 		rp.node.Advance(rd)
 		if rp.diskless && len(rd.Entries) > 0 {
 			// Diskless: a proposal is as durable as it gets once in
@@ -677,6 +678,7 @@ func (rp *replica) persisted(gen uint64, z zab.Zxid) {
 			}
 			rp.attachSnapshots(msgs)
 			rp.tr.Send(msgs)
+			rp.node.RecycleMessages(msgs)
 		}
 	}
 	rp.mu.Unlock()

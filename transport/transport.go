@@ -38,8 +38,10 @@ type Transport interface {
 	// queued is dropped and counted in Stats. The transport keeps the
 	// messages (their Entries and Snapshot bytes) until they are written;
 	// the caller must not modify them afterwards, as zab's own contract
-	// for Ready.Messages already says. Send may be called concurrently and
-	// after Close (the messages are then dropped).
+	// for Ready.Messages already says. It copies each Message value and
+	// does not keep msgs itself: the caller may reuse that slice once Send
+	// returns (zab.Node.RecycleMessages). Send may be called concurrently
+	// and after Close (the messages are then dropped).
 	Send(msgs []zab.Message)
 	// Recv returns the channel of messages received from peers, closed
 	// once the transport has stopped. The channel is bounded; while the

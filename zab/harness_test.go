@@ -110,6 +110,9 @@ func (tn *testNet) process(id uint64) {
 			}
 			tn.queue = append(tn.queue, m)
 		}
+		// The queue holds copies, so the slice goes back to the node,
+		// as the server's driver does: every test runs with reuse.
+		x.n.RecycleMessages(rd.Messages)
 		x.applied = append(x.applied, rd.Committed...)
 		x.n.Advance(rd)
 		if !tn.manual {

@@ -75,7 +75,7 @@ func (n *Node) Ready() Ready {
 	}
 	rd.Messages = n.msgs
 	n.msgs = nil
-	n.mergeable = nil
+	n.mergeable = n.mergeable[:0]
 	clear(n.lastMsg)
 	// An empty Ready needs no Advance: a driver that skips it must not
 	// stall the node.
@@ -111,7 +111,28 @@ func (n *Node) TakeMessages() []Message {
 	}
 	msgs := n.msgs
 	n.msgs = nil
-	n.mergeable = nil
+	n.mergeable = n.mergeable[:0]
 	clear(n.lastMsg)
 	return msgs
 }
+
+// RecycleMessages gives back a Messages slice (from Ready or
+// TakeMessages) that the driver has sent and no longer refers to; the
+// node queues later messages in its array instead of growing a new one
+// after every Ready. Only the slice is reused: the Entries and Snapshot
+// the messages pointed to are the transport's until written, and the
+// node never writes to them. A driver whose transport keeps the slice
+// itself must not call it.
+func (n *Node) RecycleMessages(msgs []Message) {
+	if n.msgs != nil || cap(msgs) == 0 || cap(msgs) > maxRecycledMsgs {
+		return
+	}
+	msgs = msgs[:cap(msgs)]
+	clear(msgs)
+	n.msgs = msgs[:0]
+}
+
+// maxRecycledMsgs bounds the array RecycleMessages keeps: a burst's
+// (a leader's first heartbeat round to many learners, a long DIFF) is
+// let go.
+const maxRecycledMsgs = 1024

@@ -416,3 +416,51 @@ func TestLearnerAheadOfLeaderEpochRejoinsByRoll(t *testing.T) {
 		t.Fatalf("server %d applied %v", x, got)
 	}
 }
+
+// TestRecycleMessagesReusesTheArray: a recycled Messages slice is cleared
+// and becomes the array the node queues its next messages in, while the
+// messages a driver copied out before are unaffected; a slice handed
+// back while the node already queues new messages is ignored.
+func TestRecycleMessagesReusesTheArray(t *testing.T) {
+	tn := newTestNet(t, []uint64{1, 2, 3}, nil, nil)
+	tn.start()
+	l := tn.mustElect(50)
+	n := tn.nodes[l].n
+	tn.deliver()
+	if _, err := n.Propose([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	rd := n.Ready()
+	if len(rd.Messages) == 0 {
+		t.Fatal("a proposal on a leader of three sent nothing")
+	}
+	sent := slices.Clone(rd.Messages)
+	arr := rd.Messages[:cap(rd.Messages)]
+	n.RecycleMessages(rd.Messages)
+	for i := range arr {
+		if arr[i].Type != 0 || arr[i].Entries != nil {
+			t.Fatalf("recycled message %d not cleared: %v", i, arr[i])
+		}
+	}
+	tn.nodes[l].st.Append(rd.Entries)
+	n.Advance(rd)
+	if _, err := n.Propose([]byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	rd2 := n.Ready()
+	if len(rd2.Messages) == 0 || &rd2.Messages[0] != &arr[0] {
+		t.Fatal("the next Ready's messages are not in the recycled array")
+	}
+	if sent[0].Entries == nil || string(sent[0].Entries[0].Data) != "a" {
+		t.Fatalf("a copy taken before recycling changed: %v", sent[0])
+	}
+	// New messages already queued: a recycled slice is not taken.
+	other := make([]Message, 1, 8)
+	if _, err := n.Propose([]byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	n.RecycleMessages(other)
+	if cap(n.msgs) == cap(other) && &n.msgs[:1][0] == &other[0] {
+		t.Fatal("a slice was recycled over queued messages")
+	}
+}
