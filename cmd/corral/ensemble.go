@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/internal/gcpace"
 )
 
 // runEnsemble starts a local ensemble of n servers on loopback, all in
@@ -53,6 +54,7 @@ func runEnsemble(args []string) int {
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go gcpace.Run(ctx, gcpace.DefaultHeadroom(), logger)
 
 	var (
 		wg    sync.WaitGroup

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/internal/gcpace"
 	"github.com/corral-db/corral/server"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
@@ -44,6 +45,7 @@ func runServer(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go gcpace.Run(ctx, gcpace.DefaultHeadroom(), logger)
 	if err := serve(ctx, cfg, logger, nil); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1

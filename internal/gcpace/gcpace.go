@@ -1,0 +1,85 @@
+package gcpace
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// maxHeadroom is the least garbage the collector lets accumulate before
+// a cycle, on a machine with 8 GiB or more. A server's live heap is
+// mostly its tree; below this size the collector runs less often than
+// GOGC=100 would have it.
+const maxHeadroom = 512 << 20
+
+// DefaultHeadroom is maxHeadroom, or a sixteenth of the machine's memory
+// if that is less (many servers on a small machine: a test suite's).
+func DefaultHeadroom() uint64 {
+	if m := physicalMemory(); m > 0 && m/16 < maxHeadroom {
+		return m / 16
+	}
+	return maxHeadroom
+}
+
+// pollEvery is how often Run looks for a finished cycle. A goal set a
+// little late only means one cycle at the previous goal.
+const pollEvery = 100 * time.Millisecond
+
+// maxPercent bounds GOGC when the live heap is tiny (a server just
+// started): the goal is then live + headroom all the same.
+const maxPercent = 1 << 20
+
+// Enabled reports whether Run would tune the collector: not when GOGC is
+// set in the environment.
+func Enabled() bool {
+	_, set := os.LookupEnv("GOGC")
+	return !set
+}
+
+// Run tunes GOGC after each collection until ctx ends, then restores the
+// setting it found. It does nothing if !Enabled() or headroom is 0.
+func Run(ctx context.Context, headroom uint64, logger *slog.Logger) {
+	if !Enabled() || headroom == 0 {
+		return
+	}
+	samples := []metrics.Sample{
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	metrics.Read(samples)
+	if samples[0].Value.Kind() != metrics.KindUint64 || samples[1].Value.Kind() != metrics.KindUint64 {
+		logger.Warn("gcpace: runtime metrics missing; GOGC left as it is")
+		return
+	}
+	prev := debug.SetGCPercent(Percent(samples[1].Value.Uint64(), headroom))
+	defer debug.SetGCPercent(prev)
+	cycles := samples[0].Value.Uint64()
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(samples)
+		if c := samples[0].Value.Uint64(); c != cycles {
+			cycles = c
+			debug.SetGCPercent(Percent(samples[1].Value.Uint64(), headroom))
+		}
+	}
+}
+
+// Percent is the GOGC that puts the next heap goal at live +
+// max(live, headroom).
+func Percent(live, headroom uint64) int {
+	live = max(live, 1<<20)
+	if live >= headroom {
+		return 100
+	}
+	p := float64(headroom) / float64(live) * 100 // no overflow for any headroom
+	return int(min(p, maxPercent))
+}
