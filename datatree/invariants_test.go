@@ -112,6 +112,32 @@ func invariantError(tr *Tree) error {
 	if ss != tr.sessionSum {
 		return fmt.Errorf("session digest stale")
 	}
+	return orderError(tr)
+}
+
+// orderError checks Tree.order: every node once, at its pos, under its
+// path; the holes counted.
+func orderError(tr *Tree) error {
+	holes, live := 0, 0
+	for i, n := range tr.order {
+		if n == nil {
+			holes++
+			continue
+		}
+		live++
+		if int(n.pos) != i {
+			return fmt.Errorf("order[%d] is %s with pos %d", i, n.path, n.pos)
+		}
+		if tr.nodes[n.path] != n {
+			return fmt.Errorf("order[%d] is %s, which the map does not hold", i, n.path)
+		}
+	}
+	if holes != tr.holes {
+		return fmt.Errorf("order has %d holes, counted %d", holes, tr.holes)
+	}
+	if live != len(tr.nodes) {
+		return fmt.Errorf("order holds %d nodes, the map %d", live, len(tr.nodes))
+	}
 	return nil
 }
 

@@ -74,6 +74,10 @@ type Node struct {
 	content uint64
 	// hash is this node's term in Tree.digest.
 	hash uint64
+	// path is the node's full path (the same string as its key in
+	// Tree.nodes) and pos its index in Tree.order, for snapshots.
+	path string
+	pos  int32
 }
 
 // Data returns the node's data (nil if the node was created with null

@@ -106,7 +106,18 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 
 	refs := make(map[*aclEntry]uint64)
 	nodes := 0
-	for path, n := range t.nodes {
+	// The order may grow and gain holes between chunks, while the lock
+	// is released, but not move (compactOrder waits for the walkers): a
+	// node that exists throughout is visited once; one inserted during
+	// the walk may or may not be, one removed may or may not be.
+	t.walkers.Add(1)
+	defer t.walkers.Add(-1)
+	for i := 0; i < len(t.order); i++ {
+		n := t.order[i]
+		if n == nil {
+			continue
+		}
+		path := n.path
 		ref, ok := refs[n.acl]
 		if !ok {
 			ref = uint64(len(refs) + 1)
@@ -370,7 +381,18 @@ func (t *Tree) link(paths []string) error {
 	}
 	// A parent's path is shorter than its children's: in length order,
 	// every parent is settled before its children are looked at.
+	fileOrder := slices.Clone(paths)
 	slices.SortFunc(paths, func(a, b string) int { return len(a) - len(b) })
+	defer func() {
+		// The order is the file's (the nodes were allocated in it), less
+		// the nodes dropped; a path recorded twice is in it once.
+		t.order = make([]*Node, 0, len(t.nodes))
+		for _, p := range fileOrder {
+			if n := t.nodes[p]; n != nil {
+				t.appendOrder(p, n)
+			}
+		}
+	}()
 	for _, p := range paths {
 		n := t.nodes[p]
 		if p != RootPath {
