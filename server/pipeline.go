@@ -129,13 +129,15 @@ func (s *Server) applyBatch(batch []*request) {
 			s.installTree(r.install)
 			continue
 		}
-		r.res.Events = r.res.Events[:0]
+		r.res.Events = s.events[:0]
 		probe.Mark("apply", r.hdr.Zxid)
 		s.tree.Apply(&r.hdr, &r.tx, &r.res)
 		s.afterApply(r)
 		for i := range r.res.Events {
 			s.fire(&r.res.Events[i], f)
 		}
+		clear(r.res.Events) // the paths and ACLs they name
+		s.events, r.res.Events = r.res.Events[:0], nil
 		if r.onApplied != nil {
 			r.onApplied(r)
 		}

@@ -49,11 +49,15 @@ type Server struct {
 	// for a group, or runToCompletion; inlineScratch is under it.
 	logMu         sync.Mutex
 	inlineScratch []byte
-	// applyMu is held while a group is applied; fired and answering are
-	// under it.
+	// applyMu is held while a group is applied; fired, answering and
+	// events are under it.
 	applyMu   sync.Mutex
 	fired     *fired
 	answering []*conn
+	// events is the array each applied write's watch events go in, fired
+	// at once and then reused by the next (a new slice per write was an
+	// allocation per create on every server).
+	events []datatree.Event
 
 	// lastZxid is the last zxid assigned by prep (under prepMu).
 	lastZxid int64
