@@ -73,10 +73,18 @@ func Run(ctx context.Context, headroom uint64, logger *slog.Logger) {
 	}
 }
 
+// minLive is the live heap Percent assumes at least. The runtime's
+// smallest goal is 4 MiB scaled by GOGC/100, and before the first cycle
+// it has measured no live heap: counted as less than 4 MiB, a tiny live
+// heap would set a GOGC whose minimum goal is far above live+headroom
+// (at 1 MiB and a 512 MiB headroom, a first goal of 2 GiB, which a
+// server filling its tree never reached: no cycle at all).
+const minLive = 4 << 20
+
 // Percent is the GOGC that puts the next heap goal at live +
 // max(live, headroom).
 func Percent(live, headroom uint64) int {
-	live = max(live, 1<<20)
+	live = max(live, minLive)
 	if live >= headroom {
 		return 100
 	}

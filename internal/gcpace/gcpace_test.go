@@ -20,7 +20,7 @@ func TestPercent(t *testing.T) {
 		{live: 512 * mib, headroom: 512 * mib, want: 100},
 		{live: 256 * mib, headroom: 512 * mib, want: 200},
 		{live: 64 * mib, headroom: 512 * mib, want: 800},
-		{live: 0, headroom: 512 * mib, want: 51200},    // live counted as 1 MiB
+		{live: 0, headroom: 512 * mib, want: 12800},    // counted as 4 MiB: a 512 MiB first goal
 		{live: 1, headroom: 1 << 62, want: maxPercent}, // bounded
 	} {
 		if got := Percent(c.live, c.headroom); got != c.want {
