@@ -102,17 +102,19 @@ func (q *queue) drop() {
 }
 
 // take removes and returns every queued message. spare, if not nil, is a
-// batch an earlier take returned whose messages have all been sent: it
-// becomes the queue's backing array, so that a writer and the queue pass
-// two arrays back and forth instead of the queue growing a new one after
-// every take (the growth was a tenth of a leader's allocated bytes under
-// a create load). A spare grown past maxSpare by a burst is let go.
+// batch an earlier take returned whose messages have all been sent and
+// zeroed (the link writer zeroes each as it is written, to let its bytes
+// go): it becomes the queue's backing array, so that a writer and the
+// queue pass two arrays back and forth instead of the queue growing a new
+// one after every take (the growth was a tenth of a leader's allocated
+// bytes under a create load). Past its length such an array is zero
+// already (a new array is, and only the zeroed prefix was ever used), so
+// take clears nothing. A spare grown past maxSpare by a burst is let go.
 func (q *queue) take(spare []queued) []queued {
 	b := q.msgs
 	if cap(spare) > maxSpare {
 		spare = nil
 	}
-	clear(spare[:cap(spare)])
 	q.msgs, q.bytes, q.oversize = spare[:0], 0, 0
 	return b
 }

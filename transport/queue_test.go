@@ -51,15 +51,16 @@ func TestQueueDropOldestAccountsOversized(t *testing.T) {
 	}
 }
 
-// TestQueueTakeReusesSpare: a spare batch handed back to take becomes the
-// queue's backing array, cleared, and the batch take returns is the one
-// queued before, unchanged by the pushes that follow into the spare.
+// TestQueueTakeReusesSpare: a sent (zeroed) batch handed back to take
+// becomes the queue's backing array, and the batch take returns is the
+// one queued before, unchanged by the pushes that follow into the spare.
 func TestQueueTakeReusesSpare(t *testing.T) {
 	q := queue{maxMsgs: 100, maxBytes: 1 << 20}
 	for i := 1; i <= 3; i++ {
 		q.push(zab.Message{Type: zab.MsgProposal, Zxid: zab.Zxid(i)}, 10)
 	}
 	first := q.take(nil)
+	clear(first) // as the link writer does, message by message
 	q.push(zab.Message{Type: zab.MsgCommit, Zxid: 4}, 10)
 	second := q.take(first)
 	if len(second) != 1 || second[0].m.Zxid != 4 {
@@ -67,9 +68,6 @@ func TestQueueTakeReusesSpare(t *testing.T) {
 	}
 	if len(q.msgs) != 0 || cap(q.msgs) != cap(first) || &q.msgs[:1][0] != &first[:1][0] {
 		t.Fatal("the spare batch is not the queue's backing array")
-	}
-	if first[0].m.Type != 0 || first[2].m.Zxid != 0 {
-		t.Fatalf("the spare was not cleared: %+v", first)
 	}
 	q.push(zab.Message{Type: zab.MsgProposal, Zxid: 5}, 10)
 	if second[0].m.Zxid != 4 {

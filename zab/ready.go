@@ -127,7 +127,8 @@ func (n *Node) RecycleMessages(msgs []Message) {
 	if n.msgs != nil || cap(msgs) == 0 || cap(msgs) > maxRecycledMsgs {
 		return
 	}
-	msgs = msgs[:cap(msgs)]
+	// Past its length the array is zero already: new arrays are, and
+	// only a prefix cleared here was ever used since.
 	clear(msgs)
 	n.msgs = msgs[:0]
 }

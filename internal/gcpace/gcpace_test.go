@@ -29,8 +29,9 @@ func TestPercent(t *testing.T) {
 	}
 }
 
-// TestRunSetsAndRestores: while Run runs, GOGC follows the live heap
-// after a collection; when its context ends the setting it found is back.
+// TestRunSetsAndRestores: while Run runs, GOGC is above 100 when the
+// headroom is larger than the live heap; when its context ends the
+// setting it found is back.
 func TestRunSetsAndRestores(t *testing.T) {
 	if !Enabled() {
 		t.Skip("GOGC is set in the environment")
