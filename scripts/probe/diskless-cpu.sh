@@ -27,16 +27,7 @@ cfg=durability=diskless
 start_members "$bin" "$out" "$cfg"
 addrs=127.0.0.1:25101,127.0.0.1:25102,127.0.0.1:25103
 # Warm up once the ensemble serves (the election takes a moment).
-ready=""
-for _ in $(seq 60); do
-  if "$gen" bench run --connect "$addrs" --workload create --conns 60 --inflight 1 --value 128 \
-    --duration 1s --warmup 0s -q > "$out/warmup.txt" 2>&1 && ! grep -q '"error"' "$out/warmup.txt"; then
-    ready=1
-    break
-  fi
-  sleep 0.5
-done
-[ -n "$ready" ] || { echo "the ensemble did not serve within 30 s" >&2; cat "$out/warmup.txt" >&2; exit 1; }
+wait_serving "$gen" "$out"
 ticks() {
   local t=0
   for p in "${members[@]}"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat"))); done

@@ -8,6 +8,8 @@
 #       the PIDs to members; the caller's environment is passed on.
 #   stop_members
 #       stops them (SIGTERM, then waits up to 10 s each).
+#   wait_serving GEN OUTDIR
+#       waits until they answer creates from GEN (a corral binary).
 
 members=()
 
@@ -42,4 +44,22 @@ stop_members() {
   for p in "${members[@]}"; do
     for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   done
+}
+
+# wait_serving GEN OUTDIR: waits (up to 30 s) until the three members
+# answer a second of creates from GEN (a corral binary) without an error;
+# fails with the last attempt's output otherwise.
+wait_serving() {
+  local gen=$1 out=$2
+  for _ in $(seq 60); do
+    if "$gen" bench run --connect 127.0.0.1:25101,127.0.0.1:25102,127.0.0.1:25103 --workload create \
+      --conns 60 --inflight 1 --value 128 --duration 1s --warmup 0s -q > "$out/warmup.txt" 2>&1 &&
+      ! grep -q '"error"' "$out/warmup.txt"; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "the ensemble did not serve within 30 s" >&2
+  cat "$out/warmup.txt" >&2
+  return 1
 }
