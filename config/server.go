@@ -147,8 +147,12 @@ func (c *Config) QuorumConfig() string {
 	return sb.String()
 }
 
+// bracketHost writes h so that hostAndPort reads it back: bracketed if it
+// holds a ':' (IPv6) or starts with whitespace, which a properties value
+// loses (a host "[ 0]" written bare came back as "0", colliding with
+// another server's; FuzzParse).
 func bracketHost(h string) string {
-	if strings.Contains(h, ":") {
+	if strings.Contains(h, ":") || strings.TrimLeft(h, " \t\f") != h {
 		return "[" + h + "]"
 	}
 	return h
