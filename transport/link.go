@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -181,6 +182,17 @@ func (ll *laneLink) write(c *conn) {
 			return
 		case <-ll.notify:
 		}
+		// Let whatever else is runnable go first: the driver that woke
+		// this writer is often about to queue more for the same peer
+		// (the next proposals, a commit), and the reader goroutines have
+		// acks and requests waiting to reach it. Taking the queue after
+		// them sends that in the same write. Under 60 synchronous clients
+		// on a diskless ensemble (scripts/probe/diskless-cpu.sh) this cut
+		// the members' write syscalls per create from 2.08 to 1.39 (a
+		// follower's acks to the leader from 0.26 to 0.05); with nothing
+		// else runnable it returns at once, so an idle ensemble's
+		// latency does not change.
+		runtime.Gosched()
 		batch, ok := ll.take(c, spare)
 		if !ok {
 			c.close(errors.New("replaced by a new connection from the peer"))
