@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -48,31 +47,47 @@ func checkpointName(zxid int64) string {
 // entry, and a CRC-32C of everything before it. It streams through a
 // buffer: a sidecar can hold a hundred thousand entries (20 MB), and
 // building it in one slice cost more than writing it (growing copies and
-// page faults, measured at 60-200 ms on a loaded two-core machine).
+// page faults, measured at 60-200 ms on a loaded two-core machine). The
+// entries are appended to a 1 MiB chunk, and the checksum and the write
+// take a whole chunk at a time: through a bufio.Writer and an
+// io.MultiWriter with the checksum, two small writes per entry cost 95 ns
+// an entry, 1.9 ms for 20k (a survivor writes its checkpoint while the
+// ensemble is down, so it is all restoration time).
 func encodeCheckpoint(w io.Writer, ents []zab.Entry) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	crc := crc32.New(crcTable)
-	out := io.MultiWriter(bw, crc)
-	var hdr []byte
-	hdr = append(hdr, checkpointMagic...)
-	hdr = binary.AppendUvarint(hdr, uint64(len(ents)))
-	if _, err := out.Write(hdr); err != nil {
+	const chunk = 1 << 20
+	buf := make([]byte, 0, chunk+binary.MaxVarintLen64*2)
+	var crc uint32
+	flush := func() error {
+		crc = crc32.Update(crc, crcTable, buf)
+		_, err := w.Write(buf)
+		buf = buf[:0]
 		return err
 	}
+	buf = append(buf, checkpointMagic...)
+	buf = binary.AppendUvarint(buf, uint64(len(ents)))
 	for _, e := range ents {
-		hdr = binary.AppendUvarint(hdr[:0], uint64(e.Zxid))
-		hdr = binary.AppendUvarint(hdr, uint64(len(e.Data)))
-		if _, err := out.Write(hdr); err != nil {
-			return err
+		buf = binary.AppendUvarint(buf, uint64(e.Zxid))
+		buf = binary.AppendUvarint(buf, uint64(len(e.Data)))
+		for d := e.Data; len(d) > 0; {
+			n := min(len(d), chunk-len(buf))
+			if n <= 0 {
+				if err := flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			buf = append(buf, d[:n]...)
+			d = d[n:]
 		}
-		if _, err := out.Write(e.Data); err != nil {
-			return err
+		if len(buf) >= chunk {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	if _, err := bw.Write(binary.BigEndian.AppendUint32(nil, crc.Sum32())); err != nil {
-		return err
-	}
-	return bw.Flush()
+	crc = crc32.Update(crc, crcTable, buf)
+	_, err := w.Write(binary.BigEndian.AppendUint32(buf, crc))
+	return err
 }
 
 func decodeCheckpoint(b []byte) ([]zab.Entry, error) {
@@ -182,11 +197,12 @@ func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) ([]z
 	if infos, err := snap.Newest(st.fs, st.snapDir); err == nil && len(infos) > 0 {
 		base := infos[0].Zxid
 		if ents, err := entriesAfter(base); err == nil {
-			if err := st.writeSidecar(base, ents); err != nil {
+			t, err := st.writeSidecar(base, ents)
+			if err != nil {
 				return err
 			}
 			st.log.Info("checkpoint written beside the newest snapshot", "snapshot", hex(base), "entriesAfter", len(ents),
-				"took", time.Since(start), "waitedForSnapshot", waited)
+				"took", time.Since(start), "waitedForSnapshot", waited, "wrote", t.wrote, "synced", t.synced, "renamed", t.renamed)
 			return nil
 		}
 	}
@@ -197,7 +213,7 @@ func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) ([]z
 	if err != nil {
 		st.log.Warn("checkpoint without the log after the tree", "zxid", hex(zxid), "err", err)
 	}
-	if err := st.writeSidecar(zxid, ents); err != nil {
+	if _, err := st.writeSidecar(zxid, ents); err != nil {
 		return err
 	}
 	w, err := snap.Create(st.fs, st.snapDir, zxid)
@@ -215,20 +231,31 @@ func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) ([]z
 	return nil
 }
 
+// sidecarTimes says where a sidecar's time went (for the log line): the
+// time to create and write it, to sync it, and to rename it into place and
+// sync the directory.
+type sidecarTimes struct{ wrote, synced, renamed time.Duration }
+
 // writeSidecar writes checkpoint.<zxid> durably (file synced, then
 // renamed into place; the snapshot's publication or the caller's syncs the
 // directory).
-func (st *storage) writeSidecar(zxid int64, ents []zab.Entry) error {
+func (st *storage) writeSidecar(zxid int64, ents []zab.Entry) (sidecarTimes, error) {
+	var t sidecarTimes
+	t0 := time.Now()
 	path := filepath.Join(st.snapDir, checkpointName(zxid))
 	tmp := path + ".tmp"
 	f, err := st.fs.Create(tmp)
 	if err != nil {
-		return fmt.Errorf("checkpoint log: %w", err)
+		return t, fmt.Errorf("checkpoint log: %w", err)
 	}
 	err = encodeCheckpoint(f, ents)
+	t1 := time.Now()
+	t.wrote = t1.Sub(t0)
 	if err == nil {
 		err = f.Sync()
 	}
+	t2 := time.Now()
+	t.synced = t2.Sub(t1)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -238,10 +265,11 @@ func (st *storage) writeSidecar(zxid int64, ents []zab.Entry) error {
 	if err == nil {
 		err = st.fs.SyncDir(st.snapDir)
 	}
+	t.renamed = time.Since(t2)
 	if err != nil {
-		return fmt.Errorf("checkpoint log: %w", err)
+		return t, fmt.Errorf("checkpoint log: %w", err)
 	}
-	return nil
+	return t, nil
 }
 
 // purgeCheckpoints removes sidecars whose snapshot is gone.
@@ -294,7 +322,10 @@ func (st *storage) invalidateCheckpoints() error {
 		}
 	}
 	if removed {
-		return st.fs.SyncDir(st.snapDir)
+		t0 := time.Now()
+		err := st.fs.SyncDir(st.snapDir)
+		st.log.Info("checkpoints removed: this server acknowledges beyond them now", "took", time.Since(t0))
+		return err
 	}
 	return nil
 }

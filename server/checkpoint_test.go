@@ -183,14 +183,28 @@ func TestBusySnapshotDroppedAfterCheckpoint(t *testing.T) {
 // A sidecar decodes to what was encoded; a flipped byte or a cut tail is
 // refused.
 func TestCheckpointEncoding(t *testing.T) {
-	ents := []zab.Entry{{Zxid: 5, Data: []byte("a")}, {Zxid: 7, Data: nil}, {Zxid: 1 << 33, Data: make([]byte, 3<<20)}}
+	// Small entries, an empty one, one larger than the encoder's 1 MiB
+	// chunk, and enough after it to fill several chunks.
+	big := make([]byte, 3<<20)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	ents := []zab.Entry{{Zxid: 5, Data: []byte("a")}, {Zxid: 7, Data: nil}, {Zxid: 1 << 33, Data: big}}
+	for i := range 20000 {
+		ents = append(ents, zab.Entry{Zxid: 1<<33 + zab.Zxid(i+1), Data: bytes.Repeat([]byte{byte(i)}, 1+i%300)})
+	}
 	var b bytes.Buffer
 	if err := encodeCheckpoint(&b, ents); err != nil {
 		t.Fatal(err)
 	}
 	got, err := decodeCheckpoint(b.Bytes())
-	if err != nil || len(got) != 3 || got[2].Zxid != 1<<33 || len(got[2].Data) != 3<<20 || string(got[0].Data) != "a" {
-		t.Fatalf("decoded %d entries, err %v", len(got), err)
+	if err != nil || len(got) != len(ents) {
+		t.Fatalf("decoded %d entries of %d, err %v", len(got), len(ents), err)
+	}
+	for i := range ents {
+		if got[i].Zxid != ents[i].Zxid || !bytes.Equal(got[i].Data, ents[i].Data) {
+			t.Fatalf("entry %d: got zxid %v and %d bytes, wrote %v and %d", i, got[i].Zxid, len(got[i].Data), ents[i].Zxid, len(ents[i].Data))
+		}
 	}
 	bad := bytes.Clone(b.Bytes())
 	bad[len(bad)/2] ^= 1
