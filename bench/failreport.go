@@ -41,7 +41,7 @@ func WriteFailoverMarkdown(w io.Writer, rep *FailoverReport) {
 		"session timeout asked %v, granted %s; a request unanswered for 2/3 of the session timeout counts as a lost connection "+
 		"(the Java client's read timeout); after a lost connection it tries the servers in turn from the next one, "+
 		"pausing %v after a round without success, and resumes its session (id, password, lastZxidSeen), creating a new one only if that expired\n",
-		rep.ValueSize, FailoverPath, rep.SessionTimeout, neg, reconnectPause)
+		rep.ValueSize, FailoverPath, rep.SessionTimeout, neg, writerPause)
 	fmt.Fprintf(w, "- each trial: at least %v and %d successful writes, SIGKILL of the leader by PID, wait (at most %v) for the first "+
 		"successful write issued after the kill, restart of the killed server, wait (at most %v) until every server answers srvr "+
 		"as leader or follower with exactly one leader and accepts a session\n",

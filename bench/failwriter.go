@@ -53,12 +53,24 @@ type failWriter struct {
 
 type logFunc func(msg string, args ...any)
 
-// reconnectPause is how long the writer waits after trying every server
-// once without getting a session. The Java client waits up to a second
-// (and a random 0-1s before each reconnect); the benchmark measures the
-// servers, so it retries soon, but not in a busy loop that would take CPU
-// from an election on a small machine.
+// reconnectPause is how long a client of the failures benchmark first
+// waits after trying every server once without getting a session (it
+// backs off from there, see tlClient.run). The Java client waits up to a
+// second (and a random 0-1s before each reconnect); the benchmark measures
+// the servers, so it retries soon, but not in a busy loop that would take
+// CPU from an election on a small machine.
 const reconnectPause = 25 * time.Millisecond
+
+// writerPause is the failover writer's wait after such a round. It is the
+// resolution of the restoration time the writer measures (kill to first
+// write accepted, 40-100 ms for corral here): at 25 ms, as it was, an
+// ensemble that began serving a few milliseconds after a failed round was
+// measured 25 ms late, and a few milliseconds of difference between two
+// configurations (a diskless survivor's checkpoint, 3-11 ms) came out as
+// 0 or 25 ms from trial to trial. One writer's round is three connection
+// attempts that the servers refuse at once, so retrying every 5 ms costs
+// the election little.
+const writerPause = 5 * time.Millisecond
 
 func newFailWriter(addrs []string, start int, path, data []byte, timeout time.Duration, maxWrites int, maxTime time.Duration, log logFunc) *failWriter {
 	w := &failWriter{
@@ -105,7 +117,7 @@ func (w *failWriter) run(ctx context.Context) {
 		}
 		if w.conn() == nil {
 			if !w.connectRound(ctx, first) {
-				w.pause(ctx, reconnectPause)
+				w.pause(ctx, writerPause)
 				continue
 			}
 			first = false
