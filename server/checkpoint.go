@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/snap"
+	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -53,13 +54,26 @@ func checkpointName(zxid int64) string {
 // io.MultiWriter with the checksum, two small writes per entry cost 95 ns
 // an entry, 1.9 ms for 20k (a survivor writes its checkpoint while the
 // ensemble is down, so it is all restoration time).
+//
+// Each chunk written to a file that can (vfs.WritebackStarter) is sent on
+// to the disk at once, so the disk writes while the next chunks are
+// encoded and the final fsync has little left to do: 6 MiB written in
+// 1 MiB chunks took 8.5-11.4 ms to write and fsync, 4.6-6.6 ms this way
+// (a Go loop on this machine's ext4).
 func encodeCheckpoint(w io.Writer, ents []zab.Entry) error {
 	const chunk = 1 << 20
 	buf := make([]byte, 0, chunk+binary.MaxVarintLen64*2)
 	var crc uint32
+	ws, _ := w.(vfs.WritebackStarter)
+	var off int64
 	flush := func() error {
 		crc = crc32.Update(crc, crcTable, buf)
-		_, err := w.Write(buf)
+		n, err := w.Write(buf)
+		if ws != nil && err == nil {
+			// Best effort: without it the fsync writes the chunk.
+			_ = ws.StartWriteback(off, int64(n))
+		}
+		off += int64(n)
 		buf = buf[:0]
 		return err
 	}
