@@ -14,6 +14,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/internal/testport"
+	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
 )
@@ -521,5 +522,63 @@ func TestRecoveringServerWritesNoCheckpoint(t *testing.T) {
 		if got := listPrefix(t, vfs.OS(), dir, "checkpoint."); len(got) != 0 {
 			t.Fatalf("restart %d: a recovering server wrote checkpoints %v", round, got)
 		}
+	}
+}
+
+// A diskless server restarted from its own newest (fuzzy) snapshot, which
+// is behind the leader's newest, catches up by DIFF: the leader keeps the
+// log back to the snapshot before its newest (replica.compact). Cut at
+// the newest, as it was, the log no longer reached the restarted server's
+// snapshot, and it got the whole tree by SNAP.
+func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
+	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = DurabilityDiskless, 40 })
+	leader := e.waitLeader()
+	f := (leader + 1) % 3
+	ctx := ctxT(t)
+	c := e.connect(leader)
+	create := func(p string) {
+		t.Helper()
+		if _, err := c.Create(ctx, p, []byte("v"), client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 200 {
+		create(fmt.Sprintf("/a%03d", i))
+	}
+	// Stop the follower and take its checkpoints away, so that it restarts
+	// from its newest busy snapshot, recovering, as after a crash.
+	e.servers[f].stop(t)
+	dir := filepath.Join(e.opts[f].DataDir, "version-2")
+	for _, name := range listPrefix(t, vfs.OS(), dir, "checkpoint.") {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos, err := snap.Newest(vfs.OS(), dir)
+	if err != nil || len(infos) == 0 {
+		t.Fatalf("follower's snapshots: %v, %v", infos, err)
+	}
+	fz := infos[0].Zxid
+	// Write until the leader has compacted after a snapshot newer than the
+	// follower's newest: its first such snapshot, so the one before it is
+	// not newer.
+	lrep := e.servers[leader].rep
+	for i := 0; lrep.prevSnap.Load() <= fz; i++ {
+		if i == 2000 {
+			t.Fatalf("the leader took no snapshot after %x in %d writes", fz, i)
+		}
+		create(fmt.Sprintf("/b%04d", i))
+	}
+	if sn, _ := lrep.ms.Snapshot(); int64(sn.Zxid) > fz {
+		t.Fatalf("the leader's log starts after %v, past the follower's snapshot %x", sn.Zxid, fz)
+	}
+	e.restart(f)
+	e.waitLeader()
+	e.waitConverged()
+	if ss := e.servers[f].rep.soft.Load(); ss == nil || ss.Recovering {
+		t.Fatalf("restarted follower's soft state %+v, want synchronized", ss)
+	}
+	if n := e.servers[f].rep.snapInstalls.Load(); n != 0 {
+		t.Fatalf("restarted follower installed %d snapshots from the leader, want a DIFF", n)
 	}
 }
