@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Usage: [A_ENV=VAR=value] [B_ENV=VAR=value] scripts/probe/pair.sh BIN_A BIN_B [SECONDS]
+#
+# Two corral builds side by side under Fig. 5.1's load: a fresh 3-member
+# diskless ensemble of each (A on ports 25101-25303, B on 26101-26303,
+# dataDirs under a new temporary directory), each loaded at the same time
+# by its own `corral bench run --workload create --conns 60 --inflight 1
+# --value 128` for SECONDS (default 8). Prints each one's creates/s and
+# members' CPU µs per create (utime+stime from /proc), and B's ratios to
+# A. Run one after the other, two builds see a machine whose speed drifts
+# by ±15% within minutes; run together, they see the same one, so the
+# ratio is the comparison (run it both ways round: B came out 3% behind
+# A with the same build on both, two runs of 0.97). A_ENV and B_ENV add
+# one environment variable to that ensemble's members (e.g.
+# A_ENV=GOMAXPROCS=1). The load generators are this checkout's bin/corral
+# (make build). corral against corral only.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+binA=${1:?usage: pair.sh BIN_A BIN_B [SECONDS]}
+binB=${2:?usage: pair.sh BIN_A BIN_B [SECONDS]}
+secs=${3:-8}
+gen="$root/bin/corral"
+out=$(mktemp -d /tmp/corral-pair-XXXXXX)
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
+  rm -rf "$out"
+}
+trap cleanup EXIT
+
+# start TAG BIN BASE ENV: three members with client ports BASE+101..103.
+A_pids=()
+B_pids=()
+start() {
+  local tag=$1 bin=$2 b=$3 envv=$4 i d
+  for i in 1 2 3; do
+    d="$out/$tag/s$i"
+    mkdir -p "$d/data"
+    echo "$i" > "$d/data/myid"
+    cat > "$d/zoo.cfg" <<CFG
+tickTime=2000
+initLimit=10
+syncLimit=5
+dataDir=$d/data
+maxClientCnxns=0
+durability=diskless
+globalOutstandingLimit=100000
+admin.enableServer=false
+4lw.commands.whitelist=*
+server.1=127.0.0.1:$((b+201)):$((b+301));127.0.0.1:$((b+101))
+server.2=127.0.0.1:$((b+202)):$((b+302));127.0.0.1:$((b+102))
+server.3=127.0.0.1:$((b+203)):$((b+303));127.0.0.1:$((b+103))
+CFG
+    if [ -n "$envv" ]; then
+      env "$envv" "$bin" server "$d/zoo.cfg" > "$d/server.log" 2>&1 &
+    else
+      "$bin" server "$d/zoo.cfg" > "$d/server.log" 2>&1 &
+    fi
+    pids+=($!)
+    if [ "$tag" = A ]; then A_pids+=($!); else B_pids+=($!); fi
+  done
+}
+addrs() { echo "127.0.0.1:$(($1+101)),127.0.0.1:$(($1+102)),127.0.0.1:$(($1+103))"; }
+start A "$binA" 25000 "${A_ENV:-}"
+start B "$binB" 26000 "${B_ENV:-}"
+
+# Wait (up to 30 s each) until both answer a second of creates.
+for b in 25000 26000; do
+  ok=""
+  for _ in $(seq 60); do
+    if "$gen" bench run --connect "$(addrs $b)" --workload create --conns 60 --inflight 1 --value 128 \
+      --duration 1s --warmup 0s -q > "$out/warmup.txt" 2>&1 && ! grep -q '"error"' "$out/warmup.txt"; then
+      ok=1
+      break
+    fi
+    sleep 0.5
+  done
+  [ -n "$ok" ] || { echo "ensemble on $(addrs $b) did not serve:" >&2; cat "$out/warmup.txt" >&2; exit 1; }
+done
+
+ticks() {
+  local t=0 p
+  for p in "$@"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat"))); done
+  echo "$t"
+}
+a0=$(ticks "${A_pids[@]}")
+b0=$(ticks "${B_pids[@]}")
+"$gen" bench run --connect "$(addrs 25000)" --workload create --conns 60 --inflight 1 --value 128 \
+  --duration "${secs}s" --warmup 0s -q > "$out/a.txt" 2>&1 &
+ga=$!
+"$gen" bench run --connect "$(addrs 26000)" --workload create --conns 60 --inflight 1 --value 128 \
+  --duration "${secs}s" --warmup 0s -q > "$out/b.txt" 2>&1 &
+gb=$!
+wait "$ga" "$gb"
+a1=$(ticks "${A_pids[@]}")
+b1=$(ticks "${B_pids[@]}")
+oa=$(grep -oE '"ops":[0-9]+' "$out/a.txt" | cut -d: -f2)
+ob=$(grep -oE '"ops":[0-9]+' "$out/b.txt" | cut -d: -f2)
+hz=$(getconf CLK_TCK)
+python3 -c "
+oa, ob, s, hz = $oa, $ob, $secs, $hz
+ca, cb = ($a1-$a0)*1e6/hz/oa, ($b1-$b0)*1e6/hz/ob
+print(f'A {oa/s:.0f} creates/s {ca:.1f} us/create  B {ob/s:.0f} creates/s {cb:.1f} us/create  B/A throughput {ob/oa:.3f} cpu {cb/ca:.3f}')"
