@@ -14,12 +14,22 @@
 members=()
 
 start_members() {
-  local bin=$1 out=$2 durability=$3 i d
+  local bin=$1 out=$2 durability=$3 i
   for i in 1 2 3; do
-    d="$out/s$i"
-    mkdir -p "$d/data"
-    echo "$i" > "$d/data/myid"
-    cat > "$d/zoo.cfg" <<CFG
+    member_cfg "$out/s$i" "$i" "$durability" 25000
+    "$bin" server "$out/s$i/zoo.cfg" > "$out/s$i/server.log" 2>&1 &
+    members+=($!)
+  done
+}
+
+# member_cfg DIR ID DURABILITY_LINE BASE: writes DIR/zoo.cfg (and
+# DIR/data/myid) for member ID of a 3-member ensemble on 127.0.0.1 with
+# client ports BASE+101..103, quorum BASE+201..203, election BASE+301..303.
+member_cfg() {
+  local d=$1 i=$2 durability=$3 b=$4
+  mkdir -p "$d/data"
+  echo "$i" > "$d/data/myid"
+  cat > "$d/zoo.cfg" <<CFG
 tickTime=2000
 initLimit=10
 syncLimit=5
@@ -29,13 +39,10 @@ $durability
 globalOutstandingLimit=100000
 admin.enableServer=false
 4lw.commands.whitelist=*
-server.1=127.0.0.1:25201:25301;127.0.0.1:25101
-server.2=127.0.0.1:25202:25302;127.0.0.1:25102
-server.3=127.0.0.1:25203:25303;127.0.0.1:25103
+server.1=127.0.0.1:$((b+201)):$((b+301));127.0.0.1:$((b+101))
+server.2=127.0.0.1:$((b+202)):$((b+302));127.0.0.1:$((b+102))
+server.3=127.0.0.1:$((b+203)):$((b+303));127.0.0.1:$((b+103))
 CFG
-    "$bin" server "$d/zoo.cfg" > "$d/server.log" 2>&1 &
-    members+=($!)
-  done
 }
 
 stop_members() {
