@@ -13,7 +13,9 @@
 # build on both sides gave B/A 0.97 and 0.97 over 8 s and 0.86 over 3 s.
 # A_ENV and B_ENV add
 # one environment variable to that ensemble's members (e.g.
-# A_ENV=GOMAXPROCS=1). The load generators are this checkout's bin/corral
+# A_ENV=GOMAXPROCS=1); A_DUR and B_DUR replace that ensemble's
+# durability line (default durability=diskless; e.g. B_DUR=durability=async
+# with the same build on both sides compares the modes). The load generators are this checkout's bin/corral
 # (make build). corral against corral only.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,15 +38,15 @@ trap cleanup EXIT
 # shellcheck source=members.sh
 . "$root/scripts/probe/members.sh"
 
-# start TAG BIN BASE ENV: three diskless members with client ports
+# start TAG BIN BASE ENV DUR: three members with client ports
 # BASE+101..103.
 A_pids=()
 B_pids=()
 start() {
-  local tag=$1 bin=$2 b=$3 envv=$4 i d
+  local tag=$1 bin=$2 b=$3 envv=$4 dur=$5 i d
   for i in 1 2 3; do
     d="$out/$tag/s$i"
-    member_cfg "$d" "$i" durability=diskless "$b"
+    member_cfg "$d" "$i" "$dur" "$b"
     if [ -n "$envv" ]; then
       env "$envv" "$bin" server "$d/zoo.cfg" > "$d/server.log" 2>&1 &
     else
@@ -55,8 +57,8 @@ start() {
   done
 }
 addrs() { echo "127.0.0.1:$(($1+101)),127.0.0.1:$(($1+102)),127.0.0.1:$(($1+103))"; }
-start A "$binA" 25000 "${A_ENV:-}"
-start B "$binB" 26000 "${B_ENV:-}"
+start A "$binA" 25000 "${A_ENV:-}" "${A_DUR:-durability=diskless}"
+start B "$binB" 26000 "${B_ENV:-}" "${B_DUR:-durability=diskless}"
 
 # Wait (up to 30 s each) until both answer a second of creates.
 for b in 25000 26000; do
