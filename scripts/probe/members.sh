@@ -8,8 +8,11 @@
 #       the PIDs to members; the caller's environment is passed on.
 #   stop_members
 #       stops them (SIGTERM, then waits up to 10 s each).
-#   wait_serving GEN OUTDIR
-#       waits until they answer creates from GEN (a corral binary).
+#   wait_serving GEN OUTDIR [ADDRS]
+#       waits until they (or the members at ADDRS) answer creates from
+#       GEN (a corral binary).
+#   cpu_ticks PID..., syscalls PID...
+#       the processes' CPU ticks, and their read and write system calls.
 
 members=()
 
@@ -53,20 +56,39 @@ stop_members() {
   done
 }
 
-# wait_serving GEN OUTDIR: waits (up to 30 s) until the three members
-# answer a second of creates from GEN (a corral binary) without an error;
-# fails with the last attempt's output otherwise.
+# wait_serving GEN OUTDIR [ADDRS]: waits (up to 30 s) until the members at
+# ADDRS (default the three above) answer a second of creates from GEN (a
+# corral binary) without an error; fails with the last attempt's output
+# otherwise.
 wait_serving() {
-  local gen=$1 out=$2
+  local gen=$1 out=$2 addrs=${3:-127.0.0.1:25101,127.0.0.1:25102,127.0.0.1:25103}
   for _ in $(seq 60); do
-    if "$gen" bench run --connect 127.0.0.1:25101,127.0.0.1:25102,127.0.0.1:25103 --workload create \
+    if "$gen" bench run --connect "$addrs" --workload create \
       --conns 60 --inflight 1 --value 128 --duration 1s --warmup 0s -q > "$out/warmup.txt" 2>&1 &&
       ! grep -q '"error"' "$out/warmup.txt"; then
       return 0
     fi
     sleep 0.5
   done
-  echo "the ensemble did not serve within 30 s" >&2
+  echo "the ensemble at $addrs did not serve within 30 s" >&2
   cat "$out/warmup.txt" >&2
   return 1
+}
+
+# cpu_ticks PID...: the processes' utime+stime summed, in clock ticks.
+cpu_ticks() {
+  local t=0 p
+  for p in "$@"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat"))); done
+  echo "$t"
+}
+
+# syscalls PID...: the processes' read and write system calls summed
+# (/proc/PID/io syscr and syscw), as "READS WRITES".
+syscalls() {
+  local r=0 w=0 p
+  for p in "$@"; do
+    r=$((r + $(awk '/^syscr/{print $2}' "/proc/$p/io")))
+    w=$((w + $(awk '/^syscw/{print $2}' "/proc/$p/io")))
+  done
+  echo "$r $w"
 }
