@@ -531,7 +531,11 @@ func TestRecoveringServerWritesNoCheckpoint(t *testing.T) {
 // the newest, as it was, the log no longer reached the restarted server's
 // snapshot, and it got the whole tree by SNAP.
 func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
-	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = DurabilityDiskless, 40 })
+	// snapCount 400: a busy snapshot every 200-400 writes, far more
+	// writes than a snapshot of this tree takes to finish, so the loop
+	// below sees the leader's first snapshot past the follower's before a
+	// second one can start.
+	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = DurabilityDiskless, 400 })
 	leader := e.waitLeader()
 	f := (leader + 1) % 3
 	ctx := ctxT(t)
@@ -542,7 +546,7 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i := range 200 {
+	for i := range 600 {
 		create(fmt.Sprintf("/a%03d", i))
 	}
 	// Stop the follower and take its checkpoints away, so that it restarts
@@ -564,7 +568,7 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	// not newer.
 	lrep := e.servers[leader].rep
 	for i := 0; lrep.prevSnap.Load() <= fz; i++ {
-		if i == 2000 {
+		if i == 4000 {
 			t.Fatalf("the leader took no snapshot after %x in %d writes", fz, i)
 		}
 		create(fmt.Sprintf("/b%04d", i))
