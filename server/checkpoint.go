@@ -33,7 +33,10 @@ import (
 
 const (
 	checkpointPrefix = "checkpoint."
-	checkpointMagic  = "CKPT1"
+	checkpointMagic  = "CKPT2"
+	// checkpointMagicV1 is the first version's: no length, the checksum
+	// last in the file.
+	checkpointMagicV1 = "CKPT1"
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -44,9 +47,12 @@ func checkpointName(zxid int64) string {
 	return checkpointPrefix + strconv.FormatInt(zxid, 16)
 }
 
-// encodeCheckpoint writes magic, count, then zxid, length and data per
-// entry, and a CRC-32C of everything before it. It streams through a
-// buffer: a sidecar can hold a hundred thousand entries (20 MB), and
+// encodeCheckpoint writes the magic, the length of the body, the body
+// (count, then zxid, length and data per entry) and a CRC-32C of
+// everything before it. The length lets the file be longer than what it
+// holds: a checkpoint is written over the spare in place
+// (checkpoint_spare.go), whose tail keeps older bytes. It streams through
+// a buffer: a sidecar can hold a hundred thousand entries (20 MB), and
 // building it in one slice cost more than writing it (growing copies and
 // page faults, measured at 60-200 ms on a loaded two-core machine). The
 // entries are appended to a 1 MiB chunk, and the checksum and the write
@@ -79,6 +85,7 @@ func encodeCheckpoint(w io.Writer, ents []zab.Entry) error {
 		return err
 	}
 	buf = append(buf, checkpointMagic...)
+	buf = binary.BigEndian.AppendUint64(buf, checkpointBodySize(ents))
 	buf = binary.AppendUvarint(buf, uint64(len(ents)))
 	for _, e := range ents {
 		buf = binary.AppendUvarint(buf, uint64(e.Zxid))
@@ -105,15 +112,52 @@ func encodeCheckpoint(w io.Writer, ents []zab.Entry) error {
 	return err
 }
 
+// checkpointBodySize is the length of the body encodeCheckpoint writes for
+// ents: the count, and each entry's zxid, length and data.
+func checkpointBodySize(ents []zab.Entry) uint64 {
+	n := uvarintLen(uint64(len(ents)))
+	for _, e := range ents {
+		n += uvarintLen(uint64(e.Zxid)) + uvarintLen(uint64(len(e.Data))) + uint64(len(e.Data))
+	}
+	return n
+}
+
+func uvarintLen(v uint64) uint64 {
+	n := uint64(1)
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// decodeCheckpoint decodes what encodeCheckpoint wrote, ignoring any bytes
+// after the checksum. It also reads the first version's sidecars (magic
+// CKPT1: no length, the checksum in the file's last four bytes), which a
+// server upgraded while stopped finds on disk.
 func decodeCheckpoint(b []byte) ([]zab.Entry, error) {
-	if len(b) < len(checkpointMagic)+4 || string(b[:len(checkpointMagic)]) != checkpointMagic {
+	var body []byte
+	switch {
+	case len(b) >= len(checkpointMagic)+8+4 && string(b[:len(checkpointMagic)]) == checkpointMagic:
+		n := binary.BigEndian.Uint64(b[len(checkpointMagic):])
+		start := uint64(len(checkpointMagic) + 8)
+		if n > uint64(len(b))-start-4 {
+			return nil, fmt.Errorf("%w: shorter than its length", errBadCheckpoint)
+		}
+		end := start + n
+		if crc32.Checksum(b[:end], crcTable) != binary.BigEndian.Uint32(b[end:]) {
+			return nil, fmt.Errorf("%w: checksum", errBadCheckpoint)
+		}
+		body = b[start:end]
+	case len(b) >= len(checkpointMagicV1)+4 && string(b[:len(checkpointMagicV1)]) == checkpointMagicV1:
+		end := len(b) - 4
+		if crc32.Checksum(b[:end], crcTable) != binary.BigEndian.Uint32(b[end:]) {
+			return nil, fmt.Errorf("%w: checksum", errBadCheckpoint)
+		}
+		body = b[len(checkpointMagicV1):end]
+	default:
 		return nil, errBadCheckpoint
 	}
-	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, crcTable) != sum {
-		return nil, fmt.Errorf("%w: checksum", errBadCheckpoint)
-	}
-	p := body[len(checkpointMagic):]
+	p := body
 	next := func() (uint64, bool) {
 		v, n := binary.Uvarint(p)
 		if n <= 0 {
@@ -258,8 +302,7 @@ func (st *storage) writeSidecar(zxid int64, ents []zab.Entry) (sidecarTimes, err
 	var t sidecarTimes
 	t0 := time.Now()
 	path := filepath.Join(st.snapDir, checkpointName(zxid))
-	tmp := path + ".tmp"
-	f, err := st.fs.Create(tmp)
+	f, tmp, err := st.openCheckpointFile(path)
 	if err != nil {
 		return t, fmt.Errorf("checkpoint log: %w", err)
 	}
@@ -322,7 +365,13 @@ func cutPrefix(s, prefix string) (string, bool) {
 // server calls it when it leaves election: from then on it may
 // acknowledge proposals no snapshot of it holds, so a restart from what
 // is on disk must be a recovering one until the next checkpoint.
+//
+// The first it finds becomes the spare the next checkpoint is written over
+// (checkpoint_spare.go); a rename is as durable as a removal once the
+// directory is synced.
 func (st *storage) invalidateCheckpoints() error {
+	st.ckptMu.Lock()
+	defer st.ckptMu.Unlock()
 	names, err := st.fs.List(st.snapDir)
 	if err != nil {
 		return err
@@ -330,7 +379,13 @@ func (st *storage) invalidateCheckpoints() error {
 	removed := false
 	for _, n := range names {
 		if _, ok := cutPrefix(n, checkpointPrefix); ok {
-			if err := st.fs.Remove(filepath.Join(st.snapDir, n)); err != nil {
+			path := filepath.Join(st.snapDir, n)
+			if removed {
+				err = st.fs.Remove(path)
+			} else {
+				err = st.fs.Rename(path, filepath.Join(st.snapDir, spareCheckpointName))
+			}
+			if err != nil {
 				return err
 			}
 			removed = true

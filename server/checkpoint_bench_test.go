@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 
@@ -65,6 +66,44 @@ func BenchmarkWriteCheckpointFile(b *testing.B) {
 				if err := fs.Remove(path); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkWriteSidecar is a checkpoint's sidecar of 20k entries as
+// writeCheckpoint writes it, in the system's temporary directory: over the
+// recycled spare (checkpoint_spare.go) and into a new file. Between
+// iterations, untimed, the sidecar is invalidated (renamed back to the
+// spare) or removed.
+func BenchmarkWriteSidecar(b *testing.B) {
+	ents := benchEntries()
+	for _, spare := range []bool{true, false} {
+		name := map[bool]string{true: "spare", false: "new"}[spare]
+		b.Run(name, func(b *testing.B) {
+			st := &storage{fs: vfs.OS(), snapDir: b.TempDir(), log: slog.New(slog.DiscardHandler)}
+			if spare {
+				if err := st.makeSpareCheckpoint(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(len(ents)) * 233)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := st.writeSidecar(int64(i+1), ents); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				var err error
+				if spare {
+					err = st.invalidateCheckpoints()
+				} else {
+					err = st.fs.Remove(filepath.Join(st.snapDir, checkpointName(int64(i+1))))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
 			}
 		})
 	}

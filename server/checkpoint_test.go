@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"slices"
 	"testing"
@@ -213,5 +215,84 @@ func TestCheckpointEncoding(t *testing.T) {
 	}
 	if _, err := decodeCheckpoint(b.Bytes()[:b.Len()-1]); err == nil {
 		t.Fatal("a cut sidecar was accepted")
+	}
+	// Bytes after the checksum (a recycled spare's) are not part of it.
+	tail := append(bytes.Clone(b.Bytes()), bytes.Repeat([]byte{0xff}, 4096)...)
+	if got, err := decodeCheckpoint(tail); err != nil || len(got) != len(ents) {
+		t.Fatalf("with a tail: %d entries, err %v", len(got), err)
+	}
+	// The first version: no length, the checksum last.
+	v1 := []byte(checkpointMagicV1)
+	v1 = binary.AppendUvarint(v1, 1)
+	v1 = binary.AppendUvarint(v1, 9)
+	v1 = binary.AppendUvarint(v1, 2)
+	v1 = append(v1, "ok"...)
+	v1 = binary.BigEndian.AppendUint32(v1, crc32.Checksum(v1, crcTable))
+	if got, err := decodeCheckpoint(v1); err != nil || len(got) != 1 || got[0].Zxid != 9 || string(got[0].Data) != "ok" {
+		t.Fatalf("first version: %v, %v", got, err)
+	}
+}
+
+// A checkpoint is written over the spare and invalidating it makes it the
+// spare again; a shorter checkpoint over a longer one's bytes reads back
+// as itself, and a restart from it is complete.
+func TestCheckpointRecyclesSpare(t *testing.T) {
+	fsys := vfs.NewMem()
+	st, tree := disklessStore(t, fsys)
+	s := &Server{tree: tree}
+	dir := "/data/version-2"
+	if err := st.makeSpareCheckpoint(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	spare := dir + "/" + spareCheckpointName
+	if fi, err := fsys.Stat(spare); err != nil || fi.Size() != spareCheckpointSize {
+		t.Fatalf("spare: %v, %v", fi, err)
+	}
+	log := applyCreates(t, tree, 1, 10)
+	if err := st.snapshot(s); err != nil { // a busy snapshot at zxid 10
+		t.Fatal(err)
+	}
+	entriesAfter := func(z int64) ([]zab.Entry, error) {
+		i := slices.IndexFunc(log, func(e zab.Entry) bool { return int64(e.Zxid) > z })
+		return log[i:], nil
+	}
+	// A long proposal first, then, after invalidation, a short one: the
+	// second is written over the first's bytes.
+	log = append(log, zab.Entry{Zxid: 11, Data: bytes.Repeat([]byte("long "), 1000)})
+	if err := st.writeCheckpoint(s, entriesAfter); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := vfs.Exists(fsys, spare); ok {
+		t.Fatal("the spare is still there after a checkpoint was written into it")
+	}
+	if err := st.invalidateCheckpoints(); err != nil {
+		t.Fatal(err)
+	}
+	if got := listPrefix(t, fsys, dir, checkpointPrefix); len(got) != 0 {
+		t.Fatalf("checkpoints after invalidation: %v", got)
+	}
+	if ok, _ := vfs.Exists(fsys, spare); !ok {
+		t.Fatal("invalidation did not keep the checkpoint as the spare")
+	}
+	log[10] = zab.Entry{Zxid: 11, Data: []byte("short")}
+	if err := st.writeCheckpoint(s, entriesAfter); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := fsys.Stat(dir + "/" + checkpointName(10)); err != nil || fi.Size() != spareCheckpointSize {
+		t.Fatalf("checkpoint written over the spare: %v, %v (want the spare's size, %d)", fi, err, spareCheckpointSize)
+	}
+	st2, tree2 := disklessStore(t, fsys)
+	if !st2.complete || tree2.LastZxid() != 10 || len(st2.recovered) != 1 || string(st2.recovered[0].Data) != "short" {
+		t.Fatalf("restart: complete %v at %d, recovered %v", st2.complete, tree2.LastZxid(), st2.recovered)
+	}
+	// A spare made while a recycled one is in place leaves it alone.
+	if err := st.invalidateCheckpoints(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.makeSpareCheckpoint(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := listPrefix(t, fsys, dir, "spare"); !slices.Equal(got, []string{spareCheckpointName}) {
+		t.Fatalf("spare files: %v", got)
 	}
 }

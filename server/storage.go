@@ -374,6 +374,11 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 	// The busy-write count at the last check and how long it has not
 	// moved.
 	seen, quiet := int64(-1), time.Duration(0)
+	if st.wal == nil {
+		if err := st.makeSpareCheckpoint(ctx); err != nil && ctx.Err() == nil {
+			st.log.Warn("cannot make the spare checkpoint file; checkpoints are written into new files", "err", err)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
