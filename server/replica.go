@@ -636,7 +636,9 @@ func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); re
 func (rp *replica) compact(zxid int64) {
 	at := zxid
 	if rp.diskless {
-		if prev := rp.prevSnap.Swap(zxid); prev > 0 && prev < zxid && rp.logBytes(prev, zxid) <= maxExtraLog {
+		// Before the first snapshot prev is 0: the log from the start,
+		// if the in-memory log holds it (logBytes says too much when not).
+		if prev := rp.prevSnap.Swap(zxid); prev < zxid && rp.logBytes(prev, zxid) <= maxExtraLog {
 			at = prev
 		}
 	}

@@ -549,10 +549,31 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	for i := range 600 {
 		create(fmt.Sprintf("/a%03d", i))
 	}
+	// The follower snapshots at the last zxid, so that no snapshot of the
+	// leader's is newer than its newest: the leader's first snapshot after
+	// it is then written by the writes below, with the log kept back to the
+	// one before (or to the start), which the follower's snapshot is not
+	// older than. Left to the two servers' own cadences, the leader could
+	// already hold two snapshots newer than the follower's.
+	e.waitConverged()
+	dir := filepath.Join(e.opts[f].DataDir, "version-2")
+	last := e.servers[f].appliedZxid()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if infos, err := snap.Newest(vfs.OS(), dir); err == nil && len(infos) > 0 && infos[0].Zxid >= last {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower wrote no snapshot at %x", last)
+		}
+		select {
+		case e.servers[f].store.snapWanted <- struct{}{}:
+		default:
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// Stop the follower and take its checkpoints away, so that it restarts
 	// from its newest busy snapshot, recovering, as after a crash.
 	e.servers[f].stop(t)
-	dir := filepath.Join(e.opts[f].DataDir, "version-2")
 	for _, name := range listPrefix(t, vfs.OS(), dir, "checkpoint.") {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
