@@ -40,8 +40,10 @@ type replica struct {
 	ens *Ensemble
 	ms  *zab.MemoryStorage
 	tr  transport.Transport
-	// prevSnap is the zxid of the snapshot before the newest (diskless;
-	// see compact), 0 before the second.
+	// prevSnap is the zxid of the newest snapshot, the one compact cuts
+	// the log at when the next is written (diskless): the snapshot loaded
+	// at start or installed from the leader, where the in-memory log
+	// begins, until the first busy snapshot.
 	prevSnap atomic.Int64
 	// snapInstalls counts the leader's snapshots installed (SNAP syncs).
 	snapInstalls atomic.Int64
@@ -181,6 +183,12 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		return nil, err
 	}
 	rp.node = node
+	// A restarted server's log begins at its snapshot: its first busy
+	// snapshot keeps the log back to there, so that, leading, it can
+	// still bring a member restarted from an older snapshot up by DIFF
+	// (the Fig. 5.4 trials' third and later kills: with the cut at its
+	// first busy snapshot, a leader that had itself restarted sent SNAPs).
+	rp.prevSnap.Store(snapZxid)
 	last, _ := rp.ms.LastZxid()
 	s.log.Info("replica ready", "id", ens.ID, "recovering", recovering, "voters", ens.Voters, "observers", ens.Observers,
 		"acceptedEpoch", hs.AcceptedEpoch, "currentEpoch", hs.CurrentEpoch,
@@ -555,6 +563,7 @@ func (rp *replica) installSnapshot(sn zab.Snapshot) {
 		return
 	}
 	rp.ms.ApplySnapshot(zab.Snapshot{Zxid: sn.Zxid})
+	rp.prevSnap.Store(int64(sn.Zxid))
 	rp.snapInstalls.Add(1)
 	if !rp.diskless {
 		done := make(chan error, 1)
@@ -636,8 +645,7 @@ func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); re
 func (rp *replica) compact(zxid int64) {
 	at := zxid
 	if rp.diskless {
-		// Before the first snapshot prev is 0: the log from the start,
-		// if the in-memory log holds it (logBytes says too much when not).
+		// logBytes says too much when the log no longer reaches prev.
 		if prev := rp.prevSnap.Swap(zxid); prev < zxid && rp.logBytes(prev, zxid) <= maxExtraLog {
 			at = prev
 		}

@@ -606,4 +606,17 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	if n := e.servers[f].rep.snapInstalls.Load(); n != 0 {
 		t.Fatalf("restarted follower installed %d snapshots from the leader, want a DIFF", n)
 	}
+	// The restarted server's own first snapshot keeps its log back to the
+	// snapshot it restarted from, as a leader it would need it to bring a
+	// member restarted from one as old up by DIFF.
+	frep := e.servers[f].rep
+	for i := 0; frep.prevSnap.Load() <= fz; i++ {
+		if i == 4000 {
+			t.Fatalf("the restarted follower took no snapshot after %x in %d writes", fz, i)
+		}
+		create(fmt.Sprintf("/c%04d", i))
+	}
+	if sn, _ := frep.ms.Snapshot(); int64(sn.Zxid) > fz {
+		t.Fatalf("after its first snapshot the restarted follower's log starts at %v, past %x where it restarted", sn.Zxid, fz)
+	}
 }
