@@ -127,7 +127,7 @@ func (s *Server) applyBatch(batch []*request) {
 	for _, r := range batch {
 		if r.install != nil {
 			s.installTree(r.install)
-			s.releaseReplacedTree()
+			s.releaseMemory("installing the leader's snapshot")
 			continue
 		}
 		r.res.Events = s.events[:0]

@@ -47,6 +47,13 @@ type replica struct {
 	prevSnap atomic.Int64
 	// snapInstalls counts the leader's snapshots installed (SNAP syncs).
 	snapInstalls atomic.Int64
+	// snapSentTo holds the learners sent a snapshot (SNAP) that have not
+	// synchronized yet (see releaseAfterSnapSent), under snapSentMu;
+	// snapSent says it is not empty. Snapshots are attached by the run
+	// goroutine and, in sync mode, by the log goroutine.
+	snapSentMu sync.Mutex
+	snapSentTo map[uint64]struct{}
+	snapSent   atomic.Bool
 
 	// mu guards node and what changes with it atomically.
 	mu   sync.Mutex
@@ -272,7 +279,32 @@ func (rp *replica) run(ctx context.Context) {
 		}
 		rp.process()
 		rp.releaseConfirmed()
+		if rp.snapSent.Load() {
+			rp.releaseAfterSnapSent()
+		}
 	}
+}
+
+// releaseAfterSnapSent returns the memory of the snapshots sent to
+// learners (memory.go) once none of them is still joining: each learner
+// acknowledged NEWLEADER, which followed its snapshot on the same link,
+// or left.
+func (rp *replica) releaseAfterSnapSent() {
+	rp.mu.Lock()
+	st := rp.node.Status()
+	rp.mu.Unlock()
+	rp.snapSentMu.Lock()
+	defer rp.snapSentMu.Unlock()
+	if st.State == zab.StateLeading {
+		for _, l := range st.Learners {
+			if _, ok := rp.snapSentTo[l.ID]; ok && !l.Synced {
+				return
+			}
+		}
+	}
+	clear(rp.snapSentTo)
+	rp.snapSent.Store(false)
+	rp.s.releaseMemory("sending a snapshot to a learner")
 }
 
 // receive steps one message from a peer.
@@ -591,6 +623,13 @@ func (rp *replica) attachSnapshots(msgs []zab.Message) {
 			continue
 		}
 		msgs[i].Snapshot = &zab.Snapshot{Zxid: sn.Zxid, Data: data}
+		rp.snapSentMu.Lock()
+		if rp.snapSentTo == nil {
+			rp.snapSentTo = map[uint64]struct{}{}
+		}
+		rp.snapSentTo[msgs[i].To] = struct{}{}
+		rp.snapSent.Store(true)
+		rp.snapSentMu.Unlock()
 	}
 }
 
