@@ -20,7 +20,8 @@ FUZZMINTIME ?= 10s
 FUZZ_TARGETS := \
 	./wire:FuzzDecodeRequest ./wire:FuzzDecodeConnect ./wire:FuzzDecodeMulti ./wire:FuzzReadFrame \
 	./txn:FuzzDecode ./datatree:FuzzReadSnapshot ./datatree:FuzzSnapshotLinking \
-	./config:FuzzParse ./config:FuzzReadProperties ./transport:FuzzDecodeMessage
+	./config:FuzzParse ./config:FuzzReadProperties ./transport:FuzzDecodeMessage \
+	./server:FuzzDecodeCheckpoint
 
 .PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean
 

@@ -195,19 +195,7 @@ func TestCheckpointEncoding(t *testing.T) {
 	for i := range 20000 {
 		ents = append(ents, zab.Entry{Zxid: 1<<33 + zab.Zxid(i+1), Data: bytes.Repeat([]byte{byte(i)}, 1+i%300)})
 	}
-	var b bytes.Buffer
-	if err := encodeCheckpoint(&b, ents); err != nil {
-		t.Fatal(err)
-	}
-	got, err := decodeCheckpoint(b.Bytes())
-	if err != nil || len(got) != len(ents) {
-		t.Fatalf("decoded %d entries of %d, err %v", len(got), len(ents), err)
-	}
-	for i := range ents {
-		if got[i].Zxid != ents[i].Zxid || !bytes.Equal(got[i].Data, ents[i].Data) {
-			t.Fatalf("entry %d: got zxid %v and %d bytes, wrote %v and %d", i, got[i].Zxid, len(got[i].Data), ents[i].Zxid, len(ents[i].Data))
-		}
-	}
+	b := roundTripCheckpoint(t, ents)
 	bad := bytes.Clone(b.Bytes())
 	bad[len(bad)/2] ^= 1
 	if _, err := decodeCheckpoint(bad); err == nil {
@@ -295,4 +283,24 @@ func TestCheckpointRecyclesSpare(t *testing.T) {
 	if got := listPrefix(t, fsys, dir, "spare"); !slices.Equal(got, []string{spareCheckpointName}) {
 		t.Fatalf("spare files: %v", got)
 	}
+}
+
+// roundTripCheckpoint encodes ents, checks that they decode to the same
+// entries and returns the encoding.
+func roundTripCheckpoint(t *testing.T, ents []zab.Entry) *bytes.Buffer {
+	t.Helper()
+	var b bytes.Buffer
+	if err := encodeCheckpoint(&b, ents); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeCheckpoint(b.Bytes())
+	if err != nil || len(got) != len(ents) {
+		t.Fatalf("decoded %d entries of %d, err %v", len(got), len(ents), err)
+	}
+	for i := range ents {
+		if got[i].Zxid != ents[i].Zxid || !bytes.Equal(got[i].Data, ents[i].Data) {
+			t.Fatalf("entry %d: got zxid %v and %d bytes, wrote %v and %d", i, got[i].Zxid, len(got[i].Data), ents[i].Zxid, len(ents[i].Data))
+		}
+	}
+	return &b
 }
