@@ -28,6 +28,10 @@ import (
 // then), the server runs one collection and returns the free pages to
 // the OS (debug.FreeOSMemory), in the background: a one-off cost of one
 // mark of the tree, at a moment a member is joining.
+//
+// releasing is process-wide, as the heap and FreeOSMemory are: one
+// release at a time whichever server (tests run several in a process)
+// asks.
 var releasing atomic.Bool
 
 // releaseMemory starts returning the free heap to the OS, unless a
