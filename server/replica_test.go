@@ -587,16 +587,21 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	// Write until the leader has compacted after a snapshot newer than the
 	// follower's newest: its first such snapshot, so the one before it is
 	// not newer.
-	lrep := e.servers[leader].rep
-	for i := 0; lrep.prevSnap.Load() <= fz; i++ {
-		if i == 4000 {
-			t.Fatalf("the leader took no snapshot after %x in %d writes", fz, i)
+	// writeUntilSnapshot writes until rep has taken a snapshot past fz,
+	// then checks that its in-memory log still starts at or before fz.
+	writeUntilSnapshot := func(rep *replica, who, prefix string) {
+		t.Helper()
+		for i := 0; rep.prevSnap.Load() <= fz; i++ {
+			if i == 4000 {
+				t.Fatalf("the %s took no snapshot after %x in %d writes", who, fz, i)
+			}
+			create(fmt.Sprintf("/%s%04d", prefix, i))
 		}
-		create(fmt.Sprintf("/b%04d", i))
+		if sn, _ := rep.ms.Snapshot(); int64(sn.Zxid) > fz {
+			t.Fatalf("after its snapshot the %s's log starts at %v, past the follower's snapshot %x", who, sn.Zxid, fz)
+		}
 	}
-	if sn, _ := lrep.ms.Snapshot(); int64(sn.Zxid) > fz {
-		t.Fatalf("the leader's log starts after %v, past the follower's snapshot %x", sn.Zxid, fz)
-	}
+	writeUntilSnapshot(e.servers[leader].rep, "leader", "b")
 	e.restart(f)
 	e.waitLeader()
 	e.waitConverged()
@@ -609,14 +614,5 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	// The restarted server's own first snapshot keeps its log back to the
 	// snapshot it restarted from, as a leader it would need it to bring a
 	// member restarted from one as old up by DIFF.
-	frep := e.servers[f].rep
-	for i := 0; frep.prevSnap.Load() <= fz; i++ {
-		if i == 4000 {
-			t.Fatalf("the restarted follower took no snapshot after %x in %d writes", fz, i)
-		}
-		create(fmt.Sprintf("/c%04d", i))
-	}
-	if sn, _ := frep.ms.Snapshot(); int64(sn.Zxid) > fz {
-		t.Fatalf("after its first snapshot the restarted follower's log starts at %v, past %x where it restarted", sn.Zxid, fz)
-	}
+	writeUntilSnapshot(e.servers[f].rep, "restarted follower", "c")
 }
