@@ -10,8 +10,8 @@ import (
 	"github.com/corral-db/corral/vfs"
 )
 
-// idleStore is a diskless storage with snapCount 1000 (so 250 writes make
-// an idle snapshot worth taking on a small tree) whose idle checks run
+// idleStore is a diskless storage with snapCount 1000 (so 10 writes make
+// an idle snapshot worth taking) whose idle checks run
 // every millisecond, and its snapshotter running until the test ends.
 func idleStore(t *testing.T) (*storage, *Server, vfs.FS) {
 	t.Helper()
@@ -57,21 +57,40 @@ func TestDisklessIdleSnapshotAfterBurst(t *testing.T) {
 	}
 }
 
-// Fewer writes than a quarter of snapCount are not worth a snapshot of
-// the tree: the lull leaves them to the checkpoint.
+// Fewer writes than idleSnapMin are not worth a snapshot of the tree: the
+// lull leaves them to the checkpoint.
 func TestDisklessNoIdleSnapshotForATrickle(t *testing.T) {
 	st, s, fsys := idleStore(t)
-	applyQuietly(t, st, s, 1, 10)
+	few := st.idleSnapMin() - 1
+	applyQuietly(t, st, s, 1, few)
 	// Some 200 idle checks pass (each a millisecond; the quiet time is five).
 	time.Sleep(200 * time.Millisecond)
 	if got := snapshotZxids(t, fsys); len(got) != 0 {
-		t.Fatalf("snapshots %v after 10 writes and a lull; want none (idle minimum %d)", got, st.idleSnapMin(s.tree.NodeCount()))
+		t.Fatalf("snapshots %v after %d writes and a lull; want none (idle minimum %d)", got, few, st.idleSnapMin())
 	}
-	if w := st.busyWrites.Load(); w != 10 {
-		t.Fatalf("busyWrites %d, want the 10 writes still counted", w)
+	if w := st.busyWrites.Load(); w != few {
+		t.Fatalf("busyWrites %d, want the %d writes still counted", w, few)
 	}
 	// More writes reach the minimum, and the next lull snapshots them all.
-	applyQuietly(t, st, s, 11, 300)
+	applyQuietly(t, st, s, few+1, 300)
+	waitSnapshotAt(t, fsys, 300)
+}
+
+// An idle snapshot waits out the spacing after the last snapshot (four
+// times its duration), which bounds what bursts and lulls in turn cost.
+func TestDisklessIdleSnapshotWaitsOutSpacing(t *testing.T) {
+	st, s, fsys := idleStore(t)
+	st.snapBusyUntil.Store(time.Now().Add(time.Hour).UnixNano())
+	applyQuietly(t, st, s, 1, 300)
+	time.Sleep(200 * time.Millisecond)
+	if got := snapshotZxids(t, fsys); len(got) != 0 {
+		t.Fatalf("snapshots %v during the spacing; want none", got)
+	}
+	if w := st.busyWrites.Load(); w != 300 {
+		t.Fatalf("busyWrites %d, want the 300 writes still counted", w)
+	}
+	// The spacing over, the lull that still lasts takes the snapshot.
+	st.snapBusyUntil.Store(0)
 	waitSnapshotAt(t, fsys, 300)
 }
 

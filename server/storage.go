@@ -55,7 +55,8 @@ type storage struct {
 	// writes snapshots take at most a fifth of one core instead of
 	// running back to back. The log that must be replayed grows instead.
 	// A snapshot due during the spacing starts when it ends (snapPending,
-	// snapshotLoop).
+	// snapshotLoop). Diskless busy snapshots are not spaced; its idle
+	// ones are (snapshotLoop).
 	snapBusyUntil atomic.Int64
 	// purgeWanted asks the log goroutine to drop segments below a zxid.
 	purgeBelow atomic.Int64
@@ -343,23 +344,28 @@ func (st *storage) noteApplied(n int, s *Server) {
 // them into its checkpoint before the election (checkpoint.go): at 100k
 // znodes, 26-52k entries and 12-17 ms of the restoration time, trial
 // after trial, in the Fig. 5.4 benchmark. Once no write has been applied
-// for idleSnapQuiet and the writes since the newest snapshot started are
-// at least a quarter of snapCount and a tenth of the tree, the
-// snapshotter takes one without waiting for the count. The tenth bounds
-// what bursts separated by lulls can cost, ten nodes written per write at
-// most (the busy cadence writes one to four: the whole tree per half to
-// all of snapCount writes, on trees up to twice snapCount), and a trickle
-// of writes on a big tree never qualifies. It runs while writes are
-// idle, and a crash of a majority then also loses less.
+// for idleSnapQuiet and at least idleSnapMin writes came since the newest
+// snapshot started, the snapshotter takes one without waiting for the
+// count, unless the snapshot spacing (snapBusyUntil: four times the last
+// snapshot's duration after it ended) still runs. The spacing is what
+// bounds the cost: idle snapshots take at most a fifth of the time, of
+// one core, and only while writes pause, however bursts and lulls
+// alternate. An earlier rule asked instead for a tenth of the tree's
+// size in writes, which bounded the cost per write but left up to that
+// many entries (50k at 500k znodes) to every checkpoint: the writes of
+// the several short bursts before a failure piled up below it (the
+// fourteenth session's measurements are in docs/design/diskless.md). A
+// crash of a majority also loses less.
 const (
 	idleSnapCheck = 25 * time.Millisecond
 	idleSnapQuiet = 100 * time.Millisecond
 )
 
 // idleSnapMin is the least number of writes since the newest snapshot
-// that makes an idle one worth its cost on a tree of nodes znodes.
-func (st *storage) idleSnapMin(nodes int) int64 {
-	return int64(max(st.opts.SnapCount/4, nodes/10, 1))
+// that makes an idle one worth taking: a hundredth of snapCount (1000 by
+// default; their checkpoint is some 200 KB).
+func (st *storage) idleSnapMin() int64 {
+	return int64(max(st.opts.SnapCount/100, 1))
 }
 
 // snapshotLoop takes a fuzzy snapshot whenever the log goroutine asks,
@@ -393,12 +399,12 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 			if w == 0 || quiet < st.idleQuiet {
 				continue
 			}
-			s.mu.RLock()
-			nodes := s.tree.NodeCount()
-			s.mu.RUnlock()
+			if w < st.idleSnapMin() || time.Now().UnixNano() < st.snapBusyUntil.Load() {
+				continue
+			}
 			// A write applied since the load makes the swap fail: not
 			// idle after all.
-			if w < st.idleSnapMin(nodes) || !st.busyWrites.CompareAndSwap(w, 0) {
+			if !st.busyWrites.CompareAndSwap(w, 0) {
 				continue
 			}
 			seen, quiet = 0, 0
