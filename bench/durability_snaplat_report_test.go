@@ -72,7 +72,7 @@ func TestDurTreeMarkdown(t *testing.T) {
 		"| 250000 | 200 (190–210) | 400 (390–410) | 600 (590–610) |",
 		"| 100000 | 50 | 55 | 900 |",          // kill → first write
 		"| 250000 | 60 | 120 (100–400) | — |", // the median of three trials; ZooKeeper's failed trial has no value
-		"5 `corral bench failover` trials",
+		"7 `corral bench failover` trials",
 		"| 100000 | 1950 | 1955 | 2800 |", // rejoin
 		"| 250000 | 61 | 121 | — |",       // gap: nor in the other tables
 		"| 100000 | corral-diskless ÷ corral-sync | 1.10x | ≤ 1.5x | yes |",
