@@ -38,6 +38,7 @@ var releasing atomic.Bool
 // release is already running; why is for the log. Stopping the server
 // waits for it (one collection).
 func (s *Server) releaseMemory(why string) {
+	s.releasesAsked.Add(1)
 	if !releasing.CompareAndSwap(false, true) {
 		return
 	}

@@ -320,6 +320,19 @@ func TestEnsembleSnapshotSync(t *testing.T) {
 	if len(kids) != 301 {
 		t.Fatalf("server brought back by snapshot has %d children of /, want 301", len(kids))
 	}
+	// Both ends of the SNAP hand the memory it cost back to the OS
+	// (memory.go): the member that installed it at once, the leader once
+	// that member has synchronized.
+	if n := e.servers[lagging].releasesAsked.Load(); n == 0 {
+		t.Error("the member that installed the leader's snapshot did not return its memory")
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for e.servers[leader].releasesAsked.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader that sent a snapshot did not return its memory")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // A session whose client vanished from a follower is expired by the

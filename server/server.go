@@ -72,6 +72,9 @@ type Server struct {
 	started time.Time
 	// serving turns true once recovery is done and the port is open.
 	serving atomic.Bool
+	// releasesAsked counts releaseMemory calls (memory.go), whether or
+	// not another release was already running.
+	releasesAsked atomic.Int64
 
 	ctx    context.Context
 	cancel context.CancelFunc
