@@ -96,8 +96,9 @@ const (
 	// hands the lead to next varies run to run. With five trials the
 	// median was sometimes the third big kill and sometimes a small one,
 	// so the ratio of two configurations' medians jumped (08:37 run at
-	// 250k: sync's median a small kill, 24 ms, diskless's a big one, 46
-	// ms). Seven keep the median among the small kills in both. Each
+	// 250k: sync's median a small kill, 24 ms, diskless's a big one, 43
+	// ms). With seven, three big kills still leave the median among the
+	// small ones. Each
 	// trial costs a few seconds (a restart and its snapshot load; longer
 	// for ZooKeeper). MaxRestoreTrials bounds --restore-trials.
 	DefaultRestoreTrials = 7
