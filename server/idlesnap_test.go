@@ -63,8 +63,7 @@ func TestDisklessNoIdleSnapshotForATrickle(t *testing.T) {
 	st, s, fsys := idleStore(t)
 	few := st.idleSnapMin() - 1
 	applyQuietly(t, st, s, 1, few)
-	// Some 200 idle checks pass (each a millisecond; the quiet time is five).
-	time.Sleep(200 * time.Millisecond)
+	waitIdleDeclined(t, st, fsys)
 	if got := snapshotZxids(t, fsys); len(got) != 0 {
 		t.Fatalf("snapshots %v after %d writes and a lull; want none (idle minimum %d)", got, few, st.idleSnapMin())
 	}
@@ -82,7 +81,7 @@ func TestDisklessIdleSnapshotWaitsOutSpacing(t *testing.T) {
 	st, s, fsys := idleStore(t)
 	st.snapBusyUntil.Store(time.Now().Add(time.Hour).UnixNano())
 	applyQuietly(t, st, s, 1, 300)
-	time.Sleep(200 * time.Millisecond)
+	waitIdleDeclined(t, st, fsys)
 	if got := snapshotZxids(t, fsys); len(got) != 0 {
 		t.Fatalf("snapshots %v during the spacing; want none", got)
 	}
@@ -92,6 +91,25 @@ func TestDisklessIdleSnapshotWaitsOutSpacing(t *testing.T) {
 	// The spacing over, the lull that still lasts takes the snapshot.
 	st.snapBusyUntil.Store(0)
 	waitSnapshotAt(t, fsys, 300)
+}
+
+// waitIdleDeclined waits until the snapshotter has seen the lull after
+// the writes just applied and declined a snapshot three times. It fails
+// at once if a snapshot is taken meanwhile, and if the declines have not
+// come within 30 s (a check is a millisecond here).
+func waitIdleDeclined(t *testing.T, st *storage, fsys vfs.FS) {
+	t.Helper()
+	from := st.idleDeclined.Load()
+	deadline := time.Now().Add(30 * time.Second)
+	for st.idleDeclined.Load() < from+3 {
+		if got := snapshotZxids(t, fsys); len(got) != 0 {
+			t.Fatalf("snapshots %v in the lull; want none", got)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshotter declined %d idle snapshots in 30 s, want 3", st.idleDeclined.Load()-from)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // waitSnapshotAt waits until a snapshot at zxid z is on disk; the test

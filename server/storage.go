@@ -73,6 +73,10 @@ type storage struct {
 	// idleCheck and idleQuiet are idleSnapCheck and idleSnapQuiet (tests
 	// shorten them).
 	idleCheck, idleQuiet time.Duration
+	// idleDeclined counts the idle checks that found a lull and took no
+	// snapshot (too few writes, or the spacing still running), so that a
+	// test can tell the rule was applied rather than not yet reached.
+	idleDeclined atomic.Int64
 	// complete: diskless, and the snapshot loaded was a checkpoint.
 	complete bool
 	// ckptMu orders a diskless checkpoint against a busy snapshot's
@@ -348,8 +352,8 @@ func (st *storage) noteApplied(n int, s *Server) {
 // snapshot started, the snapshotter takes one without waiting for the
 // count, unless the snapshot spacing (snapBusyUntil: four times the last
 // snapshot's duration after it ended) still runs. The spacing is what
-// bounds the cost: idle snapshots take at most a fifth of the time, of
-// one core, and only while writes pause, however bursts and lulls
+// bounds the cost: idle snapshots take at most a fifth of one core's
+// time, and only while writes pause, however bursts and lulls
 // alternate. An earlier rule asked instead for a tenth of the tree's
 // size in writes, which bounded the cost per write but left up to that
 // many entries (50k at 500k znodes) to every checkpoint: the writes of
@@ -400,6 +404,7 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 				continue
 			}
 			if w < st.idleSnapMin() || time.Now().UnixNano() < st.snapBusyUntil.Load() {
+				st.idleDeclined.Add(1)
 				continue
 			}
 			// A write applied since the load makes the swap fail: not
@@ -408,8 +413,8 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 				continue
 			}
 			seen, quiet = 0, 0
-			// On to the snapshot below, as for a busy one (diskless has
-			// no spacing to wait out).
+			// On to the snapshot below, as for a busy one (the spacing
+			// was waited out above).
 		case <-st.snapWanted:
 		}
 		// With a log, wait out the spacing (commit asks before it ends;
