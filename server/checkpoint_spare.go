@@ -51,11 +51,8 @@ func (st *storage) makeSpareCheckpoint(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	zeros := make([]byte, 1<<20)
-	for off := 0; off < spareCheckpointSize && err == nil; off += len(zeros) {
-		if err = ctx.Err(); err == nil {
-			_, err = f.Write(zeros)
-		}
+	if err = vfs.WriteZeros(f, 0, spareCheckpointSize, ctx.Done()); errors.Is(err, vfs.ErrStopped) {
+		err = ctx.Err()
 	}
 	if err == nil {
 		err = f.Sync()

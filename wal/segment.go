@@ -159,10 +159,10 @@ func resetTail(f vfs.File, seg *segment, dirty int64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeZeros(f, seg.end, min(dirty, size), nil); err != nil {
+	if err := vfs.WriteZeros(f, seg.end, min(dirty, size), nil); err != nil {
 		return err
 	}
-	if err := writeZeros(f, max(size, seg.end), seg.cap, nil); err != nil {
+	if err := vfs.WriteZeros(f, max(size, seg.end), seg.cap, nil); err != nil {
 		return err
 	}
 	return f.Sync()

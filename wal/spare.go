@@ -14,20 +14,9 @@ import (
 // removes it, since a crash may have left it half zero-filled.
 const spareName = "log.next.tmp"
 
-// zeroWrite is how many zero bytes one write puts into a file. ext4 on
-// recent kernels (6.18 here) caches a file in folios as large as the
-// writes that filled it, and an append that dirties a few bytes of a 1 MiB
-// folio makes the fdatasync that follows cost ~7 us more kernel time
-// (measured, 128-byte append+fdatasync p50: 58 us into fallocated blocks,
-// 73 us into blocks zeroed by 1 MiB writes). 64 KiB writes show no such
-// cost: `go test -run '^$' -bench 'AppendSyncSize/size=128|AppendSync/batch=1$'
-// -benchtime 5000x -count 2 ./wal/`, alternating builds, commit p50 84-101 us
-// after 64 KiB zero writes and 83-111 us after 4 KiB ones. They cost a
-// third of the CPU (`go test -run '^$' -bench PrepareSpare -benchtime 10x
-// ./wal/`: 28-29 cpu-ms per 64 MiB spare against 83-84 with 4 KiB), and
-// under a 70k creates/s load the 4 KiB fill was 14% of the server's CPU
-// (pprof), competing with the requests on two cores.
-const zeroWrite = 64 << 10
+// zeroWrite is the size of the spare's zero writes (vfs.ZeroWrite says why
+// 64 KiB).
+const zeroWrite = vfs.ZeroWrite
 
 // zeroSyncEvery is how many zero bytes the preparer writes between two
 // fdatasyncs of the spare. A foreground fdatasync flushes the disk's queue,
@@ -38,9 +27,6 @@ const zeroWrite = 64 << 10
 // fill taking ~100-200 ms; every 256 KiB lowered p99 to ~1 ms but raised
 // p50 by half and slowed the fill.
 const zeroSyncEvery = 1 << 20
-
-// errStopped ends a preparation interrupted by Close.
-var errStopped = errors.New("wal: segment preparation stopped")
 
 // spareState is where the Log stands with its spare file.
 type spareState int
@@ -99,7 +85,7 @@ func (p *preparer) halt() {
 // then SyncDir for its name. Blocks written with zeros, unlike fallocated
 // (unwritten) ones, need no metadata update when a record is later written
 // over them, so the fdatasync of an append writes data only. A stop closed
-// midway returns errStopped; the half-filled file is left for the next
+// midway returns vfs.ErrStopped; the half-filled file is left for the next
 // preparation (which truncates it) or Open (which removes it).
 func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) error {
 	name := filepath.Join(dir, spareName)
@@ -108,7 +94,7 @@ func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) err
 		return fmt.Errorf("creating %s: %w", spareName, err)
 	}
 	for off := int64(0); off < size && err == nil; off += zeroSyncEvery {
-		err = writeZeros(f, off, min(off+zeroSyncEvery, size), stop)
+		err = vfs.WriteZeros(f, off, min(off+zeroSyncEvery, size), stop)
 		if err == nil {
 			err = f.Sync()
 		}
@@ -119,29 +105,10 @@ func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) err
 	if err == nil {
 		err = fsys.SyncDir(dir)
 	}
-	if err != nil && !errors.Is(err, errStopped) {
+	if err != nil && !errors.Is(err, vfs.ErrStopped) {
 		return fmt.Errorf("preparing %s: %w", spareName, err)
 	}
 	return err
-}
-
-// writeZeros writes zeros over [from, to) of f, zeroWrite bytes at a time.
-// A nil stop never stops it.
-func writeZeros(f vfs.File, from, to int64, stop <-chan struct{}) error {
-	var zeros [zeroWrite]byte
-	for off := from; off < to; {
-		select {
-		case <-stop:
-			return errStopped
-		default:
-		}
-		n := min(int64(len(zeros)), to-off)
-		if _, err := f.WriteAt(zeros[:n], off); err != nil {
-			return err
-		}
-		off += n
-	}
-	return nil
 }
 
 // kickLocked asks the preparer for a spare, if there is a preparer and the
@@ -190,7 +157,7 @@ func (l *Log) growSpare(size int64) error {
 	if err != nil {
 		return err
 	}
-	err = writeZeros(f, l.opts.SegmentSize, size, nil)
+	err = vfs.WriteZeros(f, l.opts.SegmentSize, size, nil)
 	if err == nil {
 		err = f.Sync()
 	}
