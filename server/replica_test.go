@@ -614,7 +614,28 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 			t.Fatalf("after its snapshot the %s's log starts at %v, past the follower's snapshot %x", who, sn.Zxid, fz)
 		}
 	}
-	writeUntilSnapshot(e.servers[leader].rep, "leader", "b")
+	lrep := e.servers[leader].rep
+	writeUntilSnapshot(lrep, "leader", "b")
+	// A few writes more and a lull: the leader takes an idle snapshot
+	// (snapCount/100 writes suffice), which must not move its log cut
+	// past the follower's snapshot as a busy one would.
+	for i := range 10 {
+		create(fmt.Sprintf("/i%02d", i))
+	}
+	ldir := filepath.Join(e.opts[leader].DataDir, "version-2")
+	busy := lrep.prevSnap.Load()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if infos, err := snap.Newest(vfs.OS(), ldir); err == nil && len(infos) > 0 && infos[0].Zxid > busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader took no idle snapshot after %x", busy)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if sn, _ := lrep.ms.Snapshot(); int64(sn.Zxid) > fz {
+		t.Fatalf("after an idle snapshot the leader's log starts at %v, past the follower's snapshot %x", sn.Zxid, fz)
+	}
 	e.restart(f)
 	e.waitLeader()
 	e.waitConverged()
