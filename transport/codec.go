@@ -42,7 +42,7 @@ const (
 // rather than something zab would misread; codec_test.go fails when zab
 // grows a value the codec does not list.
 const (
-	lastMsgType = zab.MsgPeerAck
+	lastMsgType = zab.MsgTimeoutNow
 	lastSync    = zab.SyncSnap
 	lastState   = zab.StateObserving
 )

@@ -15,6 +15,9 @@ func (n *Node) Propose(data []byte) (Zxid, error) {
 		return 0, ErrNotLeader
 	}
 	l := n.lead
+	if l.transfer != nil {
+		return 0, ErrTransferring
+	}
 	if l.next > n.cfg.MaxCounter {
 		return 0, ErrEpochExhausted
 	}
@@ -41,6 +44,9 @@ func (n *Node) NextZxid() (Zxid, error) {
 	if n.state != StateLeading || !n.lead.established {
 		return 0, ErrNotLeader
 	}
+	if n.lead.transfer != nil {
+		return 0, ErrTransferring
+	}
 	if n.lead.next > n.cfg.MaxCounter {
 		return 0, ErrEpochExhausted
 	}
@@ -55,6 +61,7 @@ func (n *Node) leaderAck(p *peer, z Zxid) {
 	if z > p.ack {
 		p.ack = z
 		n.maybeCommit()
+		n.maybeTimeoutNow()
 	}
 }
 

@@ -34,6 +34,11 @@ type Config struct {
 	// it must exceed HeartbeatTick.
 	SyncLimit int
 
+	// TransferTicks bounds a leadership transfer (TransferLeadership): a
+	// leader whose target has not taken over within it aborts the transfer
+	// and accepts proposals again. Default InitLimit.
+	TransferTicks int
+
 	// MaxBatchBytes bounds the payload of one synchronization message and
 	// of Ready.Committed (at least one entry is always sent). Default 1 MiB.
 	MaxBatchBytes uint64
@@ -108,7 +113,10 @@ func (c *Config) validate() error {
 	if c.SyncLimit == 0 {
 		c.SyncLimit = 5
 	}
-	if c.ElectionTick < 0 || c.HeartbeatTick < 0 || c.InitLimit < 0 || c.SyncLimit < 0 {
+	if c.TransferTicks == 0 {
+		c.TransferTicks = c.InitLimit
+	}
+	if c.ElectionTick < 0 || c.HeartbeatTick < 0 || c.InitLimit < 0 || c.SyncLimit < 0 || c.TransferTicks < 0 {
 		return bad("negative tick setting")
 	}
 	if c.SyncLimit <= c.HeartbeatTick {

@@ -50,6 +50,9 @@ func DescribeMessage(m Message, f EntryFormatter) string {
 	switch m.Type {
 	case MsgVote:
 		fmt.Fprintf(&b, " %v vote=(leader=%d zxid=%s epoch=%d round=%d)", m.State, m.Vote.Leader, z(m.Vote.Zxid), m.Vote.Epoch, m.Vote.Round)
+		if m.Epoch != 0 {
+			fmt.Fprintf(&b, " handover=%d", m.Epoch)
+		}
 		if m.NonVoting {
 			b.WriteString(" nonvoting")
 		}
@@ -102,6 +105,8 @@ func DescribeMessage(m Message, f EntryFormatter) string {
 		fmt.Fprintf(&b, " epoch=%d", m.Epoch)
 	case MsgPeerAck:
 		fmt.Fprintf(&b, " epoch=%d zxid=%s", m.Epoch, z(m.Zxid))
+	case MsgTimeoutNow:
+		fmt.Fprintf(&b, " epoch=%d last=%s", m.Epoch, z(m.Zxid))
 	default:
 		fmt.Fprintf(&b, " epoch=%d zxid=%s commit=%s", m.Epoch, z(m.Zxid), z(m.Commit))
 	}
@@ -113,6 +118,9 @@ func DescribeSoftState(s SoftState) string {
 	out := fmt.Sprintf("%v/%v leader=%d epoch=%d", s.State, s.Phase, s.Leader, s.Epoch)
 	if s.Recovering {
 		out += " recovering"
+	}
+	if s.Transferee != 0 {
+		out += fmt.Sprintf(" transferring-to=%d", s.Transferee)
 	}
 	return out
 }

@@ -5,8 +5,9 @@
 // (DIFF, TRUNC or SNAP) and broadcast (pipelined PROPOSAL, ACK, COMMIT in
 // zxid order, plus acknowledgements among the voters that let a follower
 // commit without waiting for the COMMIT: peer_ack.go), heartbeats and the initLimit/syncLimit deadlines, observers,
-// the "recovering" state of servers restarted from partial state, and an
-// in-place epoch change when a zxid counter runs out.
+// the "recovering" state of servers restarted from partial state, an
+// in-place epoch change when a zxid counter runs out, and leadership
+// transfer (transfer.go).
 //
 // The package does no I/O, starts no goroutine, reads no clock and imports
 // nothing of corral: entries are opaque bytes with a zxid, so any state

@@ -41,7 +41,11 @@ func (n *Node) selfVote() Vote {
 	return Vote{Leader: n.id, Zxid: n.log.lastZxid(), Epoch: n.hs.CurrentEpoch, Round: n.elect.round}
 }
 
-func (n *Node) becomeLooking() {
+func (n *Node) becomeLooking() { n.look(nil) }
+
+// look starts a new election round voting for this node, or for adopt
+// (a handover vote: transfer.go).
+func (n *Node) look(adopt *Vote) {
 	n.resetRole()
 	n.state = StateLooking
 	n.phase = PhaseElection
@@ -51,6 +55,10 @@ func (n *Node) becomeLooking() {
 	e.leading = map[uint64]bool{}
 	e.out = map[uint64]outVote{}
 	e.vote = n.selfVote()
+	if adopt != nil {
+		e.vote = *adopt
+		e.vote.Round = e.round
+	}
 	if n.canVote() {
 		e.recv[n.id] = e.vote
 	}
@@ -75,11 +83,17 @@ func (n *Node) tickElection() {
 	}
 }
 
+// sendVote sends this node's vote to one server, reporting state. A
+// handover vote carries its mark in the message's Epoch.
+func (n *Node) sendVote(to uint64, state StateType) {
+	n.send(Message{Type: MsgVote, To: to, Vote: n.elect.vote, Epoch: n.elect.vote.handover, State: state, NonVoting: !n.canVote()})
+}
+
 // sendVotes sends this node's vote to every other voter.
 func (n *Node) sendVotes() {
 	for _, id := range n.cfg.Voters {
 		if id != n.id {
-			n.send(Message{Type: MsgVote, To: id, Vote: n.elect.vote, State: StateLooking, NonVoting: !n.canVote()})
+			n.sendVote(id, StateLooking)
 		}
 	}
 }
@@ -87,6 +101,19 @@ func (n *Node) sendVotes() {
 func (n *Node) stepVote(m Message) {
 	e := &n.elect
 	if n.state != StateLooking {
+		if n.state == StateLeading && n.transferVote(m) {
+			return
+		}
+		if n.learn != nil && m.From == n.leader && m.State == StateLooking && m.Vote.handover != 0 &&
+			m.Vote.handover == n.learn.epoch {
+			// Our leader handed leadership over (transfer.go) and votes
+			// for its successor: join its round at once.
+			n.logger.Debug("leader hands over", "leader", n.leader, "to", m.Vote.Leader)
+			e.round = max(e.round, m.Vote.Round) - 1
+			n.becomeLooking()
+			n.stepVote(m)
+			return
+		}
 		if m.State == StateLooking && n.learn != nil && n.learn.sawLeading && m.From == n.leader &&
 			m.Vote.Round > n.learn.leadingRound {
 			// Our leader is looking again, in a round after the one in
@@ -110,7 +137,7 @@ func (n *Node) stepVote(m Message) {
 		}
 		// Tell a looking server whom we follow.
 		if m.State == StateLooking {
-			n.send(Message{Type: MsgVote, To: m.From, Vote: e.vote, State: n.state, NonVoting: !n.canVote()})
+			n.sendVote(m.From, n.state)
 		}
 		return
 	}
@@ -129,7 +156,13 @@ func (n *Node) stepVote(m Message) {
 			e.round = m.Vote.Round
 			clear(e.recv)
 			clear(e.leading)
-			e.vote = n.selfVote()
+			// A handover vote this node holds survives the round change
+			// while no better history is known (transfer.go).
+			base := n.selfVote()
+			if e.vote.handover != 0 && !base.betterThan(e.vote) {
+				base = e.vote
+			}
+			e.vote = base
 			if m.Vote.betterThan(e.vote) {
 				e.vote = m.Vote
 			}
@@ -138,7 +171,7 @@ func (n *Node) stepVote(m Message) {
 			n.sendVotes()
 		case m.Vote.Round < e.round:
 			// Help a server that is behind catch up with this round.
-			n.send(Message{Type: MsgVote, To: m.From, Vote: e.vote, State: StateLooking})
+			n.sendVote(m.From, StateLooking)
 			return
 		default:
 			if m.Vote.betterThan(e.vote) {
@@ -152,7 +185,7 @@ func (n *Node) stepVote(m Message) {
 				// leader, not a vote of this round). Tell it now
 				// rather than at the next resend; it adopts ours, so
 				// this does not repeat.
-				n.send(Message{Type: MsgVote, To: m.From, Vote: e.vote, State: StateLooking})
+				n.sendVote(m.From, StateLooking)
 			}
 		}
 		e.recv[m.From] = m.Vote

@@ -13,6 +13,15 @@ var (
 	// by a quorum. It is transient: the driver retries, as it would when
 	// throttled.
 	ErrEpochExhausted = errors.New("zab: zxid counter exhausted, epoch roll pending")
+	// ErrTransferring is returned by Propose and NextZxid while the leader
+	// hands leadership over (TransferLeadership). It is transient: the
+	// driver retries, after the transfer at the new leader or, if it was
+	// aborted, here.
+	ErrTransferring = errors.New("zab: leadership transfer in progress")
+	// ErrTransferTarget is returned by TransferLeadership for a server that
+	// cannot lead: not a voter of the configuration (an observer or an
+	// unknown id), or a voter that is still recovering.
+	ErrTransferTarget = errors.New("zab: transfer target cannot lead")
 	// ErrUnknownPeer is returned by Step for a message from a server that is
 	// neither a voter nor an observer of the configuration.
 	ErrUnknownPeer = errors.New("zab: message from unknown peer")

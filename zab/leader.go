@@ -56,6 +56,9 @@ type leaderState struct {
 	// peerAcked is the last zxid of its own the leader sent its followers
 	// in a MsgPeerAck (peer_ack.go).
 	peerAcked Zxid
+	// transfer is the leadership transfer in progress, if any
+	// (transfer.go).
+	transfer *transferState
 }
 
 func (n *Node) becomeLeader() {
@@ -166,6 +169,9 @@ func (n *Node) tickLeader() {
 	if l.established && !n.hearsQuorum() {
 		n.stepDown("cannot hear a quorum within syncLimit")
 		return
+	}
+	if l.transfer != nil && n.now-l.transfer.start >= n.cfg.TransferTicks {
+		n.abortTransfer("target did not take over within TransferTicks")
 	}
 	if l.roll != nil && n.now-l.roll.start > n.cfg.InitLimit {
 		n.stepDown("epoch roll not acknowledged within initLimit")

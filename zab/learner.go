@@ -180,6 +180,8 @@ func (n *Node) stepLearner(m Message) error {
 		}
 		// Vote.Round echoes the leader's confirmation round (confirm.go).
 		n.sendMergeable(Message{Type: MsgAck, To: n.leader, Session: ls.session, Zxid: a, Vote: Vote{Round: m.Vote.Round}})
+	case MsgTimeoutNow:
+		n.learnerTimeoutNow(m)
 	case MsgEpochRoll:
 		if n.state != StateFollowing || ls.stage < lsSynced {
 			n.reconnect("unexpected EPOCHROLL")

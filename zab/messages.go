@@ -5,11 +5,14 @@ import "fmt"
 // MsgType names a protocol message. The names follow ZooKeeper's packets
 // (FastLeaderElection notifications, FOLLOWERINFO, LEADERINFO, ACKEPOCH,
 // DIFF/TRUNC/SNAP, PROPOSAL, NEWLEADER, UPTODATE, ACK, COMMIT, INFORM,
-// PING) plus the two of the in-place epoch roll.
+// PING) plus the two of the in-place epoch roll, the peer acknowledgement
+// and the leadership transfer's TIMEOUTNOW.
 type MsgType uint8
 
 const (
 	// MsgVote is an election notification: Vote, State, NonVoting.
+	// A non-zero Epoch marks a handover vote: its candidate was named by
+	// the leader of that epoch in a leadership transfer (transfer.go).
 	MsgVote MsgType = iota + 1
 	// MsgFollowerInfo (learner to leader) opens a session: Session, Epoch =
 	// the learner's acceptedEpoch, NonVoting = recovering.
@@ -65,6 +68,11 @@ const (
 	// count them toward a quorum and so learn a commit without waiting for
 	// the leader's MsgCommit (peer_ack.go).
 	MsgPeerAck
+	// MsgTimeoutNow (leader to follower, in broadcast) hands leadership
+	// over (transfer.go): the follower, whose log ends at Zxid like the
+	// leader's, starts an election at once with a handover vote for
+	// itself, marked with the leader's Epoch.
+	MsgTimeoutNow
 )
 
 var msgNames = [...]string{
@@ -85,6 +93,7 @@ var msgNames = [...]string{
 	MsgAckEpochRoll: "ACKEPOCHROLL",
 	MsgDriver:       "DRIVER",
 	MsgPeerAck:      "PEERACK",
+	MsgTimeoutNow:   "TIMEOUTNOW",
 }
 
 func (t MsgType) String() string {
@@ -124,20 +133,33 @@ func (s SyncMode) String() string {
 
 // Vote is a FastLeaderElection vote: the proposed leader, its history
 // (Epoch is its currentEpoch, Zxid its last zxid) and the election round
-// of the voter. Votes compare by (Epoch, Zxid, Leader).
+// of the voter. Votes compare by (Epoch, Zxid, handover, Leader).
 type Vote struct {
 	Leader uint64
 	Zxid   Zxid
 	Epoch  uint32
 	Round  uint64
+	// handover is the epoch of the leader that named this candidate in a
+	// leadership transfer, 0 for an ordinary vote. It travels in the
+	// MsgVote's Epoch (send sets it, Step reads it back), so the wire
+	// format of a Vote does not change.
+	handover uint32
 }
 
+// betterThan orders votes: the more recent history first; among equal
+// histories a handover vote, so the transfer's target wins over servers
+// as up to date as it with a higher id; then the higher id. A handover
+// never outranks a more recent history: election stays a choice among the
+// most up-to-date servers, and discovery checks it anyway.
 func (v Vote) betterThan(o Vote) bool {
 	if v.Epoch != o.Epoch {
 		return v.Epoch > o.Epoch
 	}
 	if v.Zxid != o.Zxid {
 		return v.Zxid > o.Zxid
+	}
+	if v.handover != o.handover {
+		return v.handover > o.handover
 	}
 	return v.Leader > o.Leader
 }
@@ -176,6 +198,9 @@ func (m Message) String() string {
 	switch m.Type {
 	case MsgVote:
 		s += fmt.Sprintf(" %v vote=%d/%v/e%d/r%d", m.State, m.Vote.Leader, m.Vote.Zxid, m.Vote.Epoch, m.Vote.Round)
+		if m.Epoch != 0 {
+			s += fmt.Sprintf(" handover=%d", m.Epoch)
+		}
 		if m.NonVoting {
 			s += " nonvoting"
 		}

@@ -159,6 +159,7 @@ func (n *Node) Step(m Message) error {
 	}
 	switch m.Type {
 	case MsgVote:
+		m.Vote.handover = m.Epoch
 		n.stepVote(m)
 	case MsgFollowerInfo:
 		switch n.state {
@@ -183,7 +184,7 @@ func (n *Node) Step(m Message) error {
 	case MsgPeerAck:
 		n.stepPeerAck(m)
 	case MsgLeaderInfo, MsgSync, MsgProposal, MsgNewLeader, MsgUpToDate,
-		MsgCommit, MsgInform, MsgPing, MsgEpochRoll:
+		MsgCommit, MsgInform, MsgPing, MsgEpochRoll, MsgTimeoutNow:
 		if n.learn != nil && m.From == n.leader && m.Session == n.learn.session {
 			return n.stepLearner(m)
 		}
@@ -258,7 +259,11 @@ func (n *Node) Status() Status {
 }
 
 func (n *Node) softState() SoftState {
-	return SoftState{State: n.state, Phase: n.phase, Leader: n.leader, Epoch: n.epoch, Recovering: n.recovering}
+	s := SoftState{State: n.state, Phase: n.phase, Leader: n.leader, Epoch: n.epoch, Recovering: n.recovering}
+	if n.lead != nil && n.lead.transfer != nil {
+		s.Transferee = n.lead.transfer.to
+	}
+	return s
 }
 
 // ackable is the highest zxid this node may count as its acknowledgement:

@@ -73,6 +73,11 @@ type SoftState struct {
 	// Recovering is true until an established leader has synchronized this
 	// server (see Config.Recovering).
 	Recovering bool
+	// Transferee is, on a leader handing leadership over, the server it
+	// hands it to (transfer.go); 0 otherwise. While it is set, Propose
+	// fails with ErrTransferring: a driver answers new and in-flight
+	// requests with a retriable error.
+	Transferee uint64
 }
 
 // Established reports whether this server is the established leader of
