@@ -2,7 +2,8 @@
 // nodes, in the style of etcd-io/raft's rafttest: an InteractionEnv holds
 // the nodes, their in-memory storage and the messages in flight, and a
 // small command language (add-nodes, tick, process-ready, deliver-msgs,
-// stabilize, propose, persist, crash, restart, isolate, heal, compact,
+// stabilize, propose, persist, crash, restart, report-unreachable,
+// isolate, heal, compact,
 // confirm, transfer-leadership, status, log, log-level) drives it from
 // github.com/cockroachdb/datadriven scripts. Every step prints what the
 // nodes asked for and received with zab's Describe functions, so the

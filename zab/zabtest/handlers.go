@@ -26,6 +26,7 @@ import (
 //	persist ID [zxid=E:C]          report the log durable (default: all of it)
 //	crash ID
 //	restart ID [recovering=true] [wipe=true]
+//	report-unreachable ID PEER     the driver's link from ID to PEER broke
 //	isolate ID / heal [ID]
 //	compact ID zxid=E:C            snapshot at an applied zxid, log cut below
 //	confirm ID                     ConfirmLeadership
@@ -103,6 +104,15 @@ func (env *InteractionEnv) handle(t *testing.T, d *datadriven.TestData) error {
 		d.MaybeScanArgs(t, "recovering", &recovering)
 		d.MaybeScanArgs(t, "wipe", &wipe)
 		return env.Restart(one(t, d, ids), recovering, wipe)
+	case "report-unreachable":
+		if len(ids) != 2 {
+			t.Fatalf("%s: report-unreachable ID PEER", d.Pos)
+		}
+		n, err := env.running(ids[0])
+		if err != nil {
+			return err
+		}
+		n.Node.ReportUnreachable(ids[1])
 	case "isolate":
 		env.isolated[one(t, d, ids)] = true
 	case "heal":
