@@ -2,6 +2,7 @@ package zab
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -158,4 +159,132 @@ func TestHandoverVoteOrder(t *testing.T) {
 	if hand.betterThan(newer) || !newer.betterThan(hand) {
 		t.Error("handover vote beats a more recent history")
 	}
+}
+
+// Random transfers among proposals, crashes and restarts: at most one
+// established leader per epoch, applied histories agree, and every write
+// any server applied is applied by every server at the end.
+func TestTransferLeadershipRandomized(t *testing.T) {
+	handovers := 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		r := rand.New(rand.NewPCG(seed, 7))
+		size := 3 + 2*r.IntN(2)
+		var voters []uint64
+		for i := 1; i <= size; i++ {
+			voters = append(voters, uint64(i))
+		}
+		tn := newTestNet(t, voters, nil, func(c *Config) { c.TransferTicks = 2 + r.IntN(6) })
+		tn.start()
+		var target uint64 // the target of the transfer in progress
+		leaders := map[uint32]uint64{}
+		applied := map[string]bool{}
+		down := 0
+		next := 0
+		check := func() {
+			var longest []string
+			for _, id := range tn.ids {
+				x := tn.nodes[id]
+				if x.n == nil {
+					continue
+				}
+				if st := x.n.Status(); st.Established() {
+					if l, ok := leaders[st.Epoch]; ok && l != id {
+						t.Fatalf("seed %d: epoch %d led by %d and %d", seed, st.Epoch, l, id)
+					}
+					leaders[st.Epoch] = id
+				}
+				got := tn.appliedData(id)
+				n := min(len(got), len(longest))
+				if !slices.Equal(got[:n], longest[:n]) {
+					t.Fatalf("seed %d: node %d applied %v, another %v", seed, id, got, longest)
+				}
+				if len(got) > len(longest) {
+					longest = got
+				}
+				for _, d := range got {
+					applied[d] = true
+				}
+			}
+		}
+		for range 150 {
+			switch k := r.IntN(10); {
+			case k < 4:
+				if l := tn.leader(); l != 0 {
+					if _, err := tn.nodes[l].n.Propose([]byte{byte('a' + next%26), byte('0' + next/26%10), byte('0' + next/260)}); err == nil {
+						next++
+					}
+					tn.process(l)
+				}
+			case k < 6:
+				if l := tn.leader(); l != 0 {
+					to := voters[r.IntN(size)]
+					if tn.nodes[l].n.TransferLeadership(to) == nil && to != l {
+						target = to
+					}
+					tn.process(l)
+				}
+			case k < 7:
+				if id := voters[r.IntN(size)]; !tn.nodes[id].down && down < (size-1)/2 {
+					tn.crash(id)
+					tn.queue = slices.DeleteFunc(tn.queue, func(m Message) bool { return m.From == id || m.To == id })
+					down++
+				}
+			case k < 8:
+				for _, id := range voters {
+					if tn.nodes[id].down {
+						tn.restart(id)
+						down--
+						break
+					}
+				}
+			default:
+				tn.tick()
+			}
+			tn.deliver()
+			check()
+			if l := tn.leader(); target != 0 && l == target {
+				handovers++
+				target = 0
+			}
+		}
+		for _, id := range voters {
+			if tn.nodes[id].down {
+				tn.restart(id)
+			}
+		}
+		l := tn.mustElect(300)
+		if _, err := tn.nodes[l].n.Propose([]byte("final")); err != nil {
+			// A transfer may be under way: wait it out.
+			tn.run(20, func() bool { return tn.nodes[l].n.Status().Transferee == 0 })
+			l = tn.mustElect(300)
+			tn.propose("final")
+		} else {
+			tn.process(l)
+		}
+		tn.run(50, func() bool {
+			for _, id := range voters {
+				if !slices.Contains(tn.appliedData(id), "final") {
+					return false
+				}
+			}
+			return true
+		})
+		check()
+		want := tn.appliedData(l)
+		for d := range applied {
+			if !slices.Contains(want, d) {
+				t.Fatalf("seed %d: %q was applied somewhere and is lost", seed, d)
+			}
+		}
+		for _, id := range voters {
+			if got := tn.appliedData(id); !slices.Equal(got, want) {
+				t.Fatalf("seed %d: node %d applied %v, leader %d %v", seed, id, got, l, want)
+			}
+		}
+	}
+	// The runs must exercise completed transfers, not only aborted ones.
+	if handovers < 60 {
+		t.Fatalf("only %d transfers reached their target in 60 runs", handovers)
+	}
+	t.Logf("%d transfers reached their target", handovers)
 }
