@@ -10,9 +10,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/corral-db/corral/admin"
 	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/internal/gcpace"
 	"github.com/corral-db/corral/server"
@@ -67,10 +69,43 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, ready f
 	if err := srv.Listen(); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // stop the HTTP servers before waiting for them
+	if err := startHTTP(ctx, &wg, cfg, srv, logger); err != nil {
+		return err
+	}
 	if ready != nil {
 		ready(srv.Addr().String())
 	}
 	return srv.Serve(ctx)
+}
+
+// startHTTP starts the Prometheus endpoint (metricsProvider.*) and the
+// AdminServer (admin.*) of srv; both stop with ctx. A metrics port that
+// cannot be bound stops start-up, as ZooKeeper's provider does; an
+// AdminServer port only logs a warning, as ZooKeeper's does.
+func startHTTP(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, srv *server.Server, logger *slog.Logger) error {
+	run := func(h *admin.HTTPServer) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := h.Serve(ctx); err != nil {
+				logger.Error("HTTP server stopped", "err", err)
+			}
+		}()
+	}
+	if cfg.Metrics.Enabled() {
+		h := admin.NewHTTPServer("metrics", time.Duration(cfg.Admin.IdleTimeoutMs)*time.Millisecond, logger)
+		h.Handle(admin.MetricsPath, admin.MetricsHandler(admin.NewMetricsRegistry(srv, cfg.Metrics.ExportJvmInfo)))
+		if err := h.Listen(cfg.Metrics.ListenAddr()); err != nil {
+			return fmt.Errorf("metricsProvider: %w", err)
+		}
+		run(h)
+	}
+	return nil
 }
 
 func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, error) {
