@@ -27,7 +27,7 @@ import (
 // zooKeeperNamingProblems are the promlint findings tolerated on
 // ZooKeeper's names.
 var zooKeeperNamingProblems = map[string]bool{
-	`counter metrics should have "_total" suffix`:                            true,
+	`counter metrics should have "_total" suffix`:                           true,
 	`non-histogram and non-summary metrics should not have "_count" suffix`: true,
 }
 
@@ -88,4 +88,3 @@ func Value(fams map[string]*dto.MetricFamily, name string) (float64, bool) {
 	}
 	return 0, false
 }
-
