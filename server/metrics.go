@@ -113,6 +113,13 @@ func (m *serverMetrics) zabState(ss zab.SoftState) {
 	}
 }
 
+// startLooking counts the LOOKING an ensemble member starts in, which its
+// first zab state may already have left behind.
+func (m *serverMetrics) startLooking() {
+	m.lookingSince.Store(time.Now().UnixNano())
+	m.lookingCount.Inc()
+}
+
 // committed is called on the leader for each of its proposals a quorum
 // acknowledged.
 func (m *serverMetrics) committed(r *request) {

@@ -159,6 +159,9 @@ func New(opts Options) (*Server, error) {
 	s.tree = tree
 	s.met = newServerMetrics(s.opts.Metrics)
 	st.snapTimes.s, st.fsyncTimes.s = s.met.snapshotTime, s.met.fsyncTime
+	if opts.Ensemble != nil {
+		s.met.startLooking() // a member starts in LOOKING, as ZooKeeper's does
+	}
 	s.setLocalConfig(tree)
 	s.lastZxid = tree.LastZxid()
 	if st.replayed > 0 && opts.Ensemble == nil {
