@@ -8,7 +8,13 @@
 // CommandSource) that *server.Server implements; it owns no server state.
 // Files:
 //
-//	metrics.go   the Prometheus registry: ZooKeeper's names and types
-//	http.go      HTTPServer, a listener and a mux open to more handlers
-//	commands.go  the AdminServer's commands, names and aliases
+//	metrics.go        the Prometheus registry: ZooKeeper's names and types
+//	http.go           HTTPServer, a listener and a mux open to more handlers
+//	commands.go       the AdminServer: dispatch, auth, rate limits, JSON
+//	command_table.go  each command's names, flags and fields
+//	promcheck/        the scrape checks tests use (parser and promlint)
+//
+// Lock conventions: the AdminServer's only mutable state is the trace
+// mask (atomic) and each rate limiter's last event (under its mutex);
+// HTTPServer is configured before Serve and not changed after.
 package admin
