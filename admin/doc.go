@@ -16,5 +16,5 @@
 //
 // Lock conventions: the AdminServer's only mutable state is the trace
 // mask (atomic) and each rate limiter's last event (under its mutex);
-// HTTPServer is configured before Serve and not changed after.
+// HTTPServer's mux takes handlers at any time (http.ServeMux locks).
 package admin
