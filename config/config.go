@@ -75,6 +75,29 @@ const (
 	// extendedTypesEnabled (EphemeralType.validateServerId): TTL node
 	// owners use the 0xff top byte.
 	MaxExtendedTypesServerID = 254
+
+	// PrometheusMetricsProvider is the metricsProvider.className that
+	// turns on the Prometheus endpoint; DefaultMetricsProvider (ZooKeeper's
+	// default, which feeds mntr only) and NullMetricsProvider leave it
+	// off. mntr is served whatever the provider.
+	PrometheusMetricsProvider = "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider"
+	DefaultMetricsProvider    = "org.apache.zookeeper.metrics.impl.DefaultMetricsProvider"
+	NullMetricsProvider       = "org.apache.zookeeper.metrics.impl.NullMetricsProvider"
+	// DefaultMetricsHTTPPort is metricsProvider.httpPort's default.
+	DefaultMetricsHTTPPort = 7000
+	// DefaultAdminServerPort and DefaultAdminCommandURL are the
+	// AdminServer's defaults (JettyAdminServer).
+	DefaultAdminServerPort = 8080
+	DefaultAdminCommandURL = "/commands"
+	// DefaultAdminIdleTimeoutMs is admin.idleTimeout's default.
+	DefaultAdminIdleTimeoutMs = 30000
+	// DefaultAdminRateLimiterIntervalMs is admin.rateLimiterIntervalInMS's
+	// default: at most one snapshot or restore command per interval.
+	DefaultAdminRateLimiterIntervalMs = 300000
+	// DefaultHTTPListenHost is where the metrics endpoint and the
+	// AdminServer listen when no address is configured. DELIBERATE
+	// DIVERGENCE, as DefaultClientListenHost: ZooKeeper binds 0.0.0.0.
+	DefaultHTTPListenHost = "127.0.0.1"
 )
 
 // defaultFourLetterWords is what ZooKeeper enables without
@@ -159,6 +182,70 @@ type Config struct {
 	ContainerCheckIntervalMs        int   // default 60000
 	ContainerMaxPerMinute           int   // default 10000
 	ContainerMaxNeverUsedIntervalMs int64 // default 0: never-used containers are not reaped
+
+	// Metrics is the metricsProvider.* configuration.
+	Metrics MetricsConfig
+	// Admin is the admin.* configuration (the AdminServer).
+	Admin AdminConfig
+}
+
+// MetricsConfig is metricsProvider.*: ZooKeeper's Prometheus endpoint.
+type MetricsConfig struct {
+	// ClassName is metricsProvider.className; "" or NullMetricsProvider
+	// disables the endpoint, PrometheusMetricsProvider enables it.
+	ClassName string
+	// HTTPHost is metricsProvider.httpHost, "" when unset (then corral
+	// listens on DefaultHTTPListenHost, not 0.0.0.0 as ZooKeeper does).
+	HTTPHost string
+	// HTTPPort is metricsProvider.httpPort; default 7000.
+	HTTPPort int
+	// ExportJvmInfo is metricsProvider.exportJvmInfo; default true. corral
+	// exports the Go runtime's and the process's collectors under it.
+	ExportJvmInfo bool
+}
+
+// Enabled reports whether the Prometheus endpoint is on.
+func (m MetricsConfig) Enabled() bool { return m.ClassName == PrometheusMetricsProvider }
+
+// ListenAddr is the metrics endpoint's host:port.
+func (m MetricsConfig) ListenAddr() string {
+	return net.JoinHostPort(orDefault(m.HTTPHost, DefaultHTTPListenHost), strconv.Itoa(m.HTTPPort))
+}
+
+// AdminConfig is admin.*: ZooKeeper's AdminServer (HTTP JSON commands).
+// ZooKeeper reads these as the system properties zookeeper.admin.*; both
+// spellings are accepted.
+type AdminConfig struct {
+	// EnableServer is admin.enableServer; default true.
+	EnableServer bool
+	// ServerAddress is admin.serverAddress, "" when unset (then corral
+	// listens on DefaultHTTPListenHost, not 0.0.0.0 as ZooKeeper does).
+	ServerAddress string
+	// ServerPort is admin.serverPort; default 8080.
+	ServerPort int
+	// CommandURL is admin.commandURL; default /commands.
+	CommandURL string
+	// IdleTimeoutMs is admin.idleTimeout; default 30000.
+	IdleTimeoutMs int
+	// RateLimiterIntervalMs is admin.rateLimiterIntervalInMS: the least
+	// time between two snapshot or restore commands; default 300000.
+	RateLimiterIntervalMs int
+	// SnapshotEnabled and RestoreEnabled are admin.snapshot.enabled and
+	// admin.restore.enabled; both default true.
+	SnapshotEnabled bool
+	RestoreEnabled  bool
+}
+
+// ListenAddr is the AdminServer's host:port.
+func (a AdminConfig) ListenAddr() string {
+	return net.JoinHostPort(orDefault(a.ServerAddress, DefaultHTTPListenHost), strconv.Itoa(a.ServerPort))
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Server is one server.N line:
@@ -203,6 +290,19 @@ func Default() *Config {
 		Durability:               DurabilitySync,
 		ContainerCheckIntervalMs: DefaultContainerCheckIntervalMs,
 		ContainerMaxPerMinute:    DefaultContainerMaxPerMinute,
+		Metrics: MetricsConfig{
+			HTTPPort:      DefaultMetricsHTTPPort,
+			ExportJvmInfo: true,
+		},
+		Admin: AdminConfig{
+			EnableServer:          true,
+			ServerPort:            DefaultAdminServerPort,
+			CommandURL:            DefaultAdminCommandURL,
+			IdleTimeoutMs:         DefaultAdminIdleTimeoutMs,
+			RateLimiterIntervalMs: DefaultAdminRateLimiterIntervalMs,
+			SnapshotEnabled:       true,
+			RestoreEnabled:        true,
+		},
 	}
 	c.MinSessionTimeout = 2 * c.TickTime
 	c.MaxSessionTimeout = 20 * c.TickTime

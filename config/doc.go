@@ -9,12 +9,17 @@
 // ones corral honours (snapCount, forceSync, globalOutstandingLimit,
 // 4lw.commands.whitelist, extendedTypesEnabled,
 // DigestAuthenticationProvider.superDigest, jute.maxbuffer,
-// znode.container.*) both k and zookeeper.k are accepted. Keys that only
-// configure the JVM server (TLS, SASL, Netty, the admin server, metrics
-// providers) are accepted with the warning "ignored: JVM-only"; ZooKeeper
-// features corral lacks, with "ignored: not supported by corral"; anything
-// else with "ignored: unknown key". A value that cannot be used is an
-// error naming the key and the value (*KeyError, wrapping ErrInvalid).
+// znode.container.*, admin.*) both k and zookeeper.k are accepted; the
+// metricsProvider.* keys (Prometheus endpoint) are read as ZooKeeper reads
+// them. A security key corral does not implement (TLS, SASL, Kerberos,
+// x509, enforced authentication, ...; the one table is in security.go)
+// stops start-up with an error naming it: corral never runs weaker than
+// configured. Keys that only configure the JVM server (Netty, Jetty's and
+// the metrics provider's threads) are accepted with the warning "ignored:
+// JVM-only"; ZooKeeper features corral lacks, with "ignored: not supported
+// by corral"; anything else with "ignored: unknown key". A value that
+// cannot be used is an error naming the key and the value (*KeyError,
+// wrapping ErrInvalid).
 //
 // corral adds one key, durability=sync|async|diskless (default: async if
 // forceSync=no, else sync), which ZooKeeper ignores.
@@ -23,7 +28,8 @@
 //
 //   - With no clientPortAddress (and no client address on this server's
 //     server.N line) corral listens on 127.0.0.1, not on every interface
-//     (DefaultClientListenHost).
+//     (DefaultClientListenHost); so do the AdminServer and the metrics
+//     endpoint without admin.serverAddress / metricsProvider.httpHost.
 //   - jute.maxbuffer and znode.container.* take effect from zoo.cfg; in
 //     ZooKeeper they work only as JVM flags (see Config.JVMFlags).
 //   - Garbage where ZooKeeper would silently use a default (snapCount=abc,

@@ -130,6 +130,14 @@ var sysPropKeys = map[string]bool{
 	"znode.container.checkIntervalMs":          true,
 	"znode.container.maxPerMinute":             true,
 	"znode.container.maxNeverUsedIntervalMs":   true,
+	"admin.enableServer":                       true,
+	"admin.serverAddress":                      true,
+	"admin.serverPort":                         true,
+	"admin.commandURL":                         true,
+	"admin.idleTimeout":                        true,
+	"admin.rateLimiterIntervalInMS":            true,
+	"admin.snapshot.enabled":                   true,
+	"admin.restore.enabled":                    true,
 }
 
 // dedup trims keys and values as QuorumPeerConfig does and keeps, for
@@ -252,6 +260,24 @@ func (p *parser) apply(key, value string, line int) error {
 			return nil
 		}
 		return &KeyError{Key: key, Value: value, Reason: "want sync, async or diskless"}
+	case "metricsProvider.className":
+		switch value {
+		case PrometheusMetricsProvider, NullMetricsProvider, DefaultMetricsProvider:
+			c.Metrics.ClassName = value
+			return nil
+		}
+		return &KeyError{Key: key, Value: value, Reason: "corral provides " + PrometheusMetricsProvider +
+			", " + DefaultMetricsProvider + " and " + NullMetricsProvider + " only"}
+	case "metricsProvider.httpHost":
+		return setString(&c.Metrics.HTTPHost, key, javaTrim(unbracket(value)))
+	case "metricsProvider.httpPort":
+		v, err := parseInt(key, value, 0, 65535)
+		c.Metrics.HTTPPort = v
+		return err
+	case "metricsProvider.exportJvmInfo":
+		// Boolean.parseBoolean: anything but "true" is false.
+		c.Metrics.ExportJvmInfo = strings.EqualFold(value, "true")
+		return nil
 	}
 	if strings.HasPrefix(key, serverKeyPrefix) {
 		return p.addServer(key, value)
@@ -261,6 +287,9 @@ func (p *parser) apply(key, value string, line int) error {
 	}
 	if sk := canonicalKey(key); sysPropKeys[sk] {
 		return p.applySysProp(key, sk, value, line)
+	}
+	if err := unimplementedSecurity(key, value); err != nil {
+		return err
 	}
 	p.warn("line %d: %s: %s", line, key, ignoredReason(key))
 	return nil
@@ -341,6 +370,46 @@ func (p *parser) applySysProp(key, canon, value string, line int) error {
 		}
 		c.ContainerMaxNeverUsedIntervalMs = v
 		return err
+	}
+	return p.applyAdmin(key, canon, value)
+}
+
+// applyAdmin handles admin.*, which JettyAdminServer reads with
+// Boolean.getBoolean/Integer.getInteger (system properties): corral
+// accepts the same values and refuses garbage.
+func (p *parser) applyAdmin(key, canon, value string) error {
+	a := &p.c.Admin
+	switch canon {
+	case "admin.enableServer":
+		// ZooKeeper: Boolean.parseBoolean(System.getProperty(..., "true")).
+		return parseBool(&a.EnableServer, key, value)
+	case "admin.serverAddress":
+		return setString(&a.ServerAddress, key, javaTrim(unbracket(value)))
+	case "admin.serverPort":
+		v, err := parseInt(key, value, 0, 65535)
+		a.ServerPort = v
+		return err
+	case "admin.commandURL":
+		if !strings.HasPrefix(value, "/") || value == "/" {
+			return &KeyError{Key: key, Value: value, Reason: "want a path such as /commands"}
+		}
+		a.CommandURL = strings.TrimSuffix(value, "/")
+		return nil
+	case "admin.idleTimeout":
+		v, err := parseInt(key, value, 1, maxInt32)
+		a.IdleTimeoutMs = v
+		return err
+	case "admin.rateLimiterIntervalInMS":
+		v, err := javaDecode(key, value, 32)
+		if err == nil && v < 0 {
+			err = &KeyError{Key: key, Value: value, Reason: "must not be negative"}
+		}
+		a.RateLimiterIntervalMs = int(v)
+		return err
+	case "admin.snapshot.enabled":
+		return parseBool(&a.SnapshotEnabled, key, value)
+	case "admin.restore.enabled":
+		return parseBool(&a.RestoreEnabled, key, value)
 	}
 	return nil
 }

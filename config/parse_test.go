@@ -50,6 +50,9 @@ func TestDefaults(t *testing.T) {
 		Durability:               DurabilitySync,
 		ContainerCheckIntervalMs: 60000,
 		ContainerMaxPerMinute:    10000,
+		Metrics:                  MetricsConfig{HTTPPort: 7000, ExportJvmInfo: true},
+		Admin: AdminConfig{EnableServer: true, ServerPort: 8080, CommandURL: "/commands",
+			IdleTimeoutMs: 30000, RateLimiterIntervalMs: 300000, SnapshotEnabled: true, RestoreEnabled: true},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse(minimal) =\n%+v\nwant\n%+v", c, want)
@@ -186,20 +189,11 @@ func TestIgnoredKeysWarnOnce(t *testing.T) {
 	}{
 		{"serverCnxnFactory", reasonJVMOnly},
 		{"zookeeper.serverCnxnFactory", reasonJVMOnly},
-		{"sslQuorum", reasonJVMOnly},
-		{"ssl.keyStore.location", reasonJVMOnly},
-		{"ssl.quorum.trustStore.password", reasonJVMOnly},
-		{"secureClientPort", reasonJVMOnly},
-		{"secureClientPortAddress", reasonJVMOnly},
-		{"admin.enableServer", reasonJVMOnly},
-		{"admin.serverPort", reasonJVMOnly},
-		{"authProvider.1", reasonJVMOnly},
-		{"quorum.auth.enableSasl", reasonJVMOnly},
+		{"admin.someFutureKey", reasonJVMOnly},
 		{"quorum.cnxn.threads.size", reasonJVMOnly},
 		{"jvm.pause.monitor", reasonJVMOnly},
-		{"metricsProvider.className", reasonJVMOnly},
-		{"metricsProvider.httpPort", reasonJVMOnly},
-		{"portUnification", reasonJVMOnly},
+		{"metricsProvider.numWorkerThreads", reasonJVMOnly},
+		{"fips-mode", reasonJVMOnly},
 		{"zookeeper.nio.numWorkerThreads", reasonJVMOnly},
 		{"localSessionsEnabled", reasonUnsupported},
 		{"observerMasterPort", reasonUnsupported},
@@ -234,12 +228,12 @@ func TestIgnoredKeysWarnOnce(t *testing.T) {
 }
 
 func TestSeveralIgnoredKeysOneWarningEach(t *testing.T) {
-	_, warnings := mustParse(t, base+"sslQuorum=true\nadmin.enableServer=false\nfoo=bar\nadmin.serverPort=8080\n")
+	_, warnings := mustParse(t, base+"serverCnxnFactory=x\njvm.pause.warn=1\nfoo=bar\nadmin.idle=8080\n")
 	want := []string{
-		"line 3: sslQuorum: ignored: JVM-only",
-		"line 4: admin.enableServer: ignored: JVM-only",
+		"line 3: serverCnxnFactory: ignored: JVM-only",
+		"line 4: jvm.pause.warn: ignored: JVM-only",
 		"line 5: foo: ignored: unknown key",
-		"line 6: admin.serverPort: ignored: JVM-only",
+		"line 6: admin.idle: ignored: JVM-only",
 	}
 	if !reflect.DeepEqual(warnings, want) {
 		t.Errorf("warnings = %q, want %q", warnings, want)

@@ -74,6 +74,26 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 		put("DigestAuthenticationProvider.superDigest", c.SuperDigest)
 	}
 
+	b.WriteString("# The AdminServer (ZooKeeper: zookeeper.admin.*) and the metrics endpoint.\n")
+	put("admin.enableServer", btoa(c.Admin.EnableServer))
+	if c.Admin.ServerAddress != "" {
+		put("admin.serverAddress", c.Admin.ServerAddress)
+	}
+	put("admin.serverPort", itoa(c.Admin.ServerPort))
+	put("admin.commandURL", c.Admin.CommandURL)
+	put("admin.idleTimeout", itoa(c.Admin.IdleTimeoutMs))
+	put("admin.rateLimiterIntervalInMS", itoa(c.Admin.RateLimiterIntervalMs))
+	put("admin.snapshot.enabled", btoa(c.Admin.SnapshotEnabled))
+	put("admin.restore.enabled", btoa(c.Admin.RestoreEnabled))
+	if c.Metrics.ClassName != "" {
+		put("metricsProvider.className", c.Metrics.ClassName)
+	}
+	if c.Metrics.HTTPHost != "" {
+		put("metricsProvider.httpHost", c.Metrics.HTTPHost)
+	}
+	put("metricsProvider.httpPort", itoa(c.Metrics.HTTPPort))
+	put("metricsProvider.exportJvmInfo", btoa(c.Metrics.ExportJvmInfo))
+
 	b.WriteString("# corral only; ZooKeeper needs them as JVM flags (-Dkey=value).\n")
 	put("jute.maxbuffer", itoa(c.JuteMaxBuffer))
 	put("znode.container.checkIntervalMs", itoa(c.ContainerCheckIntervalMs))

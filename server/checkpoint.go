@@ -237,6 +237,7 @@ func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) ([]z
 	// 64 KiB chunk) keeps its CPU and its dirty pages, which the
 	// sidecar's fsync could otherwise have to write, out of the way.
 	start := time.Now()
+	defer st.checkpointWritten(start)
 	st.ckptMu.Lock()
 	st.ckptSeq.Add(1)
 	st.ckptMu.Unlock()
@@ -327,6 +328,7 @@ func (st *storage) writeSidecar(zxid int64, ents []zab.Entry) (sidecarTimes, err
 	if err != nil {
 		return t, fmt.Errorf("checkpoint log: %w", err)
 	}
+	st.sidecarWritten(ents)
 	return t, nil
 }
 

@@ -18,5 +18,11 @@
 //     fires watches, completes replies in each connection's order;
 //   - session expirer, container reaper, snapshotter, purger.
 //
+// Counters and summaries under ZooKeeper's ServerMetrics names
+// (readlatency, fsynctime, election_time, commit_count, ...) are fed where
+// the events happen into Options.Metrics (metrics.go); mntr prints them
+// and the admin package exports them to Prometheus, with Gauges (mntr's
+// other figures).
+//
 // See docs/design/architecture.md for why the pipeline is shaped this way.
 package server

@@ -99,7 +99,7 @@ func (s *Server) flwState(asker *conn, word string) *flw.State {
 		st.LogDirSize = dirSize(filepath.Join(s.opts.DataLogDir, "version-2"))
 	}
 	if word == "mntr" {
-		st.Metrics = s.metrics(st)
+		st.Metrics = append(s.metrics(st), mntrLines(s.opts.Metrics)...)
 	}
 	return st
 }
@@ -193,10 +193,6 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 		{Name: "go_heap_inuse_bytes", Value: int64(ms.HeapInuse)},
 		{Name: "go_goroutines", Value: runtime.NumGoroutine()},
 	}
-	n, sum, lo, hi := s.store.snapTimes.get()
-	out = append(out, flw.Summary("snapshottime", n, sum, lo, hi)...)
-	n, sum, lo, hi = s.store.fsyncTimes.get()
-	out = append(out, flw.Summary("fsynctime", n, sum, lo, hi)...)
 	if s.rep != nil {
 		out = append(out, s.rep.leaderMetrics()...)
 	}

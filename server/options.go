@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/corral-db/corral/internal/metric"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
@@ -80,6 +81,12 @@ type Options struct {
 	// ensemble; nil runs it standalone.
 	Ensemble *Ensemble
 
+	// Metrics receives the server's counters and summaries (ZooKeeper's
+	// ServerMetrics names); mntr prints them and the admin package's
+	// Prometheus endpoint exports the same registry. nil: a registry of
+	// the server's own.
+	Metrics *metric.Registry
+
 	Logger *slog.Logger
 	FS     vfs.FS
 	// Now is the wall clock (transaction times, session ids).
@@ -153,6 +160,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Metrics == nil {
+		o.Metrics = metric.NewRegistry(nil)
 	}
 	if o.OnFatal == nil {
 		o.OnFatal = func(error) { os.Exit(1) }

@@ -254,12 +254,6 @@ func multiResponse(res *datatree.Result) *wire.MultiResponse {
 	return out
 }
 
-func (s *Server) recordLatency(c *conn, r *request, zxid int64) {
-	lat := time.Since(r.recv)
-	s.stats.record(lat)
-	c.stats.record(opMnemonic(r.op), r.xid, zxid, lat, time.Since(s.started).Milliseconds())
-}
-
 // installTree replaces the tree with a snapshot from the leader (SNAP);
 // the caller holds the write lock. The session table follows the tree.
 func (s *Server) installTree(t *datatree.Tree) {

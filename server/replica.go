@@ -416,6 +416,7 @@ func (rp *replica) committedRequests(ents []zab.Entry) (out, lost []*request) {
 		z := int64(e.Zxid)
 		if r, ok := rp.inflight[z]; ok {
 			delete(rp.inflight, z)
+			rp.s.met.committed(r)
 			out = append(out, r)
 			continue
 		}
@@ -443,6 +444,7 @@ func (rp *replica) committedRequests(ents []zab.Entry) (out, lost []*request) {
 // reconnect, to this server once it serves again or to another.
 func (rp *replica) setSoft(ss zab.SoftState) {
 	prev := rp.soft.Swap(&ss)
+	rp.s.met.zabState(ss)
 	if rp.diskless && ss.State == zab.StateLooking && prev != nil && prev.State != zab.StateLooking {
 		// The thesis's checkpoints (Algorithms 4.2, 4.3): leaving a
 		// leader or a quorum, write a complete snapshot, accepted
@@ -802,6 +804,7 @@ func (rp *replica) propose(r *request) bool {
 		rp.s.fatal("proposal refused after its zxid was assigned", fmt.Errorf("%v (zxid %v, assigned %v)", err, z, got))
 		return false
 	}
+	r.proposed = time.Now()
 	rp.inflight[int64(z)] = r
 	rp.mu.Unlock()
 	probe.Mark("l-proposed", int64(z))

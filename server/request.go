@@ -30,6 +30,8 @@ type request struct {
 	kind requestKind
 	auth []wire.Id
 	recv time.Time
+	// proposed is when the leader proposed the request (quorum_ack_latency).
+	proposed time.Time
 	// timeout is the negotiated timeout of a createSession.
 	timeout int32
 	// slot: the request holds a pipeline slot, released when answered.

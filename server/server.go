@@ -69,6 +69,7 @@ type Server struct {
 	nextConn atomic.Uint64
 
 	stats   serverStats
+	met     *serverMetrics
 	started time.Time
 	// serving turns true once recovery is done and the port is open.
 	serving atomic.Bool
@@ -156,6 +157,11 @@ func New(opts Options) (*Server, error) {
 	}
 	s.store = st
 	s.tree = tree
+	s.met = newServerMetrics(s.opts.Metrics)
+	st.snapTimes.s, st.fsyncTimes.s = s.met.snapshotTime, s.met.fsyncTime
+	if opts.Ensemble != nil {
+		s.met.startLooking() // a member starts in LOOKING, as ZooKeeper's does
+	}
 	s.setLocalConfig(tree)
 	s.lastZxid = tree.LastZxid()
 	if st.replayed > 0 && opts.Ensemble == nil {

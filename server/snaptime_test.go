@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/metric"
 	"github.com/corral-db/corral/vfs"
 )
 
@@ -88,7 +89,7 @@ func TestMntrSnapshotTime(t *testing.T) {
 
 // TestSnapTimeSummary: whole milliseconds, extremes and total.
 func TestSnapTimeSummary(t *testing.T) {
-	var s msSummary
+	s := msSummary{s: metric.NewRegistry(nil).Summary("snapshottime", "", metric.DetailBasic)}
 	for _, d := range []time.Duration{30 * time.Millisecond, 1500 * time.Microsecond, 200*time.Millisecond + 999*time.Microsecond} {
 		s.add(d)
 	}

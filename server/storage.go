@@ -108,34 +108,6 @@ type storage struct {
 	snapTimes, fsyncTimes msSummary
 }
 
-// msSummary is ZooKeeper's AvgMinMaxCounter (e.g. "snapshottime"): how
-// many events and their total, least and greatest duration in whole
-// milliseconds (ZooKeeper truncates the same way), so a benchmark reads
-// both servers' figures from mntr alike.
-type msSummary struct {
-	mu                   sync.Mutex
-	count, sum, min, max int64
-}
-
-func (t *msSummary) add(d time.Duration) {
-	ms := d.Milliseconds()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.count == 0 || ms < t.min {
-		t.min = ms
-	}
-	t.max = max(t.max, ms)
-	t.count++
-	t.sum += ms
-}
-
-// get returns count, sum, min and max (all 0 before the first snapshot).
-func (t *msSummary) get() (count, sum, lo, hi int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.count, t.sum, t.min, t.max
-}
-
 // fsyncWarning is ZooKeeper's fsync.warningthresholdms default.
 const fsyncWarning = time.Second
 
@@ -504,7 +476,7 @@ func (st *storage) takeSnapshot(s *Server, compact bool) error {
 		return err
 	}
 	took := time.Since(start)
-	st.snapTimes.add(took)
+	st.snapshotTaken(took, !compact)
 	st.snapBusyUntil.Store(time.Now().Add(4 * took).UnixNano())
 	st.log.Info("snapshot written", "zxid", hex(zxid), "took", took, "idle", !compact)
 	if compact && st.onSnapshot != nil {

@@ -71,7 +71,7 @@ func runEnsemble(args []string) int {
 			if len(cfgs) > 1 {
 				l = logger.With("server", cfg.MyID)
 			}
-			err := serve(ctx, cfg, l, func(addr string) {
+			err := serve(ctx, cfg, "", l, func(addr string) {
 				mu.Lock()
 				addrs[i] = addr
 				mu.Unlock()

@@ -10,9 +10,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/corral-db/corral/admin"
 	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/internal/gcpace"
 	"github.com/corral-db/corral/server"
@@ -46,16 +49,22 @@ func runServer(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go gcpace.Run(ctx, gcpace.DefaultHeadroom(), logger)
-	if err := serve(ctx, cfg, logger, nil); err != nil {
+	initial, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "corral: %v\n", err)
+		return 1
+	}
+	if err := serve(ctx, cfg, string(initial), logger, nil); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
 	}
 	return 0
 }
 
-// serve runs one server until ctx ends. ready, if not nil, receives the
-// client address once the server listens.
-func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, ready func(addr string)) error {
+// serve runs one server until ctx ends. initial is the zoo.cfg text it
+// started from (the AdminServer's initial_configuration; "" writes cfg's).
+// ready, if not nil, receives the client address once the server listens.
+func serve(ctx context.Context, cfg *config.Config, initial string, logger *slog.Logger, ready func(addr string)) error {
 	opts, err := serverOptions(cfg, logger)
 	if err != nil {
 		return err
@@ -67,10 +76,59 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, ready f
 	if err := srv.Listen(); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // stop the HTTP servers before waiting for them
+	if initial == "" {
+		var b strings.Builder
+		if err := cfg.WriteZooCfg(&b); err == nil {
+			initial = b.String()
+		}
+	}
+	if err := startHTTP(ctx, &wg, cfg, initial, srv, logger); err != nil {
+		return err
+	}
 	if ready != nil {
 		ready(srv.Addr().String())
 	}
 	return srv.Serve(ctx)
+}
+
+// startHTTP starts the Prometheus endpoint (metricsProvider.*) and the
+// AdminServer (admin.*) of srv; both stop with ctx. A metrics port that
+// cannot be bound stops start-up, as ZooKeeper's provider does; an
+// AdminServer port only logs a warning, as ZooKeeper's does.
+func startHTTP(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, initial string, srv *server.Server, logger *slog.Logger) error {
+	run := func(h *admin.HTTPServer) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := h.Serve(ctx); err != nil {
+				logger.Error("HTTP server stopped", "err", err)
+			}
+		}()
+	}
+	if cfg.Metrics.Enabled() {
+		h := admin.NewHTTPServer("metrics", time.Duration(cfg.Admin.IdleTimeoutMs)*time.Millisecond, logger)
+		h.Handle(admin.MetricsPath, admin.MetricsHandler(admin.NewMetricsRegistry(srv, cfg.Metrics.ExportJvmInfo)))
+		if err := h.Listen(cfg.Metrics.ListenAddr()); err != nil {
+			return fmt.Errorf("metricsProvider: %w", err)
+		}
+		run(h)
+	}
+	if cfg.Admin.EnableServer {
+		h := admin.NewHTTPServer("AdminServer", time.Duration(cfg.Admin.IdleTimeoutMs)*time.Millisecond, logger)
+		a := admin.NewAdminServer(srv, admin.AdminOptions{Config: cfg, InitialConfig: initial, SnapshotDir: cfg.DataDir, Logger: logger})
+		a.Mount(h)
+		if err := h.Listen(cfg.Admin.ListenAddr()); err != nil {
+			logger.Warn("AdminServer not started; serving clients without it", "err", err)
+		} else {
+			run(h)
+		}
+	}
+	return nil
 }
 
 func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, error) {

@@ -22,7 +22,7 @@
 //	stat.go     srvr, stat, cons and the per-connection line
 //	watches.go  wchs, wchc, wchp
 //	dump.go     dump (session and connection expiry buckets, ephemerals)
-//	mntr.go     mntr, DefaultMetricNames, Summary, RoundAvg
+//	mntr.go     mntr, DefaultMetricNames, Summary, Percentiles, RoundAvg
 //	env.go      DefaultEnv: Go stand-ins for envi's java.* values
 //	java.go     Java's Double.toString, Long.toHexString,
 //	            InetSocketAddress.toString and Date.toString

@@ -152,3 +152,16 @@ func round4(x float64) float64 {
 	}
 	return f
 }
+
+// Percentiles returns the four lines a ZooKeeper advanced summary
+// (AvgMinMaxPercentileCounter) prints after Summary's five: p50_, p95_,
+// p99_ and p999_<name>, each rounded to a whole number (Math.round).
+func Percentiles(name string, p50, p95, p99, p999 float64) []Metric {
+	r := func(x float64) int64 { return int64(math.Floor(x + 0.5)) }
+	return []Metric{
+		{"p50_" + name, r(p50)},
+		{"p95_" + name, r(p95)},
+		{"p99_" + name, r(p99)},
+		{"p999_" + name, r(p999)},
+	}
+}

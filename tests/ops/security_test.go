@@ -1,0 +1,57 @@
+package ops
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/tests/harness"
+)
+
+// TestSecurityKeyRefusesToStart runs the corral binary on zoo.cfg files
+// that ask for TLS, SASL or enforced authentication: each must exit with
+// an error naming the key instead of serving in plaintext.
+func TestSecurityKeyRefusesToStart(t *testing.T) {
+	if env.Kind != harness.Corral {
+		t.Skip("corral's own refusal")
+	}
+	env.Require(t)
+	for _, line := range []string{
+		"secureClientPort=2281",
+		"ssl.keyStore.location=/etc/zk/keystore.jks",
+		"zookeeper.sslQuorum=true",
+		"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+		"enforce.auth.enabled=true",
+		"client.portUnification=true",
+	} {
+		key, _, _ := strings.Cut(line, "=")
+		t.Run(key, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "zoo.cfg")
+			body := "tickTime=2000\ndataDir=" + filepath.Join(dir, "data") + "\nclientPort=0\n" +
+				"clientPortAddress=127.0.0.1\nadmin.enableServer=false\n" + line + "\n"
+			if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, env.CorralBin(), "server", cfg).CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("corral with %s did not exit; it must refuse to start:\n%s", line, out)
+			}
+			if err == nil {
+				t.Fatalf("corral with %s exited 0; want a refusal:\n%s", line, out)
+			}
+			if !strings.Contains(string(out), key) || !strings.Contains(string(out), "not implemented") {
+				t.Errorf("corral's message does not name %s:\n%s", key, out)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "data", "version-2")); err == nil {
+				t.Errorf("corral created its data directory before refusing")
+			}
+		})
+	}
+}
