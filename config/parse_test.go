@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/corral-db/corral/internal/zktls"
+
 	"bytes"
 	"errors"
 	"log/slog"
@@ -50,6 +52,8 @@ func TestDefaults(t *testing.T) {
 		Durability:               DurabilitySync,
 		ContainerCheckIntervalMs: 60000,
 		ContainerMaxPerMinute:    10000,
+		SSL:                      zktls.Settings{HostnameVerification: true, HandshakeDetectionTimeoutMs: 5000},
+		QuorumSSL:                zktls.Settings{HostnameVerification: true, HandshakeDetectionTimeoutMs: 5000},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse(minimal) =\n%+v\nwant\n%+v", c, want)
@@ -186,11 +190,6 @@ func TestIgnoredKeysWarnOnce(t *testing.T) {
 	}{
 		{"serverCnxnFactory", reasonJVMOnly},
 		{"zookeeper.serverCnxnFactory", reasonJVMOnly},
-		{"sslQuorum", reasonJVMOnly},
-		{"ssl.keyStore.location", reasonJVMOnly},
-		{"ssl.quorum.trustStore.password", reasonJVMOnly},
-		{"secureClientPort", reasonJVMOnly},
-		{"secureClientPortAddress", reasonJVMOnly},
 		{"admin.enableServer", reasonJVMOnly},
 		{"admin.serverPort", reasonJVMOnly},
 		{"authProvider.1", reasonJVMOnly},
@@ -234,9 +233,9 @@ func TestIgnoredKeysWarnOnce(t *testing.T) {
 }
 
 func TestSeveralIgnoredKeysOneWarningEach(t *testing.T) {
-	_, warnings := mustParse(t, base+"sslQuorum=true\nadmin.enableServer=false\nfoo=bar\nadmin.serverPort=8080\n")
+	_, warnings := mustParse(t, base+"serverCnxnFactory=x\nadmin.enableServer=false\nfoo=bar\nadmin.serverPort=8080\n")
 	want := []string{
-		"line 3: sslQuorum: ignored: JVM-only",
+		"line 3: serverCnxnFactory: ignored: JVM-only",
 		"line 4: admin.enableServer: ignored: JVM-only",
 		"line 5: foo: ignored: unknown key",
 		"line 6: admin.serverPort: ignored: JVM-only",

@@ -73,6 +73,7 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 	if c.SuperDigest != "" {
 		put("DigestAuthenticationProvider.superDigest", c.SuperDigest)
 	}
+	c.writeTLS(put)
 
 	b.WriteString("# corral only; ZooKeeper needs them as JVM flags (-Dkey=value).\n")
 	put("jute.maxbuffer", itoa(c.JuteMaxBuffer))
