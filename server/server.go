@@ -66,7 +66,8 @@ type Server struct {
 	// clientPort and secureClientPort (server/tls.go).
 	ln        net.Listener
 	listeners []clientListener
-	connMu    sync.Mutex
+
+	connMu   sync.Mutex
 	conns    map[*conn]struct{}
 	perIP    map[string]int
 	nextConn atomic.Uint64
