@@ -120,6 +120,9 @@ type Ensemble struct {
 	// syncLimit).
 	InitLimit int
 	SyncLimit int
+	// QuorumTLS, if set, secures member-to-member traffic (sslQuorum
+	// with the ssl.quorum.* keys).
+	QuorumTLS *transport.TLS
 	// Config is what /zookeeper/config holds on this member (see
 	// config.Config.QuorumConfig); nil leaves the node empty.
 	Config []byte
