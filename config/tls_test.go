@@ -109,3 +109,27 @@ func TestSecureClientPortAlone(t *testing.T) {
 		t.Errorf("listen addresses %q, %q", c.ClientListenAddr(), c.SecureClientListenAddr())
 	}
 }
+
+func TestParseClientConfig(t *testing.T) {
+	in := `zookeeper.client.secure=true
+zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty
+zookeeper.ssl.keyStore.location=/c.p12
+zookeeper.ssl.keyStore.password=pw
+ssl.trustStore.location=/ca.pem
+zookeeper.ssl.hostnameVerification=false
+`
+	cc, warnings, err := ParseClientConfig(strings.NewReader(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cc.Secure || cc.SSL.KeyStoreLocation != "/c.p12" || cc.SSL.KeyStorePassword != "pw" ||
+		cc.SSL.TrustStoreLocation != "/ca.pem" || cc.SSL.HostnameVerification {
+		t.Errorf("client config: %+v", cc)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "clientCnxnSocket") {
+		t.Errorf("warnings %q", warnings)
+	}
+	if _, _, err := ParseClientConfig(strings.NewReader("zookeeper.ssl.clientAuth=x\n"), nil); err == nil {
+		t.Error("bad ssl key accepted")
+	}
+}
