@@ -392,7 +392,7 @@ func (s *Server) acceptLoop(ctx context.Context, l clientListener) error {
 
 // newConn registers a connection, enforcing maxClientCnxns per IP:
 // ZooKeeper accepts the TCP connection and closes it at once, sending
-// nothing. Its auth ids are its ip and extra (a TLS client's x509 ids).
+// nothing. Its auth ids are extra (a TLS client's x509 ids) and its ip.
 func (s *Server) newConn(nc net.Conn, extra []wire.Id) *conn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -413,7 +413,8 @@ func (s *Server) newConn(nc net.Conn, extra []wire.Id) *conn {
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
-	ids := append([]wire.Id{{Scheme: "ip", ID: ip}}, extra...)
+	// ZooKeeper lists a TLS client's x509 (and super) ids before its ip.
+	ids := append(append(make([]wire.Id, 0, len(extra)+1), extra...), wire.Id{Scheme: "ip", ID: ip})
 	c.auth.Store(&ids)
 	s.perIP[ip]++
 	s.conns[c] = struct{}{}

@@ -114,8 +114,8 @@ func TestSecureClientPort(t *testing.T) {
 		t.Fatal("a client with a trusted certificate was refused")
 	}
 	ids := alice.whoAmI()
-	if len(ids) != 2 || ids[1].AuthScheme != "x509" || ids[1].User != "CN=alice,O=corral" {
-		t.Errorf("alice's ids: %+v, want ip and x509 CN=alice,O=corral", ids)
+	if len(ids) != 2 || ids[0].AuthScheme != "x509" || ids[0].User != "CN=alice,O=corral" || ids[1].AuthScheme != "ip" {
+		t.Errorf("alice's ids: %+v, want x509 CN=alice,O=corral and ip, as ZooKeeper lists them", ids)
 	}
 	// A node only alice's certificate may read.
 	acl := []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "x509", ID: "CN=alice,O=corral"}}}
@@ -175,7 +175,7 @@ func TestPortUnification(t *testing.T) {
 	if alice == nil {
 		t.Fatal("TLS client refused on the unified port")
 	}
-	if ids := alice.whoAmI(); len(ids) != 2 || ids[1].User != "CN=alice,O=corral" {
+	if ids := alice.whoAmI(); len(ids) != 2 || ids[0].User != "CN=alice,O=corral" {
 		t.Errorf("alice's ids on the unified port: %+v", ids)
 	}
 	if _, code := alice.get("/p"); code != 0 {

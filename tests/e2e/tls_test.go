@@ -94,7 +94,7 @@ func TestTLSJavaClient(t *testing.T) {
 		return string(out), code
 	}
 	alice, code := run("alice", e.leaf(t, e.ca, "alice").WritePKCS12(t, e.dir, "alice", e.ca), "30")
-	for _, want := range []string{"connected\n", "whoami x509 CN=alice,O=" + tlsOrg + "\n",
+	for _, want := range []string{"connected\n", "whoami x509 CN=alice,O=" + tlsOrg + "\nwhoami ip 127.0.0.1\n",
 		"subject CN=alice,O=" + tlsOrg + "\n", "read java\n"} {
 		if code != 0 || !strings.Contains(alice, want) {
 			t.Errorf("alice (exit %d): no %q", code, want)
@@ -123,7 +123,8 @@ func TestTLSJavaClient(t *testing.T) {
 	if r := res[0]; r.code != 0 || !strings.Contains(r.out, "read error NOAUTH") {
 		t.Errorf("bob (exit %d) read alice's node or failed otherwise", r.code)
 	}
-	if r := res[1]; r.code != 0 || !strings.Contains(r.out, "read java\n") {
+	if r := res[1]; r.code != 0 || !strings.Contains(r.out, "whoami super \nwhoami x509 CN=admin,O="+tlsOrg+"\n") ||
+		!strings.Contains(r.out, "read java\n") {
 		t.Errorf("the x509 super user (exit %d) could not read alice's node", r.code)
 	}
 	if r := res[2]; r.code != 3 || strings.Contains(r.out, "\nconnected") {
@@ -153,9 +154,10 @@ func TestTLSKazoo(t *testing.T) {
 	py := python(t)
 	e := startTLSServer(t)
 	script := filepath.Join(env.Root, "tests", "python", "tls_client.py")
-	run := func(name, ca, cert, key string) (string, int) {
-		t.Helper()
-		out, err := exec.Command(py, script, e.secureAddr, ca, cert, key, "/kazoo-x509", "CN=alice,O="+tlsOrg).CombinedOutput()
+	// wait bounds the wait for a connection: generous where one must
+	// come, short where none may.
+	run := func(name, ca, cert, key, wait string) (string, int) {
+		out, err := exec.Command(py, script, e.secureAddr, ca, cert, key, "/kazoo-x509", "CN=alice,O="+tlsOrg, wait).CombinedOutput()
 		code := 0
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -168,11 +170,11 @@ func TestTLSKazoo(t *testing.T) {
 	}
 	aliceF, aliceCert, aliceKey := e.leaf(t, e.ca, "alice").WritePEM(t, e.dir, "alice", e.ca)
 	caPEM := aliceF.TrustStore
-	if out, code := run("alice", caPEM, aliceCert, aliceKey); code != 0 || !strings.Contains(out, "read kazoo\n") {
+	if out, code := run("alice", caPEM, aliceCert, aliceKey, "20"); code != 0 || !strings.Contains(out, "read kazoo\n") {
 		t.Errorf("alice (exit %d) could not create and read her node", code)
 	}
 	_, bobCert, bobKey := e.leaf(t, e.ca, "bob").WritePEM(t, e.dir, "bob", e.ca)
-	if out, code := run("bob", caPEM, bobCert, bobKey); code != 0 || !strings.Contains(out, "read error NOAUTH\n") {
+	if out, code := run("bob", caPEM, bobCert, bobKey, "20"); code != 0 || !strings.Contains(out, "read error NOAUTH\n") {
 		t.Errorf("bob (exit %d) read alice's node or failed otherwise", code)
 	}
 	// The refusals at once: each waits for kazoo's connection timeout.
@@ -184,7 +186,7 @@ func TestTLSKazoo(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], codes[i] = run([]string{"no certificate", "untrusting"}[i], args[0], args[1], args[2])
+			outs[i], codes[i] = run([]string{"no certificate", "untrusting"}[i], args[0], args[1], args[2], "3")
 		}()
 	}
 	wg.Wait()
