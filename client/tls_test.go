@@ -71,3 +71,49 @@ func TestTLS(t *testing.T) {
 		t.Fatal("a client that does not trust the server's CA connected")
 	}
 }
+
+// TestTLSPortUnification: with client.portUnification=true one port
+// serves plaintext and TLS clients; the TLS one is x509:<subject>, the
+// plaintext one only ip, and they see each other's writes.
+func TestTLSPortUnification(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := zktlstest.NewCA(t, "ca")
+	srvFiles := ca.Issue(t, pkix.Name{CommonName: "server"}).WritePKCS12(t, dir, "server", ca)
+	srv := env.StartWith(t, harness.Config{Extra: []string{
+		"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+		"client.portUnification=true",
+		// ZooKeeper registers the x509 provider itself only for a
+		// secureClientPort; on a unified port without this line it drops
+		// TLS clients that present a certificate. corral does not need it.
+		"authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+		"ssl.keyStore.location=" + srvFiles.KeyStore,
+		"ssl.keyStore.password=" + srvFiles.Password,
+		"ssl.trustStore.location=" + srvFiles.TrustStore,
+		"ssl.trustStore.password=" + srvFiles.Password,
+	}})
+	carol := ca.Issue(t, pkix.Name{CommonName: "carol"}).WritePKCS12(t, dir, "carol", ca)
+	s := zktls.Default()
+	s.KeyStoreLocation, s.KeyStorePassword = carol.KeyStore, carol.Password
+	s.TrustStoreLocation, s.TrustStorePassword = carol.TrustStore, carol.Password
+	l, err := zktls.Load(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	secure := connect(t, srv.Addr(), client.TLS(l.ClientConfig("")))
+	plain := connect(t, srv.Addr())
+	ids, err := secure.WhoAmI(ctx)
+	if err != nil || len(ids) != 2 || ids[0] != (client.ClientInfo{AuthScheme: "x509", User: "CN=carol"}) {
+		t.Errorf("TLS client's ids on the unified port: %+v, %v", ids, err)
+	}
+	if ids, err := plain.WhoAmI(ctx); err != nil || len(ids) != 1 || ids[0].AuthScheme != "ip" {
+		t.Errorf("plaintext client's ids on the unified port: %+v, %v", ids, err)
+	}
+	if _, err := plain.Create(ctx, "/unified", []byte("p"), client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := secure.Get(ctx, "/unified"); err != nil || string(d) != "p" {
+		t.Errorf("TLS client reads the plaintext client's write: %q, %v", d, err)
+	}
+}
