@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -58,9 +59,11 @@ func (s *Server) secure(ctx context.Context, nc net.Conn, mode listenMode) (net.
 	}
 	if mode == modeUnified {
 		_ = nc.SetReadDeadline(time.Now().Add(s.opts.HandshakeDetectionTimeout))
+		stop := context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Now()) })
 		var first [1]byte
-		if _, err := io.ReadFull(nc, first[:]); err != nil {
-			return nil, nil, fmt.Errorf("port unification: no first byte: %w", err)
+		_, err := io.ReadFull(nc, first[:])
+		if !stop() || err != nil {
+			return nil, nil, fmt.Errorf("port unification: no first byte: %w", cmp.Or(err, ctx.Err()))
 		}
 		_ = nc.SetReadDeadline(time.Time{})
 		pc := &prefixConn{Conn: nc, prefix: first[:]}
@@ -81,8 +84,19 @@ func (s *Server) secure(ctx context.Context, nc net.Conn, mode listenMode) (net.
 		s.stats.authFail.Add(1)
 		return nil, nil, err
 	}
-	return tc, ids, nil
+	return &tlsConn{Conn: tc, tcp: nc}, ids, nil
 }
+
+// tlsConn is a served TLS connection. Closing it closes the TCP
+// connection at once: tls.Conn.Close would first send a close_notify
+// alert, which can wait up to 5 s on a client that stopped reading, and
+// the server closes connections while holding connMu.
+type tlsConn struct {
+	*tls.Conn
+	tcp net.Conn
+}
+
+func (c *tlsConn) Close() error { return c.tcp.Close() }
 
 // x509IDs is X509AuthenticationProvider.handleAuthentication for a
 // verified client certificate: x509:<subject>, and super when the subject
