@@ -1,6 +1,7 @@
 package zktls
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Loaded is Settings with its stores read and its names resolved: what
@@ -191,7 +193,7 @@ func (l *Loaded) ServerConfig(verifyClientHost bool) (*tls.Config, error) {
 				if err != nil {
 					return err
 				}
-				return cs.PeerCertificates[0].VerifyHostname(host)
+				return checkClientHost(cs.PeerCertificates[0], host)
 			}
 			return cc, nil
 		}
@@ -216,6 +218,32 @@ func (l *Loaded) ClientConfig(host string) *tls.Config {
 		}
 	}
 	return c
+}
+
+// reverseLookupTimeout bounds the reverse DNS lookup of a client's
+// address during its handshake.
+const reverseLookupTimeout = 2 * time.Second
+
+// checkClientHost is ZKTrustManager's client host check: the
+// certificate must name the client's IP address or, failing that, a name
+// its address resolves back to.
+func checkClientHost(cert *x509.Certificate, ip string) error {
+	err := cert.VerifyHostname(ip)
+	if err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), reverseLookupTimeout)
+	defer cancel()
+	names, lerr := net.DefaultResolver.LookupAddr(ctx, ip)
+	if lerr != nil {
+		return err
+	}
+	for _, n := range names {
+		if cert.VerifyHostname(strings.TrimSuffix(n, ".")) == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 func verifyChain(certs []*x509.Certificate, roots *x509.CertPool, usage x509.ExtKeyUsage) error {

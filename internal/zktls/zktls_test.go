@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/corral-db/corral/internal/zktls"
@@ -226,5 +227,47 @@ func TestSettingsErrors(t *testing.T) {
 	}
 	if _, err := l.ServerConfig(false); err == nil {
 		t.Error("ServerConfig without a key store accepted")
+	}
+}
+
+// TestQuorumClientHost: with client host verification (the quorum), the
+// dialler's certificate must name its address, or a name the address
+// resolves back to, as ZKTrustManager checks.
+func TestQuorumClientHost(t *testing.T) {
+	dir := t.TempDir()
+	ca := zktlstest.NewCA(t, "ca")
+	load := func(f zktlstest.Files) *zktls.Loaded {
+		t.Helper()
+		s := zktls.Default()
+		s.KeyStoreLocation, s.KeyStorePassword = f.KeyStore, f.Password
+		s.TrustStoreLocation, s.TrustStorePassword = f.TrustStore, f.Password
+		l, err := zktls.Load(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	sc, err := load(ca.Issue(t, pkix.Name{CommonName: "member1"}).WritePKCS12(t, dir, "m1", ca)).ServerConfig(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := load(ca.IssueFor(t, pkix.Name{CommonName: "member2"}, []string{"zk2.invalid"}, []net.IP{net.IPv4(10, 9, 8, 7)}).WritePKCS12(t, dir, "m2", ca))
+	if _, serr, _ := handshake(t, sc, elsewhere.ClientConfig("127.0.0.1")); serr == nil {
+		t.Error("a member whose certificate names another host was accepted")
+	}
+	here := load(ca.Issue(t, pkix.Name{CommonName: "member3"}).WritePKCS12(t, dir, "m3", ca))
+	if _, serr, cerr := handshake(t, sc, here.ClientConfig("127.0.0.1")); serr != nil || cerr != nil {
+		t.Errorf("a member whose certificate names its address: server %v, client %v", serr, cerr)
+	}
+	names, _ := net.LookupAddr("127.0.0.1")
+	for _, n := range names {
+		if n := strings.TrimSuffix(n, "."); n != "" {
+			byName := load(ca.IssueFor(t, pkix.Name{CommonName: "member4"}, []string{n}, nil).WritePKCS12(t, dir, "m4", ca))
+			// The client checks the server by address; give it the name.
+			if _, serr, cerr := handshake(t, sc, byName.ClientConfig("127.0.0.1")); serr != nil {
+				t.Errorf("a member whose certificate names %s, what 127.0.0.1 resolves to: server %v (client %v)", n, serr, cerr)
+			}
+			break
+		}
 	}
 }

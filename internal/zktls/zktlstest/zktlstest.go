@@ -67,6 +67,13 @@ func NewCA(t testing.TB, cn string) *CA {
 // valid for 127.0.0.1, ::1 and localhost.
 func (ca *CA) Issue(t testing.TB, subject pkix.Name) *Leaf {
 	t.Helper()
+	return ca.IssueFor(t, subject, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback})
+}
+
+// IssueFor signs a certificate for subject valid for the given names and
+// addresses.
+func (ca *CA) IssueFor(t testing.TB, subject pkix.Name, dns []string, ips []net.IP) *Leaf {
+	t.Helper()
 	key := newKey(t)
 	ca.serial++
 	tmpl := &x509.Certificate{
@@ -76,8 +83,8 @@ func (ca *CA) Issue(t testing.TB, subject pkix.Name) *Leaf {
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:     dns,
+		IPAddresses:  ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
