@@ -228,3 +228,39 @@ func TestTLSCLI(t *testing.T) {
 		t.Errorf("bob get: %q, %v; want NoAuth", out, err)
 	}
 }
+
+// TestTLSConfigErrorsStopStartup: a TLS setting corral cannot honour
+// stops corral at start-up with a message naming it, never a server that
+// quietly serves plaintext.
+func TestTLSConfigErrorsStopStartup(t *testing.T) {
+	t.Parallel()
+	bin := env.CorralBin()
+	if bin == "" {
+		t.Skip("corral's start-up; the target is ZooKeeper")
+	}
+	dir := t.TempDir()
+	ca := zktlstest.NewCA(t, "ca")
+	good := ca.Issue(t, pkix.Name{CommonName: "server"}).WritePKCS12(t, dir, "server", ca)
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"missing key store", []string{"ssl.keyStore.location=" + filepath.Join(dir, "nope.p12")}, "nope.p12"},
+		{"wrong password", []string{"ssl.keyStore.location=" + good.KeyStore, "ssl.keyStore.password=wrong"}, "key store"},
+		{"no key store", nil, "ssl.keyStore.location"},
+		{"revocation", []string{"ssl.keyStore.location=" + good.KeyStore, "ssl.keyStore.password=" + good.Password, "ssl.crl=true"}, "ssl.crl"},
+		{"quorum without stores", []string{"ssl.keyStore.location=" + good.KeyStore, "ssl.keyStore.password=" + good.Password, "sslQuorum=true"}, "ssl.quorum.keyStore.location"},
+	} {
+		cfg := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".cfg")
+		lines := append([]string{"tickTime=2000", "dataDir=" + filepath.Join(dir, "data-"+strings.ReplaceAll(c.name, " ", "-")),
+			fmt.Sprintf("clientPort=%d", harness.FreePort(t)), fmt.Sprintf("secureClientPort=%d", harness.FreePort(t))}, c.lines...)
+		if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "server", cfg).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: %v, output %q; want a failure naming %s", c.name, err, out, c.want)
+		}
+	}
+}
