@@ -57,8 +57,10 @@ func Main(ctx context.Context, cfg Config, args []string) int {
 	fs.SetOutput(cfg.Stderr)
 	server := fs.String("server", DefaultServer, "servers to connect to: `host:port[,host:port...][/chroot]`")
 	timeout := fs.String("timeout", strconv.Itoa(int(DefaultTimeout.Milliseconds())), "session timeout in `ms`")
+	var tf tlsFlags
+	tf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(cfg.Stderr, "usage: corral cli [-server host:port[,...]] [-timeout ms] [CMD ARGS]")
+		fmt.Fprintln(cfg.Stderr, "usage: corral cli [-server host:port[,...]] [-timeout ms] [-client-configuration file | -tls ...] [CMD ARGS]")
 		fs.PrintDefaults()
 		fmt.Fprintln(cfg.Stderr, "Without CMD, runs an interactive shell; `corral cli help` lists the commands.")
 		fmt.Fprintln(cfg.Stderr, "Exit status: 0 success, 1 the command failed, 2 usage error.")
@@ -76,6 +78,10 @@ func Main(ctx context.Context, cfg Config, args []string) int {
 	}
 	s := newShell(cfg, *server, time.Duration(ms)*time.Millisecond)
 	defer s.close()
+	if s.tls, err = tf.config(cfg.Logger); err != nil {
+		fmt.Fprintf(cfg.Stderr, "%v\n", err)
+		return ExitUsage
+	}
 	if fs.NArg() > 0 {
 		return s.oneShot(ctx, fs.Args())
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,8 @@ type shell struct {
 	cfg     Config
 	servers string
 	timeout time.Duration
+	// tls, if set, makes the connections TLS (tlsflags.go).
+	tls *tls.Config
 
 	conn    *client.Conn // nil when not connected
 	out     *syncWriter  // stdout, shared with the printer
@@ -259,8 +262,11 @@ func (s *shell) connect(ctx context.Context) bool {
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	c, err := client.Connect(cctx, []string{s.servers},
-		client.SessionTimeout(s.timeout), client.Logger(s.cfg.Logger))
+	copts := []client.Option{client.SessionTimeout(s.timeout), client.Logger(s.cfg.Logger)}
+	if s.tls != nil {
+		copts = append(copts, client.TLS(s.tls))
+	}
+	c, err := client.Connect(cctx, []string{s.servers}, copts...)
 	if err != nil {
 		fmt.Fprintf(s.cfg.Stderr, "Unable to connect to %s: %v\n", s.servers, err)
 		return false

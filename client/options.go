@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -32,6 +33,7 @@ type config struct {
 	maxInFlight    int
 	chroot         string
 	rand           *rand.Rand
+	tls            *tls.Config
 }
 
 // Defaults. The frame limit matches the Java client's 4 MiB default
@@ -140,6 +142,14 @@ func MaxInFlight(n int) Option {
 // Chroot roots every path of the Conn at path, as a "/chroot" suffix of
 // the server list does; it takes precedence over that suffix.
 func Chroot(path string) Option { return func(c *config) { c.chroot = path } }
+
+// TLS makes every connection TLS, as ZooKeeper's Java client does with
+// zookeeper.client.secure=true: the server's secureClientPort (or a port
+// with client.portUnification). cfg's ServerName, if empty, is set to each
+// server's host, which the server's certificate must then name (unless
+// cfg verifies otherwise, see internal/zktls). A client certificate in
+// cfg authenticates the session as x509:<subject> on the server.
+func TLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
 
 // Rand is the source used to shuffle the server list (default: seeded
 // from the clock). Tests pass a seeded one for a fixed order.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -107,6 +108,11 @@ func (c *Conn) open(addr string) (*link, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.cfg.tls != nil {
+		if nc, err = startTLS(ctx, nc, addr, c.cfg.tls); err != nil {
+			return nil, err
+		}
+	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() }) // Close or timeout interrupts the handshake
 	resp, err := c.handshake(nc, sid, passwd, timeout)
 	if !stop() {
@@ -131,6 +137,24 @@ func (c *Conn) open(addr string) (*link, error) {
 	c.mu.Unlock()
 	c.sid.Store(resp.SessionID)
 	return newLink(c, nc, addr), nil
+}
+
+// startTLS runs the TLS handshake on a new connection to addr.
+func startTLS(ctx context.Context, nc net.Conn, addr string, cfg *tls.Config) (net.Conn, error) {
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
 }
 
 // handshake sends the ConnectRequest and reads the ConnectResponse.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+
+	"github.com/corral-db/corral/internal/zktls"
 )
 
 // ErrInvalid is wrapped by every error that reports a bad configuration
@@ -183,6 +185,25 @@ type Config struct {
 	ContainerMaxPerMinute           int   // default 10000
 	ContainerMaxNeverUsedIntervalMs int64 // default 0: never-used containers are not reaped
 
+	// TLS (config/tls.go, docs/design/tls.md).
+	//
+	// SecureClientPort is secureClientPort, the TLS client port; 0 unset.
+	// SecureClientPortAddress is secureClientPortAddress; unset, corral
+	// listens on DefaultClientListenHost as for clientPort.
+	SecureClientPort        int
+	SecureClientPortAddress string
+	// PortUnification is client.portUnification: the plaintext client
+	// port also accepts TLS clients, told apart by their first byte.
+	PortUnification bool
+	// SSL is the ssl.* keys: the client ports' certificates and policy.
+	SSL zktls.Settings
+	// SSLQuorum is sslQuorum: members talk TLS with the ssl.quorum.* keys
+	// (QuorumSSL), each side verifying the other's certificate.
+	SSLQuorum bool
+	QuorumSSL zktls.Settings
+	// X509SuperUser is X509AuthenticationProvider.superUser: a client
+	// whose certificate subject is this X.500 name is the super user.
+	X509SuperUser string
 	// Metrics is the metricsProvider.* configuration.
 	Metrics MetricsConfig
 	// Admin is the admin.* configuration (the AdminServer).
@@ -303,6 +324,8 @@ func Default() *Config {
 			SnapshotEnabled:       true,
 			RestoreEnabled:        true,
 		},
+		SSL:       zktls.Default(),
+		QuorumSSL: zktls.Default(),
 	}
 	c.MinSessionTimeout = 2 * c.TickTime
 	c.MaxSessionTimeout = 20 * c.TickTime

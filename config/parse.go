@@ -45,6 +45,8 @@ type parser struct {
 	peerType                     string // "" when peerType is absent
 	dynamicConfigFile            string
 	servers                      map[int64]serverEntry
+	// filePasswords are ssl.*.passwordPath contents, applied last.
+	filePasswords map[*string]string
 }
 
 type serverEntry struct {
@@ -58,6 +60,8 @@ func newParser(logger *slog.Logger, readFile func(string) ([]byte, error)) *pars
 		readFile: readFile,
 		c:        Default(),
 		servers:  make(map[int64]serverEntry),
+
+		filePasswords: make(map[*string]string),
 	}
 }
 
@@ -110,7 +114,7 @@ func (p *parser) parseNoValidate(r io.Reader) error {
 // honours to the plain one, so that duplicates are caught whichever
 // spelling each occurrence uses.
 func canonicalKey(key string) string {
-	if s, ok := strings.CutPrefix(key, sysPropPrefix); ok && sysPropKeys[s] {
+	if s, ok := strings.CutPrefix(key, sysPropPrefix); ok && (sysPropKeys[s] || isTLSKey(s)) {
 		return s
 	}
 	return key
@@ -284,6 +288,9 @@ func (p *parser) apply(key, value string, line int) error {
 	}
 	if strings.HasPrefix(key, "group.") || strings.HasPrefix(key, "weight.") {
 		return &KeyError{Key: key, Value: value, Reason: "hierarchical quorums (group.N, weight.N) are not supported"}
+	}
+	if handled, err := p.applyTLS(key, value, line); handled {
+		return err
 	}
 	if sk := canonicalKey(key); sysPropKeys[sk] {
 		return p.applySysProp(key, sk, value, line)
@@ -468,6 +475,7 @@ func (p *parser) readDynamicConfig() error {
 // finish applies the defaults that depend on other keys.
 func (p *parser) finish() {
 	c := p.c
+	p.finishTLS()
 	if !p.minSessionSet {
 		c.MinSessionTimeout = 2 * c.TickTime
 	}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/corral-db/corral/internal/zktls"
+
 	"bytes"
 	"errors"
 	"log/slog"
@@ -53,6 +55,8 @@ func TestDefaults(t *testing.T) {
 		Metrics:                  MetricsConfig{HTTPPort: 7000, ExportJvmInfo: true},
 		Admin: AdminConfig{EnableServer: true, ServerPort: 8080, CommandURL: "/commands",
 			IdleTimeoutMs: 30000, RateLimiterIntervalMs: 300000, SnapshotEnabled: true, RestoreEnabled: true},
+		SSL:       zktls.Settings{HostnameVerification: true, HandshakeDetectionTimeoutMs: 5000},
+		QuorumSSL: zktls.Settings{HostnameVerification: true, HandshakeDetectionTimeoutMs: 5000},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse(minimal) =\n%+v\nwant\n%+v", c, want)

@@ -9,23 +9,15 @@ import (
 // refusedSecurityLines are zoo.cfg lines, one per row of
 // unimplementedSecurityKeys and more, that must stop start-up.
 var refusedSecurityLines = []string{
-	"secureClientPort=2281",
-	"secureClientPortAddress=127.0.0.1",
-	"client.portUnification=true",
 	"portUnification=true",
 	"client.certReload=true",
-	"ssl.keyStore.location=/etc/zk/keystore.jks",
-	"ssl.keyStore.password=secret",
-	"ssl.trustStore.location=/etc/zk/truststore.jks",
-	"ssl.clientAuth=need",
-	"ssl.authProvider=x509",
-	"ssl.quorum.keyStore.location=/etc/zk/q.jks",
-	"ssl.quorum.hostnameVerification=false",
-	"sslQuorum=true",
+	"ssl.clientHostnameVerification=true",
+	"ssl.quorum.clientHostnameVerification=true",
+	"X509AuthenticationProvider.keyStore=x",
+	// Garbage in an on/off key is not "off".
+	"sslQuorumReloadCertFiles=yes",
 	"sslQuorumReloadCertFiles=true",
-	"X509AuthenticationProvider.superUser=CN=admin",
 	"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-	"authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
 	"authProvider=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
 	"sasl.serverconfig=Server",
 	"sessionRequireClientSASLAuth=true",
@@ -47,8 +39,6 @@ var refusedSecurityLines = []string{
 	"admin.forceHttps=true",
 	"admin.needClientAuth=true",
 	"admin.portUnification=true",
-	// Garbage in an on/off key is not "off".
-	"sslQuorum=yes",
 }
 
 func TestUnimplementedSecurityKeysStopStartUp(t *testing.T) {
@@ -95,11 +85,7 @@ func TestEverySecurityRowRefusesSomething(t *testing.T) {
 // are accepted (with the ignored-key warning), in either spelling.
 func TestSecurityKeysOffValuesAccepted(t *testing.T) {
 	for _, line := range []string{
-		"sslQuorum=false",
-		"sslQuorum=FALSE",
-		"zookeeper.sslQuorum=false",
-		"client.portUnification=false",
-		"portUnification=false",
+						"portUnification=false",
 		"quorum.auth.enableSasl=false",
 		"enforce.auth.enabled=false",
 		"sessionRequireClientSASLAuth=false",

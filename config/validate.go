@@ -36,6 +36,9 @@ func (p *parser) validate(withMyID bool) error {
 	if err := p.validateClientPort(withMyID); err != nil {
 		return err
 	}
+	if err := p.validateTLS(); err != nil {
+		return err
+	}
 	if withMyID {
 		return p.validateMyID()
 	}
@@ -105,6 +108,9 @@ func (p *parser) validateServers() error {
 // as ZooKeeper's setupClientPort does.
 func (p *parser) validateClientPort(withMyID bool) error {
 	c := p.c
+	if c.ClientPort == 0 && c.SecureClientPort != 0 {
+		return nil // TLS clients only, as ZooKeeper allows
+	}
 	if c.ClientPort != 0 {
 		if self := c.Self(); withMyID && self != nil && self.ClientPort != 0 {
 			// ZooKeeper: a wildcard clientPortAddress need only agree on

@@ -73,6 +73,7 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 	if c.SuperDigest != "" {
 		put("DigestAuthenticationProvider.superDigest", c.SuperDigest)
 	}
+	c.writeTLS(put)
 
 	b.WriteString("# The AdminServer (ZooKeeper: zookeeper.admin.*) and the metrics endpoint.\n")
 	put("admin.enableServer", btoa(c.Admin.EnableServer))

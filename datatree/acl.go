@@ -17,6 +17,10 @@ const (
 	SchemeDigest = "digest"
 	SchemeIP     = "ip"
 	SchemeSuper  = "super"
+	// SchemeX509 is the x509 provider's: the X.500 name of a client
+	// certificate's subject (internal/zktls.PrincipalName), given to
+	// connections on a TLS port.
+	SchemeX509 = "x509"
 )
 
 // DigestID returns the digest-scheme id for "user:password", as
@@ -64,6 +68,14 @@ func CheckPerm(acl []wire.ACL, perm int32, ids []wire.Id) bool {
 		case SchemeIP:
 			for j := range ids {
 				if ids[j].Scheme == SchemeIP && ipMatches(ids[j].ID, a.ID.ID) {
+					return true
+				}
+			}
+		case SchemeX509:
+			// X509AuthenticationProvider.matches: equal names. (Its
+			// superUser clause is covered by the super id above.)
+			for j := range ids {
+				if ids[j].Scheme == SchemeX509 && ids[j].ID == a.ID.ID {
 					return true
 				}
 			}
@@ -115,6 +127,11 @@ func FixupACL(acl []wire.ACL, authIDs []wire.Id) ([]wire.ACL, error) {
 				return nil, fmt.Errorf("%w: ip id %q", wire.CodeInvalidACL, a.ID.ID)
 			}
 			out = append(out, a)
+		case SchemeX509:
+			if !validX500Name(a.ID.ID) {
+				return nil, fmt.Errorf("%w: x509 id %q", wire.CodeInvalidACL, a.ID.ID)
+			}
+			out = append(out, a)
 		default:
 			return nil, fmt.Errorf("%w: unknown scheme %q", wire.CodeInvalidACL, a.ID.Scheme)
 		}
@@ -126,7 +143,48 @@ func FixupACL(acl []wire.ACL, authIDs []wire.Id) ([]wire.ACL, error) {
 // over the registered providers: digest is, ip is not, and ids without a
 // provider ("super", "world") are skipped.
 func isAuthenticatedScheme(scheme string) bool {
-	return scheme == SchemeDigest
+	return scheme == SchemeDigest || scheme == SchemeX509
+}
+
+// validX500Name approximates X509AuthenticationProvider.isValid (new
+// X500Principal(id) does not throw): attribute=value pairs separated by
+// unescaped ',', ';' or '+', each type a keyword or a dotted OID.
+func validX500Name(id string) bool {
+	if strings.TrimSpace(id) == "" {
+		return false
+	}
+	var parts []string
+	start, esc, quoted := 0, false, false
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case esc:
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			quoted = !quoted
+		case !quoted && (c == ',' || c == ';' || c == '+'):
+			parts = append(parts, id[start:i])
+			start = i + 1
+		}
+	}
+	if esc || quoted {
+		return false
+	}
+	parts = append(parts, id[start:])
+	for _, p := range parts {
+		typ, _, ok := strings.Cut(p, "=")
+		typ = strings.TrimSpace(typ)
+		if !ok || typ == "" {
+			return false
+		}
+		for _, r := range typ {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func removeDuplicateACLs(acl []wire.ACL) []wire.ACL {

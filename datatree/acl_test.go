@@ -108,7 +108,10 @@ func TestFixupACL(t *testing.T) {
 		{"super", ipOnly, []wire.ACL{acl(31, "super", "")}, nil},
 		{"unknown", ipOnly, []wire.ACL{acl(31, "foo", "bar")}, nil},
 		{"sasl", ipOnly, []wire.ACL{acl(31, "sasl", "bar")}, nil},
-		{"x509", ipOnly, []wire.ACL{acl(31, "x509", "bar")}, nil},
+		{"x509 not a name", ipOnly, []wire.ACL{acl(31, "x509", "bar")}, nil},
+		{"x509 bad type", ipOnly, []wire.ACL{acl(31, "x509", "C N=a")}, nil},
+		{"x509", ipOnly, []wire.ACL{acl(31, "x509", `CN=a\,b,O=c+OU=d`)}, []wire.ACL{acl(31, "x509", `CN=a\,b,O=c+OU=d`)}},
+		{"auth x509", []wire.Id{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "x509", ID: "CN=a"}}, []wire.ACL{acl(1, "auth", "")}, []wire.ACL{acl(1, "x509", "CN=a")}},
 		{"perm 0", ipOnly, []wire.ACL{acl(0, "world", "anyone")}, []wire.ACL{acl(0, "world", "anyone")}},
 		{"perm 99", ipOnly, []wire.ACL{acl(99, "world", "anyone")}, []wire.ACL{acl(99, "world", "anyone")}},
 		{"auth twice", dig, []wire.ACL{acl(31, "auth", ""), acl(1, "auth", "")}, []wire.ACL{alice, acl(1, "digest", "alice:X=")}},
@@ -155,6 +158,9 @@ func TestCheckPerm(t *testing.T) {
 		{"ip other net", []wire.ACL{acl(31, "ip", "10.2.0.0/16")}, wire.PermRead, []wire.Id{ip}, false},
 		{"second entry", []wire.ACL{acl(31, "digest", "bob:Y="), acl(wire.PermCreate, "ip", "10.0.0.0/8")}, wire.PermCreate, []wire.Id{ip}, true},
 		{"unknown scheme", []wire.ACL{acl(31, "sasl", "alice")}, wire.PermRead, []wire.Id{{Scheme: "sasl", ID: "alice"}}, false},
+		{"x509 match", []wire.ACL{acl(wire.PermRead, "x509", "CN=a,O=b")}, wire.PermRead, []wire.Id{ip, {Scheme: "x509", ID: "CN=a,O=b"}}, true},
+		{"x509 other name", []wire.ACL{acl(wire.PermRead, "x509", "CN=a,O=b")}, wire.PermRead, []wire.Id{ip, {Scheme: "x509", ID: "CN=a"}}, false},
+		{"x509 name as digest", []wire.ACL{acl(wire.PermRead, "x509", "CN=a")}, wire.PermRead, []wire.Id{{Scheme: "digest", ID: "CN=a"}}, false},
 		{"perms mask", []wire.ACL{acl(wire.PermRead|wire.PermAdmin, "world", "anyone")}, wire.PermRead | wire.PermAdmin, nil, true},
 	}
 	for _, c := range cases {

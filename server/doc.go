@@ -5,7 +5,10 @@
 //
 // Threads (goroutines) and what they own:
 //
-//   - accept loop: new connections, per-IP limits, four-letter words;
+//   - accept loops, one per client port (clientPort, secureClientPort):
+//     new connections, per-IP limits, four-letter words; on a TLS or
+//     unified port each connection's handshake (tls.go) runs on its own
+//     goroutine before it is registered;
 //   - per connection: a reader (decodes frames, runs reads inline, hands
 //     writes to the log) and a writer (flushes the bounded output buffer);
 //   - prep: not a goroutine — the submitting goroutine decides its write

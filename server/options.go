@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"os"
 	"time"
@@ -28,8 +29,24 @@ const (
 
 // Options configures a Server. Zero values take ZooKeeper's defaults.
 type Options struct {
-	// ListenAddr is the client address, e.g. "127.0.0.1:2181".
+	// ListenAddr is the client address, e.g. "127.0.0.1:2181"; "" for
+	// none (then SecureListenAddr must be set).
 	ListenAddr string
+	// SecureListenAddr is the TLS client address (secureClientPort); ""
+	// for none.
+	SecureListenAddr string
+	// PortUnification makes ListenAddr accept TLS clients too
+	// (client.portUnification), told apart by their first byte, which
+	// they must send within HandshakeDetectionTimeout (default 5 s).
+	PortUnification           bool
+	HandshakeDetectionTimeout time.Duration
+	// TLS is the client ports' TLS configuration (ssl.*), required with
+	// SecureListenAddr or PortUnification. Client certificates it
+	// verifies give their connections x509:<subject> ids.
+	TLS *tls.Config
+	// X509SuperUser is X509AuthenticationProvider.superUser: the
+	// certificate subject that is granted the super id.
+	X509SuperUser string
 	// DataDir holds snapshots; DataLogDir the transaction log (defaults to
 	// DataDir). Both are created if missing.
 	DataDir    string
@@ -110,6 +127,9 @@ type Ensemble struct {
 	// syncLimit).
 	InitLimit int
 	SyncLimit int
+	// QuorumTLS, if set, secures member-to-member traffic (sslQuorum
+	// with the ssl.quorum.* keys).
+	QuorumTLS *transport.TLS
 	// Config is what /zookeeper/config holds on this member (see
 	// config.Config.QuorumConfig); nil leaves the node empty.
 	Config []byte
@@ -166,6 +186,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.OnFatal == nil {
 		o.OnFatal = func(error) { os.Exit(1) }
+	}
+	if o.HandshakeDetectionTimeout <= 0 {
+		o.HandshakeDetectionTimeout = 5 * time.Second
 	}
 	if o.FourLetterWords == nil {
 		o.FourLetterWords = map[string]bool{"srvr": true}

@@ -210,6 +210,7 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		ID:            rp.id,
 		Peers:         rp.ens.Peers,
 		MaxFrameBytes: 1 << 30,
+		TLS:           rp.ens.QuorumTLS,
 		OnDisconnect: func(peer uint64) {
 			rp.mu.Lock()
 			rp.node.ReportUnreachable(peer)

@@ -62,7 +62,11 @@ type Server struct {
 	// lastZxid is the last zxid assigned by prep (under prepMu).
 	lastZxid int64
 
-	ln       net.Listener
+	// ln is the first client port (Addr); listeners are all of them:
+	// clientPort and secureClientPort (server/tls.go).
+	ln        net.Listener
+	listeners []clientListener
+
 	connMu   sync.Mutex
 	conns    map[*conn]struct{}
 	perIP    map[string]int
@@ -136,6 +140,9 @@ func (st *serverStats) reset() {
 // listen yet; call Serve.
 func New(opts Options) (*Server, error) {
 	opts.setDefaults()
+	if (opts.SecureListenAddr != "" || opts.PortUnification) && opts.TLS == nil {
+		return nil, errors.New("a TLS client port (secureClientPort or client.portUnification) needs a TLS configuration")
+	}
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
@@ -187,7 +194,8 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Addr is the address the server listens on, once Serve has started.
+// Addr is the address the server listens on, once Serve has started:
+// the plaintext client port, or the TLS one if that is the only one.
 func (s *Server) Addr() net.Addr {
 	if s.ln == nil {
 		return nil
@@ -195,13 +203,45 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
-// Listen opens the client port. Serve must follow.
-func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", s.opts.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("listen on client port %s: %w", s.opts.ListenAddr, err)
+// SecureAddr is the TLS client port's address (secureClientPort), nil
+// without one.
+func (s *Server) SecureAddr() net.Addr {
+	for _, l := range s.listeners {
+		if l.mode == modeTLS {
+			return l.ln.Addr()
+		}
 	}
-	s.ln = ln
+	return nil
+}
+
+// Listen opens the client ports. Serve must follow.
+func (s *Server) Listen() error {
+	if s.opts.ListenAddr != "" {
+		ln, err := net.Listen("tcp", s.opts.ListenAddr)
+		if err != nil {
+			return fmt.Errorf("listen on client port %s: %w", s.opts.ListenAddr, err)
+		}
+		mode := modePlain
+		if s.opts.PortUnification {
+			mode = modeUnified
+		}
+		s.listeners = append(s.listeners, clientListener{ln: ln, mode: mode})
+	}
+	if s.opts.SecureListenAddr != "" {
+		ln, err := net.Listen("tcp", s.opts.SecureListenAddr)
+		if err != nil {
+			for _, l := range s.listeners {
+				l.ln.Close()
+			}
+			s.listeners = nil
+			return fmt.Errorf("listen on secure client port %s: %w", s.opts.SecureListenAddr, err)
+		}
+		s.listeners = append(s.listeners, clientListener{ln: ln, mode: modeTLS})
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("no client port to listen on")
+	}
+	s.ln = s.listeners[0].ln
 	return nil
 }
 
@@ -239,13 +279,37 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.rep == nil {
 		s.serving.Store(true)
 	}
-	s.log.Info("listening for clients", "addr", s.ln.Addr().String(), "zxid", hex(s.lastZxid))
-	acceptErr := s.acceptLoop(s.ctx)
+	for _, l := range s.listeners {
+		s.log.Info("listening for clients", "addr", l.ln.Addr().String(), "mode", l.mode.String(), "zxid", hex(s.lastZxid))
+	}
+	// The first port's accept loop runs here, the others beside it; the
+	// first to fail stops the server.
+	var others sync.WaitGroup
+	otherErr := make(chan error, len(s.listeners))
+	for _, l := range s.listeners[1:] {
+		others.Add(1)
+		go func() {
+			defer others.Done()
+			if err := s.acceptLoop(s.ctx, l); err != nil {
+				otherErr <- err
+				s.cancel()
+			}
+		}()
+	}
+	acceptErr := s.acceptLoop(s.ctx, s.listeners[0])
 
 	// Shutdown: no new connections; close the open ones; let what is in
 	// the pipeline finish, then stop it.
 	s.serving.Store(false)
 	s.cancel()
+	others.Wait()
+	select {
+	case err := <-otherErr:
+		if acceptErr == nil {
+			acceptErr = err
+		}
+	default:
+	}
 	s.connMu.Lock()
 	for c := range s.conns {
 		c.close(errors.New("server shutting down"))
@@ -279,12 +343,12 @@ func (s *Server) Serve(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) acceptLoop(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
+func (s *Server) acceptLoop(ctx context.Context, l clientListener) error {
+	stop := context.AfterFunc(ctx, func() { l.ln.Close() })
 	defer stop()
 	var tempDelay time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -302,22 +366,40 @@ func (s *Server) acceptLoop(ctx context.Context) error {
 			return err
 		}
 		tempDelay = 0
-		c := s.newConn(nc)
-		if c == nil {
+		if l.mode == modePlain {
+			c := s.newConn(nc, nil)
+			if c == nil {
+				continue
+			}
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				c.serve(ctx)
+			}()
 			continue
 		}
+		// TLS: the handshake runs on the connection's goroutine, so that
+		// a slow client does not hold up the accept loop.
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			c.serve(ctx)
+			sc, ids, err := s.secure(ctx, nc, l.mode)
+			if err != nil {
+				s.log.Info("closing client connection", "remote", nc.RemoteAddr().String(), "port", l.mode.String(), "reason", err)
+				nc.Close()
+				return
+			}
+			if c := s.newConn(sc, ids); c != nil {
+				c.serve(ctx)
+			}
 		}()
 	}
 }
 
 // newConn registers a connection, enforcing maxClientCnxns per IP:
 // ZooKeeper accepts the TCP connection and closes it at once, sending
-// nothing.
-func (s *Server) newConn(nc net.Conn) *conn {
+// nothing. Its auth ids are extra (a TLS client's x509 ids) and its ip.
+func (s *Server) newConn(nc net.Conn, extra []wire.Id) *conn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
@@ -337,7 +419,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
-	ids := []wire.Id{{Scheme: "ip", ID: ip}}
+	// ZooKeeper lists a TLS client's x509 (and super) ids before its ip.
+	ids := append(append(make([]wire.Id, 0, len(extra)+1), extra...), wire.Id{Scheme: "ip", ID: ip})
 	c.auth.Store(&ids)
 	s.perIP[ip]++
 	s.conns[c] = struct{}{}

@@ -83,6 +83,12 @@ func dial(t *testing.T, addr string) *tclient {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return handshakeOn(t, nc)
+}
+
+// handshakeOn opens a session on an established connection.
+func handshakeOn(t *testing.T, nc net.Conn) *tclient {
+	t.Helper()
 	t.Cleanup(func() { nc.Close() })
 	c := &tclient{t: t, nc: nc}
 	req := wire.ConnectRequest{Timeout: 30000, Passwd: make([]byte, 16), HasReadOnly: true}

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -79,6 +80,12 @@ type TCPConfig struct {
 	// handshake; more are closed at once. Default 32.
 	MaxPendingHandshakes int
 
+	// TLS, if set, secures both lanes (sslQuorum): every connection
+	// starts with a TLS handshake, before the transport's own; the
+	// accepting side's configuration decides whether the dialler must
+	// present a certificate (ZooKeeper's quorum requires one).
+	TLS *TLS
+
 	// OnDisconnect, if set, is called (from a transport goroutine) each
 	// time the quorum connection with a peer ends, so the driver can tell
 	// zab at once (zab.Node.ReportUnreachable) instead of waiting for
@@ -91,6 +98,15 @@ type TCPConfig struct {
 	Rand *rand.Rand
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+}
+
+// TLS is the quorum's TLS configuration (ssl.quorum.*).
+type TLS struct {
+	// Server configures accepted connections.
+	Server *tls.Config
+	// Client returns the configuration for dialling a peer at host (the
+	// host part of its address, which hostname verification checks).
+	Client func(host string) *tls.Config
 }
 
 func (c *TCPConfig) validate() error {
@@ -114,6 +130,9 @@ func (c *TCPConfig) validate() error {
 	}
 	if (c.QuorumListener == nil) != (c.ElectionListener == nil) {
 		return bad("set both listeners or neither")
+	}
+	if c.TLS != nil && (c.TLS.Server == nil || c.TLS.Client == nil) {
+		return bad("TLS needs both a server and a client configuration")
 	}
 	if c.QuorumListener == nil && (self.QuorumAddr == "" || self.ElectionAddr == "") {
 		return bad("no address to listen on for server %d", c.ID)

@@ -56,7 +56,11 @@
 // them against its peer table (unknown ids, a wrong target, a class on the
 // wrong port, a lower id dialing are refused with a reason the dialer
 // logs) and answers with its own id. Bytes that do not start with the
-// magic are closed without an answer.
+// magic are closed without an answer. With TCPConfig.TLS (sslQuorum) a
+// TLS handshake comes first, within the same HandshakeTimeout: the
+// acceptor's configuration decides whether the dialer must present a
+// certificate and checks it; a peer that fails it is refused and logged
+// like any other.
 //
 // After the handshake each side reads and writes frames (frame.go): a
 // 32-bit length, a CRC-32C and the body, one encoded message (codec.go).

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -258,11 +259,7 @@ func (t *TCP) shutdownOnDone() {
 // track registers a new connection so that shutdown closes it. It
 // returns nil (and closes nc) if the transport is shutting down.
 func (t *TCP) track(nc net.Conn, peer uint64, l lane) *conn {
-	if tc, ok := nc.(*net.TCPConn); ok {
-		_ = tc.SetKeepAliveConfig(t.keepAlive())
-		_ = tc.SetNoDelay(true) // the writer batches frames itself
-		setUserTimeout(tc, t.cfg.IOTimeout+3*t.cfg.KeepAlive)
-	}
+	t.tune(nc)
 	c := &conn{
 		nc:   nc,
 		dc:   &deadlineConn{c: nc, timeout: t.cfg.IOTimeout},
@@ -278,6 +275,16 @@ func (t *TCP) track(nc net.Conn, peer uint64, l lane) *conn {
 	}
 	t.conns[c] = struct{}{}
 	return c
+}
+
+// tune sets the socket options of a TCP connection (a TLS connection's
+// are set on its TCP connection before it is wrapped).
+func (t *TCP) tune(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetKeepAliveConfig(t.keepAlive())
+		_ = tc.SetNoDelay(true) // the writer batches frames itself
+		setUserTimeout(tc, t.cfg.IOTimeout+3*t.cfg.KeepAlive)
+	}
 }
 
 func (t *TCP) untrack(c *conn) {
@@ -348,6 +355,10 @@ func (t *TCP) acceptLoop(l lane, ln net.Listener) {
 // connection.
 func (t *TCP) accepted(l lane, nc net.Conn) {
 	defer t.wg.Done()
+	if t.cfg.TLS != nil {
+		t.tune(nc)
+		nc = tls.Server(nc, t.cfg.TLS.Server)
+	}
 	c := t.track(nc, 0, l)
 	if c == nil {
 		<-t.handshake
@@ -368,6 +379,11 @@ func (t *TCP) accepted(l lane, nc net.Conn) {
 
 func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 	_ = c.nc.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if err := tc.HandshakeContext(t.ctx); err != nil {
+			return nil, fmt.Errorf("%w: TLS: %v", ErrHandshake, err)
+		}
+	}
 	h, status, err := readHello(c.nc)
 	if err != nil {
 		if status != statusOK {
@@ -438,12 +454,22 @@ func (t *TCP) dial(ll *laneLink, addr string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.cfg.TLS != nil {
+		t.tune(nc)
+		host, _, _ := net.SplitHostPort(addr)
+		nc = tls.Client(nc, t.cfg.TLS.Client(host))
+	}
 	c := t.track(nc, ll.peer, ll.lane)
 	if c == nil {
 		return nil, ErrClosed
 	}
 	err = func() error {
 		_ = nc.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+		if tc, ok := nc.(*tls.Conn); ok {
+			if err := tc.HandshakeContext(t.ctx); err != nil {
+				return fmt.Errorf("%w: TLS with %s: %v", ErrHandshake, addr, err)
+			}
+		}
 		if _, err := nc.Write(hello{lane: ll.lane, from: t.cfg.ID, to: ll.peer}.marshal()); err != nil {
 			return fmt.Errorf("%w: writing hello: %v", ErrHandshake, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/corral-db/corral/admin"
 	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/internal/gcpace"
+	"github.com/corral-db/corral/internal/zktls"
 	"github.com/corral-db/corral/server"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
@@ -154,10 +155,24 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
 		Logger:                 logger,
 	}
+	if err := tlsOptions(cfg, &o); err != nil {
+		return o, err
+	}
 	if cfg.Distributed() {
 		ens, err := ensembleOptions(cfg)
 		if err != nil {
 			return o, err
+		}
+		if cfg.SSLQuorum {
+			l, err := zktls.Load(cfg.QuorumSSL)
+			if err != nil {
+				return o, fmt.Errorf("ssl.quorum: %w", err)
+			}
+			sc, err := l.ServerConfig(cfg.QuorumSSL.HostnameVerification)
+			if err != nil {
+				return o, fmt.Errorf("ssl.quorum: %w", err)
+			}
+			ens.QuorumTLS = &transport.TLS{Server: sc, Client: l.ClientConfig}
 		}
 		o.Ensemble = ens
 		o.ServerID = cfg.MyID
@@ -189,7 +204,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 	port := strconv.Itoa(cfg.ClientPort)
 	o.ConfigLines = []flw.KV{
 		{Key: "clientPort", Value: port},
-		{Key: "secureClientPort", Value: "-1"},
+		{Key: "secureClientPort", Value: secureClientPort(cfg)},
 		{Key: "dataDir", Value: filepath.Join(abs(cfg.DataDir), "version-2")},
 		{Key: "dataDirSize", Value: "0"},
 		{Key: "dataLogDir", Value: filepath.Join(abs(cfg.DataLogDir), "version-2")},
@@ -202,6 +217,33 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		{Key: "serverId", Value: strconv.FormatInt(max(cfg.MyID, 0), 10)},
 	}
 	return o, nil
+}
+
+// tlsOptions loads the ssl.* stores for the TLS client ports.
+func tlsOptions(cfg *config.Config, o *server.Options) error {
+	o.SecureListenAddr = cfg.SecureClientListenAddr()
+	o.PortUnification = cfg.PortUnification
+	o.X509SuperUser = cfg.X509SuperUser
+	o.HandshakeDetectionTimeout = time.Duration(cfg.SSL.HandshakeDetectionTimeoutMs) * time.Millisecond
+	if o.SecureListenAddr == "" && !o.PortUnification {
+		return nil
+	}
+	l, err := zktls.Load(cfg.SSL)
+	if err != nil {
+		return fmt.Errorf("ssl: %w", err)
+	}
+	// ClientX509Util never verifies a client's host name.
+	if o.TLS, err = l.ServerConfig(false); err != nil {
+		return fmt.Errorf("ssl: %w", err)
+	}
+	return nil
+}
+
+func secureClientPort(cfg *config.Config) string {
+	if cfg.SecureClientPort == 0 {
+		return "-1"
+	}
+	return strconv.Itoa(cfg.SecureClientPort)
 }
 
 // ensembleOptions turns the server.N lines and myid into the server's
