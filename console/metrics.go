@@ -44,9 +44,9 @@ func (MntrSource) Sample(ctx context.Context, _ int, addr string) (map[string]fl
 // the previous sample of the same run (0 in a run's first sample).
 type point struct {
 	Up          bool    `json:"up"`
-	Rps         float64 `json:"rps"`        // requests received per second
-	LatAvg      float64 `json:"latAvg"`     // ms, since start
-	LatMax      float64 `json:"latMax"`     // ms, since start
+	Rps         float64 `json:"rps"`    // requests received per second
+	LatAvg      float64 `json:"latAvg"` // ms, since start
+	LatMax      float64 `json:"latMax"` // ms, since start
 	Outstanding float64 `json:"outstanding"`
 	Znodes      float64 `json:"znodes"`
 	Watches     float64 `json:"watches"`

@@ -115,7 +115,8 @@ type childJSON struct {
 	NumChildren int32  `json:"numChildren"`
 	DataLength  int32  `json:"dataLength"`
 	Ephemeral   bool   `json:"ephemeral"`
-	Gone        bool   `json:"gone,omitempty"` // deleted between list and stat
+	Gone        bool   `json:"gone,omitempty"`    // deleted between list and stat
+	Refused     bool   `json:"refused,omitempty"` // its ACL refuses READ: no Stat
 }
 
 type childrenJSON struct {
@@ -147,8 +148,16 @@ func (c *Console) handleChildren(cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Reads are local to the member the session is on; a sync first
+	// makes the listing at least as new as every write completed before
+	// it (the reads queue behind it, in order), so the page never shows
+	// a follower's lag. Consoles read rarely; the round trip is cheap.
+	fs := conn.SyncAsync(path)
 	names, err := conn.Children(cl.ctx, path)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := fs.Wait(cl.ctx); err != nil {
 		return nil, err
 	}
 	page, total, next := pageNames(names, q.Get("prefix"), q.Get("after"), limit)
@@ -159,10 +168,15 @@ func (c *Console) handleChildren(cl *call) (any, error) {
 	}
 	for i, f := range futs {
 		st, err := f.Wait(cl.ctx)
+		out.Children[i] = childJSON{Name: page[i]}
+		if errors.Is(err, wire.CodeNoAuth) {
+			// Listed by the parent, but the child's ACL hides its Stat.
+			out.Children[i].Refused = true
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		out.Children[i] = childJSON{Name: page[i]}
 		if st == nil {
 			out.Children[i].Gone = true
 			continue
@@ -206,8 +220,11 @@ func pageNames(names []string, prefix, after string, limit int) (page []string, 
 // ---- node ----
 
 type nodeJSON struct {
-	Path string    `json:"path"`
-	Stat *statJSON `json:"stat"`
+	Path string `json:"path"`
+	// Stat is null with StatError when the ACL refuses reading (ZooKeeper
+	// 3.9 guards exists with READ).
+	Stat      *statJSON `json:"stat"`
+	StatError *apiError `json:"statError,omitempty"`
 	// Data is base64; null with DataError when the ACL refuses reading.
 	Data      *string   `json:"data"`
 	DataError *apiError `json:"dataError,omitempty"`
@@ -219,10 +236,10 @@ type nodeJSON struct {
 	Writable  bool      `json:"writable"`
 }
 
-// handleNode: GET api/node?path=P. Data and ACL are read with the user's
-// session, so the server's ACL check decides what comes back; the Stat
-// (exists, which ZooKeeper does not guard) is shown even when data is
-// refused, as zkCli's stat shows it.
+// handleNode: GET api/node?path=P. Stat, data and ACL are read with the
+// user's session, so the server's ACL checks decide what comes back; a
+// refused part is reported beside the others (getACL needs READ or
+// ADMIN, so an admin may see the ACL of a node it cannot read).
 func (c *Console) handleNode(cl *call) (any, error) {
 	path, err := checkPath(cl.r.URL.Query().Get("path"))
 	if err != nil {
@@ -232,11 +249,27 @@ func (c *Console) handleNode(cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Pipelined: one round trip for all three.
+	// Pipelined behind a sync (see handleChildren): one round trip.
+	fs := conn.SyncAsync(path)
 	fe := conn.ExistsAsync(path)
 	fg := conn.GetAsync(path)
 	fa := conn.GetACLAsync(path)
+	if _, err := fs.Wait(cl.ctx); err != nil {
+		return nil, err
+	}
 	st, err := fe.Wait(cl.ctx)
+	if errors.Is(err, wire.CodeNoAuth) {
+		// ZooKeeper 3.9 checks READ on exists too: without it the node
+		// shows only that it exists and that reading it is refused.
+		out := &nodeJSON{Path: path, Writable: c.cfg.Writable, Mode: "unknown"}
+		out.StatError = toAPIError(err)
+		out.DataError = out.StatError
+		if _, err := fa.Wait(cl.ctx); err != nil {
+			out.ACLError = toAPIError(err)
+		}
+		_, _ = fg.Wait(cl.ctx)
+		return out, nil
+	}
 	if err != nil {
 		return nil, err
 	}

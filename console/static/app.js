@@ -275,6 +275,7 @@ function treeItem(parent, child) {
     el("span", { class: "twisty" }, hasKids ? "▸" : ""),
     el("span", { class: "name" }, child.name),
     child.ephemeral ? el("span", { class: "eph", title: "ephemeral" }, "ⓔ") : null,
+    child.refused ? el("span", { class: "eph", title: "its ACL refuses READ to these credentials" }, "🔒") : null,
     hasKids ? el("span", { class: "count" }, child.numChildren.toLocaleString("en-US")) : null);
   li.append(row);
   row.addEventListener("click", (ev) => {
@@ -357,6 +358,8 @@ async function reveal(path) {
     li = child;
     cur = next;
   }
+  // Show the target's own children too.
+  if (li && Number(li.dataset.children) > 0 && !li.classList.contains("open")) await toggle(li);
   $$("#tree .row.selected").forEach((r) => r.classList.remove("selected"));
   if (li) {
     const row = $(".row", li);
@@ -416,6 +419,7 @@ function renderNode() {
   $("#node").dataset.path = n.path;
   $("#node-path").textContent = n.path;
   const kind = $("#node-kind");
+  kind.hidden = !n.stat;
   kind.textContent = n.mode;
   kind.className = "badge " + n.mode;
   for (const b of $$("#node .write")) {
@@ -430,7 +434,7 @@ function renderNode() {
   if (n.data === null) {
     view.textContent = "Reading refused: " + n.dataError.code + " (" + n.dataError.message + ")";
     view.classList.add("refused");
-    $("#data-size").textContent = n.stat.dataLength + " bytes";
+    $("#data-size").textContent = n.stat ? n.stat.dataLength + " bytes" : "";
     $$("#data-modes button").forEach((b) => b.classList.remove("active"));
   } else {
     const bytes = b64ToBytes(n.data);
@@ -446,14 +450,19 @@ function renderNode() {
 
   // Stat.
   const s = n.stat;
-  const rows = [
+  if (!s) {
+    $("#stat-table tbody").replaceChildren(el("tr", { "data-key": "refused" },
+      el("td", {}, "refused"), el("td", {}, n.statError.code)));
+    $("#btn-set").disabled = $("#btn-delete").disabled = true;
+  }
+  const rows = !s ? [] : [
     ["czxid", s.czxid], ["mzxid", s.mzxid], ["pzxid", s.pzxid],
     ["ctime", s.ctime, fmtTime(s.ctime)], ["mtime", s.mtime, fmtTime(s.mtime)],
     ["version", s.version], ["cversion", s.cversion], ["aversion", s.aversion],
     ["ephemeralOwner", s.ephemeralOwner, n.ephemeral ? "session owning this ephemeral node" : null],
     ["dataLength", s.dataLength], ["numChildren", s.numChildren],
   ];
-  $("#stat-table tbody").replaceChildren(...rows.map(([k, v, sub]) =>
+  if (s) $("#stat-table tbody").replaceChildren(...rows.map(([k, v, sub]) =>
     el("tr", { "data-key": k }, el("td", {}, k), el("td", {}, String(v), sub ? el("span", { class: "sub" }, sub) : null))));
 
   // ACL.
