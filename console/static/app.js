@@ -138,7 +138,7 @@ function fmtDuration(ms) {
   const m = Math.floor(s / 60); s -= m * 60;
   if (d) return d + "d " + h + "h";
   if (h) return h + "h " + m + "m";
-  if (m) return m + "m " + s + "s";
+  if (m) return s ? m + "m " + s + "s" : m + "m";
   return s + "s";
 }
 
@@ -274,8 +274,8 @@ function treeItem(parent, child) {
   const row = el("div", { class: "row", title: path },
     el("span", { class: "twisty" }, hasKids ? "▸" : ""),
     el("span", { class: "name" }, child.name),
-    child.ephemeral ? el("span", { class: "eph", title: "ephemeral" }, "ⓔ") : null,
-    child.refused ? el("span", { class: "eph", title: "its ACL refuses READ to these credentials" }, "🔒") : null,
+    child.ephemeral ? el("span", { class: "eph", title: "ephemeral" }, "eph") : null,
+    child.refused ? el("span", { class: "eph", title: "its ACL refuses READ to these credentials" }, "no read") : null,
     hasKids ? el("span", { class: "count" }, child.numChildren.toLocaleString("en-US")) : null);
   li.append(row);
   row.addEventListener("click", (ev) => {
@@ -346,14 +346,12 @@ async function reveal(path) {
     if (!li) break;
     if (!li.classList.contains("open")) await toggle(li);
     const next = joinPath(cur, p);
-    let child = findItem(li, next);
-    // Page on until the child shows up or the list ends.
-    while (!child) {
-      const more = li.querySelector(":scope > ul > li.more button");
-      if (!more) break;
-      more.click();
-      await waitFor(() => !li.querySelector(":scope > ul > li.more") || findItem(li, next) || li.querySelector(":scope > ul > li.more button") !== more);
-      child = findItem(li, next);
+    let child = await findPaged(li, next);
+    if (!child) {
+      // Created since the list was loaded: reload it once.
+      await refreshItem(cur);
+      li = $$("#tree li[data-path]").find((x) => x.dataset.path === cur);
+      child = li ? await findPaged(li, next) : null;
     }
     li = child;
     cur = next;
@@ -368,6 +366,20 @@ async function reveal(path) {
   }
 }
 
+// findPaged finds path among li's children, loading further pages until
+// it shows up or the list ends.
+async function findPaged(li, path) {
+  let child = findItem(li, path);
+  while (!child) {
+    const more = li.querySelector(":scope > ul > li.more button");
+    if (!more) break;
+    more.click();
+    await waitFor(() => !li.querySelector(":scope > ul > li.more") || findItem(li, path) || li.querySelector(":scope > ul > li.more button") !== more);
+    child = findItem(li, path);
+  }
+  return child;
+}
+
 function findItem(li, path) {
   return Array.from(li.querySelectorAll(":scope > ul > li[data-path]")).find((x) => x.dataset.path === path) || null;
 }
@@ -380,12 +392,13 @@ function waitFor(cond) {
   });
 }
 
-// refreshItem reloads the children of the tree item for path, if shown.
+// refreshItem reloads the children of the tree item for path, if they
+// were loaded.
 async function refreshItem(path) {
   const li = $$("#tree li[data-path]").find((x) => x.dataset.path === path);
-  if (!li) return;
-  const ul = li.querySelector(":scope > ul");
-  if (ul) ul.remove();
+  const ul = li && li.querySelector(":scope > ul");
+  if (!ul) return; // never opened: opening it loads a fresh list anyway
+  ul.remove();
   li.classList.remove("open");
   const tw = $(".twisty", li);
   if (tw) tw.textContent = "▸";
@@ -608,10 +621,10 @@ function memberCard(m) {
       ...f("connections", fmtNum(m.connections)), ...f("sessions", fmtNum(m.sessions)),
       ...f("watches", fmtNum(m.watches)), ...f("znodes", fmtNum(m.znodes)),
       ...f("outstanding", fmtNum(m.outstanding)), ...f("ephemerals", fmtNum(m.ephemerals)),
-      ...f("latency", fmtNum(m.latencyMin) + "/" + fmtNum(m.latencyAvg) + "/" + fmtNum(m.latencyMax) + " ms"),
+      ...f("latency ms", fmtNum(m.latencyMin, 0) + " / " + fmtNum(m.latencyAvg, 1) + " / " + fmtNum(m.latencyMax, 0)),
       ...f("data size", fmtNum(m.dataSize) + " B"),
-      ...f("fsyncs", fmtNum(m.fsyncCount) + " (avg " + fmtNum(m.fsyncAvg) + " ms)"),
-      ...f("snapshots", fmtNum(m.snapshotCount) + " (avg " + fmtNum(m.snapshotAvg) + " ms)"),
+      ...f("fsyncs", fmtNum(m.fsyncCount) + " · avg " + fmtNum(m.fsyncAvg, 2) + " ms"),
+      ...f("snapshots", fmtNum(m.snapshotCount) + " · avg " + fmtNum(m.snapshotAvg, 1) + " ms"),
       ...f("uptime", fmtDuration(m.uptime)), ...f("packets in/out", fmtNum(m.received) + " / " + fmtNum(m.sent)));
     if (m.mode === "leader") {
       dl.append(...f("learners", m.learners), ...f("synced", m.syncedFollowers + " followers"));
@@ -683,10 +696,10 @@ function drawChart(canvas, key) {
     g.beginPath(); g.moveTo(padL, Math.round(y) + 0.5); g.lineTo(padL + pw, Math.round(y) + 0.5); g.stroke();
     g.fillText(shortNum((vMax * i) / 4), padL - 6, y);
   }
-  g.textAlign = "center";
   g.textBaseline = "top";
   for (let i = 0; i <= 3; i++) {
     const t = tMin + (span * i) / 3;
+    g.textAlign = i === 0 ? "left" : i === 3 ? "right" : "center";
     g.fillText(i === 3 ? "now" : "-" + fmtDuration(tMax - t), padL + (pw * i) / 3, padT + ph + 5);
   }
   const x = (t) => padL + ((t - tMin) / span) * pw;
@@ -716,7 +729,7 @@ function drawChart(canvas, key) {
 function niceCeil(v) {
   if (v <= 0) return 1;
   const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (v <= m * p) return m * p;
+  for (const m of [1, 2, 4, 6, 8, 10]) if (v <= m * p) return m * p;
   return 10 * p;
 }
 
@@ -739,7 +752,8 @@ async function loadSessions() {
     for (const c of m.connections) {
       n++;
       rows.push(el("tr", { "data-session": c.sessionId || "" },
-        el("td", {}, m.id), el("td", { class: "mono" }, c.remote), el("td", { class: "mono" }, c.sessionId || "—"),
+        el("td", {}, m.id), el("td", { class: "mono" }, c.remote),
+        el("td", { class: c.sessionId ? "mono" : "muted" }, c.sessionId || "no session"),
         el("td", {}, c.timeout ? c.timeout + " ms" : "—"), el("td", { class: "mono" }, c.lastOp || "—"),
         el("td", { class: "mono" }, c.lastZxid || "—"), el("td", {}, c.queued), el("td", {}, c.received),
         el("td", {}, c.sent), el("td", {}, c.minLatency + "/" + c.avgLatency + "/" + c.maxLatency + " ms"),
@@ -796,6 +810,7 @@ async function route() {
   const i = h.indexOf(":");
   if (i >= 0) { view = h.slice(0, i); arg = h.slice(i + 1); }
   if (!["tree", "ensemble", "metrics", "sessions", "watches"].includes(view)) view = "tree";
+  if (view !== state.view) $("#notice").hidden = true;
   state.view = view;
   $$("#tabs a").forEach((a) => a.classList.toggle("active", a.dataset.view === view));
   $$("main > .view").forEach((v) => { v.hidden = v.id !== "view-" + view; });
@@ -831,7 +846,11 @@ async function main() {
     state.dataMode = b.dataset.mode;
     renderData(b.dataset.mode);
   }));
-  $("#btn-refresh").addEventListener("click", () => state.selected && selectNode(state.selected));
+  $("#btn-refresh").addEventListener("click", async () => {
+    if (!state.selected) return;
+    await refreshItem(state.selected);
+    await selectNode(state.selected);
+  });
   $("#btn-create").addEventListener("click", createDialog);
   $("#btn-set").addEventListener("click", setDialog);
   $("#btn-delete").addEventListener("click", deleteDialog);

@@ -343,6 +343,19 @@ func testMetrics(t *testing.T, ctx context.Context, zc *zk.Conn) {
 	if before == after {
 		t.Error("the znode chart did not change after 200 creates and new samples")
 	}
+	if *screenshots != "" {
+		// Some seconds of steady load so the picture shows lines, not
+		// dots. Bounded in time and count.
+		end := time.Now().Add(12 * time.Second)
+		for i := 0; i < 20000 && time.Now().Before(end); i++ {
+			if _, err := zc.Set("/app/load-0", []byte(strconv.Itoa(i)), -1); err != nil {
+				t.Fatal(err)
+			}
+			if i%50 == 0 {
+				zc.Create(fmt.Sprintf("/app/more-%d", i), nil, 0, zk.WorldACL(zk.PermAll))
+			}
+		}
+	}
 	shot(t, ctx, "metrics")
 }
 
