@@ -40,7 +40,8 @@ type Config struct {
 	// for metrics (default 15 s).
 	IdleStop time.Duration
 	// ConnIdle closes a cached client session after this long unused
-	// (default 2 min); MaxSessions bounds the cache (default 32).
+	// (default 2 min, at least twice RequestTimeout); MaxSessions bounds
+	// the cache (default 32).
 	ConnIdle    time.Duration
 	MaxSessions int
 	// RequestTimeout bounds one API call's work (default 10 s).
@@ -67,6 +68,11 @@ func (c *Config) setDefaults() {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 10 * time.Second
+	}
+	if c.ConnIdle < 2*c.RequestTimeout {
+		// A session in use by a request is never idle that long, so the
+		// janitor cannot close one under a request.
+		c.ConnIdle = 2 * c.RequestTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

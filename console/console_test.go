@@ -355,3 +355,32 @@ func TestCloseStopsEverything(t *testing.T) {
 		t.Errorf("after Close: %d", code)
 	}
 }
+
+func TestSessionsCloseWhenIdle(t *testing.T) {
+	// Nothing listens on port 1, so the connect fails; the entry is kept
+	// until idle all the same, and the janitor exits once none is left.
+	c, srv := newTestConsole(t, Config{
+		Servers: []string{"127.0.0.1:1"}, ConnIdle: time.Millisecond, // raised to 2×RequestTimeout
+		RequestTimeout: 500 * time.Millisecond,
+	})
+	code, out := get(t, srv.URL+"/console/api/node?path=/", true)
+	if code < 500 {
+		t.Fatalf("node with no server: %d %v", code, out)
+	}
+	if c.sessions.open() != 1 {
+		t.Fatalf("%d sessions cached, want 1", c.sessions.open())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.sessions.mu.Lock()
+		n, live := len(c.sessions.entries), c.sessions.janitorLive
+		c.sessions.mu.Unlock()
+		if n == 0 && !live {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("idle sessions not closed: %d cached, janitor running %v", n, live)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
