@@ -44,6 +44,7 @@ func TestConsole(t *testing.T) {
 	t.Run("noauth", func(t *testing.T) { testNoAuth(t, ctx, ens, zc) })
 	t.Run("sessions-watches", func(t *testing.T) { testSessionsWatches(t, ctx, zc) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, ctx, zc) })
+	t.Run("readonly", func(t *testing.T) { testReadOnly(t, ctx, ens, url) })
 	t.Run("failover", func(t *testing.T) { testFailover(t, ctx, ens) })
 }
 
@@ -378,4 +379,22 @@ func testFailover(t *testing.T, ctx context.Context, ens *harness.Ensemble) {
 	waitJS(t, ctx, failoverWait, "old leader down, a new leader",
 		`document.querySelector('#members .card[data-id="`+id+`"]').dataset.mode === "down" && document.querySelectorAll('#members .card[data-mode="leader"]').length === 1`)
 	shot(t, ctx, "ensemble-failover")
+}
+
+// testReadOnly: a console without Writable shows it and offers no
+// writes (the API refusing them is console's unit test).
+func testReadOnly(t *testing.T, ctx context.Context, ens *harness.Ensemble, writableURL string) {
+	roURL, _ := serveConsole(t, console.Config{Servers: ens.Addrs()})
+	run(t, ctx, chromedp.Navigate(roURL+"/#tree:/app/config"))
+	waitJS(t, ctx, pageWait, "read-only page", `document.body.dataset.ready === "1" && document.querySelector("#node").dataset.path === "/app/config"`)
+	if got := evalString(t, ctx, `document.querySelector("#mode-badge").textContent`); got != "read-only" {
+		t.Errorf("badge %q", got)
+	}
+	for _, b := range []string{"#btn-create", "#btn-set", "#btn-delete"} {
+		if got := evalString(t, ctx, `String(document.querySelector("`+b+`").disabled)`); got != "true" {
+			t.Errorf("%s enabled on a read-only console", b)
+		}
+	}
+	run(t, ctx, chromedp.Navigate(writableURL+"/"))
+	waitJS(t, ctx, pageWait, "page ready", `document.body.dataset.ready === "1"`)
 }
