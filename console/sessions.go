@@ -60,9 +60,7 @@ func (s *sessionCache) get(ctx context.Context, cr credentials) (*client.Conn, e
 			if e.err != nil || dead(e.conn) {
 				// A failed connect or a dead session: replace it.
 				delete(s.entries, key)
-				if e.conn != nil {
-					go e.conn.Close()
-				}
+				s.closeLaterLocked(e)
 				e = nil
 			}
 		default:
@@ -72,6 +70,7 @@ func (s *sessionCache) get(ctx context.Context, cr credentials) (*client.Conn, e
 		s.evictLocked()
 		e = &sessionEntry{ready: make(chan struct{})}
 		s.entries[key] = e
+		s.c.wg.Add(1)
 		go s.connect(e, cr)
 		if !s.janitorLive {
 			s.janitorLive = true
@@ -104,6 +103,7 @@ func dead(c *client.Conn) bool {
 // connect opens the session for e. It is bounded by the console's
 // context and RequestTimeout; a failure is remembered until the next get.
 func (s *sessionCache) connect(e *sessionEntry, cr credentials) {
+	defer s.c.wg.Done()
 	ctx, cancel := context.WithTimeout(s.c.ctx, s.c.cfg.RequestTimeout)
 	defer cancel()
 	opts := []client.Option{client.SessionTimeout(30 * time.Second), client.Logger(s.c.cfg.Logger)}
@@ -140,7 +140,19 @@ func (s *sessionCache) evictLocked() {
 		}
 	}
 	delete(s.entries, oldKey)
-	go closeWhenReady(old)
+	s.closeLaterLocked(old)
+}
+
+// closeLaterLocked closes e's session in the background (Close waits up
+// to 2/3 of the session timeout for an unreachable server); Console.Close
+// waits for it. Called with mu held before closeAll, so the WaitGroup is
+// never added to while Close waits on an empty one.
+func (s *sessionCache) closeLaterLocked(e *sessionEntry) {
+	s.c.wg.Add(1)
+	go func() {
+		defer s.c.wg.Done()
+		closeWhenReady(e)
+	}()
 }
 
 func closeWhenReady(e *sessionEntry) {
@@ -164,9 +176,9 @@ func (s *sessionCache) janitor() {
 		case now := <-t.C:
 			s.mu.Lock()
 			for k, e := range s.entries {
-				if now.Sub(e.used) > idle {
+				if now.Sub(e.used) > idle && !s.closed {
 					delete(s.entries, k)
-					go closeWhenReady(e)
+					s.closeLaterLocked(e)
 				}
 			}
 			if len(s.entries) == 0 {
@@ -186,16 +198,22 @@ func (s *sessionCache) closeAll() {
 	entries := s.entries
 	s.entries = map[[32]byte]*sessionEntry{}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, e := range entries {
 		select {
 		case <-e.ready:
 			if e.conn != nil {
-				e.conn.Close()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					e.conn.Close()
+				}()
 			}
 		default:
 			// connect sees closed and closes its own conn.
 		}
 	}
+	wg.Wait()
 }
 
 // open reports how many sessions are cached (for tests and the info
