@@ -148,6 +148,10 @@ function fmtNum(v, digits) {
   return Math.abs(v) >= 1e4 ? v.toLocaleString("en-US") : String(Math.round(v * 100) / 100);
 }
 
+function plural(n, one, many) {
+  return n + " " + (n === 1 ? one : many || one + "s");
+}
+
 function joinPath(parent, name) { return parent === "/" ? "/" + name : parent + "/" + name; }
 function parentOf(path) {
   const i = path.lastIndexOf("/");
@@ -748,7 +752,7 @@ async function loadSessions() {
   let n = 0;
   for (const m of r.members) {
     rows.push(el("tr", { class: "group" }, el("td", { colspan: 11 }, "Server " + m.id + "  " + m.addr +
-      (m.error ? "  — " + m.error : "  — " + m.connections.length + " connections"))));
+      (m.error ? "  — " + m.error : "  — " + plural(m.connections.length, "connection")))));
     for (const c of m.connections) {
       n++;
       rows.push(el("tr", { "data-session": c.sessionId || "" },
@@ -760,7 +764,7 @@ async function loadSessions() {
         el("td", {}, c.established ? fmtTime(c.established) : "—")));
     }
   }
-  $("#sessions-summary").textContent = n + " connections on " + r.members.length + " members (from cons)";
+  $("#sessions-summary").textContent = plural(n, "connection") + " on " + plural(r.members.length, "member") + " (from cons)";
   $("#sessions-table tbody").replaceChildren(...rows);
 }
 
@@ -772,7 +776,7 @@ async function loadWatches() {
   for (const m of r.members) {
     total += m.total;
     rows.push(el("tr", { class: "group" }, el("td", { colspan: 4 }, "Server " + m.id + "  " + m.addr + "  — " +
-      (m.error ? m.error : m.connections + " connections watching " + m.paths + " paths, " + m.total + " watches" +
+      (m.error ? m.error : plural(m.connections, "connection") + " watching " + plural(m.paths, "path") + ", " + plural(m.total, "watch", "watches") +
         (m.truncated ? " (list truncated)" : "")))));
     for (const s of m.sessions) {
       rows.push(el("tr", { "data-session": s.sessionId },
@@ -780,7 +784,7 @@ async function loadWatches() {
         el("td", { class: "paths" }, s.paths.join("  "))));
     }
   }
-  $("#watches-summary").textContent = total + " data watches in all (from wchs and wchc)";
+  $("#watches-summary").textContent = plural(total, "data watch", "data watches") + " in all (from wchs and wchc)";
   $("#watches-table tbody").replaceChildren(...rows);
 }
 
