@@ -43,13 +43,15 @@ test: deps lint build unit e2e python fuzz
 # The ZooKeeper jars are fetched too: config's test checks that ZooKeeper's
 # own parser reads every test zoo.cfg as corral does, and the Java client
 # and Curator (scripts/curator) drive the server in tests/java; Jetty lets
-# tests/ops compare ZooKeeper's AdminServer with corral's.
+# tests/ops compare ZooKeeper's AdminServer with corral's. Debian's
+# chromium (scripts/chromium.sh) runs the console's browser tests.
 deps:
 	$(GO) mod download
 	./scripts/python-venv.sh >/dev/null
 	./scripts/zookeeper/fetch.sh >/dev/null
 	./scripts/curator/fetch.sh >/dev/null
 	./tests/zookeeper-admin-classpath.sh >/dev/null
+	./scripts/chromium.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \

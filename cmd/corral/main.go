@@ -19,6 +19,7 @@ func commands() []command {
 		{"ensemble", "ensemble [-n N] [-dir D]  start a local ensemble on loopback and print the connect string", runEnsemble},
 		{"bench", "bench SUBCOMMAND ...        measure corral and Apache ZooKeeper side by side", runBench},
 		{"cli", "cli [-server host:port[,...]] [CMD ARGS]  a zkCli-like shell", runCLI},
+		{"console", "console -server host:port[,...] [-listen A] [-writable]  serve the web console", runConsole},
 		{"version", "version                    print the version", runVersion},
 	}
 }

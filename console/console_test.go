@@ -1,0 +1,386 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/server/flw"
+)
+
+func TestPageNames(t *testing.T) {
+	var names []string
+	for i := 1199; i >= 0; i-- { // unsorted, as a server may return them
+		names = append(names, fmt.Sprintf("n%04d", i))
+	}
+	page, total, next := pageNames(slices.Clone(names), "", "", 500)
+	if total != 1200 || len(page) != 500 || page[0] != "n0000" || next != "n0499" {
+		t.Fatalf("first page: total %d, %d names from %s, next %q", total, len(page), page[0], next)
+	}
+	page, _, next = pageNames(slices.Clone(names), "", next, 500)
+	if page[0] != "n0500" || next != "n0999" {
+		t.Fatalf("second page from %s, next %q", page[0], next)
+	}
+	page, _, next = pageNames(slices.Clone(names), "", next, 500)
+	if len(page) != 200 || next != "" {
+		t.Fatalf("last page: %d names, next %q", len(page), next)
+	}
+	// A cursor that is no longer a child (deleted meanwhile) still pages on.
+	page, _, _ = pageNames(slices.Clone(names), "", "n0499x", 2)
+	if !slices.Equal(page, []string{"n0500", "n0501"}) {
+		t.Fatalf("after a vanished cursor: %v", page)
+	}
+	page, total, next = pageNames(slices.Clone(names), "n01", "", 500)
+	if total != 100 || len(page) != 100 || next != "" {
+		t.Fatalf("prefix: total %d, %d names, next %q", total, len(page), next)
+	}
+	page, total, next = pageNames(nil, "", "", 500)
+	if total != 0 || len(page) != 0 || next != "" {
+		t.Fatalf("no children: %v %d %q", page, total, next)
+	}
+}
+
+// The parsers read what server/flw renders, so they are tested against it.
+func TestParseFourLetterWords(t *testing.T) {
+	st := &flw.State{
+		Version: "3.9.3-corral", Mode: "leader", Serving: true,
+		LatencyMin: 1, LatencyAvg: 2.5, LatencyMax: 9, Received: 100, Sent: 99, Outstanding: 3,
+		Zxid: 0x300000007, NodeCount: 12,
+		Connections: []flw.ConnInfo{{
+			Remote: "127.0.0.1:5000", InterestOps: 1, Queued: 1, Received: 7, Sent: 6,
+			HasSession: true, SessionID: 0x1234, LastOp: "GETD", Timeout: 30000, LastZxid: 5,
+			LastLatency: 2, MinLatency: 1, AvgLatency: 2, MaxLatency: 4, Established: 1700000000000,
+		}},
+		Watches: flw.WatchInfo{BySession: map[int64][]string{0x1234: {"/a", "/b"}, 0x99: {"/a"}}},
+		Metrics: []flw.Metric{{Name: "znode_count", Value: 12}, {Name: "avg_latency", Value: 2.5}},
+	}
+	all := map[string]bool{"srvr": true, "cons": true, "wchs": true, "wchc": true, "mntr": true}
+	s, err := parseSrvr(string(flw.Render("srvr", st, all)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Mode != "leader" || s.Zxid != 0x300000007 || s.NodeCount != 12 || s.Outstanding != 3 || s.LatencyAvg != 2.5 || s.Connections != 1 {
+		t.Errorf("srvr: %+v", s)
+	}
+	conns, err := parseCons(string(flw.Render("cons", st, all)))
+	if err != nil || len(conns) != 1 {
+		t.Fatalf("cons: %v %v", conns, err)
+	}
+	c := conns[0]
+	if c.Remote != "127.0.0.1:5000" || c.SessionID != "0x1234" || c.LastOp != "GETD" || c.Timeout != 30000 || c.MaxLatency != 4 || c.Queued != 1 {
+		t.Errorf("cons: %+v", c)
+	}
+	nc, np, nt, err := parseWchs(string(flw.Render("wchs", st, all)))
+	if err != nil || nc != 2 || np != 2 || nt != 3 {
+		t.Errorf("wchs: %d %d %d %v", nc, np, nt, err)
+	}
+	ws, trunc, err := parseWchc(string(flw.Render("wchc", st, all)), 2)
+	if err != nil || len(ws) != 2 || !trunc {
+		t.Fatalf("wchc: %+v truncated=%v %v", ws, trunc, err)
+	}
+	if ws[1].SessionID != "0x1234" || ws[1].Count != 2 || len(ws[1].Paths) != 1 {
+		t.Errorf("wchc with 2 paths kept: %+v", ws)
+	}
+	m := parseMntr(string(flw.Render("mntr", st, all)))
+	if m["znode_count"] != "12" || m["avg_latency"] != "2.5" {
+		t.Errorf("mntr: %v", m)
+	}
+	st.Serving = false
+	if _, err := parseSrvr(string(flw.Render("srvr", st, all))); err != errNotServing {
+		t.Errorf("srvr of a member not serving: %v", err)
+	}
+}
+
+func TestToPoint(t *testing.T) {
+	prev := map[string]float64{"packets_received": 100, "cnt_fsynctime": 10, "sum_fsynctime": 50}
+	cur := map[string]float64{"packets_received": 300, "cnt_fsynctime": 14, "sum_fsynctime": 62, "znode_count": 7}
+	p := toPoint(cur, prev, 2)
+	if !p.Up || p.Rps != 100 || p.FsyncAvg == nil || *p.FsyncAvg != 3 || p.Znodes != 7 {
+		t.Errorf("point %+v", p)
+	}
+	// A counter that went backwards (member restarted) gives no rate.
+	if p := toPoint(prev, cur, 2); p.Rps != 0 || p.FsyncAvg != nil {
+		t.Errorf("after a reset: %+v", p)
+	}
+	if p := toPoint(nil, prev, 1); p.Up {
+		t.Error("a member without metrics is up")
+	}
+}
+
+// fakeSource counts samples and returns a growing packet counter.
+type fakeSource struct{ n atomic.Int64 }
+
+func (f *fakeSource) Sample(_ context.Context, id int, _ string) (map[string]float64, error) {
+	k := f.n.Add(1)
+	if id == 2 {
+		return nil, fmt.Errorf("member 2 is down")
+	}
+	return map[string]float64{"packets_received": float64(100 * k), "znode_count": 5}, nil
+}
+
+func newTestConsole(t *testing.T, cfg Config) (*Console, *httptest.Server) {
+	t.Helper()
+	if cfg.Servers == nil {
+		cfg.Servers = []string{"127.0.0.1:1", "127.0.0.1:2"}
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/console/", http.StripPrefix("/console", c))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		srv.Close()
+		c.Close()
+	})
+	return c, srv
+}
+
+func get(t *testing.T, url string, guard bool) (int, map[string]any) {
+	t.Helper()
+	return do(t, "GET", url, "", guard)
+}
+
+func do(t *testing.T, method, url, body string, guard bool) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if guard {
+		req.Header.Set("X-Console", "1")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+func errCode(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+func TestSamplerRunsOnlyWhileWatched(t *testing.T) {
+	src := &fakeSource{}
+	c, srv := newTestConsole(t, Config{
+		Metrics: src, SampleInterval: 10 * time.Millisecond, IdleStop: 50 * time.Millisecond,
+	})
+	if running, runs := c.sampler.state(); running || runs != 0 || src.n.Load() != 0 {
+		t.Fatal("the sampler ran before anyone asked for metrics")
+	}
+	var samples []any
+	deadline := time.Now().Add(10 * time.Second)
+	for len(samples) < 3 {
+		code, out := get(t, srv.URL+"/console/api/metrics", true)
+		if code != 200 {
+			t.Fatalf("metrics: %d %v", code, out)
+		}
+		samples, _ = out["samples"].([]any)
+		if time.Now().After(deadline) {
+			t.Fatal("no samples while polled")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	last := samples[len(samples)-1].(map[string]any)
+	points := last["points"].([]any)
+	if up := points[0].(map[string]any)["up"]; up != true {
+		t.Errorf("member 1 not up: %v", points[0])
+	}
+	if up := points[1].(map[string]any)["up"]; up != false {
+		t.Errorf("member 2 (down) shown up: %v", points[1])
+	}
+	// Nobody polls: the sampler stops by itself and samples no more.
+	for {
+		if running, _ := c.sampler.state(); !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sampler kept running without a page")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	n := src.n.Load()
+	time.Sleep(100 * time.Millisecond)
+	if src.n.Load() != n {
+		t.Error("sampled after stopping")
+	}
+	// A new poll starts it again, and since= returns only newer samples.
+	t0 := int64(last["t"].(float64))
+	_, out := get(t, fmt.Sprintf("%s/console/api/metrics?since=%d", srv.URL, t0), true)
+	for _, s := range out["samples"].([]any) {
+		if int64(s.(map[string]any)["t"].(float64)) <= t0 {
+			t.Errorf("since=%d returned a sample at %v", t0, s)
+		}
+	}
+	if _, runs := c.sampler.state(); runs != 2 {
+		t.Errorf("sampler runs = %d, want 2", runs)
+	}
+}
+
+func TestRingKeepsTheWindow(t *testing.T) {
+	c, err := New(Config{Servers: []string{"127.0.0.1:1"}, SampleInterval: time.Second, Window: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := c.sampler
+	for i := 1; i <= 6; i++ {
+		s.ring[s.next] = sample{T: int64(i)}
+		s.next = (s.next + 1) % len(s.ring)
+		if s.next == 0 {
+			s.full = true
+		}
+	}
+	var ts []int64
+	for _, smp := range s.since(0) {
+		ts = append(ts, smp.T)
+	}
+	if !slices.Equal(ts, []int64{3, 4, 5, 6}) {
+		t.Errorf("ring holds %v, want the last 4 in order", ts)
+	}
+}
+
+func TestAPIGuards(t *testing.T) {
+	_, srv := newTestConsole(t, Config{Writable: false})
+	base := srv.URL + "/console"
+
+	// The page itself.
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "corral <span>console</span>") {
+		t.Fatalf("index: %d", resp.StatusCode)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("CSP %q", csp)
+	}
+	for _, f := range []string{"/app.js", "/style.css"} {
+		resp, err := http.Get(base + f)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", f, resp.StatusCode, err)
+		}
+		resp.Body.Close()
+	}
+
+	// No X-Console header: refused before anything else (CSRF guard).
+	if code, out := get(t, base+"/api/info", false); code != 403 || errCode(out) != "FORBIDDEN" {
+		t.Errorf("without the guard header: %d %v", code, out)
+	}
+	code, out := get(t, base+"/api/info", true)
+	if code != 200 || out["writable"] != false {
+		t.Errorf("info: %d %v", code, out)
+	}
+	// Read-only: every write is refused by the console itself.
+	for _, op := range []string{"create", "set", "delete"} {
+		code, out := do(t, "POST", base+"/api/"+op, `{"path":"/x"}`, true)
+		if code != 403 || errCode(out) != "READONLY" {
+			t.Errorf("%s on a read-only console: %d %v", op, code, out)
+		}
+		if code, _ := do(t, "GET", base+"/api/"+op, "", true); code < 400 {
+			t.Errorf("GET %s: %d", op, code)
+		}
+	}
+	// Bad input gets a clear error.
+	req, _ := http.NewRequest("GET", base+"/api/node?path=/x", nil)
+	req.Header.Set("X-Console", "1")
+	req.Header.Set("X-Console-Auth", "not base64!")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("bad credentials header: %d", resp.StatusCode)
+	}
+	for _, q := range []string{"path=x", "path=/a/", "path=/a//b"} {
+		if code, out := get(t, base+"/api/children?"+q, true); code != 400 || errCode(out) != "BADREQUEST" {
+			t.Errorf("children?%s: %d %v", q, code, out)
+		}
+	}
+	if code, _ := get(t, base+"/api/sessions?member=3", true); code != 400 {
+		t.Errorf("member out of range: %d", code)
+	}
+}
+
+func TestWritableChecksBody(t *testing.T) {
+	_, srv := newTestConsole(t, Config{Writable: true})
+	base := srv.URL + "/console/api/"
+	for _, tc := range []struct{ op, body, want string }{
+		{"create", `{"path":"/a","unknown":1}`, "BADREQUEST"},
+		{"create", `{"path":"/a","data":"%%%"}`, "BADREQUEST"},
+		{"create", `{"path":"/a","mode":"ephemeral"}`, "BADREQUEST"},
+		{"create", `{"path":"/a","acl":[{"scheme":"world","id":"anyone","perms":"rx"}]}`, "BADREQUEST"},
+		{"create", `{"path":"/"}`, "BADREQUEST"},
+		{"delete", `{"path":"/"}`, "BADREQUEST"},
+		{"set", `not json`, "BADREQUEST"},
+	} {
+		if code, out := do(t, "POST", base+tc.op, tc.body, true); code != 400 || errCode(out) != tc.want {
+			t.Errorf("%s %s: %d %v", tc.op, tc.body, code, out)
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, servers := range [][]string{nil, {""}, {"a:1,b:2"}} {
+		if _, err := New(Config{Servers: servers}); err == nil {
+			t.Errorf("New accepted servers %q", servers)
+		}
+	}
+}
+
+func TestCloseStopsEverything(t *testing.T) {
+	c, srv := newTestConsole(t, Config{Metrics: &fakeSource{}, SampleInterval: 10 * time.Millisecond})
+	get(t, srv.URL+"/console/api/metrics", true)
+	c.Close()
+	if running, _ := c.sampler.state(); running {
+		t.Error("sampler running after Close")
+	}
+	if code, _ := get(t, srv.URL+"/console/api/info", true); code != http.StatusServiceUnavailable {
+		t.Errorf("after Close: %d", code)
+	}
+}
+
+func TestSessionsCloseWhenIdle(t *testing.T) {
+	// Nothing listens on port 1, so the connect fails; the entry is kept
+	// until idle all the same, and the janitor exits once none is left.
+	c, srv := newTestConsole(t, Config{
+		Servers: []string{"127.0.0.1:1"}, ConnIdle: time.Millisecond, // raised to 2×RequestTimeout
+		RequestTimeout: 500 * time.Millisecond,
+	})
+	code, out := get(t, srv.URL+"/console/api/node?path=/", true)
+	if code < 500 {
+		t.Fatalf("node with no server: %d %v", code, out)
+	}
+	if c.sessions.open() != 1 {
+		t.Fatalf("%d sessions cached, want 1", c.sessions.open())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.sessions.mu.Lock()
+		n, live := len(c.sessions.entries), c.sessions.janitorLive
+		c.sessions.mu.Unlock()
+		if n == 0 && !live {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("idle sessions not closed: %d cached, janitor running %v", n, live)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
