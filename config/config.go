@@ -255,6 +255,13 @@ type AdminConfig struct {
 	// admin.restore.enabled; both default true.
 	SnapshotEnabled bool
 	RestoreEnabled  bool
+	// ConsoleEnabled is admin.console.enabled (corral's own; default
+	// true): the web console at /console on the AdminServer.
+	// ConsoleWritable is admin.console.writable (default false): whether
+	// the console may create, set and delete znodes (always through the
+	// ACL checks, with the credentials its user gives).
+	ConsoleEnabled  bool
+	ConsoleWritable bool
 }
 
 // ListenAddr is the AdminServer's host:port.
@@ -323,6 +330,7 @@ func Default() *Config {
 			RateLimiterIntervalMs: DefaultAdminRateLimiterIntervalMs,
 			SnapshotEnabled:       true,
 			RestoreEnabled:        true,
+			ConsoleEnabled:        true,
 		},
 		SSL:       zktls.Default(),
 		QuorumSSL: zktls.Default(),

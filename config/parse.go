@@ -142,6 +142,8 @@ var sysPropKeys = map[string]bool{
 	"admin.rateLimiterIntervalInMS":            true,
 	"admin.snapshot.enabled":                   true,
 	"admin.restore.enabled":                    true,
+	"admin.console.enabled":                    true,
+	"admin.console.writable":                   true,
 }
 
 // dedup trims keys and values as QuorumPeerConfig does and keeps, for
@@ -417,6 +419,10 @@ func (p *parser) applyAdmin(key, canon, value string) error {
 		return parseBool(&a.SnapshotEnabled, key, value)
 	case "admin.restore.enabled":
 		return parseBool(&a.RestoreEnabled, key, value)
+	case "admin.console.enabled":
+		return parseBool(&a.ConsoleEnabled, key, value)
+	case "admin.console.writable":
+		return parseBool(&a.ConsoleWritable, key, value)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestDefaults(t *testing.T) {
 		ContainerMaxPerMinute:    10000,
 		Metrics:                  MetricsConfig{HTTPPort: 7000, ExportJvmInfo: true},
 		Admin: AdminConfig{EnableServer: true, ServerPort: 8080, CommandURL: "/commands",
-			IdleTimeoutMs: 30000, RateLimiterIntervalMs: 300000, SnapshotEnabled: true, RestoreEnabled: true},
+			IdleTimeoutMs: 30000, RateLimiterIntervalMs: 300000, SnapshotEnabled: true, RestoreEnabled: true, ConsoleEnabled: true},
 		SSL:       zktls.Settings{HostnameVerification: true, HandshakeDetectionTimeoutMs: 5000},
 		QuorumSSL: zktls.Settings{HostnameVerification: true, HandshakeDetectionTimeoutMs: 5000},
 	}

@@ -85,7 +85,7 @@ func TestEverySecurityRowRefusesSomething(t *testing.T) {
 // are accepted (with the ignored-key warning), in either spelling.
 func TestSecurityKeysOffValuesAccepted(t *testing.T) {
 	for _, line := range []string{
-						"portUnification=false",
+		"portUnification=false",
 		"quorum.auth.enableSasl=false",
 		"enforce.auth.enabled=false",
 		"sessionRequireClientSASLAuth=false",

@@ -44,6 +44,11 @@ func runEnsemble(args []string) int {
 		return 2
 	}
 	for _, cfg := range cfgs {
+		// Each member gets its own AdminServer (and web console) port,
+		// 8080, 8081, ... in member order.
+		if cfg.Admin.ServerPort == config.DefaultAdminServerPort && cfg.MyID > 0 {
+			cfg.Admin.ServerPort += int(cfg.MyID) - 1
+		}
 		if err := prepareDataDir(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "corral:", err)
 			return 1
@@ -96,8 +101,12 @@ func runEnsemble(args []string) int {
 		if len(cfgs) == 1 {
 			mode = "standalone server"
 		}
-		fmt.Printf("corral %s on loopback, data and zoo.cfg files in %s\nconnect string: %s\n(Ctrl-C to stop)\n",
+		fmt.Printf("corral %s on loopback, data and zoo.cfg files in %s\nconnect string: %s\n",
 			mode, filepath.Clean(base), strings.Join(addrs, ","))
+		if a := cfgs[0].Admin; a.EnableServer && a.ConsoleEnabled {
+			fmt.Printf("web console: http://%s/console/\n", a.ListenAddr())
+		}
+		fmt.Println("(Ctrl-C to stop)")
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

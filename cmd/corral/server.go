@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/corral-db/corral/admin"
 	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/console"
 	"github.com/corral-db/corral/internal/gcpace"
 	"github.com/corral-db/corral/internal/zktls"
 	"github.com/corral-db/corral/server"
@@ -123,6 +126,20 @@ func startHTTP(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, init
 		h := admin.NewHTTPServer("AdminServer", time.Duration(cfg.Admin.IdleTimeoutMs)*time.Millisecond, logger)
 		a := admin.NewAdminServer(srv, admin.AdminOptions{Config: cfg, InitialConfig: initial, SnapshotDir: cfg.DataDir, Logger: logger})
 		a.Mount(h)
+		if cfg.Admin.ConsoleEnabled {
+			c, err := console.New(console.Config{
+				Servers:    consoleServers(cfg),
+				Writable:   cfg.Admin.ConsoleWritable,
+				Durability: string(cfg.Durability),
+				Logger:     logger,
+			})
+			if err != nil {
+				return fmt.Errorf("admin.console: %w", err)
+			}
+			context.AfterFunc(ctx, func() { c.Close() })
+			h.Handle("/console/", http.StripPrefix("/console", c))
+			h.Handle("/console", http.RedirectHandler("/console/", http.StatusFound))
+		}
 		if err := h.Listen(cfg.Admin.ListenAddr()); err != nil {
 			logger.Warn("AdminServer not started; serving clients without it", "err", err)
 		} else {
@@ -130,6 +147,35 @@ func startHTTP(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, init
 		}
 	}
 	return nil
+}
+
+// consoleServers are the client addresses of the ensemble's members, in
+// member order, for the web console (this server's alone when standalone).
+// A server line without a client part is reached at its host and this
+// server's clientPort.
+func consoleServers(cfg *config.Config) []string {
+	if len(cfg.Servers) == 0 {
+		return []string{cfg.ClientListenAddr()}
+	}
+	var out []string
+	for _, m := range cfg.Servers {
+		if m.ID == cfg.MyID {
+			out = append(out, cfg.ClientListenAddr())
+			continue
+		}
+		host, port := m.Host, m.ClientPort
+		if m.ClientAddr != "" && m.ClientAddr != "0.0.0.0" && m.ClientAddr != "::" {
+			host = m.ClientAddr
+		}
+		if port == 0 {
+			port = cfg.ClientPort
+		}
+		if port == 0 {
+			continue
+		}
+		out = append(out, net.JoinHostPort(host, strconv.Itoa(port)))
+	}
+	return out
 }
 
 func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, error) {
