@@ -150,6 +150,9 @@ type Config struct {
 
 	// ExtendedTypesEnabled is extendedTypesEnabled (TTL nodes).
 	ExtendedTypesEnabled bool
+	// EnforceQuota is enforceQuota: hard quota limits refuse writes
+	// (QuotaExceeded), soft ones are logged (docs/design/quotas.md).
+	EnforceQuota bool
 	// SuperDigest is DigestAuthenticationProvider.superDigest,
 	// "user:base64(sha1(user:password))"; "" disables the super user.
 	SuperDigest string

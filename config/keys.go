@@ -81,7 +81,6 @@ var unsupportedKeys = map[string]bool{
 	"clientPortListenBacklog":                true,
 	"oraclePath":                             true,
 	"skipACL":                                true,
-	"enforceQuota":                           true,
 	"digest.enabled":                         true,
 	"maxCnxns":                               true,
 	"readonlymode.enabled":                   true,

@@ -130,6 +130,7 @@ var sysPropKeys = map[string]bool{
 	"znode.container.checkIntervalMs":          true,
 	"znode.container.maxPerMinute":             true,
 	"znode.container.maxNeverUsedIntervalMs":   true,
+	"enforceQuota":                             true,
 }
 
 // dedup trims keys and values as QuorumPeerConfig does and keeps, for
@@ -307,6 +308,8 @@ func (p *parser) applySysProp(key, canon, value string, line int) error {
 		return nil
 	case "extendedTypesEnabled":
 		return parseBool(&c.ExtendedTypesEnabled, key, value)
+	case "enforceQuota":
+		return parseBool(&c.EnforceQuota, key, value)
 	case "DigestAuthenticationProvider.superDigest":
 		if value != "" && !strings.Contains(value, ":") {
 			return &KeyError{Key: key, Value: value, Reason: "want user:base64(sha1(user:password))"}

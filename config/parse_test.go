@@ -116,6 +116,8 @@ func TestKeys(t *testing.T) {
 		{"4lw.commands.whitelist=", func(c *Config) any { return c.FourLetterWordWhitelist }, []string{"srvr"}},
 		{"zookeeper.4lw.commands.whitelist=mntr", func(c *Config) any { return c.FourLetterWordWhitelist }, []string{"mntr", "srvr"}},
 		{"extendedTypesEnabled=true", func(c *Config) any { return c.ExtendedTypesEnabled }, true},
+		{"enforceQuota=true", func(c *Config) any { return c.EnforceQuota }, true},
+		{"zookeeper.enforceQuota=false", func(c *Config) any { return c.EnforceQuota }, false},
 		{"zookeeper.extendedTypesEnabled=True", func(c *Config) any { return c.ExtendedTypesEnabled }, true},
 		{"DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=", func(c *Config) any { return c.SuperDigest }, "super:D/InIHSb7yEEbrWz8b9l71RjZJU="},
 		{"zookeeper.DigestAuthenticationProvider.superDigest=super:x", func(c *Config) any { return c.SuperDigest }, "super:x"},

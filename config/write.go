@@ -70,6 +70,9 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 		put("4lw.commands.whitelist", strings.Join(c.FourLetterWordWhitelist, ","))
 	}
 	put("extendedTypesEnabled", btoa(c.ExtendedTypesEnabled))
+	if c.EnforceQuota {
+		put("enforceQuota", "true")
+	}
 	if c.SuperDigest != "" {
 		put("DigestAuthenticationProvider.superDigest", c.SuperDigest)
 	}

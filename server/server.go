@@ -20,6 +20,8 @@ import (
 type Server struct {
 	opts Options
 	log  *slog.Logger
+	// quotaLog rate-limits quota warnings (quota.go).
+	quotaLog quotaLog
 
 	// mu guards tree: applies take the write lock, reads the read lock.
 	mu   sync.RWMutex

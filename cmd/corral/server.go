@@ -91,6 +91,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		PurgeInterval:          time.Duration(cfg.AutopurgePurgeInterval) * time.Hour,
 		FourLetterWords:        map[string]bool{},
 		ExtendedTypesEnabled:   cfg.ExtendedTypesEnabled,
+		EnforceQuota:           cfg.EnforceQuota,
 		SuperDigest:            cfg.SuperDigest,
 		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
 		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
