@@ -90,7 +90,6 @@ var unsupportedKeys = map[string]bool{
 	"closeSessionTxn.enabled":                true,
 	"enableEagerACLCheck":                    true,
 	"serializeLastProcessedZxid.enabled":     true,
-	"audit.enable":                           true,
 	"enforce.auth.enabled":                   true,
 	"enforce.auth.schemes":                   true,
 	"DigestAuthenticationProvider.enabled":   true,

@@ -131,6 +131,8 @@ var sysPropKeys = map[string]bool{
 	"znode.container.maxPerMinute":             true,
 	"znode.container.maxNeverUsedIntervalMs":   true,
 	"enforceQuota":                             true,
+	"audit.enable":                             true,
+	"audit.logFile":                            true,
 }
 
 // dedup trims keys and values as QuorumPeerConfig does and keeps, for
@@ -310,6 +312,11 @@ func (p *parser) applySysProp(key, canon, value string, line int) error {
 		return parseBool(&c.ExtendedTypesEnabled, key, value)
 	case "enforceQuota":
 		return parseBool(&c.EnforceQuota, key, value)
+	case "audit.enable":
+		return parseBool(&c.AuditEnable, key, value)
+	case "audit.logFile":
+		c.AuditLogFile = value
+		return nil
 	case "DigestAuthenticationProvider.superDigest":
 		if value != "" && !strings.Contains(value, ":") {
 			return &KeyError{Key: key, Value: value, Reason: "want user:base64(sha1(user:password))"}

@@ -73,6 +73,12 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 	if c.EnforceQuota {
 		put("enforceQuota", "true")
 	}
+	if c.AuditEnable {
+		put("audit.enable", "true")
+	}
+	if c.AuditLogFile != "" {
+		put("audit.logFile", c.AuditLogFile)
+	}
 	if c.SuperDigest != "" {
 		put("DigestAuthenticationProvider.superDigest", c.SuperDigest)
 	}

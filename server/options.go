@@ -64,6 +64,9 @@ type Options struct {
 	FourLetterWords map[string]bool
 	// ExtendedTypesEnabled allows TTL nodes.
 	ExtendedTypesEnabled bool
+	// AuditLog is the audit log's file (audit.enable; see audit.go); ""
+	// disables it.
+	AuditLog string
 	// EnforceQuota refuses creates and setData that would pass a hard
 	// quota limit and logs those passing a soft one (server/quota.go).
 	EnforceQuota bool

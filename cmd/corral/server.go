@@ -123,6 +123,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 	for _, w := range cfg.FourLetterWordWhitelist {
 		o.FourLetterWords[w] = true
 	}
+	o.AuditLog = auditLogPath(cfg)
 	abs := func(p string) string {
 		if a, err := filepath.Abs(p); err == nil {
 			return a
