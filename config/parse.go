@@ -45,6 +45,9 @@ type parser struct {
 	peerType                     string // "" when peerType is absent
 	dynamicConfigFile            string
 	servers                      map[int64]serverEntry
+	// sysProps are JVM system properties given besides the file
+	// (sysprops.go); the file's keys take precedence.
+	sysProps []property
 }
 
 type serverEntry struct {
@@ -86,6 +89,7 @@ func (p *parser) parseNoValidate(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	props = p.withSysProps(props)
 	for _, e := range p.dedup(props) {
 		if err := p.apply(e.Key, e.Value, e.Line); err != nil {
 			return err
