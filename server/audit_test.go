@@ -13,7 +13,7 @@ import (
 
 func TestAuditFormat(t *testing.T) {
 	e := auditEvent{session: "0x1", user: "alice,127.0.0.1", ip: "127.0.0.1", op: auditSetACL, znode: "/a",
-		acl: auditACL([]wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "world", ID: "anyone"}}, {Perms: wire.PermRead | wire.PermWrite, ID: wire.Id{Scheme: "ip", ID: "10.0.0.1"}}}),
+		acl:    auditACL([]wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "world", ID: "anyone"}}, {Perms: wire.PermRead | wire.PermWrite, ID: wire.Id{Scheme: "ip", ID: "10.0.0.1"}}}),
 		result: auditFailure}
 	want := "session=0x1\tuser=alice,127.0.0.1\tip=127.0.0.1\toperation=setAcl\tznode=/a\tacl=world:anyone:cdrwaip:10.0.0.1:rw\tresult=failure"
 	if got := string(e.format(nil)); got != want {
