@@ -158,3 +158,19 @@ func TestQuotaReloadRecounts(t *testing.T) {
 		t.Fatalf("reloaded stats %q", got)
 	}
 }
+
+// FuzzStatsTrack: any quota node data parses without panicking, and what
+// it parses to formats to text that parses back to the same values.
+func FuzzStatsTrack(f *testing.F) {
+	f.Add([]byte("count=10,bytes=-1=;byteHardLimit=-1;countHardLimit=20"))
+	f.Add([]byte("count=,bytes=5;;x=1,=2"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := ParseStatsTrack(b)
+		again := ParseStatsTrack([]byte(s.String()))
+		for _, k := range []string{StatCount, StatBytes, StatCountHardLimit, StatByteHardLimit} {
+			if s.Get(k) != again.Get(k) {
+				t.Fatalf("%q: %s %d -> %q -> %d", b, k, s.Get(k), s.String(), again.Get(k))
+			}
+		}
+	})
+}

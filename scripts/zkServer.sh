@@ -13,6 +13,7 @@
 #   ZOO_LOG_DIR the log directory (default ../logs); the server's output
 #               goes to zookeeper-$USER-server-$HOSTNAME.out there
 #   ZOOPIDFILE  the pid file (default dataDir/zookeeper_server.pid)
+#   ZOO_DATADIR_AUTOCREATE_DISABLE  refuse to start without dataDir/version-2
 #   SERVER_JVMFLAGS, JVMFLAGS
 #               every -Dkey=value in them is passed to corral as
 #               `-D key=value`: zookeeper.* system properties configure the
@@ -93,6 +94,18 @@ done
 
 ZOO_DATADIR="$(grep "^[[:space:]]*dataDir" "$ZOOCFG" | sed -e 's/.*=//')"
 ZOO_DATADIR="$(echo -e "${ZOO_DATADIR}" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')"
+
+ZOO_DATALOGDIR="$(grep "^[[:space:]]*dataLogDir" "$ZOOCFG" | sed -e 's/.*=//')"
+if [ -n "$ZOO_DATADIR_AUTOCREATE_DISABLE" ]; then
+  if [ ! -d "$ZOO_DATADIR/version-2" ]; then
+    echo "ZooKeeper data directory is missing at $ZOO_DATADIR fix the path or run initialize"
+    exit 1
+  fi
+  if [ -n "$ZOO_DATALOGDIR" ] && [ ! -d "$ZOO_DATALOGDIR/version-2" ]; then
+    echo "ZooKeeper txnlog directory is missing at $ZOO_DATALOGDIR fix the path or run initialize"
+    exit 1
+  fi
+fi
 
 if [ -z "$ZOOPIDFILE" ]; then
   if [ ! -d "$ZOO_DATADIR" ]; then

@@ -243,6 +243,12 @@ func TestConfigDirAndForeground(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("foreground server ignored SIGTERM")
 	}
+	// ZOO_DATADIR_AUTOCREATE_DISABLE: no version-2 in a fresh dataDir.
+	fresh := newInstall(t)
+	if out, code := fresh.run([]string{"ZOO_DATADIR_AUTOCREATE_DISABLE=1"}, "start"); code != 1 ||
+		!strings.Contains(out, "ZooKeeper data directory is missing at "+fresh.dataDir) {
+		t.Fatalf("start without version-2 and autocreate disabled: code %d\n%s", code, out)
+	}
 	// A second argument names a file in ZOOCFGDIR.
 	out, code := in.run([]string{"ZOOCFGDIR=" + other}, "print-cmd", "server.cfg")
 	if code != 0 || !strings.Contains(out, filepath.Join(other, "server.cfg")) || !strings.Contains(out, "server") {
