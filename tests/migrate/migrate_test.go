@@ -17,7 +17,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/tests/harness"
+	"github.com/corral-db/corral/vfs"
 )
 
 var (
@@ -417,4 +420,51 @@ func TestImportExportRoundTrip(t *testing.T) {
 	zks.StartAgain()
 	c = connect(t, zks)
 	compareTrees(t, "corral → ZooKeeper", fromCorral, readTree(t, c))
+}
+
+// TestImportOpenSession: a session still open when ZooKeeper stops (its
+// ephemerals alive) is in the imported tree with its timeout, owning its
+// ephemerals, so the server started on it expires it as ZooKeeper would.
+// The written snapshot is read directly: nothing here waits on a timeout.
+func TestImportOpenSession(t *testing.T) {
+	zks := zkEnv.Start(t)
+	c := connect(t, zks)
+	if _, err := c.Create("/eph", []byte("e"), zk.FlagEphemeral, world); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/p", nil, 0, world); err != nil {
+		t.Fatal(err)
+	}
+	sid := c.SessionID()
+	zks.Stop() // the session is still open
+	c.Close()
+
+	to := filepath.Join(t.TempDir(), "corral")
+	out, err := exec.Command(corralEnv.CorralBin(), "import-zookeeper", "-q", "-from", zks.DataDir, "-to", to).CombinedOutput()
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	infos, err := snap.Newest(vfs.OS(), filepath.Join(to, "version-2"))
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("corral snapshots %v, %v", infos, err)
+	}
+	r, err := snap.Open(vfs.OS(), filepath.Join(to, "version-2"), infos[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tree, err := datatree.ReadSnapshot(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if to, ok := tree.SessionTimeout(sid); !ok || to <= 0 {
+		t.Fatalf("session %#x not in the imported session table (%v)", sid, tree.Sessions())
+	}
+	n := tree.Get("/eph")
+	if n == nil || n.Persisted().EphemeralOwner != sid || string(n.Data()) != "e" {
+		t.Fatalf("/eph = %+v, want an ephemeral of %#x", n, sid)
+	}
+	if got := tree.Ephemerals(sid); len(got) != 1 || got[0] != "/eph" {
+		t.Fatalf("ephemerals of %#x: %v", sid, got)
+	}
 }
