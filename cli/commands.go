@@ -38,6 +38,7 @@ func commands() []command {
 			spec: optSpec{flags: "esc", valued: "t"}, min: 1, max: 3, conn: true, run: cmdCreate},
 		{name: "delete", usage: "[-v version] path", spec: optSpec{valued: "v"}, min: 1, max: 2, conn: true, run: cmdDelete},
 		{name: "deleteall", usage: "path [-b batch size]", spec: optSpec{valued: "b"}, min: 1, max: 1, conn: true, run: cmdDeleteAll},
+		{name: "delquota", usage: "[-n|-b|-N|-B] path", spec: optSpec{flags: "nbNB"}, min: 1, max: 1, conn: true, run: cmdDelQuota},
 		{name: "get", usage: "[-s] [-w] [-b] [-x] path",
 			help: "\n -b   Output data in base64 format\n -s   Print znode stats additionally\n" +
 				" -w   Watch for changes on the znode\n -x   Output data in hexdump format\n",
@@ -47,6 +48,7 @@ func commands() []command {
 		{name: "getEphemerals", usage: "path", max: 1, conn: true, run: cmdGetEphemerals},
 		{name: "help", usage: "", max: -1, run: cmdHelp},
 		{name: "history", usage: "", max: -1, run: cmdHistory},
+		{name: "listquota", usage: "path", min: 1, max: 1, conn: true, run: cmdListQuota},
 		{name: "ls", usage: "[-s] [-w] [-R] path", spec: optSpec{flags: "swR"}, min: 1, max: 2, conn: true, run: cmdLs},
 		{name: "printwatches", usage: "on|off", max: 1, run: cmdPrintWatches},
 		{name: "quit", usage: "", max: -1},
@@ -57,6 +59,7 @@ func commands() []command {
 				" -v <arg>   Set with an expected version\n",
 			spec: optSpec{flags: "sb", valued: "v"}, min: 2, max: 2, conn: true, run: cmdSet},
 		{name: "setAcl", usage: "[-s] [-v version] [-R] path acl", spec: optSpec{flags: "sR", valued: "v"}, min: 2, max: 2, conn: true, run: cmdSetACL},
+		{name: "setquota", usage: "-n|-b|-N|-B val path", spec: optSpec{valued: "nbNB"}, min: 1, max: 1, conn: true, run: cmdSetQuota},
 		{name: "stat", usage: "[-w] path", spec: optSpec{flags: "w"}, min: 1, max: 2, conn: true, run: cmdStat},
 		{name: "sync", usage: "path", min: 1, max: 1, conn: true, run: cmdSync},
 		{name: "version", usage: "", max: -1, run: cmdVersion},

@@ -175,6 +175,15 @@ type Config struct {
 
 	// ExtendedTypesEnabled is extendedTypesEnabled (TTL nodes).
 	ExtendedTypesEnabled bool
+	// EnforceQuota is enforceQuota: hard quota limits refuse writes
+	// (QuotaExceeded), soft ones are logged (docs/design/quotas.md).
+	EnforceQuota bool
+	// AuditEnable is audit.enable: the audit log in ZooKeeper's format.
+	// AuditLogFile is corral's audit.logFile, the file it goes to; unset,
+	// zookeeper_audit.log in $ZOO_LOG_DIR or else in dataDir
+	// (docs/design/audit.md).
+	AuditEnable  bool
+	AuditLogFile string
 	// SuperDigest is DigestAuthenticationProvider.superDigest,
 	// "user:base64(sha1(user:password))"; "" disables the super user.
 	SuperDigest string

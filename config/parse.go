@@ -47,6 +47,9 @@ type parser struct {
 	servers                      map[int64]serverEntry
 	// filePasswords are ssl.*.passwordPath contents, applied last.
 	filePasswords map[*string]string
+	// sysProps are JVM system properties given besides the file
+	// (sysprops.go); the file's keys take precedence.
+	sysProps []property
 }
 
 type serverEntry struct {
@@ -90,6 +93,7 @@ func (p *parser) parseNoValidate(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	props = p.withSysProps(props)
 	for _, e := range p.dedup(props) {
 		if err := p.apply(e.Key, e.Value, e.Line); err != nil {
 			return err
@@ -144,6 +148,9 @@ var sysPropKeys = map[string]bool{
 	"admin.restore.enabled":                    true,
 	"admin.console.enabled":                    true,
 	"admin.console.writable":                   true,
+	"enforceQuota":                             true,
+	"audit.enable":                             true,
+	"audit.logFile":                            true,
 }
 
 // dedup trims keys and values as QuorumPeerConfig does and keeps, for
@@ -345,6 +352,13 @@ func (p *parser) applySysProp(key, canon, value string, line int) error {
 		return nil
 	case "extendedTypesEnabled":
 		return parseBool(&c.ExtendedTypesEnabled, key, value)
+	case "enforceQuota":
+		return parseBool(&c.EnforceQuota, key, value)
+	case "audit.enable":
+		return parseBool(&c.AuditEnable, key, value)
+	case "audit.logFile":
+		c.AuditLogFile = value
+		return nil
 	case "DigestAuthenticationProvider.superDigest":
 		if value != "" && !strings.Contains(value, ":") {
 			return &KeyError{Key: key, Value: value, Reason: "want user:base64(sha1(user:password))"}

@@ -70,6 +70,15 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 		put("4lw.commands.whitelist", strings.Join(c.FourLetterWordWhitelist, ","))
 	}
 	put("extendedTypesEnabled", btoa(c.ExtendedTypesEnabled))
+	if c.EnforceQuota {
+		put("enforceQuota", "true")
+	}
+	if c.AuditEnable {
+		put("audit.enable", "true")
+	}
+	if c.AuditLogFile != "" {
+		put("audit.logFile", c.AuditLogFile)
+	}
 	if c.SuperDigest != "" {
 		put("DigestAuthenticationProvider.superDigest", c.SuperDigest)
 	}

@@ -203,6 +203,7 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 	n.content = contentHash(path, n.data)
 	n.rehash()
 	t.insert(path, n)
+	t.quotaCreated(path, n)
 	n.Stat(st)
 	*ev = append(*ev,
 		Event{Type: wire.EventNodeCreated, Path: path, Zxid: z, ACL: acl.acl},
@@ -258,6 +259,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 		// re-create them; leaving them would orphan them.
 		t.removeDescendants(path, n)
 	}
+	t.quotaDeleted(path, n)
 	t.remove(path, n)
 	*ev = append(*ev,
 		Event{Type: wire.EventNodeDeleted, Path: path, Zxid: zxid, ACL: acl},
@@ -281,6 +283,7 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 	if n == nil {
 		return wire.CodeNoNode
 	}
+	t.quotaDataChanged(tx.Path, int64(len(tx.Data)-len(n.data)))
 	t.nodeSum -= n.hash
 	t.dataSize += int64(len(tx.Data) - len(n.data))
 	n.data = tx.Data

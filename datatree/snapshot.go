@@ -408,6 +408,7 @@ func (t *Tree) link(paths []string) error {
 		n.rehash()
 		t.index(p, n)
 	}
+	t.setupQuota()
 	return nil
 }
 

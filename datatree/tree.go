@@ -42,6 +42,10 @@ type Tree struct {
 
 	acls aclCache
 
+	// quotas is the set of paths with a quota (ZooKeeper's pTrie; see
+	// quota.go), nil when there are none.
+	quotas map[string]struct{}
+
 	lastZxid int64
 	dataSize int64 // sum of len(path)+len(data) over the nodes
 

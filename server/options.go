@@ -82,6 +82,12 @@ type Options struct {
 	FourLetterWords map[string]bool
 	// ExtendedTypesEnabled allows TTL nodes.
 	ExtendedTypesEnabled bool
+	// AuditLog is the audit log's file (audit.enable; see audit.go); ""
+	// disables it.
+	AuditLog string
+	// EnforceQuota refuses creates and setData that would pass a hard
+	// quota limit and logs those passing a soft one (server/quota.go).
+	EnforceQuota bool
 	// SuperDigest is "super:<base64 sha1>"; authenticating as its user
 	// grants the super id.
 	SuperDigest string

@@ -181,6 +181,7 @@ func (s *Server) applyBatch(batch []*request) {
 
 // afterApply keeps the session tracker in step with the tree.
 func (s *Server) afterApply(r *request) {
+	s.auditCloseSession(r)
 	switch r.hdr.Type {
 	case wire.OpCreateSession:
 		s.sessions.add(r.hdr.SessionID, r.tx.Timeout)
@@ -213,6 +214,7 @@ func (s *Server) fire(ev *datatree.Event, f *fired) {
 
 // replyWrite answers a write once it is applied and its turn has come.
 func (s *Server) replyWrite(r *request) {
+	s.auditWrite(r)
 	c := r.c
 	zxid := r.hdr.Zxid
 	code := r.res.Err

@@ -235,6 +235,9 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 		return wire.CodeNoChildrenForEphemerals
 	}
 	newCversion := prec.stat.CVersion + 1
+	if err := s.checkQuota(path, int64(len(cr.Data)), 1); err != nil {
+		return err
+	}
 
 	var owner int64
 	switch {
@@ -345,6 +348,9 @@ func (s *Server) prepSetData(r *request, sr *wire.SetDataRequest, tx *txn.Txn) e
 	}
 	if !datatree.CheckPerm(rec.acl, wire.PermWrite, r.auth) {
 		return wire.CodeNoAuth
+	}
+	if err := s.checkQuotaSetData(sr.Path, len(sr.Data)); err != nil {
+		return err
 	}
 	if sr.Version != -1 && sr.Version != rec.stat.Version {
 		return wire.CodeBadVersion

@@ -20,6 +20,10 @@ import (
 type Server struct {
 	opts Options
 	log  *slog.Logger
+	// quotaLog rate-limits quota warnings (quota.go).
+	quotaLog quotaLog
+	// audit is the audit log (audit.go), nil unless enabled.
+	audit *auditLog
 
 	// mu guards tree: applies take the write lock, reads the read lock.
 	mu   sync.RWMutex
@@ -191,6 +195,12 @@ func New(opts Options) (*Server, error) {
 		}
 		s.rep = rep
 	}
+	if opts.AuditLog != "" {
+		if s.audit, err = openAudit(opts.AuditLog, s.log); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -296,7 +306,11 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}()
 	}
+	s.audit.start()
+	defer s.audit.close()
+	s.audit.serverEvent(auditStart, auditSuccess)
 	acceptErr := s.acceptLoop(s.ctx, s.listeners[0])
+	s.audit.serverEvent(auditStop, auditInvoked)
 
 	// Shutdown: no new connections; close the open ones; let what is in
 	// the pipeline finish, then stop it.

@@ -20,6 +20,8 @@ func commands() []command {
 		{"bench", "bench SUBCOMMAND ...        measure corral and Apache ZooKeeper side by side", runBench},
 		{"cli", "cli [-server host:port[,...]] [CMD ARGS]  a zkCli-like shell", runCLI},
 		{"console", "console -server host:port[,...] [-listen A] [-writable]  serve the web console", runConsole},
+		{"import-zookeeper", "import-zookeeper -from ZK_DATADIR [-from-log DIR] -to DATADIR [-to-log DIR]  convert a ZooKeeper dataDir", runImportZooKeeper},
+		{"export-zookeeper", "export-zookeeper -from DATADIR [-from-log DIR] -to ZK_DATADIR [-to-log DIR]  write a ZooKeeper dataDir", runExportZooKeeper},
 		{"version", "version                    print the version", runVersion},
 	}
 }

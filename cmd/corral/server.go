@@ -31,6 +31,8 @@ func runServer(args []string) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	logLevel := fs.String("log-level", "info", "debug|info|warn|error")
 	pprofAddr := fs.String("pprof", "", "serve Go's pprof on this loopback address (e.g. 127.0.0.1:6060)")
+	var sysProps sysPropFlag
+	fs.Var(&sysProps, "D", "a ZooKeeper system property `key=value` (repeatable; zoo.cfg wins), as zkServer.sh passes -D flags")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,11 +40,11 @@ func runServer(args []string) int {
 		startPprof(*pprofAddr)
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: corral server [-log-level L] ZOO_CFG")
+		fmt.Fprintln(os.Stderr, "usage: corral server [-log-level L] [-D key=value ...] ZOO_CFG")
 		return 2
 	}
 	logger := newLogger(*logLevel)
-	cfg, warnings, err := config.Load(fs.Arg(0), logger)
+	cfg, warnings, err := config.LoadWithSystemProperties(fs.Arg(0), sysProps, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "corral: %v\n", err)
 		return 1
@@ -196,6 +198,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		PurgeInterval:          time.Duration(cfg.AutopurgePurgeInterval) * time.Hour,
 		FourLetterWords:        map[string]bool{},
 		ExtendedTypesEnabled:   cfg.ExtendedTypesEnabled,
+		EnforceQuota:           cfg.EnforceQuota,
 		SuperDigest:            cfg.SuperDigest,
 		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
 		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
@@ -241,6 +244,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 	for _, w := range cfg.FourLetterWordWhitelist {
 		o.FourLetterWords[w] = true
 	}
+	o.AuditLog = auditLogPath(cfg)
 	abs := func(p string) string {
 		if a, err := filepath.Abs(p); err == nil {
 			return a

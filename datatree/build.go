@@ -1,0 +1,68 @@
+package datatree
+
+import (
+	"fmt"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// Builder assembles a tree from nodes given one at a time with their
+// stored stats, for importing another store's snapshot (package migrate
+// reads ZooKeeper's). Nothing is validated against the history: the stats
+// are taken as given.
+type Builder struct {
+	t     *Tree
+	paths []string
+}
+
+// NewBuilder starts an empty tree whose last applied zxid is lastZxid.
+func NewBuilder(lastZxid int64) *Builder {
+	t := newEmptyTree()
+	t.lastZxid = lastZxid
+	return &Builder{t: t}
+}
+
+// AddSession adds an open session to the replicated session table.
+func (b *Builder) AddSession(id int64, timeout int32) { b.t.setSession(id, timeout) }
+
+// AddNode adds the node at path ("/" for the root). A nil acl is
+// OPEN_ACL_UNSAFE. Adding a path twice, or a path that is not a valid
+// znode path, is an error; a parent may come after its children.
+func (b *Builder) AddNode(path string, data []byte, acl []wire.ACL, st PStat) error {
+	if b.t == nil {
+		return fmt.Errorf("datatree: builder already finished")
+	}
+	if !snapPathOK(path) {
+		return fmt.Errorf("datatree: invalid node path %q", path)
+	}
+	if _, dup := b.t.nodes[path]; dup {
+		return fmt.Errorf("datatree: node %q added twice", path)
+	}
+	b.t.nodes[path] = &Node{data: data, acl: b.t.acls.intern(acl), stat: st}
+	b.paths = append(b.paths, path)
+	return nil
+}
+
+// Finish links the nodes into a tree. Every node but the root must have
+// its parent; the first node missing one is reported (ReadSnapshot drops
+// such nodes instead, since its input is fuzzy; an import's input is a
+// complete tree).
+func (b *Builder) Finish() (*Tree, error) {
+	t := b.t
+	if t == nil {
+		return nil, fmt.Errorf("datatree: builder already finished")
+	}
+	b.t = nil
+	if t.nodes[RootPath] == nil {
+		return nil, fmt.Errorf("datatree: no root node")
+	}
+	for _, p := range b.paths {
+		if p != RootPath && t.nodes[ParentPath(p)] == nil {
+			return nil, fmt.Errorf("datatree: node %q has no parent", p)
+		}
+	}
+	if err := t.link(b.paths); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
