@@ -16,9 +16,9 @@ import (
 // CommandEnv is what the bench command takes from its process.
 type CommandEnv struct {
 	Stdout, Stderr io.Writer
-	// SelfBinary, if set, is the running corral binary: the default corral
-	// server under test. If empty, compare builds ./cmd/corral.
-	SelfBinary string
+	// CorralBinary, if set, is the default corral server under test. If
+	// empty, the experiments build ./cmd/corral.
+	CorralBinary string
 }
 
 const commandUsage = `usage:
@@ -133,7 +133,7 @@ type serverFlags struct {
 
 func (f *serverFlags) register(fs *flag.FlagSet, env CommandEnv) {
 	d := DefaultTiming()
-	fs.StringVar(&f.corralBin, "corral-bin", env.SelfBinary, "corral binary to start (default: this binary, or built from ./cmd/corral)")
+	fs.StringVar(&f.corralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
 	fs.StringVar(&f.zkLib, "zk-lib", "", "directory of ZooKeeper 3.9.3 jars (default: output of scripts/zookeeper/fetch.sh)")
 	fs.StringVar(&f.java, "java", "java", "java command")
 	fs.StringVar(&f.javaHeap, "java-heap", DefaultJavaHeap, "ZooKeeper's JVM -Xmx (per server)")

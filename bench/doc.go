@@ -169,9 +169,10 @@
 // its result; log records are written above it. Elsewhere the log's phase
 // start and end lines are the progress. -q silences both (progress.go).
 //
-// While trying the harness without a complete cmd/corral:
+// The command is the binary cmd/corral-bench; `corral bench ARGS` runs it
+// with the calling corral binary as the server under test:
 //
-//	go run ./bench/internal/benchmain compare --targets zookeeper
+//	go run ./cmd/corral-bench compare --targets zookeeper
 //
 // # How the load generator works
 //
