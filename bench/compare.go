@@ -319,7 +319,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 		if t != TargetCorral && t != TargetZooKeeper {
 			return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
 		}
-		if _, err := durabilityOf(cfg.Durability, t); err != nil {
+		if _, err := DurabilityOf(cfg.Durability, t); err != nil {
 			return nil, err
 		}
 	}
@@ -430,7 +430,7 @@ func startEnsemble(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info
 	if err != nil {
 		return underTest{}, err
 	}
-	leader, err := ens.WaitWhole(ctx, wholeTimeout)
+	leader, err := ens.WaitWhole(ctx, WholeTimeout)
 	if err != nil {
 		ens.Stop()
 		return underTest{}, err
@@ -466,9 +466,9 @@ func startEnsemble(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info
 	return ut, nil
 }
 
-// wholeTimeout bounds a wait for an ensemble that was whole, or is
+// WholeTimeout bounds a wait for an ensemble that was whole, or is
 // rejoining after one member restarted, to be whole again.
-const wholeTimeout = 2 * time.Minute
+const WholeTimeout = 2 * time.Minute
 
 // memberName names member id with its client address, or says there was
 // no leader (id 0).
@@ -495,7 +495,7 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 		Dir: filepath.Join(work, info.fileBase()), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
-	lc.Durability, _ = durabilityOf(cfg.Durability, target) // checked by Compare
+	lc.Durability, _ = DurabilityOf(cfg.Durability, target) // checked by Compare
 	if target == TargetZooKeeper {
 		info.JavaHeap = cfg.JavaHeap
 	}

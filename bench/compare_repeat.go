@@ -18,7 +18,7 @@ import (
 // target's median over the runs with its spread (least and greatest value
 // and relative standard deviation), and the corral/zookeeper ratio of the
 // medians with the least and greatest ratio of the paired runs (corral's
-// run i over zookeeper's run i): a ratio whose range crosses 1 says the
+// Run i over zookeeper's run i): a ratio whose range crosses 1 says the
 // difference is within the noise.
 
 // runNumber is the Run a phase of repetition run carries: 0 when there is
@@ -299,6 +299,6 @@ func writeRepeatJSON(enc *json.Encoder, rep *Report) error {
 	return nil
 }
 
-// maxRepeat bounds --repeat: every phase's histogram (about 140 KB) is
+// MaxRepeat bounds --repeat: every phase's histogram (about 140 KB) is
 // kept for the latency plots.
-const maxRepeat = 20
+const MaxRepeat = 20

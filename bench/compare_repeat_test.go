@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 func TestSpreadOf(t *testing.T) {
@@ -43,7 +45,7 @@ func TestSpreadOf(t *testing.T) {
 func repeatedResults() []PhaseResult {
 	r := func(target string, run int, ops float64, p99 int64) PhaseResult {
 		return PhaseResult{Target: target, Run: run, Phase: "create", Seconds: 10, Ops: int64(ops * 10), OpsPerSec: ops,
-			Latency: Latency{Count: int64(ops * 10), P50: p99 / 2, P99: p99, P999: p99, Max: p99}}
+			Latency: stats.Latency{Count: int64(ops * 10), P50: p99 / 2, P99: p99, P999: p99, Max: p99}}
 	}
 	zkFailed := PhaseResult{Target: TargetZooKeeper, Run: 2, Phase: "create", Err: "connection refused"}
 	return []PhaseResult{

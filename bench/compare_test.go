@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -75,21 +76,21 @@ func fakeServerMain(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	s := startFake(ln, inOrder, 0)
+	s := fakezk.Start(ln, fakezk.InOrder, 0)
 	if peers != nil {
 		// An ensemble member: the highest-numbered member that is up
 		// leads; sessions are resumed on any member; the failover node
 		// exists everywhere (members share no state).
-		s.mu.Lock()
-		s.resume = true
-		s.nodes[FailoverPath], s.attempted[FailoverPath] = []byte{}, true
-		s.srvr = func() string { return "Zookeeper version: fake\nMode: " + fakeMemberMode(myid, peers) + "\n" }
-		s.mu.Unlock()
+		s.Mu.Lock()
+		s.Resume = true
+		s.Nodes[FailoverPath], s.Attempted[FailoverPath] = []byte{}, true
+		s.Srvr = func() string { return "Zookeeper version: fake\nMode: " + fakeMemberMode(myid, peers) + "\n" }
+		s.Mu.Unlock()
 	}
 	fmt.Println("fake server on", ln.Addr(), "forceSync", kv["forceSync"], "myid", myid)
 	<-term
-	s.stop()
-	fmt.Printf("served create %d setData %d getData %d\n", s.count(wire.OpCreate), s.count(wire.OpSetData), s.count(wire.OpGetData))
+	s.Stop()
+	fmt.Printf("served create %d setData %d getData %d\n", s.Count(wire.OpCreate), s.Count(wire.OpSetData), s.Count(wire.OpGetData))
 	return 0
 }
 

@@ -1,6 +1,15 @@
 // Package bench measures corral and Apache ZooKeeper side by side: a load
 // generator that speaks the ZooKeeper client protocol, launchers for both
-// servers from one generated zoo.cfg, and the `corral bench` command.
+// servers from one generated zoo.cfg, and the experiments (compare, run,
+// failover, durability, paper, readratio, failures, ycsb, scale,
+// factorial), each a Config, its default and a function that runs it and
+// returns a report with its Markdown and JSON lines.
+//
+// Beside it: package stats (histograms, USL fit, factorial analysis),
+// which it imports; package plot (the figures, the only importer of
+// gonum), which imports it; and package command (the corral-bench
+// command line), which imports both. bench/internal/fakezk holds the
+// fake servers its tests run against.
 //
 // # Usage
 //
@@ -65,7 +74,7 @@
 // failover starts an ensemble as compare does and creates /bench-failover.
 // Each trial waits until the ensemble is whole, opens a writer session on a
 // follower (the followers in turn) that overwrites /bench-failover in a
-// closed loop, lets it write for at least --pre, SIGKILLs the leader by
+// Closed loop, lets it write for at least --pre, SIGKILLs the leader by
 // PID, and waits until a write issued after the kill succeeds. The writer
 // behaves as a client walking its connect string: a request unanswered for
 // 2/3 of the session timeout (the Java client's read timeout) or a closed
@@ -85,7 +94,7 @@
 // kill-to-write time, failed writes and reconnects, the new leader and how
 // long the killed server took to rejoin, and the timing (tickTime,
 // initLimit, syncLimit, session timeout asked and granted); the JSON lines
-// hold one object per trial and a summary with every gap. Every wait is
+// Hold one object per trial and a summary with every gap. Every wait is
 // bounded: a trial that fails ends the run, with the trials so far
 // reported.
 //

@@ -97,7 +97,7 @@ const (
 	// median was sometimes the third big kill and sometimes a small one,
 	// so the ratio of two configurations' medians jumped (08:37 run at
 	// 250k: sync's median a small kill, 24 ms, diskless's a big one, 43
-	// ms). With seven, three big kills still leave the median among the
+	// Ms). With seven, three big kills still leave the median among the
 	// small ones. Each
 	// trial costs a few seconds (a restart and its snapshot load; longer
 	// for ZooKeeper). MaxRestoreTrials bounds --restore-trials.
@@ -128,7 +128,7 @@ func DefaultDurabilityConfig() DurabilityConfig {
 	}
 }
 
-func (c *DurabilityConfig) fill() error {
+func (c *DurabilityConfig) Fill() error {
 	d := DefaultDurabilityConfig()
 	if len(c.Targets) == 0 {
 		c.Targets = d.Targets
@@ -159,13 +159,13 @@ func (c *DurabilityConfig) fill() error {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.Servers < 1 || c.Servers > maxServers:
-		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, maxServers)
-	case c.Clients < 1 || c.Clients > maxConns:
-		return fmt.Errorf("bench: %d clients (want 1 to %d)", c.Clients, maxConns)
+	case c.Servers < 1 || c.Servers > MaxServers:
+		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, MaxServers)
+	case c.Clients < 1 || c.Clients > MaxConns:
+		return fmt.Errorf("bench: %d clients (want 1 to %d)", c.Clients, MaxConns)
 	case c.CPUDuration > 0 && c.CPURate <= 0:
 		return errors.New("bench: the CPU phase needs a positive rate")
-	case c.QueueDuration > 0 && (c.QueueProducers < 1 || c.QueueConsumers < 1 || c.QueueProducers+c.QueueConsumers > maxConns):
+	case c.QueueDuration > 0 && (c.QueueProducers < 1 || c.QueueConsumers < 1 || c.QueueProducers+c.QueueConsumers > MaxConns):
 		return errors.New("bench: the queue phase needs at least one producer and one consumer")
 	case c.GetDuration > 0 && c.CreateDuration <= 0:
 		return errors.New("bench: the get phase reads what the create phase made; it needs a create duration")
@@ -209,7 +209,7 @@ type DurabilityServer struct {
 // reported and the others still run; the returned error joins the
 // failures.
 func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport, error) {
-	if err := cfg.fill(); err != nil {
+	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
 	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-durability-", cfg.Keep, cfg.Log)
@@ -245,7 +245,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport
 			errs = append(errs, err)
 			break
 		}
-		if cfg.timePhases() {
+		if cfg.TimePhases() {
 			srv, phases, err := durabilityTarget(ctx, cfg, base, work, t)
 			rep.Servers = append(rep.Servers, srv)
 			rep.Phases = append(rep.Phases, phases...)
@@ -280,7 +280,7 @@ func durabilityTarget(ctx context.Context, cfg DurabilityConfig, base LaunchConf
 		srv.Info.Err = err.Error()
 		return srv, nil, err
 	}
-	leader, err := ens.WaitWhole(ctx, wholeTimeout)
+	leader, err := ens.WaitWhole(ctx, WholeTimeout)
 	if err != nil {
 		ens.Stop()
 		srv.Info.Err = err.Error()

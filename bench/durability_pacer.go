@@ -43,7 +43,7 @@ func (p *pacer) dueAt(k int64) time.Time {
 	return p.t0.Add(time.Duration(float64(k) / p.rate * float64(time.Second)))
 }
 
-// run sends the tokens due before end into tokens, closes it and returns
+// Run sends the tokens due before end into tokens, closes it and returns
 // how many were taken into the channel and how many that were due in the
 // measured interval were dropped. The loop is bounded by the number of
 // tokens the interval holds and by end.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -33,7 +34,7 @@ type DurPhase struct {
 	Series    SeriesStats `json:"per_second_stats"`
 	// Latency is of the requests counted (the queue: of the producers'
 	// creates), from sending the request to reading its reply.
-	Latency Latency `json:"latency"`
+	Latency stats.Latency `json:"latency"`
 	// ServerCPU is the members' CPU seconds together in the measured
 	// interval, ServerCPUEach each one's, ServerCPUPerSecond the sum in
 	// each whole second in percent of one core.
@@ -67,7 +68,7 @@ type DurPhase struct {
 	// EndToEnd is, for each message consumed in the measured interval,
 	// from its producer sending the create to its consumer reading the
 	// delete's reply: time in the queue included.
-	EndToEnd *Latency `json:"end_to_end,omitempty"`
+	EndToEnd *stats.Latency `json:"end_to_end,omitempty"`
 
 	Err string `json:"error,omitempty"`
 }
@@ -245,7 +246,7 @@ func sampleCPU(ctx context.Context, pids []int, start time.Time, n int) []time.D
 
 // durRecorder is what one client saw of the requests it measures.
 type durRecorder struct {
-	hist     *Hist
+	hist     *stats.Hist
 	ops      int64
 	errs     int64
 	firstErr wire.Code
@@ -267,7 +268,7 @@ func (r *durRecorder) done(w durWindow, series *secondCounter, sent, now time.Ti
 	}
 	r.ops++
 	if r.hist == nil {
-		r.hist = NewHist()
+		r.hist = stats.NewHist()
 	}
 	r.hist.Record(now.Sub(sent))
 	if series != nil {
@@ -277,7 +278,7 @@ func (r *durRecorder) done(w durWindow, series *secondCounter, sent, now time.Ti
 
 // mergeRecorders adds the clients' counts and latencies into res.
 func mergeRecorders(res *DurPhase, recs []durRecorder) {
-	h := NewHist()
+	h := stats.NewHist()
 	for i := range recs {
 		r := &recs[i]
 		res.Ops += r.ops
@@ -298,7 +299,7 @@ func finishSeries(res *DurPhase, series *secondCounter) {
 		res.OpsPerSec = float64(res.Ops) / res.Seconds
 	}
 	res.PerSecond = series.values()
-	res.Series = summarizeSeries(res.PerSecond, time.Duration(res.Seconds*float64(time.Second)))
+	res.Series = SummarizeSeries(res.PerSecond, time.Duration(res.Seconds*float64(time.Second)))
 }
 
 // loadAvg is /proc/loadavg's 1, 5 and 15 minute averages, or "".

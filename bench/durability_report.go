@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // durRow is one row of a results table: a label and, per configuration,
@@ -65,8 +67,8 @@ func durMs(us int64) string {
 }
 
 // latencyRows are p50, p99 and max of a latency summary.
-func latencyRows(what string, lat func(p *DurPhase) *Latency) []durRow {
-	cell := func(f func(l *Latency) int64) func(p *DurPhase) string {
+func latencyRows(what string, lat func(p *DurPhase) *stats.Latency) []durRow {
+	cell := func(f func(l *stats.Latency) int64) func(p *DurPhase) string {
 		return func(p *DurPhase) string {
 			l := lat(p)
 			if l == nil || l.Count == 0 {
@@ -76,9 +78,9 @@ func latencyRows(what string, lat func(p *DurPhase) *Latency) []durRow {
 		}
 	}
 	return []durRow{
-		{what + " p50 ms", cell(func(l *Latency) int64 { return l.P50 })},
-		{what + " p99 ms", cell(func(l *Latency) int64 { return l.P99 })},
-		{what + " max ms", cell(func(l *Latency) int64 { return l.Max })},
+		{what + " p50 ms", cell(func(l *stats.Latency) int64 { return l.P50 })},
+		{what + " p99 ms", cell(func(l *stats.Latency) int64 { return l.P99 })},
+		{what + " max ms", cell(func(l *stats.Latency) int64 { return l.Max })},
 	}
 }
 
@@ -243,7 +245,7 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 		fmt.Fprintln(w)
 	}
 	// Without a time-series phase (--figs 5.3,5.4) only the tree-size part is written.
-	timed := c.timePhases() || len(rep.Phases) > 0
+	timed := c.TimePhases() || len(rep.Phases) > 0
 	if timed {
 		fmt.Fprintf(w, "- clients: synchronous (one request outstanding, the next sent when the reply is in), each its own session, "+
 			"spread round-robin over the servers, followers first and the leader last; each phase opens its sessions, "+
@@ -270,9 +272,9 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 			rows         []durRow
 		}{
 			{DurPhaseCreate, "Create throughput (Fig. 5.1)", append(throughputRows("creates/s"),
-				latencyRows("create", func(p *DurPhase) *Latency { return &p.Latency })...)},
+				latencyRows("create", func(p *DurPhase) *stats.Latency { return &p.Latency })...)},
 			{DurPhaseGet, "getData throughput (Fig. 5.2)", append(throughputRows("getData/s"),
-				latencyRows("getData", func(p *DurPhase) *Latency { return &p.Latency })...)},
+				latencyRows("getData", func(p *DurPhase) *stats.Latency { return &p.Latency })...)},
 			{DurPhaseCPU, fmt.Sprintf("Server CPU at %.0f creates/s (Fig. 5.5)", c.CPURate), append([]durRow{
 				{"creates/s achieved", func(p *DurPhase) string { return durF0(p.OpsPerSec) }},
 				{"missed (servers behind)", func(p *DurPhase) string { return fmt.Sprintf("%d", p.Missed) }},
@@ -296,7 +298,7 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 					}
 					return strings.Join(parts, ", ")
 				}},
-			}, latencyRows("create", func(p *DurPhase) *Latency { return &p.Latency })...)},
+			}, latencyRows("create", func(p *DurPhase) *stats.Latency { return &p.Latency })...)},
 			{DurPhaseQueue, "Message queue (Fig. 5.6)", append([]durRow{
 				{"messages consumed/s", func(p *DurPhase) string { return durF0(p.OpsPerSec) }},
 				{"messages produced/s", func(p *DurPhase) string { return durF0(p.ProducedPerSec) }},
@@ -308,8 +310,8 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 				}},
 				{"lost races", func(p *DurPhase) string { return fmt.Sprintf("%d", p.LostRaces) }},
 				{"left in queue at end", func(p *DurPhase) string { return fmt.Sprintf("%d", p.LeftInQueue) }},
-			}, append(latencyRows("end-to-end", func(p *DurPhase) *Latency { return p.EndToEnd }),
-				latencyRows("produce (create)", func(p *DurPhase) *Latency { return &p.Latency })...)...)},
+			}, append(latencyRows("end-to-end", func(p *DurPhase) *stats.Latency { return p.EndToEnd }),
+				latencyRows("produce (create)", func(p *DurPhase) *stats.Latency { return &p.Latency })...)...)},
 		}
 		for _, s := range sections {
 			if !rep.hasPhase(s.phase) {
@@ -532,3 +534,9 @@ func WriteDurabilityJSONLines(w io.Writer, rep *DurabilityReport) error {
 	}
 	return writeDurTreeJSONLines(enc, rep)
 }
+
+// Markdown writes the report for people.
+func (r *DurabilityReport) Markdown(w io.Writer) { WriteDurabilityMarkdown(w, r) }
+
+// JSONLines writes the report one JSON object a line.
+func (r *DurabilityReport) JSONLines(w io.Writer) error { return WriteDurabilityJSONLines(w, r) }

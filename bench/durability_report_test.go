@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // cannedDurabilityReport is a run of every configuration with made-up
@@ -29,13 +31,13 @@ func cannedDurabilityReport() *DurabilityReport {
 			Target: tg.Name, Argv: []string{"srv", tg.Name}, Leader: "server.3 (127.0.0.1:3)",
 			Members: []MemberInfo{{ID: 1, PID: 101 + 10*i}, {ID: 2, PID: 102 + 10*i}, {ID: 3, PID: 103 + 10*i}},
 		}})
-		lat := Latency{Count: 10, P50: 1500, P99: 9000, Max: 12000}
+		lat := stats.Latency{Count: 10, P50: 1500, P99: 9000, Max: 12000}
 		base := DurPhase{Config: tg.Name, Server: tg.Server, Clients: 60, Seconds: 3, Latency: lat,
 			ServerCPU: f64(1.5), LoadgenCPU: 0.3, MachineCPU: f64(2.1), LoadAvg: "0.5 0.4 0.3"}
 		create := base
 		create.Phase, create.PerSecond = DurPhaseCreate, []int64{rate - 100, rate, rate + 100}
 		create.Ops, create.OpsPerSec = 3*rate, float64(rate)
-		create.Series = summarizeSeries(create.PerSecond, 3*time.Second)
+		create.Series = SummarizeSeries(create.PerSecond, 3*time.Second)
 		get := base
 		get.Phase, get.Seconds, get.PerSecond, get.Ops, get.OpsPerSec = DurPhaseGet, 2, []int64{50000, 52000}, 102000, 51000
 		cpu := base
@@ -45,7 +47,7 @@ func cannedDurabilityReport() *DurabilityReport {
 		queue := base
 		queue.Phase, queue.Seconds, queue.PerSecond, queue.Ops, queue.OpsPerSec = DurPhaseQueue, 2, []int64{400, 420}, 820, 410
 		queue.Producers, queue.Consumers, queue.Produced, queue.ProducedPerSec = 1, 1, 900, 450
-		queue.EndToEnd = &Latency{Count: 820, P50: 200000, P99: 250000, Max: 260000}
+		queue.EndToEnd = &stats.Latency{Count: 820, P50: 200000, P99: 250000, Max: 260000}
 		queue.LeftInQueue = 80
 		rep.Phases = append(rep.Phases, cpu, queue, create, get)
 	}

@@ -21,7 +21,7 @@ func newSecondCounter(d time.Duration) *secondCounter {
 	return &secondCounter{buckets: make([]atomic.Int64, max(n, 0))}
 }
 
-// add counts one event at offset since the start of the interval; events
+// Add counts one event at offset since the start of the interval; events
 // outside it are not counted.
 func (s *secondCounter) add(offset time.Duration) {
 	if offset < 0 {
@@ -53,10 +53,10 @@ type SeriesStats struct {
 	Stddev float64 `json:"stddev"`
 }
 
-// summarizeSeries summarises the first whole seconds of v: a measured
+// SummarizeSeries summarises the first whole seconds of v: a measured
 // interval of d has int(d / 1s) of them (a partial last bucket would read
 // as a dip).
-func summarizeSeries(v []int64, d time.Duration) SeriesStats {
+func SummarizeSeries(v []int64, d time.Duration) SeriesStats {
 	n := min(len(v), int(d/time.Second))
 	if n <= 0 {
 		return SeriesStats{}
@@ -96,8 +96,8 @@ func cpuPercents(readings []time.Duration, interval time.Duration) []float64 {
 	return out
 }
 
-// toFloats converts counts for plotting.
-func toFloats(v []int64) []float64 {
+// ToFloats converts counts for plotting.
+func ToFloats(v []int64) []float64 {
 	out := make([]float64, len(v))
 	for i, x := range v {
 		out[i] = float64(x)

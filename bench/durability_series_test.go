@@ -31,16 +31,16 @@ func TestSecondCounter(t *testing.T) {
 
 func TestSummarizeSeries(t *testing.T) {
 	// The partial third second is left out.
-	st := summarizeSeries([]int64{100, 300, 7}, 2500*time.Millisecond)
+	st := SummarizeSeries([]int64{100, 300, 7}, 2500*time.Millisecond)
 	want := SeriesStats{Seconds: 2, Mean: 200, Min: 100, Max: 300, Stddev: 100}
 	if st != want {
 		t.Errorf("got %+v, want %+v", st, want)
 	}
-	if st := summarizeSeries([]int64{5}, 500*time.Millisecond); st != (SeriesStats{}) {
+	if st := SummarizeSeries([]int64{5}, 500*time.Millisecond); st != (SeriesStats{}) {
 		t.Errorf("no whole second: %+v", st)
 	}
 	// Fewer values than seconds (a phase that stopped early).
-	st = summarizeSeries([]int64{4, 4}, 10*time.Second)
+	st = SummarizeSeries([]int64{4, 4}, 10*time.Second)
 	if st.Seconds != 2 || st.Mean != 4 || st.Stddev != 0 {
 		t.Errorf("short series: %+v", st)
 	}

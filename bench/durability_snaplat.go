@@ -256,7 +256,7 @@ type snapProbe interface {
 	members() int
 	files(i int) (snapFiles, error)
 	times(ctx context.Context, i int) (snapTimes, error)
-	// fill issues about n setData requests and returns how many it did.
+	// Fill issues about n setData requests and returns how many it did.
 	fill(ctx context.Context, n int64) (int64, error)
 }
 
@@ -506,7 +506,7 @@ func (p liveSnapProbe) times(ctx context.Context, i int) (snapTimes, error) {
 	return t, nil
 }
 
-// fill overwrites n existing nodes with pipelined setData requests and
+// Fill overwrites n existing nodes with pipelined setData requests and
 // returns how many were issued.
 func (p liveSnapProbe) fill(ctx context.Context, n int64) (int64, error) {
 	tr := p.tr

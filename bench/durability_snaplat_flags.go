@@ -15,12 +15,12 @@ const (
 	DurFigRestore  = "5.4"
 	DurFigCPU      = "5.5"
 	DurFigQueue    = "5.6"
-	durFigsAll     = "5.1,5.2,5.3,5.4,5.5,5.6"
+	DurFigsAll     = "5.1,5.2,5.3,5.4,5.5,5.6"
 )
 
 // parseDurFigs reads a comma-separated list of figure numbers.
 func parseDurFigs(s string) (map[string]bool, error) {
-	known := strings.Split(durFigsAll, ",")
+	known := strings.Split(DurFigsAll, ",")
 	figs := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
@@ -28,12 +28,12 @@ func parseDurFigs(s string) (map[string]bool, error) {
 			continue
 		}
 		if !slices.Contains(known, f) {
-			return nil, fmt.Errorf("unknown figure %q (want some of %s)", f, durFigsAll)
+			return nil, fmt.Errorf("unknown figure %q (want some of %s)", f, DurFigsAll)
 		}
 		figs[f] = true
 	}
 	if len(figs) == 0 {
-		return nil, fmt.Errorf("no figure (want some of %s)", durFigsAll)
+		return nil, fmt.Errorf("no figure (want some of %s)", DurFigsAll)
 	}
 	if figs[DurFigGet] && !figs[DurFigCreate] {
 		return nil, fmt.Errorf("figure %s reads the nodes figure %s's phase creates; select both", DurFigGet, DurFigCreate)
@@ -100,8 +100,8 @@ func parseDurCounts(s string) ([]int64, error) {
 	return slices.Compact(out), nil
 }
 
-// formatDurCounts is the inverse of parseDurCounts, for flag defaults.
-func formatDurCounts(c []int64) string {
+// FormatDurCounts is the inverse of parseDurCounts, for flag defaults.
+func FormatDurCounts(c []int64) string {
 	var parts []string
 	for _, n := range c {
 		parts = append(parts, strconv.FormatInt(n, 10))
@@ -109,8 +109,8 @@ func formatDurCounts(c []int64) string {
 	return strings.Join(parts, ",")
 }
 
-// parseTreeFlags applies --figs, --snap-counts and --restore-counts.
-func (c *DurabilityConfig) parseTreeFlags(figs, snap, restore string) error {
+// ParseTreeFlags applies --figs, --snap-counts and --restore-counts.
+func (c *DurabilityConfig) ParseTreeFlags(figs, snap, restore string) error {
 	var err error
 	if c.SnapCounts, err = parseDurCounts(snap); err != nil {
 		return fmt.Errorf("--snap-counts: %w", err)

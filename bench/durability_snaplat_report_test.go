@@ -4,9 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,61 +155,4 @@ func equalCounts(a, b map[string]int) bool {
 		}
 	}
 	return true
-}
-
-func TestDurTreePlots(t *testing.T) {
-	rep := cannedTreeReport()
-	plots := durTreePlots(rep)
-	if len(plots) != 2 || plots[0].File != "snapshot.png" || plots[1].File != "restore.png" {
-		t.Fatalf("plots %+v", plots)
-	}
-	snap, rest := plots[0], plots[1]
-	if len(snap.Series) != 3 || !slices.Equal(snap.Series[2].X, []float64{100, 250}) || !slices.Equal(snap.Series[2].Y, []float64{300, 600}) {
-		t.Errorf("snapshot series: %+v", snap.Series)
-	}
-	// ZooKeeper's failed trial is left out; its line keeps its style.
-	if zk := rest.Series[2]; zk.Name != DurZKForceSync || !slices.Equal(zk.X, []float64{100}) || zk.Style != 2 {
-		t.Errorf("ZooKeeper's restoration series: %+v", zk)
-	}
-	// A configuration with no point has no line, and the others keep their
-	// style (colour) by their place in the run.
-	rep.Trees[0].Snapshots = nil
-	if s := durTreePlots(rep)[0].Series; len(s) != 2 || s[0].Name != DurCorralDiskless || s[0].Style != 1 {
-		t.Errorf("without corral-sync's snapshots: %+v", s)
-	}
-	// No point at all: no figure.
-	for i := range rep.Trees {
-		rep.Trees[i].Snapshots = nil
-	}
-	if p := durTreePlots(rep); len(p) != 1 || p[0].File != "restore.png" {
-		t.Errorf("without any snapshot: %+v", p)
-	}
-}
-
-func TestWriteDurabilityTreePlots(t *testing.T) {
-	dir := t.TempDir()
-	rep := cannedTreeReport()
-	if err := WriteDurabilityPlots(dir, rep); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(rep.Plots, []string{"snapshot.png", "restore.png"}) {
-		t.Fatalf("recorded plots %v", rep.Plots)
-	}
-	for _, name := range rep.Plots {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img := decodePNG(t, b)
-		if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w < 400 || h < 200 {
-			t.Errorf("%s: %dx%d", name, w, h)
-		}
-		if n := distinctColors(img, 10); n < 10 {
-			t.Errorf("%s: only %d colours: nothing drawn?", name, n)
-		}
-	}
-	empty := xyPlot{File: "e.png", Series: []xySeries{{Name: "a"}}}
-	if err := empty.render(&bytes.Buffer{}); err == nil {
-		t.Error("a plot without points rendered")
-	}
 }

@@ -50,7 +50,7 @@ const (
 	growRounds  = 3
 	// MaxDurTreeZnodes bounds the sizes asked for (ZooKeeper's heap is 2 GB
 	// by default); MinDurTreeZnodes keeps a size above the servers' own
-	// nodes.
+	// Nodes.
 	MaxDurTreeZnodes = 2000000
 	MinDurTreeZnodes = 1000
 )
@@ -86,7 +86,7 @@ func treeSizes(snap, restore []int64) []int64 {
 // durabilityTree starts configuration t's ensemble, grows its tree through
 // the sizes of cfg.SnapCounts and cfg.RestoreCounts, measures at each,
 // and stops the members by PID. A failed measurement is recorded and the
-// run goes on, unless the ensemble is no longer whole.
+// Run goes on, unless the ensemble is no longer whole.
 func durabilityTree(ctx context.Context, cfg DurabilityConfig, base LaunchConfig, work string, t DurabilityTarget) (DurTreeRun, error) {
 	run := DurTreeRun{DurabilityServer: DurabilityServer{Target: t, ZooCfg: t.Durability.Lines(), Info: ServerInfo{Target: t.Name}}}
 	if t.Server == TargetZooKeeper {
@@ -118,7 +118,7 @@ func durabilityTree(ctx context.Context, cfg DurabilityConfig, base LaunchConfig
 			}
 		}
 	}()
-	leader, err := ens.WaitWhole(ctx, wholeTimeout)
+	leader, err := ens.WaitWhole(ctx, WholeTimeout)
 	if err != nil {
 		run.Info.Err = err.Error()
 		return fail(err)
@@ -168,7 +168,7 @@ func durabilityTree(ctx context.Context, cfg DurabilityConfig, base LaunchConfig
 			if r.Err != "" {
 				errs = append(errs, fmt.Errorf("restoration at %d znodes: %s", n, r.Err))
 				// Later sizes need a whole ensemble.
-				l, err := ens.WaitWhole(ctx, wholeTimeout)
+				l, err := ens.WaitWhole(ctx, WholeTimeout)
 				if err != nil {
 					errs = append(errs, err)
 					break
@@ -226,9 +226,9 @@ func (tr *durTree) grow(ctx context.Context, n int64) (g DurGrowth, err error) {
 	}
 }
 
-// timePhases reports whether any of the time-series phases (Fig. 5.1,
+// TimePhases reports whether any of the time-series phases (Fig. 5.1,
 // 5.2, 5.5, 5.6) is to run.
-func (c *DurabilityConfig) timePhases() bool {
+func (c *DurabilityConfig) TimePhases() bool {
 	return c.CPUDuration > 0 || c.QueueDuration > 0 || c.CreateDuration > 0 || c.GetDuration > 0
 }
 

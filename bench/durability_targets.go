@@ -23,7 +23,7 @@ const (
 	DurCorralDiskless  = "corral-diskless"
 	DurZKForceSync     = "zk-forcesync"
 	DurZKNoForceSync   = "zk-noforcesync"
-	durTargetNamesHelp = DurCorralSync + "," + DurCorralAsync + "," + DurCorralDiskless + "," + DurZKForceSync + "," + DurZKNoForceSync
+	DurTargetNamesHelp = DurCorralSync + "," + DurCorralAsync + "," + DurCorralDiskless + "," + DurZKForceSync + "," + DurZKNoForceSync
 )
 
 // DurabilityTargets are every configuration, in the order a run measures
@@ -54,7 +54,7 @@ func ParseDurabilityTargets(s string) ([]DurabilityTarget, error) {
 		}
 		i := slices.IndexFunc(all, func(t DurabilityTarget) bool { return t.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("bench: unknown configuration %q (want some of %s)", name, durTargetNamesHelp)
+			return nil, fmt.Errorf("bench: unknown configuration %q (want some of %s)", name, DurTargetNamesHelp)
 		}
 		if slices.ContainsFunc(out, func(t DurabilityTarget) bool { return t.Name == name }) {
 			return nil, fmt.Errorf("bench: configuration %q named twice", name)
@@ -62,7 +62,7 @@ func ParseDurabilityTargets(s string) ([]DurabilityTarget, error) {
 		out = append(out, all[i])
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("bench: no configuration (want some of %s)", durTargetNamesHelp)
+		return nil, fmt.Errorf("bench: no configuration (want some of %s)", DurTargetNamesHelp)
 	}
 	return out, nil
 }

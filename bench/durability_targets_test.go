@@ -21,7 +21,7 @@ func TestParseDurabilityTargets(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	all, err := ParseDurabilityTargets(durTargetNamesHelp)
+	all, err := ParseDurabilityTargets(DurTargetNamesHelp)
 	if err != nil || len(all) != 5 {
 		t.Errorf("the default list: %d targets, %v", len(all), err)
 	}

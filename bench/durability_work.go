@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -177,7 +178,7 @@ func (env durPhaseEnv) durQueue(ctx context.Context, qc durQueueConfig) DurPhase
 	n := qc.producers + qc.consumers
 	prodRecs := make([]durRecorder, qc.producers)
 	consRecs := make([]durRecorder, qc.consumers)
-	e2e := make([]*Hist, qc.consumers)
+	e2e := make([]*stats.Hist, qc.consumers)
 	lost := make([]int64, qc.consumers)
 	prodSeries, consSeries := newSecondCounter(qc.duration), newSecondCounter(qc.duration)
 	var produced, consumed atomic.Int64
@@ -191,7 +192,7 @@ func (env durPhaseEnv) durQueue(ctx context.Context, qc durQueueConfig) DurPhase
 				return produceLoop(ctx, c, w, prefix, qc, &produced, &consumed, &prodRecs[i], prodSeries)
 			}
 			k := i - qc.producers
-			e2e[k] = NewHist()
+			e2e[k] = stats.NewHist()
 			return consumeLoop(ctx, c, w, root, &consumed, &consRecs[k], e2e[k], &lost[k], consSeries)
 		},
 	})
@@ -210,7 +211,7 @@ func (env durPhaseEnv) durQueue(ctx context.Context, qc durQueueConfig) DurPhase
 		res.ProducedPerSec = float64(res.Produced) / res.Seconds
 	}
 	res.ProducedPerSecond = prodSeries.values()
-	all := NewHist()
+	all := stats.NewHist()
 	for k := range e2e {
 		if e2e[k] != nil {
 			all.Merge(e2e[k])
@@ -257,7 +258,7 @@ func produceLoop(ctx context.Context, c *conn, w durWindow, prefix []byte, qc du
 // consumeLoop lists the queue and takes its messages in order; an empty
 // queue is listed again after a millisecond.
 func consumeLoop(ctx context.Context, c *conn, w durWindow, root []byte, consumed *atomic.Int64,
-	rec *durRecorder, e2e *Hist, lost *int64, series *secondCounter) error {
+	rec *durRecorder, e2e *stats.Hist, lost *int64, series *secondCounter) error {
 	var path []byte
 	for n := 0; n < durMaxOpsPerClient; n++ {
 		if !time.Now().Before(w.end) {

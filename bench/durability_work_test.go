@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -28,8 +29,8 @@ func sum(v []int64) int64 {
 // The per-second series splits exactly what the phase counted, and the
 // get phase reads only nodes the create phase made.
 func TestDurCreateThenGet(t *testing.T) {
-	f := newDurFake(t)
-	env := durTestEnv(f.addr(), f.addr())
+	f := fakezk.NewTree(t)
+	env := durTestEnv(f.Addr(), f.Addr())
 	ctx := context.Background()
 	cr, ks := env.durCreate(ctx, 4, 16, 50*time.Millisecond, 1200*time.Millisecond)
 	if cr.Err != "" {
@@ -51,7 +52,7 @@ func TestDurCreateThenGet(t *testing.T) {
 		t.Errorf("latency count %d, ops %d", cr.Latency.Count, cr.Ops)
 	}
 	// Every create sent (warm-up included) made a node the get phase may read.
-	if created := int64(f.count(wire.OpCreate)) - 1; ks.Total() != created { // one is the root
+	if created := int64(f.Count(wire.OpCreate)) - 1; ks.Total() != created { // one is the root
 		t.Errorf("key space holds %d nodes, %d creates were sent", ks.Total(), created)
 	}
 	gr := env.durGet(ctx, 3, ks, 0, 500*time.Millisecond)
@@ -64,9 +65,9 @@ func TestDurCreateThenGet(t *testing.T) {
 	if got := sum(gr.PerSecond); got != gr.Ops {
 		t.Errorf("get series sums to %d, phase counted %d", got, gr.Ops)
 	}
-	f.mu.Lock()
-	closed, sessions := f.closed, f.sessions
-	f.mu.Unlock()
+	f.Mu.Lock()
+	closed, sessions := f.Closed, f.Sessions
+	f.Mu.Unlock()
 	if closed != int(sessions) {
 		t.Errorf("%d sessions opened, %d closed", sessions, closed)
 	}
@@ -77,8 +78,8 @@ func TestDurCreateThenGet(t *testing.T) {
 // consumed or left in the queue.
 func TestDurQueueRecipe(t *testing.T) {
 	for _, tc := range []struct{ producers, consumers int }{{1, 1}, {2, 3}} {
-		f := newDurFake(t)
-		env := durTestEnv(f.addr())
+		f := fakezk.NewTree(t)
+		env := durTestEnv(f.Addr())
 		res := env.durQueue(context.Background(), durQueueConfig{
 			producers: tc.producers, consumers: tc.consumers, valueSize: 20, maxBacklog: 50,
 			warmup: 50 * time.Millisecond, duration: 700 * time.Millisecond,
@@ -102,9 +103,9 @@ func TestDurQueueRecipe(t *testing.T) {
 			t.Errorf("%d error replies, first %s", res.Errors, res.FirstError)
 		}
 
-		f.mu.Lock()
+		f.Mu.Lock()
 		var deleted int64
-		for sid, paths := range f.deletes {
+		for sid, paths := range f.Deletes {
 			deleted += int64(len(paths))
 			for i := 1; i < len(paths); i++ {
 				if paths[i] <= paths[i-1] {
@@ -113,13 +114,13 @@ func TestDurQueueRecipe(t *testing.T) {
 			}
 		}
 		var left int64
-		for p := range f.nodes {
+		for p := range f.Nodes {
 			if strings.HasPrefix(p, durQueueRoot+"/") {
 				left++
 			}
 		}
-		created := int64(f.seq[durQueueRoot])
-		f.mu.Unlock()
+		created := int64(f.Seq[durQueueRoot])
+		f.Mu.Unlock()
 		if left != res.LeftInQueue {
 			t.Errorf("report says %d left in the queue, the server holds %d", res.LeftInQueue, left)
 		}
@@ -135,8 +136,8 @@ func TestDurQueueRecipe(t *testing.T) {
 // At a rate the fake easily serves, the CPU phase issues the paced creates
 // and misses none; at least the measured interval's share of them arrives.
 func TestDurCPUPhase(t *testing.T) {
-	f := newDurFake(t)
-	env := durTestEnv(f.addr())
+	f := fakezk.NewTree(t)
+	env := durTestEnv(f.Addr())
 	res := env.durCPU(context.Background(), 4, 8, 200, 100*time.Millisecond, time.Second)
 	if res.Err != "" {
 		t.Fatal(res.Err)
@@ -145,7 +146,7 @@ func TestDurCPUPhase(t *testing.T) {
 		t.Errorf("target rate %v", res.TargetRate)
 	}
 	// The pacer issues at most rate × (warm-up + measured) creates.
-	if sent := f.count(wire.OpCreate) - 1; sent > 220 || sent == 0 {
+	if sent := f.Count(wire.OpCreate) - 1; sent > 220 || sent == 0 {
 		t.Errorf("%d creates sent at 200/s over 1.1s", sent)
 	}
 	if got := sum(res.PerSecond); got != res.Ops {
@@ -156,9 +157,9 @@ func TestDurCPUPhase(t *testing.T) {
 // A server that is gone fails the phase with what was measured so far,
 // rather than hanging.
 func TestDurPhaseNoServer(t *testing.T) {
-	f := newDurFake(t)
-	addr := f.addr()
-	f.ln.Close()
+	f := fakezk.NewTree(t)
+	addr := f.Addr()
+	f.Ln.Close()
 	env := durTestEnv(addr)
 	res, _ := env.durCreate(context.Background(), 2, 8, 0, 200*time.Millisecond)
 	if res.Err == "" {

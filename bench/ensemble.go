@@ -69,8 +69,8 @@ func LaunchEnsemble(ctx context.Context, target string, cfg EnsembleConfig) (*En
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = 120 * time.Second
 	}
-	if cfg.Servers < 1 || cfg.Servers > maxServers {
-		return nil, fmt.Errorf("bench: ensemble of %d servers (want 1 to %d)", cfg.Servers, maxServers)
+	if cfg.Servers < 1 || cfg.Servers > MaxServers {
+		return nil, fmt.Errorf("bench: ensemble of %d servers (want 1 to %d)", cfg.Servers, MaxServers)
 	}
 	ports, err := freePorts(3 * cfg.Servers)
 	if err != nil {
@@ -120,8 +120,8 @@ func LaunchEnsemble(ctx context.Context, target string, cfg EnsembleConfig) (*En
 	return e, nil
 }
 
-// maxServers bounds an ensemble's size.
-const maxServers = 9
+// MaxServers bounds an ensemble's size.
+const MaxServers = 9
 
 func (e *Ensemble) start(m *Member) error {
 	srv, err := spawn(fmt.Sprintf("%s server.%d", e.Target, m.ID), m.Argv, m.Dir, m.LogPath, e.log)

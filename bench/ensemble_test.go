@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/internal/fakezk"
 )
 
 func TestSrvrMode(t *testing.T) {
@@ -65,7 +67,7 @@ func TestPhaseSumsTheCPUOfEveryServerProcess(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
-	s := newFakeServer(t, inOrder, 0)
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	cfg := budgetPhase(s, WorkloadCreate, 2, 4, 200)
 	cfg.Duration = 300 * time.Millisecond
 	cfg.MaxOps = 0

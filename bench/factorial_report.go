@@ -7,10 +7,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
-func (r *FactorialReport) markdown(w io.Writer)        { WriteFactorialMarkdown(w, r) }
-func (r *FactorialReport) jsonLines(w io.Writer) error { return WriteFactorialJSONLines(w, r) }
+// Markdown writes the report for people.
+func (r *FactorialReport) Markdown(w io.Writer) { WriteFactorialMarkdown(w, r) }
+
+// JSONLines writes the report one JSON object a line.
+func (r *FactorialReport) JSONLines(w io.Writer) error { return WriteFactorialJSONLines(w, r) }
 
 // responseDesc names the response with its unit.
 func responseDesc(response string, workloads []string) string {
@@ -52,7 +57,7 @@ func WriteFactorialMarkdown(w io.Writer, rep *FactorialReport) {
 	}
 	fmt.Fprintln(w)
 	var fixed []string
-	for _, f := range factorNames {
+	for _, f := range FactorNames {
 		if !slices.Contains(s.Factors, f) && len(s.Levels[f]) > 0 {
 			fixed = append(fixed, fmt.Sprintf("%s %s", f, s.Levels[f][0]))
 		}
@@ -62,7 +67,7 @@ func WriteFactorialMarkdown(w io.Writer, rep *FactorialReport) {
 	}
 	fmt.Fprintf(w, "\n| | factor | low (−1) | high (+1) |\n|---|---|---|---|\n")
 	for j, f := range s.Factors {
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", EffectLetters(1<<j), f, s.Levels[f][0], s.Levels[f][1])
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", stats.EffectLetters(1<<j), f, s.Levels[f][0], s.Levels[f][1])
 	}
 	fmt.Fprintln(w)
 
@@ -113,7 +118,7 @@ func writeFactorialResponses(w io.Writer, rep *FactorialReport) {
 	}
 	fmt.Fprintf(w, "### Responses\n\n| experiment |")
 	for j, f := range s.Factors {
-		fmt.Fprintf(w, " %s %s |", EffectLetters(1<<j), f)
+		fmt.Fprintf(w, " %s %s |", stats.EffectLetters(1<<j), f)
 	}
 	for r := range s.Reps {
 		fmt.Fprintf(w, " y%d |", r+1)
@@ -124,7 +129,7 @@ func writeFactorialResponses(w io.Writer, rep *FactorialReport) {
 		for j, f := range s.Factors {
 			lv := s.Levels[f][0]
 			sign := "−1"
-			if FactorHigh(i, j) {
+			if stats.FactorHigh(i, j) {
 				lv, sign = s.Levels[f][1], "+1"
 			}
 			fmt.Fprintf(w, " %s (%s) |", sign, lv)
@@ -141,7 +146,7 @@ func writeFactorialResponses(w io.Writer, rep *FactorialReport) {
 	fmt.Fprintln(w)
 }
 
-func writeFactorialEffects(w io.Writer, a *FactorialAnalysis) {
+func writeFactorialEffects(w io.Writer, a *stats.FactorialAnalysis) {
 	replicated := a.R > 1
 	conf := fmt.Sprintf("%.0f%% CI", a.Confidence*100)
 	fmt.Fprintf(w, "### Effects and allocation of variation\n\n")
@@ -181,7 +186,7 @@ func writeFactorialEffects(w io.Writer, a *FactorialAnalysis) {
 			"and confidence intervals.")
 	}
 	if len(a.Effects) > 0 {
-		top := slices.MaxFunc(a.Effects, func(x, y FactorialEffect) int {
+		top := slices.MaxFunc(a.Effects, func(x, y stats.FactorialEffect) int {
 			switch {
 			case x.Share < y.Share:
 				return -1
@@ -210,13 +215,13 @@ func WriteFactorialJSONLines(w io.Writer, rep *FactorialReport) error {
 		Kind     string `json:"kind"`
 		Start    string `json:"start"`
 		Response string `json:"response"`
-		FactorialEffect
+		stats.FactorialEffect
 	}
 	type analysis struct {
 		Kind     string            `json:"kind"`
 		Start    string            `json:"start"`
 		Settings FactorialSettings `json:"settings"`
-		*FactorialAnalysis
+		*stats.FactorialAnalysis
 		Err string `json:"error,omitempty"`
 	}
 	for _, r := range rep.Runs {

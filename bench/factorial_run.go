@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // The factorial experiment measures a 2^k r design (see AnalyzeFactorial)
@@ -26,9 +28,9 @@ const (
 	FactorClients    = "clients"
 )
 
-// factorNames are every factor, in the order the report lists the fixed
+// FactorNames are every factor, in the order the report lists the fixed
 // ones.
-var factorNames = []string{FactorServers, FactorValue, FactorDurability, FactorTarget, FactorWorkload, FactorClients}
+var FactorNames = []string{FactorServers, FactorValue, FactorDurability, FactorTarget, FactorWorkload, FactorClients}
 
 // Responses the factorial experiment can analyse.
 const (
@@ -97,7 +99,7 @@ func DefaultFactorialConfig() FactorialConfig {
 }
 
 // applyLevel sets factor to level in spec.
-func applyLevel(spec *trialSpec, factor, level string) error {
+func applyLevel(spec *TrialSpec, factor, level string) error {
 	num := func(lo, hi int) (int, error) {
 		n, err := strconv.Atoi(level)
 		if err != nil || n < lo || n > hi {
@@ -108,11 +110,11 @@ func applyLevel(spec *trialSpec, factor, level string) error {
 	var err error
 	switch factor {
 	case FactorServers:
-		spec.Servers, err = num(1, maxServers)
+		spec.Servers, err = num(1, MaxServers)
 	case FactorValue:
 		spec.Load.ValueSize, err = num(0, 1<<20-1024)
 	case FactorClients:
-		spec.Load.Conns, err = num(1, maxConns)
+		spec.Load.Conns, err = num(1, MaxConns)
 	case FactorDurability:
 		if _, err = durabilityFor(TargetCorral, level); err == nil {
 			spec.Durability = level
@@ -129,21 +131,21 @@ func applyLevel(spec *trialSpec, factor, level string) error {
 		}
 		spec.Load.Workload = w
 	default:
-		return fmt.Errorf("bench: unknown factor %q (want one of %s)", factor, strings.Join(factorNames, ", "))
+		return fmt.Errorf("bench: unknown factor %q (want one of %s)", factor, strings.Join(FactorNames, ", "))
 	}
 	return err
 }
 
 // experiments are the 2^k trial specifications in standard order, with
 // the levels each runs at, or the first invalid level or combination.
-func (c *FactorialConfig) experiments() ([]trialSpec, []map[string]string, error) {
+func (c *FactorialConfig) experiments() ([]TrialSpec, []map[string]string, error) {
 	k := len(c.Factors)
-	if k < 1 || k > len(factorNames) {
-		return nil, nil, fmt.Errorf("bench: %d factors (want 1 to %d)", k, len(factorNames))
+	if k < 1 || k > len(FactorNames) {
+		return nil, nil, fmt.Errorf("bench: %d factors (want 1 to %d)", k, len(FactorNames))
 	}
 	for i, f := range c.Factors {
-		if !slices.Contains(factorNames, f) {
-			return nil, nil, fmt.Errorf("bench: unknown factor %q (want some of %s)", f, strings.Join(factorNames, ", "))
+		if !slices.Contains(FactorNames, f) {
+			return nil, nil, fmt.Errorf("bench: unknown factor %q (want some of %s)", f, strings.Join(FactorNames, ", "))
 		}
 		if slices.Contains(c.Factors[:i], f) {
 			return nil, nil, fmt.Errorf("bench: factor %q named twice", f)
@@ -152,26 +154,26 @@ func (c *FactorialConfig) experiments() ([]trialSpec, []map[string]string, error
 			return nil, nil, fmt.Errorf("bench: factor %s needs two different levels, low and high (got %q)", f, l)
 		}
 	}
-	for _, f := range factorNames {
+	for _, f := range FactorNames {
 		if len(c.Levels[f]) < 1 {
 			return nil, nil, fmt.Errorf("bench: no level for %s", f)
 		}
 	}
-	var specs []trialSpec
+	var specs []TrialSpec
 	var levels []map[string]string
 	for i := range 1 << k {
-		spec := trialSpec{Reps: 1, Load: loadSpec{Inflight: c.Inflight, Keys: c.Keys, Warmup: c.Warmup, Duration: c.Duration}}
+		spec := TrialSpec{Reps: 1, Load: loadSpec{Inflight: c.Inflight, Keys: c.Keys, Warmup: c.Warmup, Duration: c.Duration}}
 		lv := map[string]string{}
-		for _, f := range factorNames {
+		for _, f := range FactorNames {
 			lv[f] = c.Levels[f][0]
 		}
 		for j, f := range c.Factors {
-			if FactorHigh(i, j) {
+			if stats.FactorHigh(i, j) {
 				lv[f] = c.Levels[f][1]
 			}
 		}
 		var parts []string
-		for _, f := range factorNames {
+		for _, f := range FactorNames {
 			if err := applyLevel(&spec, f, lv[f]); err != nil {
 				return nil, nil, err
 			}
@@ -189,7 +191,7 @@ func (c *FactorialConfig) experiments() ([]trialSpec, []map[string]string, error
 	return specs, levels, nil
 }
 
-func (c *FactorialConfig) validate() error {
+func (c *FactorialConfig) Validate() error {
 	if _, _, err := c.experiments(); err != nil {
 		return err
 	}
@@ -198,26 +200,26 @@ func (c *FactorialConfig) validate() error {
 		return fmt.Errorf("bench: reps must be in [1, %d]", maxFactorialReps)
 	case c.Response != ResponseOps && c.Response != ResponseP50 && c.Response != ResponseP99:
 		return fmt.Errorf("bench: response %q (want %s, %s or %s)", c.Response, ResponseOps, ResponseP50, ResponseP99)
-	case c.Inflight < 1 || c.Inflight > maxInflight:
-		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", maxInflight)
+	case c.Inflight < 1 || c.Inflight > MaxInflight:
+		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", MaxInflight)
 	case c.Keys < 1 || c.Keys > 10_000_000:
 		return errors.New("bench: keys must be in [1, 10000000]")
-	case c.Duration <= 0 || c.Duration > maxPhase || c.Warmup < 0 || c.Warmup > maxPhase:
-		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", maxPhase, maxPhase)
+	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
+		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase)
 	}
 	return nil
 }
 
 // responseOf is the response c analyses from a phase.
 func (c *FactorialConfig) responseOf(r *PhaseResult) (float64, bool) {
-	if !usable(r) {
+	if !Usable(r) {
 		return 0, false
 	}
 	switch c.Response {
 	case ResponseP50:
-		return ms(r.P50), r.Latency.Count > 0
+		return Ms(r.P50), r.Latency.Count > 0
 	case ResponseP99:
-		return ms(r.P99), r.Latency.Count > 0
+		return Ms(r.P99), r.Latency.Count > 0
 	}
 	return r.OpsPerSec, true
 }
@@ -231,7 +233,7 @@ type FactorialReport struct {
 	// Runs are in the order run.
 	Runs []FactorialRun
 	// Analysis is nil when some run gave no response; Err says why.
-	Analysis *FactorialAnalysis
+	Analysis *stats.FactorialAnalysis
 	Err      string
 }
 
@@ -270,7 +272,7 @@ type FactorialRun struct {
 // report), but the analysis needs every cell; the returned error joins the
 // failures.
 func Factorial(ctx context.Context, cfg FactorialConfig) (*FactorialReport, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	specs, levels, _ := cfg.experiments()
@@ -281,7 +283,7 @@ func Factorial(ctx context.Context, cfg FactorialConfig) (*FactorialReport, erro
 	rep := &FactorialReport{Start: time.Now(), Env: newEnv(), Command: cfg.Command}
 	rep.Settings = FactorialSettings{Factors: cfg.Factors, Levels: cfg.Levels, Reps: cfg.Reps, Seed: cfg.Seed,
 		Response: cfg.Response, Inflight: cfg.Inflight, Keys: cfg.Keys, Warmup: cfg.Warmup, Duration: cfg.Duration, Timing: cfg.Timing}
-	if slices.ContainsFunc(specs, func(s trialSpec) bool { return s.Target == TargetZooKeeper }) {
+	if slices.ContainsFunc(specs, func(s TrialSpec) bool { return s.Target == TargetZooKeeper }) {
 		rep.Settings.JavaHeap = cfg.JavaHeap
 	}
 	run := cfg.run
@@ -344,7 +346,7 @@ func Factorial(ctx context.Context, cfg FactorialConfig) (*FactorialReport, erro
 		rep.Err = "no analysis: not every run gave a response"
 		return rep, errors.Join(errs...)
 	}
-	a, err := AnalyzeFactorial(cfg.Factors, y)
+	a, err := stats.AnalyzeFactorial(cfg.Factors, y)
 	if err != nil {
 		rep.Err = err.Error()
 		return rep, err

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // additiveTrials is a trialRunner whose throughput follows a known model
@@ -17,11 +19,11 @@ import (
 //
 //	y = 1000 + 300·x_servers − 100·x_value + 50·x_durability + 20·x_servers·x_value ± 5
 type additiveTrials struct {
-	specs []trialSpec
-	fail  func(spec trialSpec) bool
+	specs []TrialSpec
+	fail  func(spec TrialSpec) bool
 }
 
-func (a *additiveTrials) run(_ context.Context, spec trialSpec) (ServerInfo, []PhaseResult, error) {
+func (a *additiveTrials) run(_ context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error) {
 	a.specs = append(a.specs, spec)
 	if a.fail != nil && a.fail(spec) {
 		return ServerInfo{Target: spec.Target, Err: "boom"}, nil, errors.New("boom")
@@ -40,7 +42,7 @@ func (a *additiveTrials) run(_ context.Context, spec trialSpec) (ServerInfo, []P
 		y += 5
 	}
 	r := PhaseResult{Target: spec.Target, Phase: string(spec.Load.Workload), Workload: spec.Load.Workload, Seconds: 5,
-		Ops: int64(y * 5), OpsPerSec: y, Latency: Latency{Count: 10, P50: int64(y), P99: int64(2 * y)}}
+		Ops: int64(y * 5), OpsPerSec: y, Latency: stats.Latency{Count: 10, P50: int64(y), P99: int64(2 * y)}}
 	return ServerInfo{Target: spec.Target}, []PhaseResult{r}, nil
 }
 
@@ -64,13 +66,13 @@ func TestFactorialDefaultDesign(t *testing.T) {
 		order = append(order, run.Experiment*10+run.Rep)
 		s := fake.specs[i]
 		wantServers, wantValue, wantDur := 1, 64, levelSync
-		if FactorHigh(run.Experiment, 0) {
+		if stats.FactorHigh(run.Experiment, 0) {
 			wantServers = 3
 		}
-		if FactorHigh(run.Experiment, 1) {
+		if stats.FactorHigh(run.Experiment, 1) {
 			wantValue = 1024
 		}
-		if FactorHigh(run.Experiment, 2) {
+		if stats.FactorHigh(run.Experiment, 2) {
 			wantDur = levelAsync
 		}
 		if s.Servers != wantServers || s.Load.ValueSize != wantValue || s.Durability != wantDur || s.Target != TargetCorral ||
@@ -203,7 +205,7 @@ func TestFactorialChosenFactorsAndResponse(t *testing.T) {
 }
 
 func TestFactorialFailedRunLeavesNoAnalysis(t *testing.T) {
-	fake := &additiveTrials{fail: func(s trialSpec) bool { return s.Servers == 3 && s.Durability == levelAsync }}
+	fake := &additiveTrials{fail: func(s TrialSpec) bool { return s.Servers == 3 && s.Durability == levelAsync }}
 	cfg := DefaultFactorialConfig()
 	cfg.run = fake.run
 	rep, err := Factorial(context.Background(), cfg)

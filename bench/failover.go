@@ -51,8 +51,8 @@ const (
 	minWritesBeforeKill = 10
 	// maxTrialWrites bounds the writes of one trial.
 	maxTrialWrites = 1 << 20
-	// maxTrials bounds the trials of one run.
-	maxTrials = 1000
+	// MaxTrials bounds the trials of one run.
+	MaxTrials = 1000
 )
 
 // FailoverPath is the node the failover writer overwrites.
@@ -68,14 +68,14 @@ func (c *FailoverConfig) fill() error {
 	if c.Servers == 0 {
 		c.Servers = DefaultFailoverServers
 	}
-	if c.Servers < 3 || c.Servers > maxServers {
-		return fmt.Errorf("bench: failover needs an ensemble of 3 to %d servers, not %d", maxServers, c.Servers)
+	if c.Servers < 3 || c.Servers > MaxServers {
+		return fmt.Errorf("bench: failover needs an ensemble of 3 to %d servers, not %d", MaxServers, c.Servers)
 	}
 	if c.Trials == 0 {
 		c.Trials = DefaultFailoverTrials
 	}
-	if c.Trials < 1 || c.Trials > maxTrials {
-		return fmt.Errorf("bench: trials must be in [1, %d]", maxTrials)
+	if c.Trials < 1 || c.Trials > MaxTrials {
+		return fmt.Errorf("bench: trials must be in [1, %d]", MaxTrials)
 	}
 	c.Timing = c.Timing.orDefault()
 	if c.SessionTimeout <= 0 {
@@ -91,7 +91,7 @@ func (c *FailoverConfig) fill() error {
 		c.RecoveryTimeout = DefaultRecoveryTimeout
 	}
 	if c.WholeTimeout <= 0 {
-		c.WholeTimeout = wholeTimeout
+		c.WholeTimeout = WholeTimeout
 	}
 	if c.Java == "" {
 		c.Java = "java"

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/internal/fakezk"
 )
 
 // TestFailoverKillsAndRestartsTheLeader runs the harness against fake
@@ -54,13 +56,13 @@ func TestFailoverKillsAndRestartsTheLeader(t *testing.T) {
 // TestFailoverWriterMovesToALiveServer kills the member the writer is on
 // (an in-process fake): the writer must resume its session on another.
 func TestFailoverWriterMovesToALiveServer(t *testing.T) {
-	a := newFakeServer(t, inOrder, 0)
-	b := newFakeServer(t, inOrder, 0)
-	for _, s := range []*fakeServer{a, b} {
-		s.resume = true
-		s.nodes[FailoverPath], s.attempted[FailoverPath] = []byte{}, true
+	a := fakezk.NewServer(t, fakezk.InOrder, 0)
+	b := fakezk.NewServer(t, fakezk.InOrder, 0)
+	for _, s := range []*fakezk.Server{a, b} {
+		s.Resume = true
+		s.Nodes[FailoverPath], s.Attempted[FailoverPath] = []byte{}, true
 	}
-	w := newFailWriter([]string{a.addr(), b.addr()}, 0, []byte(FailoverPath), []byte("x"), 4*time.Second, 100000, time.Minute, func(string, ...any) {})
+	w := newFailWriter([]string{a.Addr(), b.Addr()}, 0, []byte(FailoverPath), []byte("x"), 4*time.Second, 100000, time.Minute, func(string, ...any) {})
 	ctx := testCtx(t)
 	done := make(chan struct{})
 	go func() {
@@ -72,7 +74,7 @@ func TestFailoverWriterMovesToALiveServer(t *testing.T) {
 		stop()
 		t.Fatal(err)
 	}
-	a.crash()
+	a.Crash()
 	kill := w.since()
 	err := pollUntil(ctx, done, 10*time.Second, func() bool { return time.Duration(w.lastOKSent.Load()) >= kill })
 	stop()
@@ -83,17 +85,17 @@ func TestFailoverWriterMovesToALiveServer(t *testing.T) {
 	if w.cur != 1 || w.reconnects != 1 || w.newSessions != 0 {
 		t.Errorf("writer on %d after %d reconnects, %d new sessions", w.cur, w.reconnects, w.newSessions)
 	}
-	b.mu.Lock()
-	sessions := b.sessions
-	b.mu.Unlock()
+	b.Mu.Lock()
+	sessions := b.Sessions
+	b.Mu.Unlock()
 	if sessions != 1 {
 		t.Errorf("second server saw %d handshakes, want 1", sessions)
 	}
 	if _, err := computeGap(w.recs, kill); err != nil {
 		t.Error(err)
 	}
-	a.check()
-	b.check()
+	a.Check()
+	b.Check()
 }
 
 func TestWriterServerSkipsTheLeader(t *testing.T) {

@@ -132,3 +132,9 @@ func WriteFailoverJSONLines(w io.Writer, rep *FailoverReport) error {
 		Err    string    `json:"error,omitempty"`
 	}{c, rep.Summary(), gaps, rep.Err})
 }
+
+// Markdown writes the report for people.
+func (r *FailoverReport) Markdown(w io.Writer) { WriteFailoverMarkdown(w, r) }
+
+// JSONLines writes the report one JSON object a line.
+func (r *FailoverReport) JSONLines(w io.Writer) error { return WriteFailoverJSONLines(w, r) }

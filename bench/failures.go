@@ -36,7 +36,7 @@ type FailuresConfig struct {
 	SessionTimeout   time.Duration
 	Seed             uint64
 	Command          string
-	launchSpec
+	LaunchSpec
 }
 
 // Failure experiment defaults. 70% reads is the paper's mix; 5 servers
@@ -62,11 +62,11 @@ func DefaultFailuresConfig() FailuresConfig {
 		ValueSize: DefaultMixedValue, Keys: DefaultMixedKeys, Warmup: DefaultMixedWarmup,
 		Duration: DefaultFailuresDuration, Bucket: DefaultFailuresBucket, Schedule: steps,
 		SessionTimeout: DefaultSessionTimeout, Seed: 1,
-		launchSpec: launchSpec{Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap},
+		LaunchSpec: LaunchSpec{Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap},
 	}
 }
 
-func (c *FailuresConfig) validate() error {
+func (c *FailuresConfig) Validate() error {
 	var errs []error
 	if len(c.Connect) == 0 {
 		if len(c.Targets) == 0 {
@@ -77,8 +77,8 @@ func (c *FailuresConfig) validate() error {
 				errs = append(errs, fmt.Errorf("bench: unknown target %q", t))
 			}
 		}
-		if c.Servers < 1 || c.Servers > maxServers {
-			errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", c.Servers, maxServers))
+		if c.Servers < 1 || c.Servers > MaxServers {
+			errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", c.Servers, MaxServers))
 		}
 	} else if len(c.Schedule) > 0 {
 		errs = append(errs, errors.New("bench: failures can only be injected into ensembles the benchmark launched (--schedule none with --connect)"))
@@ -94,14 +94,14 @@ func (c *FailuresConfig) validate() error {
 	switch {
 	case c.ReadPct < 0 || c.ReadPct > 100:
 		errs = append(errs, errors.New("bench: read percentage must be in [0, 100]"))
-	case c.Conns < 1 || c.Conns > maxConns || c.Inflight < 1 || c.Inflight > maxInflight:
-		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", maxConns))
-	case c.Keys < 1 || c.Keys > maxMixedKeys:
-		errs = append(errs, fmt.Errorf("bench: keys must be in [1, %d]", maxMixedKeys))
+	case c.Conns < 1 || c.Conns > MaxConns || c.Inflight < 1 || c.Inflight > MaxInflight:
+		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", MaxConns))
+	case c.Keys < 1 || c.Keys > MaxMixedKeys:
+		errs = append(errs, fmt.Errorf("bench: keys must be in [1, %d]", MaxMixedKeys))
 	case c.ValueSize < 0 || c.ValueSize > 1<<20-1024:
 		errs = append(errs, errors.New("bench: value size must be in [0, 1047552]"))
-	case c.Duration <= 0 || c.Duration > maxPhase || c.Warmup < 0 || c.Warmup > maxPhase:
-		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", maxPhase, maxPhase))
+	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
+		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase))
 	case c.Bucket < time.Millisecond || c.Bucket > c.Duration || c.Duration/c.Bucket > maxFailuresBuckets:
 		errs = append(errs, fmt.Errorf("bench: bucket must be in [1ms, duration] and at most %d buckets", maxFailuresBuckets))
 	case c.SessionTimeout <= 0 || c.SessionTimeout > 10*time.Minute:
@@ -171,7 +171,7 @@ type FailureEvent struct {
 // ensemble at cfg.Connect). A target that fails is reported and the others
 // still run; the returned error joins the failures.
 func Failures(ctx context.Context, cfg FailuresConfig) (*FailuresReport, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Log == nil {
@@ -260,7 +260,7 @@ func failuresLoad(ctx context.Context, cfg FailuresConfig, run *FailuresRun, add
 	}
 	data := value(cfg.ValueSize)
 	t0 := time.Now().Add(cfg.Warmup)
-	tl := newTimeline(t0, cfg.Duration, cfg.Bucket)
+	tl := NewTimeline(t0, cfg.Duration, cfg.Bucket)
 	end := t0.Add(cfg.Duration)
 	logf := func(msg string, args ...any) { cfg.Log.Debug(msg, append([]any{"target", run.Target}, args...)...) }
 	clients := make([]*tlClient, cfg.Conns)
@@ -283,7 +283,7 @@ func failuresLoad(ctx context.Context, cfg FailuresConfig, run *FailuresRun, add
 		run.Events = in.run(ctx, cfg.Schedule)
 	}
 	wg.Wait()
-	run.Buckets = tl.buckets()
+	run.Buckets = tl.Buckets()
 	for _, b := range run.Buckets {
 		run.Ops += b.Reads + b.Writes
 		run.Errors += b.Errors
@@ -325,7 +325,7 @@ const leaderWait = 10 * time.Second
 // asking ahead keeps the kill on its time.
 const probeLead = 2 * time.Second
 
-// run carries out the steps at their times and returns what they did.
+// Run carries out the steps at their times and returns what they did.
 func (in *injector) run(ctx context.Context, steps []FailureStep) []FailureEvent {
 	var events []FailureEvent
 	for i, s := range steps {

@@ -30,7 +30,7 @@ type tlClient struct {
 	cur      int // index into addrs of the server to try first
 	src      *mixedSource
 	inflight int
-	// timeout is the session timeout asked for.
+	// Timeout is the session timeout asked for.
 	timeout time.Duration
 	tl      *timeline
 	// end is when the client stops issuing requests and closes its
@@ -63,7 +63,7 @@ const minConnectTimeout = 500 * time.Millisecond
 // client stops.
 const closeDrain = 5 * time.Second
 
-// run drives the client until end or ctx ends.
+// Run drives the client until end or ctx ends.
 func (cl *tlClient) run(ctx context.Context) {
 	pause := reconnectPause
 	for ctx.Err() == nil && time.Now().Before(cl.end) {
@@ -79,7 +79,7 @@ func (cl *tlClient) run(ctx context.Context) {
 		cl.cur = i
 		if cl.sessions > 0 {
 			cl.reconnects++
-			cl.tl.add(seriesReconnects, time.Now(), 1)
+			cl.tl.Add(SeriesReconnects, time.Now(), 1)
 			cl.log("client reconnected", "server", cl.addrs[i])
 		}
 		cl.sessions++
@@ -184,7 +184,7 @@ func (cl *tlClient) serve(ctx context.Context, c *conn) error {
 				lost++
 			}
 		}
-		cl.tl.add(seriesLost, time.Now(), lost)
+		cl.tl.Add(SeriesLost, time.Now(), lost)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -292,11 +292,11 @@ func (cl *tlClient) readLoop(c *conn, p *pipe, kinds <-chan bool, readTimeout ti
 		freed++
 		switch {
 		case h.Err != 0:
-			cl.tl.add(seriesErrors, now, 1)
+			cl.tl.Add(seriesErrors, now, 1)
 		case read:
-			cl.tl.add(seriesReads, now, 1)
+			cl.tl.Add(SeriesReads, now, 1)
 		default:
-			cl.tl.add(seriesWrites, now, 1)
+			cl.tl.Add(SeriesWrites, now, 1)
 		}
 	}
 }

@@ -6,32 +6,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 
 // preloadFake gives an in-process fake server every node of ks.
-func preloadFake(s *fakeServer, ks *KeySpace, data []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func preloadFake(s *fakezk.Server, ks *KeySpace, data []byte) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	for k, c := range ks.Counts {
 		for i := range c {
 			p := ks.Path(k, i)
-			s.nodes[p], s.attempted[p] = data, true
+			s.Nodes[p], s.Attempted[p] = data, true
 		}
 	}
 }
 
 // served is the getData and setData requests s has read.
-func served(s *fakeServer) int { return s.count(wire.OpGetData) + s.count(wire.OpSetData) }
+func served(s *fakezk.Server) int { return s.Count(wire.OpGetData) + s.Count(wire.OpSetData) }
 
 // checkFakeButResets is fakeServer.check without the read errors of a
 // client that hung up abruptly (a connection reset), which these tests
 // cause on purpose.
-func checkFakeButResets(t *testing.T, s *fakeServer) {
+func checkFakeButResets(t *testing.T, s *fakezk.Server) {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, p := range s.problems {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	for _, p := range s.Problems {
 		if !strings.HasPrefix(p, "read: ") {
 			t.Error("fake server:", p)
 		}
@@ -57,7 +58,7 @@ func newTestClient(t *testing.T, addrs []string, ks *KeySpace, data []byte, end 
 	start := time.Now()
 	return &tlClient{
 		addrs: addrs, inflight: 8, timeout: 4 * time.Second, src: newMixedSource(picker, 70, data, 1),
-		tl: newTimeline(start, time.Minute, 100*time.Millisecond), end: start.Add(end), log: func(string, ...any) {},
+		tl: NewTimeline(start, time.Minute, 100*time.Millisecond), end: start.Add(end), log: func(string, ...any) {},
 	}
 }
 
@@ -67,11 +68,11 @@ func newTestClient(t *testing.T, addrs []string, ks *KeySpace, data []byte, end 
 func TestClientMovesToALiveServerAndContinues(t *testing.T) {
 	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{20, 10}}
 	data := value(64)
-	a := newFakeServer(t, inOrder, 0)
-	b := newFakeServer(t, inOrder, 0)
+	a := fakezk.NewServer(t, fakezk.InOrder, 0)
+	b := fakezk.NewServer(t, fakezk.InOrder, 0)
 	preloadFake(a, ks, data)
 	preloadFake(b, ks, data)
-	cl := newTestClient(t, []string{a.addr(), b.addr()}, ks, data, time.Minute)
+	cl := newTestClient(t, []string{a.Addr(), b.Addr()}, ks, data, time.Minute)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	done := make(chan struct{})
@@ -85,26 +86,26 @@ func TestClientMovesToALiveServerAndContinues(t *testing.T) {
 	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(a) >= 200+cl.inflight }); err != nil {
 		t.Fatal("before the crash:", err)
 	}
-	a.crash()
+	a.Crash()
 	if err := pollUntil(ctx, done, 10*time.Second, func() bool { return served(b) >= 200+cl.inflight }); err != nil {
 		t.Fatal("after the crash:", err)
 	}
 	cancel()
 	<-done
-	b.mu.Lock()
-	sessions := b.sessions
-	b.mu.Unlock()
+	b.Mu.Lock()
+	sessions := b.Sessions
+	b.Mu.Unlock()
 	if cl.sessions != 2 || cl.reconnects != 1 || sessions != 1 || cl.cur != 1 {
 		t.Errorf("client opened %d sessions (%d reconnects), now on %d; the live server saw %d handshakes",
 			cl.sessions, cl.reconnects, cl.cur, sessions)
 	}
-	ok := timelineTotal(cl.tl, seriesReads) + timelineTotal(cl.tl, seriesWrites)
-	if ok < 400 || timelineTotal(cl.tl, seriesErrors) != 0 || timelineTotal(cl.tl, seriesReconnects) != 1 {
-		t.Errorf("timeline: %d replies, %d errors, %d reconnects", ok, timelineTotal(cl.tl, seriesErrors), timelineTotal(cl.tl, seriesReconnects))
+	ok := timelineTotal(cl.tl, SeriesReads) + timelineTotal(cl.tl, SeriesWrites)
+	if ok < 400 || timelineTotal(cl.tl, seriesErrors) != 0 || timelineTotal(cl.tl, SeriesReconnects) != 1 {
+		t.Errorf("timeline: %d replies, %d errors, %d reconnects", ok, timelineTotal(cl.tl, seriesErrors), timelineTotal(cl.tl, SeriesReconnects))
 	}
 	// Every request issued was either answered or counted lost, and no
 	// reply came without the server having read its request.
-	lost := timelineTotal(cl.tl, seriesLost)
+	lost := timelineTotal(cl.tl, SeriesLost)
 	if issued := cl.src.reads + cl.src.writes; ok+lost != issued || ok > int64(served(a)+served(b)) {
 		t.Errorf("%d replies and %d lost of %d requests issued, %d read by the servers", ok, lost, issued, served(a)+served(b))
 	}
@@ -118,11 +119,11 @@ func TestClientMovesToALiveServerAndContinues(t *testing.T) {
 func TestClientLeavesAServerThatStopsAnswering(t *testing.T) {
 	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{10}}
 	data := value(64)
-	a := newFakeServer(t, silent, 0)
-	a.timeout = 600 // ms: a 400 ms read timeout
-	b := newFakeServer(t, inOrder, 0)
+	a := fakezk.NewServer(t, fakezk.Silent, 0)
+	a.Timeout = 600 // ms: a 400 ms read timeout
+	b := fakezk.NewServer(t, fakezk.InOrder, 0)
 	preloadFake(b, ks, data)
-	cl := newTestClient(t, []string{a.addr(), b.addr()}, ks, data, time.Minute)
+	cl := newTestClient(t, []string{a.Addr(), b.Addr()}, ks, data, time.Minute)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	done := make(chan struct{})
@@ -139,11 +140,11 @@ func TestClientLeavesAServerThatStopsAnswering(t *testing.T) {
 	if got := served(a); got != cl.inflight {
 		t.Errorf("silent server read %d requests, want one window of %d", got, cl.inflight)
 	}
-	if lost := timelineTotal(cl.tl, seriesLost); lost < int64(cl.inflight) {
+	if lost := timelineTotal(cl.tl, SeriesLost); lost < int64(cl.inflight) {
 		t.Errorf("%d requests counted lost, want at least the silent server's %d", lost, cl.inflight)
 	}
-	if cl.reconnects != 1 || timelineTotal(cl.tl, seriesReads)+timelineTotal(cl.tl, seriesWrites) < 100 {
-		t.Errorf("%d reconnects, %d replies", cl.reconnects, timelineTotal(cl.tl, seriesReads)+timelineTotal(cl.tl, seriesWrites))
+	if cl.reconnects != 1 || timelineTotal(cl.tl, SeriesReads)+timelineTotal(cl.tl, SeriesWrites) < 100 {
+		t.Errorf("%d reconnects, %d replies", cl.reconnects, timelineTotal(cl.tl, SeriesReads)+timelineTotal(cl.tl, SeriesWrites))
 	}
 	checkFakeButResets(t, b)
 }
@@ -154,18 +155,18 @@ func TestClientLeavesAServerThatStopsAnswering(t *testing.T) {
 func TestClientClosesItsSessionAtTheEnd(t *testing.T) {
 	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{10}}
 	data := value(64)
-	s := newFakeServer(t, inOrder, 0)
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	preloadFake(s, ks, data)
-	cl := newTestClient(t, []string{s.addr()}, ks, data, time.Second)
+	cl := newTestClient(t, []string{s.Addr()}, ks, data, time.Second)
 	cl.run(testCtx(t))
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	replies := timelineTotal(cl.tl, seriesReads) + timelineTotal(cl.tl, seriesWrites)
-	if cl.lastErr != nil || cl.sessions != 1 || closed != 1 || timelineTotal(cl.tl, seriesLost) != 0 ||
+	s.Mu.Lock()
+	closed := s.Closed
+	s.Mu.Unlock()
+	replies := timelineTotal(cl.tl, SeriesReads) + timelineTotal(cl.tl, SeriesWrites)
+	if cl.lastErr != nil || cl.sessions != 1 || closed != 1 || timelineTotal(cl.tl, SeriesLost) != 0 ||
 		replies != cl.src.reads+cl.src.writes {
 		t.Errorf("client: %d sessions, last error %v; server saw %d closeSession; %d of %d requests answered, %d lost",
-			cl.sessions, cl.lastErr, closed, replies, cl.src.reads+cl.src.writes, timelineTotal(cl.tl, seriesLost))
+			cl.sessions, cl.lastErr, closed, replies, cl.src.reads+cl.src.writes, timelineTotal(cl.tl, SeriesLost))
 	}
-	s.check()
+	s.Check()
 }

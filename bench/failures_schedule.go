@@ -78,8 +78,8 @@ func ParseSchedule(s string) ([]FailureStep, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: schedule entry %q: %w", f, err)
 		}
-		if d < 0 || d > maxPhase {
-			return nil, fmt.Errorf("bench: schedule entry %q: time must be in [0, %v]", f, maxPhase)
+		if d < 0 || d > MaxPhase {
+			return nil, fmt.Errorf("bench: schedule entry %q: time must be in [0, %v]", f, MaxPhase)
 		}
 		if n := len(steps); n > 0 && d < steps[n-1].At {
 			return nil, fmt.Errorf("bench: schedule entry %q comes before the entry ahead of it (%v)", f, steps[n-1].At)
@@ -94,8 +94,8 @@ func ParseSchedule(s string) ([]FailureStep, error) {
 		case ActionKill, ActionRestart:
 			if hasArg {
 				n, err := strconv.Atoi(arg)
-				if err != nil || n < 1 || n > maxServers {
-					return nil, fmt.Errorf("bench: schedule entry %q: server must be in [1, %d]", f, maxServers)
+				if err != nil || n < 1 || n > MaxServers {
+					return nil, fmt.Errorf("bench: schedule entry %q: server must be in [1, %d]", f, MaxServers)
 				}
 				step.Server = n
 			} else if name == ActionKill {

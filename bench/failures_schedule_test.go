@@ -87,8 +87,8 @@ func TestDefaultScheduleIsThePapersSixEvents(t *testing.T) {
 		t.Errorf("last step %v: every kill must be followed by a restart within the default duration %v", last, DefaultFailuresDuration)
 	}
 	cfg := DefaultFailuresConfig()
-	if len(cfg.Schedule) != len(steps) || cfg.validate() != nil {
-		t.Errorf("default config: %d steps, %v", len(cfg.Schedule), cfg.validate())
+	if len(cfg.Schedule) != len(steps) || cfg.Validate() != nil {
+		t.Errorf("default config: %d steps, %v", len(cfg.Schedule), cfg.Validate())
 	}
 }
 

@@ -6,13 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/internal/fakezk"
 )
 
 // TestFailuresKillsRestartsAndKeepsCounting runs the harness against fake
@@ -93,17 +94,17 @@ func syntheticFailuresReport() *FailuresReport {
 	rep.Env.Duration = 3 * time.Second
 	rep.Schedule, _ = ParseSchedule("1s:kill-leader,2s:restart")
 	for k, target := range []string{TargetCorral, TargetZooKeeper} {
-		tl := newTimeline(time.Unix(0, 0), 3*time.Second, 100*time.Millisecond)
+		tl := NewTimeline(time.Unix(0, 0), 3*time.Second, 100*time.Millisecond)
 		for i := range 30 {
 			at := time.Unix(0, 0).Add(time.Duration(i)*100*time.Millisecond + time.Millisecond)
 			if i < 10 || i > 12 {
-				tl.add(seriesReads, at, int64(700*(k+1)))
-				tl.add(seriesWrites, at, int64(300*(k+1)))
+				tl.Add(SeriesReads, at, int64(700*(k+1)))
+				tl.Add(SeriesWrites, at, int64(300*(k+1)))
 			}
 		}
-		tl.add(seriesLost, time.Unix(1, 0), 32)
-		tl.add(seriesReconnects, time.Unix(1, 200e6), 6)
-		run := FailuresRun{Target: target, Servers: 5, Buckets: tl.buckets(), Events: []FailureEvent{
+		tl.Add(SeriesLost, time.Unix(1, 0), 32)
+		tl.Add(SeriesReconnects, time.Unix(1, 200e6), 6)
+		run := FailuresRun{Target: target, Servers: 5, Buckets: tl.Buckets(), Events: []FailureEvent{
 			{Step: 1, Planned: 1, At: 1.001, Action: ActionKillLeader, Server: 5, PID: 100},
 			{Step: 2, Planned: 2, At: 2.0, Action: ActionRestart, Server: 5, PID: 101},
 		}}
@@ -161,56 +162,12 @@ func TestFailuresJSONLines(t *testing.T) {
 	}
 }
 
-func TestFailuresPlotRenders(t *testing.T) {
-	dir := t.TempDir()
-	rep := syntheticFailuresReport()
-	if err := WriteFailuresPlot(dir, rep); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, FailuresPlotFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg, err := png.DecodeConfig(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Two panels, one per target, one above the other.
-	if cfg.Height <= cfg.Width/2 || len(rep.Plots) != 1 {
-		t.Errorf("png %dx%d, plots %v", cfg.Width, cfg.Height, rep.Plots)
-	}
-	if err := renderFailuresPlot(&bytes.Buffer{}, &FailuresReport{}); err == nil {
-		t.Error("a report without a timeline was plotted")
-	}
-}
-
-func TestFailuresCommandRejectsBadInvocations(t *testing.T) {
-	for _, args := range [][]string{
-		{"--schedule", "1s:explode"},
-		{"--schedule", "50s:kill-leader"}, // beyond the default duration
-		{"--connect", "127.0.0.1:1", "--schedule", "1s:kill-leader"},
-		{"--launch", "etcd"},
-		{"--bucket", "0s"},
-		{"--reads", "101"},
-		{"--servers", "0"},
-		{"--servers", "3", "--schedule", "1s:kill=4"},
-		{"--keys", "0"},
-		{"extra"},
-	} {
-		var stderr bytes.Buffer
-		if code := failuresCommand(context.Background(), args, CommandEnv{Stderr: &stderr}); code != 2 {
-			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr.String())
-		}
-	}
-}
-
 // TestFailuresRecordsARunningServer records the timeline of a server it
 // did not start: no schedule, the clients and the buckets only.
 func TestFailuresRecordsARunningServer(t *testing.T) {
-	s := newFakeServer(t, inOrder, 0)
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	cfg := DefaultFailuresConfig()
-	cfg.Connect, cfg.Schedule = []string{s.addr()}, nil
+	cfg.Connect, cfg.Schedule = []string{s.Addr()}, nil
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 2, 2, 20, 8
 	cfg.Warmup, cfg.Duration, cfg.Bucket = 0, 500*time.Millisecond, 100*time.Millisecond
 	rep, err := Failures(testCtx(t), cfg)
@@ -225,5 +182,5 @@ func TestFailuresRecordsARunningServer(t *testing.T) {
 	if _, err := Failures(testCtx(t), cfg); err == nil {
 		t.Error("a schedule was accepted for servers the benchmark did not start")
 	}
-	s.check()
+	s.Check()
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // timeline counts what the clients of the failure experiment saw in
-// buckets of fixed width from the start of the measured interval: the
+// Buckets of fixed width from the start of the measured interval: the
 // paper's Fig. 8 samples throughput this way (its clients report every
 // 300 ms). Every client adds to it concurrently; an atomic add per reply
 // costs nothing next to a network round trip.
@@ -19,24 +19,24 @@ type timeline struct {
 
 // What a timeline counts.
 const (
-	// seriesReads and seriesWrites are successful getData and setData
+	// SeriesReads and seriesWrites are successful getData and setData
 	// replies.
-	seriesReads = iota
-	seriesWrites
+	SeriesReads = iota
+	SeriesWrites
 	// seriesErrors are replies with an error code.
 	seriesErrors
-	// seriesLost are requests in flight on a connection that broke: they
+	// SeriesLost are requests in flight on a connection that broke: they
 	// never got a reply.
-	seriesLost
-	// seriesReconnects are sessions opened after a client lost its
+	SeriesLost
+	// SeriesReconnects are sessions opened after a client lost its
 	// connection.
-	seriesReconnects
+	SeriesReconnects
 	numSeries
 )
 
-// newTimeline covers [start, start+d) with ceil(d / width) buckets, the
+// NewTimeline covers [start, start+d) with ceil(d / width) buckets, the
 // last one partial when d is not a multiple of width.
-func newTimeline(start time.Time, d, width time.Duration) *timeline {
+func NewTimeline(start time.Time, d, width time.Duration) *timeline {
 	t := &timeline{start: start, width: width, duration: d}
 	n := 0
 	if width > 0 && d > 0 {
@@ -57,9 +57,9 @@ func (t *timeline) index(at time.Time) int {
 	return int(off / t.width)
 }
 
-// add counts n events of series at at; events outside the interval are
+// Add counts n events of series at at; events outside the interval are
 // dropped (the warm-up, replies after the end).
-func (t *timeline) add(series int, at time.Time, n int64) {
+func (t *timeline) Add(series int, at time.Time, n int64) {
 	if i := t.index(at); i >= 0 {
 		t.counts[series][i].Add(n)
 	}
@@ -80,8 +80,8 @@ type TimelineBucket struct {
 	Reconnects int64   `json:"reconnects"`
 }
 
-// buckets returns the counts so far.
-func (t *timeline) buckets() []TimelineBucket {
+// Buckets returns the counts so far.
+func (t *timeline) Buckets() []TimelineBucket {
 	n := len(t.counts[0])
 	out := make([]TimelineBucket, n)
 	for i := range out {
@@ -89,11 +89,11 @@ func (t *timeline) buckets() []TimelineBucket {
 		from := time.Duration(i) * t.width
 		length := min(t.width, t.duration-from)
 		b.T, b.Seconds = from.Seconds(), length.Seconds()
-		b.Reads = t.counts[seriesReads][i].Load()
-		b.Writes = t.counts[seriesWrites][i].Load()
+		b.Reads = t.counts[SeriesReads][i].Load()
+		b.Writes = t.counts[SeriesWrites][i].Load()
 		b.Errors = t.counts[seriesErrors][i].Load()
-		b.Lost = t.counts[seriesLost][i].Load()
-		b.Reconnects = t.counts[seriesReconnects][i].Load()
+		b.Lost = t.counts[SeriesLost][i].Load()
+		b.Reconnects = t.counts[SeriesReconnects][i].Load()
 		b.OpsPerSec = float64(b.Reads+b.Writes) / b.Seconds
 	}
 	return out

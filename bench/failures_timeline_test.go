@@ -9,8 +9,8 @@ import (
 func TestTimelineBuckets(t *testing.T) {
 	start := time.Unix(1000, 0)
 	ms := time.Millisecond
-	tl := newTimeline(start, 1050*ms, 100*ms)
-	if n := len(tl.counts[seriesReads]); n != 11 {
+	tl := NewTimeline(start, 1050*ms, 100*ms)
+	if n := len(tl.counts[SeriesReads]); n != 11 {
 		t.Fatalf("%d buckets for 1.05 s of 100 ms, want 11", n)
 	}
 	for _, c := range []struct {
@@ -24,15 +24,15 @@ func TestTimelineBuckets(t *testing.T) {
 			t.Errorf("offset %v in bucket %d, want %d", c.off, got, c.want)
 		}
 	}
-	tl.add(seriesReads, start.Add(-ms), 5) // warm-up: dropped
-	tl.add(seriesReads, start.Add(10*ms), 3)
-	tl.add(seriesWrites, start.Add(20*ms), 2)
-	tl.add(seriesErrors, start.Add(150*ms), 4)
-	tl.add(seriesLost, start.Add(150*ms), 7)
-	tl.add(seriesReconnects, start.Add(160*ms), 1)
-	tl.add(seriesWrites, start.Add(1020*ms), 5) // the partial last bucket
-	tl.add(seriesWrites, start.Add(2*time.Second), 9)
-	bs := tl.buckets()
+	tl.Add(SeriesReads, start.Add(-ms), 5) // warm-up: dropped
+	tl.Add(SeriesReads, start.Add(10*ms), 3)
+	tl.Add(SeriesWrites, start.Add(20*ms), 2)
+	tl.Add(seriesErrors, start.Add(150*ms), 4)
+	tl.Add(SeriesLost, start.Add(150*ms), 7)
+	tl.Add(SeriesReconnects, start.Add(160*ms), 1)
+	tl.Add(SeriesWrites, start.Add(1020*ms), 5) // the partial last bucket
+	tl.Add(SeriesWrites, start.Add(2*time.Second), 9)
+	bs := tl.Buckets()
 	if b := bs[0]; b.T != 0 || b.Seconds != 0.1 || b.Reads != 3 || b.Writes != 2 || b.OpsPerSec != 50 {
 		t.Errorf("bucket 0 %+v", b)
 	}
@@ -47,12 +47,12 @@ func TestTimelineBuckets(t *testing.T) {
 
 func TestCoarsenSumsIntoSeconds(t *testing.T) {
 	start := time.Unix(0, 0)
-	tl := newTimeline(start, 2500*time.Millisecond, 100*time.Millisecond)
+	tl := NewTimeline(start, 2500*time.Millisecond, 100*time.Millisecond)
 	for i := range 25 {
-		tl.add(seriesReads, start.Add(time.Duration(i)*100*time.Millisecond), int64(i))
-		tl.add(seriesLost, start.Add(time.Duration(i)*100*time.Millisecond), 1)
+		tl.Add(SeriesReads, start.Add(time.Duration(i)*100*time.Millisecond), int64(i))
+		tl.Add(SeriesLost, start.Add(time.Duration(i)*100*time.Millisecond), 1)
 	}
-	secs := coarsen(tl.buckets(), time.Second)
+	secs := coarsen(tl.Buckets(), time.Second)
 	if len(secs) != 3 {
 		t.Fatalf("%d rows, want 3", len(secs))
 	}

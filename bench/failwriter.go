@@ -97,7 +97,7 @@ func (w *failWriter) quitting() bool {
 	}
 }
 
-// run writes until finish is called, maxWrites writes have been made or
+// Run writes until finish is called, maxWrites writes have been made or
 // maxTime has passed, and then closes the session. ctx ending interrupts
 // it at once, even within a write.
 func (w *failWriter) run(ctx context.Context) {

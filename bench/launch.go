@@ -251,7 +251,7 @@ func (s *Server) Stop() error {
 const killTimeout = 30 * time.Second
 
 // Kill sends SIGKILL to the server's PID and waits until it is reaped: a
-// crash, with no chance to close connections or flush anything. It returns
+// Crash, with no chance to close connections or flush anything. It returns
 // when the signal had been sent (the kill(2) call had returned).
 func (s *Server) Kill() (time.Time, error) {
 	select {

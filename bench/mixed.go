@@ -57,7 +57,7 @@ func (p *keyPicker) appendPath(dst []byte, n int64) []byte {
 const ratioDeck = 100
 
 // mixedSource issues getData (no watch) and setData (version -1) of random
-// nodes, readPct of every 100 consecutive requests being reads. The order
+// Nodes, readPct of every 100 consecutive requests being reads. The order
 // within each hundred is shuffled, so reads and writes interleave rather
 // than arriving in runs; and the share is exact over every hundred rather
 // than only on average, so a short phase still measures the ratio it is

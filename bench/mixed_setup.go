@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,7 +15,7 @@ import (
 
 // Mixed-load defaults, sized for a 2-core machine. 30 connections divide
 // evenly over ensembles of 3 and 5, so every member serves as many
-// sessions; 32 requests in flight each keep about a thousand outstanding,
+// Sessions; 32 requests in flight each keep about a thousand outstanding,
 // which saturates the servers here (the paper's 250 clients with at least
 // 100 each saturated 50 dual-core machines).
 const (
@@ -26,7 +24,7 @@ const (
 	DefaultMixedKeys     = 10000
 	DefaultMixedValue    = 1024
 	DefaultMixedWarmup   = 2 * time.Second
-	maxMixedKeys         = 1_000_000
+	MaxMixedKeys         = 1_000_000
 )
 
 // LaunchBoth is the --launch value that measures both servers in one run.
@@ -43,63 +41,8 @@ func ParseLaunch(s string) ([]string, error) {
 	return nil, fmt.Errorf("bench: --launch %q (want %s, %s or %s)", s, TargetCorral, TargetZooKeeper, LaunchBoth)
 }
 
-// mixedFlags are the flags of a mixed read/write load.
-type mixedFlags struct {
-	launch, connect string
-	conns, inflight int
-	value           int
-	keys            int64
-	warmup          time.Duration
-	sessionTimeout  time.Duration
-	out             string
-	quiet           bool
-}
-
-func (m *mixedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.launch, "launch", LaunchBoth, "servers to start on 127.0.0.1 and measure in turn: corral, zookeeper or both (same zoo.cfg)")
-	fs.StringVar(&m.connect, "connect", "", "comma-separated host:port list of a running ensemble to measure instead of launching one")
-	fs.IntVar(&m.conns, "conns", DefaultMixedConns, "client connections (sessions)")
-	fs.IntVar(&m.inflight, "inflight", DefaultMixedInflight, "requests in flight per connection")
-	fs.IntVar(&m.value, "value", DefaultMixedValue, "setData value size and preloaded node size in bytes (paper: 1 KiB)")
-	fs.Int64Var(&m.keys, "keys", DefaultMixedKeys, "nodes preloaded before measuring; requests pick one uniformly at random")
-	fs.DurationVar(&m.warmup, "warmup", DefaultMixedWarmup, "unmeasured warm-up before each measurement")
-	fs.DurationVar(&m.sessionTimeout, "session-timeout", DefaultSessionTimeout, "session timeout every client asks for")
-	fs.StringVar(&m.out, "out", "", "directory for report.md, results.jsonl, the PNG plot and server logs "+
-		"(default: the report and JSON lines go to stdout and no plot is drawn)")
-	fs.BoolVar(&m.quiet, "q", false, "no progress messages on stderr")
-}
-
-// validate checks the flags and returns the targets to launch, or the
-// addresses to connect to.
-func (m *mixedFlags) validate() (targets, addrs []string, err error) {
-	switch {
-	case m.conns < 1 || m.conns > maxConns:
-		return nil, nil, fmt.Errorf("--conns must be in [1, %d]", maxConns)
-	case m.inflight < 1 || m.inflight > maxInflight:
-		return nil, nil, fmt.Errorf("--inflight must be in [1, %d]", maxInflight)
-	case m.value < 0 || m.value > 1<<20-1024:
-		return nil, nil, errors.New("--value must be in [0, 1047552] (jute.maxbuffer)")
-	case m.keys < 1 || m.keys > maxMixedKeys:
-		return nil, nil, fmt.Errorf("--keys must be in [1, %d]", maxMixedKeys)
-	case m.warmup < 0 || m.warmup > maxPhase:
-		return nil, nil, fmt.Errorf("--warmup must be in [0, %v]", maxPhase)
-	case m.sessionTimeout <= 0 || m.sessionTimeout > 10*time.Minute:
-		return nil, nil, errors.New("--session-timeout must be in (0, 10m]")
-	}
-	if addrs = splitList(m.connect); len(addrs) > 0 {
-		return nil, addrs, nil
-	}
-	targets, err = ParseLaunch(m.launch)
-	return targets, nil, err
-}
-
-func (m *mixedFlags) logger(env CommandEnv) *slog.Logger {
-	l := loadFlags{quiet: m.quiet}
-	return l.logger(env)
-}
-
-// launchSpec is how readratio and failures start servers.
-type launchSpec struct {
+// LaunchSpec is how readratio and failures start servers.
+type LaunchSpec struct {
 	Timing    Timing
 	WorkDir   string
 	Keep      bool
@@ -111,14 +54,9 @@ type launchSpec struct {
 	Log       *slog.Logger
 }
 
-func (s *launchSpec) fromFlags(sf serverFlags) {
-	s.CorralBin, s.ZKLib, s.Java, s.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	s.WorkDir, s.Keep, s.Timing = sf.workDir, sf.keep, sf.timing
-}
-
 // prepare builds corral or fetches ZooKeeper's jars for each target once,
 // so that every ensemble of a run starts the same binaries.
-func (s *launchSpec) prepare(ctx context.Context, targets []string, work string) error {
+func (s *LaunchSpec) prepare(ctx context.Context, targets []string, work string) error {
 	for _, t := range targets {
 		lc := s.config(work, t)
 		if err := prepareLaunch(ctx, t, &lc, work); err != nil {
@@ -129,12 +67,12 @@ func (s *launchSpec) prepare(ctx context.Context, targets []string, work string)
 	return nil
 }
 
-func (s *launchSpec) config(dir, target string) LaunchConfig {
+func (s *LaunchSpec) config(dir, target string) LaunchConfig {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
 	return LaunchConfig{
-		Dir: dir, Timing: s.Timing.orDefault(), ReadyTimeout: wholeTimeout,
+		Dir: dir, Timing: s.Timing.orDefault(), ReadyTimeout: WholeTimeout,
 		CorralBin: s.CorralBin, Java: s.Java, JavaHeap: s.JavaHeap, ZKLib: s.ZKLib, Log: s.Log,
 	}
 }
@@ -142,7 +80,7 @@ func (s *launchSpec) config(dir, target string) LaunchConfig {
 // start launches target's ensemble of n servers in work and waits until it
 // is whole; it returns the ensemble, its leader and what stops it and
 // saves its members' output and zoo.cfg into OutDir as base.sN.*.
-func (s *launchSpec) start(ctx context.Context, work, target string, n int, base string) (*Ensemble, int, func(), error) {
+func (s *LaunchSpec) start(ctx context.Context, work, target string, n int, base string) (*Ensemble, int, func(), error) {
 	lc := s.config(filepath.Join(work, base), target)
 	ens, err := LaunchEnsemble(ctx, target, EnsembleConfig{LaunchConfig: lc, Servers: n})
 	if err != nil {
@@ -162,7 +100,7 @@ func (s *launchSpec) start(ctx context.Context, work, target string, n int, base
 			}
 		}
 	}
-	leader, err := ens.WaitWhole(ctx, wholeTimeout)
+	leader, err := ens.WaitWhole(ctx, WholeTimeout)
 	if err != nil {
 		stop()
 		return nil, 0, nil, err

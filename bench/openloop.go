@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -42,9 +43,9 @@ type OpenLoopResult struct {
 	Unsent int64 `json:"unsent"`
 	// FromIntended summarises the measured replies' latencies from their
 	// requests' intended send times.
-	FromIntended Latency `json:"latency_from_intended"`
+	FromIntended stats.Latency `json:"latency_from_intended"`
 	// Hist holds those latencies, for the latency plot.
-	Hist *Hist `json:"-"`
+	Hist *stats.Hist `json:"-"`
 }
 
 // openSchedule is one connection's share of an open-loop phase. Its pacer
@@ -107,21 +108,21 @@ func openWindows(w *window, rate float64, n int, t0 time.Time) []*window {
 }
 
 // openResult gathers an open-loop phase's counts and latencies from its
-// connections' windows and stats; nil in closed loop.
-func openResult(rate float64, ws []*window, stats []connStats) *OpenLoopResult {
+// connections' windows and per-connection stats; nil in closed loop.
+func openResult(rate float64, ws []*window, perConn []connStats) *OpenLoopResult {
 	if !(rate > 0) {
 		return nil
 	}
-	r := &OpenLoopResult{Rate: rate, Hist: NewHist()}
+	r := &OpenLoopResult{Rate: rate, Hist: stats.NewHist()}
 	for _, w := range ws {
 		if w.open != nil {
 			r.Due += w.open.due
 			r.Unsent += w.open.unsent
 		}
 	}
-	for i := range stats {
-		if stats[i].intended != nil {
-			r.Hist.Merge(stats[i].intended)
+	for i := range perConn {
+		if perConn[i].intended != nil {
+			r.Hist.Merge(perConn[i].intended)
 		}
 	}
 	r.FromIntended = r.Hist.Summary()
@@ -204,23 +205,23 @@ func (c *conn) openWriteLoop(ctx context.Context, src source, p *pipe, w *window
 }
 
 // Bounds on --rate: every load loop is bounded.
-const maxRate = 10_000_000
+const MaxRate = 10_000_000
 
-// registerRate adds --rate to a command's flags.
-func registerRate(fs *flag.FlagSet) *float64 {
+// RegisterRate adds --rate to a command's flags.
+func RegisterRate(fs *flag.FlagSet) *float64 {
 	return fs.Float64("rate", 0, "open loop: requests per second, all connections together, sent on a fixed schedule "+
 		"whatever the replies (at most --inflight outstanding per connection; latency also from each request's "+
 		"intended send time); 0: closed loop")
 }
 
-func validateRate(rate float64) error {
-	if math.IsNaN(rate) || rate < 0 || rate > maxRate {
-		return fmt.Errorf("--rate must be in [0, %d] (0: closed loop)", maxRate)
+func ValidateRate(rate float64) error {
+	if math.IsNaN(rate) || rate < 0 || rate > MaxRate {
+		return fmt.Errorf("--rate must be in [0, %d] (0: closed loop)", MaxRate)
 	}
 	return nil
 }
 
-var errRateSeq = errors.New("bench: the seqcreate workload is one request at a time; it has no open-loop form")
+var ErrRateSeq = errors.New("bench: the seqcreate workload is one request at a time; it has no open-loop form")
 
 // metricsFor is the table's rows for results: metrics(), and after the
 // latencies, when any phase ran open loop, its latencies from the
@@ -230,19 +231,19 @@ func metricsFor(results []PhaseResult) []metric {
 	if !slices.ContainsFunc(results, func(r PhaseResult) bool { return r.OpenLoop != nil }) {
 		return rows
 	}
-	lat := func(name string, f func(*Latency) int64) metric {
+	lat := func(name string, f func(*stats.Latency) int64) metric {
 		return metric{name, func(r *PhaseResult) (float64, bool) {
 			if r.OpenLoop == nil || r.OpenLoop.FromIntended.Count == 0 {
 				return 0, false
 			}
-			return ms(f(&r.OpenLoop.FromIntended)), true
+			return Ms(f(&r.OpenLoop.FromIntended)), true
 		}, "%.3f"}
 	}
 	open := []metric{
-		lat("p50 ms from intended", func(l *Latency) int64 { return l.P50 }),
-		lat("p99 ms from intended", func(l *Latency) int64 { return l.P99 }),
-		lat("p99.9 ms from intended", func(l *Latency) int64 { return l.P999 }),
-		lat("max ms from intended", func(l *Latency) int64 { return l.Max }),
+		lat("p50 ms from intended", func(l *stats.Latency) int64 { return l.P50 }),
+		lat("p99 ms from intended", func(l *stats.Latency) int64 { return l.P99 }),
+		lat("p99.9 ms from intended", func(l *stats.Latency) int64 { return l.P999 }),
+		lat("max ms from intended", func(l *stats.Latency) int64 { return l.Max }),
 		{"unsent (open loop)", func(r *PhaseResult) (float64, bool) {
 			if r.OpenLoop == nil {
 				return 0, false

@@ -1,16 +1,12 @@
 package bench
 
 import (
-	"flag"
-	"image/png"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -60,7 +56,7 @@ func TestOpenScheduleArithmetic(t *testing.T) {
 
 // TestOpenWindowsShareTheRate: n connections at rate/n each, offset by
 // 1/rate, together issue one request every 1/rate; rate 0 shares the
-// closed-loop window.
+// Closed-loop window.
 func TestOpenWindowsShareTheRate(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	w := &window{start: t0, end: t0.Add(time.Second)}
@@ -98,15 +94,15 @@ func TestOpenWindowsShareTheRate(t *testing.T) {
 // one from the actual send.
 func TestOpenLoopSendsTheSchedule(t *testing.T) {
 	ctx := testCtx(t)
-	s := newFakeServer(t, inOrder, 0)
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	r, err := RunPhase(ctx, PhaseConfig{
-		Target: "fake", Addrs: []string{s.addr()}, Workload: WorkloadCreate,
+		Target: "fake", Addrs: []string{s.Addr()}, Workload: WorkloadCreate,
 		Conns: 4, Inflight: 8, ValueSize: 16, Duration: 500 * time.Millisecond, Rate: 2000, Prefix: "o",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.check()
+	s.Check()
 	ol := r.OpenLoop
 	if ol == nil || ol.Rate != 2000 {
 		t.Fatalf("open-loop result %+v", ol)
@@ -116,7 +112,7 @@ func TestOpenLoopSendsTheSchedule(t *testing.T) {
 	}
 	sent := ol.Due - ol.Unsent
 	t.Logf("%d due, %d unsent; latency from send %+v, from intended %+v", ol.Due, ol.Unsent, r.Latency, ol.FromIntended)
-	if got := s.count(wire.OpCreate); int64(got) != sent+1 { // + the root
+	if got := s.Count(wire.OpCreate); int64(got) != sent+1 { // + the root
 		t.Errorf("server saw %d creates, want %d sent + the root", got, sent)
 	}
 	if r.Ops+r.Errors > sent || r.Keys.Total() != sent {
@@ -136,23 +132,23 @@ func TestOpenLoopSendsTheSchedule(t *testing.T) {
 // at t0 + j·5ms.
 func TestOpenLoopChargesTheWait(t *testing.T) {
 	ctx := testCtx(t)
-	s := newFakeServer(t, pingGate, 0)
-	s.timeout = 300 // ms: a connection idle for 100ms pings
+	s := fakezk.NewServer(t, fakezk.PingGate, 0)
+	s.Timeout = 300 // ms: a connection idle for 100ms pings
 	r, err := RunPhase(ctx, PhaseConfig{
-		Target: "fake", Addrs: []string{s.addr()}, Workload: WorkloadCreate,
+		Target: "fake", Addrs: []string{s.Addr()}, Workload: WorkloadCreate,
 		Conns: 1, Inflight: 1, ValueSize: 16, Duration: 2 * time.Second, Rate: 200, Prefix: "w",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.check()
+	s.Check()
 	ol := r.OpenLoop
 	if ol == nil || ol.Due != 400 {
 		t.Fatalf("open-loop result %+v, want 400 due", ol)
 	}
 	sent := ol.Due - ol.Unsent
 	t.Logf("%d due, %d unsent; latency from send %+v, from intended %+v", ol.Due, ol.Unsent, r.Latency, ol.FromIntended)
-	if got := s.count(wire.OpCreate); int64(got) != sent+1 {
+	if got := s.Count(wire.OpCreate); int64(got) != sent+1 {
 		t.Errorf("server saw %d creates, want %d sent + the root", got, sent)
 	}
 	// At most one reply per 100ms ping interval in 2s.
@@ -173,23 +169,6 @@ func TestOpenLoopChargesTheWait(t *testing.T) {
 	}
 }
 
-func TestRateFlag(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	rate := registerRate(fs)
-	if err := fs.Parse([]string{"--rate", "5000"}); err != nil || *rate != 5000 {
-		t.Fatalf("--rate 5000: %v, %v", *rate, err)
-	}
-	for _, bad := range []float64{-1, math.NaN(), maxRate + 1} {
-		if validateRate(bad) == nil {
-			t.Errorf("rate %v accepted", bad)
-		}
-	}
-	if validateRate(0) != nil || validateRate(maxRate) != nil {
-		t.Error("a valid rate refused")
-	}
-}
-
 // TestOpenLoopRows: the table gains the latencies from the intended send
 // times and the unsent count, after the latencies, only when a phase ran
 // open loop.
@@ -199,7 +178,7 @@ func TestOpenLoopRows(t *testing.T) {
 		t.Fatal("closed loop has open-loop rows")
 	}
 	open := []PhaseResult{{Target: "corral", Phase: "set", Seconds: 1, Ops: 10,
-		OpenLoop: &OpenLoopResult{Rate: 10, Due: 12, Unsent: 2, FromIntended: Latency{Count: 10, P50: 1500, P99: 2500, P999: 3000, Max: 4000}}}}
+		OpenLoop: &OpenLoopResult{Rate: 10, Due: 12, Unsent: 2, FromIntended: stats.Latency{Count: 10, P50: 1500, P99: 2500, P999: 3000, Max: 4000}}}}
 	rows := metricsFor(open)
 	var names []string
 	for _, m := range rows {
@@ -225,57 +204,5 @@ func TestOpenLoopRows(t *testing.T) {
 	}
 	if v, ok := rows[at+5].value(&open[0]); !ok || v != 2 {
 		t.Errorf("unsent = %v, %v; want 2", v, ok)
-	}
-}
-
-func TestCLIRejectsBadRateAndRepeat(t *testing.T) {
-	for _, args := range [][]string{
-		{"compare", "--repeat", "0"},
-		{"compare", "--durability", "diskless"}, // ZooKeeper has none
-		{"compare", "--durability", "fast"},
-		{"compare", "--repeat", "21"},
-		{"compare", "--rate", "-5"},
-		{"run", "--connect", "127.0.0.1:1", "--rate", "1e9"},
-		{"run", "--connect", "127.0.0.1:1", "--workload", "seqcreate", "--rate", "100"},
-	} {
-		if code, _, _ := runCLI(t, args...); code != 2 {
-			t.Errorf("%q: exit %d, want 2", args, code)
-		}
-	}
-}
-
-// TestCLIRunOpenLoop: run --rate measures open loop and reports the
-// latencies from the intended send times, with a latency plot in --out.
-func TestCLIRunOpenLoop(t *testing.T) {
-	s := newFakeServer(t, inOrder, 0)
-	dir := filepath.Join(t.TempDir(), "out")
-	code, _, errs := runCLI(t, "run", "--connect", s.addr(), "--workload", "set", "--keys", "50", "--rate", "1000",
-		"--conns", "2", "--inflight", "4", "--warmup", "0s", "--duration", "300ms", "--out", dir, "-q")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	s.check()
-	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"open loop: 1000 requests/s in total", "| set | p99 ms from intended |", "| set | unsent (open loop) |",
-		"![latency-set](latency-set.png)"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("report lacks %q:\n%s", want, md)
-		}
-	}
-	jl, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
-	if err != nil || !strings.Contains(string(jl), `"open_loop":{"rate":1000,"due":300,`) {
-		t.Errorf("results.jsonl %s, %v", jl, err)
-	}
-	if f, err := os.Open(filepath.Join(dir, "latency-set.png")); err != nil {
-		t.Error(err)
-	} else {
-		_, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Error(err)
-		}
 	}
 }

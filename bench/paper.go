@@ -71,7 +71,7 @@ func DefaultPaperConfig() PaperConfig {
 	}
 }
 
-func (c *PaperConfig) validate() error {
+func (c *PaperConfig) Validate() error {
 	for _, t := range c.Targets {
 		if t != TargetCorral && t != TargetZooKeeper {
 			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
@@ -86,8 +86,8 @@ func (c *PaperConfig) validate() error {
 		return nil
 	}
 	return errors.Join(
-		inRange("servers", c.Servers, 1, maxServers),
-		inRange("barrier servers", []int{c.BarrierServers}, 1, maxServers),
+		inRange("servers", c.Servers, 1, MaxServers),
+		inRange("barrier servers", []int{c.BarrierServers}, 1, MaxServers),
 		inRange("workers", c.Workers, 1, maxPaperWorkers),
 		inRange("creates", []int{c.Creates}, 1, maxPaperCreates),
 		inRange("value size", []int{c.ValueSize}, 0, 1<<20-1024),
@@ -98,7 +98,7 @@ func (c *PaperConfig) validate() error {
 
 func (c *PaperConfig) fill() {
 	d := DefaultPaperConfig()
-	if c.CellTimeout <= 0 || c.CellTimeout > maxPhase {
+	if c.CellTimeout <= 0 || c.CellTimeout > MaxPhase {
 		c.CellTimeout = d.CellTimeout
 	}
 	if c.SessionTimeout <= 0 {
@@ -128,7 +128,7 @@ const paperRoot = "/bench-paper"
 // and the run goes on; the returned error joins the failures.
 func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
 	cfg.fill()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-paper-", cfg.Keep, cfg.Log)
@@ -169,7 +169,7 @@ func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
 func paperEnsemble(ctx context.Context, cfg PaperConfig, rep *PaperReport, work, target string, n int) error {
 	pe := PaperEnsemble{Target: target, Servers: n}
 	lc := LaunchConfig{
-		Dir: filepath.Join(work, fmt.Sprintf("%s-%d", target, n)), Timing: cfg.Timing, ReadyTimeout: wholeTimeout,
+		Dir: filepath.Join(work, fmt.Sprintf("%s-%d", target, n)), Timing: cfg.Timing, ReadyTimeout: WholeTimeout,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
 	fail := func(err error) error {
@@ -197,7 +197,7 @@ func paperEnsemble(ctx context.Context, cfg PaperConfig, rep *PaperReport, work,
 			}
 		}
 	}()
-	leader, err := ens.WaitWhole(ctx, wholeTimeout)
+	leader, err := ens.WaitWhole(ctx, WholeTimeout)
 	if err != nil {
 		return fail(err)
 	}

@@ -38,7 +38,7 @@ type PaperEnsemble struct {
 }
 
 // CreateCell is one cell of Table 2: Workers workers, each creating
-// nodes one at a time and deleting each asynchronously.
+// Nodes one at a time and deleting each asynchronously.
 type CreateCell struct {
 	Target  string `json:"target"`
 	Servers int    `json:"servers"`
@@ -210,8 +210,11 @@ func joinErrs(s []string) string {
 
 const maxErrs = 3
 
-func (r *PaperReport) markdown(w io.Writer)        { WritePaperMarkdown(w, r) }
-func (r *PaperReport) jsonLines(w io.Writer) error { return WritePaperJSONLines(w, r) }
+// Markdown writes the report for people.
+func (r *PaperReport) Markdown(w io.Writer) { WritePaperMarkdown(w, r) }
+
+// JSONLines writes the report one JSON object a line.
+func (r *PaperReport) JSONLines(w io.Writer) error { return WritePaperJSONLines(w, r) }
 
 // WritePaperMarkdown writes r as Markdown: the command, the scaling, and
 // one table per paper table.

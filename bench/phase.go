@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -89,7 +90,7 @@ type PhaseResult struct {
 	Errors     int64    `json:"errors"`
 	FirstError string   `json:"first_error,omitempty"`
 	OpsPerSec  float64  `json:"ops_per_sec"`
-	Latency
+	stats.Latency
 	// ServerCPU is the server's CPU seconds in the measured interval; nil
 	// when not measured.
 	ServerCPU *float64 `json:"server_cpu_s,omitempty"`
@@ -110,7 +111,7 @@ type PhaseResult struct {
 	// Keys are the nodes a create phase made.
 	Keys *KeySpace `json:"-"`
 	// Hist holds the measured latencies (for the latency plot).
-	Hist *Hist `json:"-"`
+	Hist *stats.Hist `json:"-"`
 }
 
 // ServerProc names one server process whose CPU time a phase measures.
@@ -233,14 +234,14 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 	bar := cfg.Progress.start(ctx, cfg, w) // before openWindows copies w
 	windows := openWindows(w, cfg.Rate, len(conns), t0)
 
-	stats := make([]connStats, len(conns))
+	perConn := make([]connStats, len(conns))
 	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], errs[i] = c.run(ctx, sources[i], cfg.Inflight, windows[i])
+			perConn[i], errs[i] = c.run(ctx, sources[i], cfg.Inflight, windows[i])
 		}()
 	}
 	allDone := make(chan struct{})
@@ -278,26 +279,26 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 	if end.After(w.start) {
 		res.Seconds = end.Sub(w.start).Seconds()
 	}
-	hist := NewHist()
+	hist := stats.NewHist()
 	var writes, requests int64
-	for i := range stats {
-		writes += stats[i].writes
-		requests += stats[i].requests
-		if stats[i].hist != nil {
-			hist.Merge(stats[i].hist)
+	for i := range perConn {
+		writes += perConn[i].writes
+		requests += perConn[i].requests
+		if perConn[i].hist != nil {
+			hist.Merge(perConn[i].hist)
 		}
-		res.Ops += stats[i].ops
-		if stats[i].errs > 0 && res.Errors == 0 {
-			res.FirstError = errorName(stats[i].firstErr)
+		res.Ops += perConn[i].ops
+		if perConn[i].errs > 0 && res.Errors == 0 {
+			res.FirstError = errorName(perConn[i].firstErr)
 		}
-		res.Errors += stats[i].errs
+		res.Errors += perConn[i].errs
 	}
 	res.Latency = hist.Summary()
 	res.Hist = hist
 	if res.Seconds > 0 {
 		res.OpsPerSec = float64(res.Ops) / res.Seconds
 	}
-	res.OpenLoop = openResult(cfg.Rate, windows, stats)
+	res.OpenLoop = openResult(cfg.Rate, windows, perConn)
 	bar.finish(&res)
 	if meter.selfErr == nil {
 		res.LoadgenCPU = meter.selfUsed.Seconds()

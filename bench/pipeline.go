@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -48,7 +49,7 @@ func (w *window) take(n int) (granted int, last bool) {
 
 // connStats is what one connection's reader saw.
 type connStats struct {
-	hist     *Hist
+	hist     *stats.Hist
 	ops      int64 // measured successful replies
 	errs     int64 // measured error replies
 	firstErr int32 // first measured error code
@@ -56,7 +57,7 @@ type connStats struct {
 	// the time the schedule meant each request to leave, so a server that
 	// stalls is charged for the requests it delayed as well as the ones
 	// it held (coordinated omission).
-	intended  *Hist
+	intended  *stats.Hist
 	total     int64 // every request reply, warm-up and drain included
 	totalErrs int64
 	// writes and requests count the writer's syscalls and what they
@@ -116,7 +117,7 @@ func (p *pipe) release(n int64) {
 	}
 }
 
-// run drives the connection until the window ends or the budget is spent,
+// Run drives the connection until the window ends or the budget is spent,
 // waits for the outstanding replies, and ends the session. The writer keeps
 // at most inflight requests outstanding and writes all that the window
 // allows in one syscall; the reader matches replies to requests through a
@@ -126,9 +127,9 @@ func (c *conn) run(ctx context.Context, src source, inflight int, w *window) (co
 	if inflight <= 1 && w.open == nil {
 		return c.runSequential(ctx, src, w)
 	}
-	st := connStats{hist: NewHist()}
+	st := connStats{hist: stats.NewHist()}
 	if w.open != nil {
-		st.intended = NewHist()
+		st.intended = stats.NewHist()
 	}
 	p := newPipe(max(inflight, 1))
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -20,9 +21,9 @@ func testCtx(t *testing.T) context.Context {
 
 // budgetPhase is a phase bounded by count: no warm-up and a duration far
 // longer than the work, so every reply is measured.
-func budgetPhase(s *fakeServer, w Workload, conns, inflight int, ops int64) PhaseConfig {
+func budgetPhase(s *fakezk.Server, w Workload, conns, inflight int, ops int64) PhaseConfig {
 	return PhaseConfig{
-		Target: "fake", Addrs: []string{s.addr()}, Workload: w,
+		Target: "fake", Addrs: []string{s.Addr()}, Workload: w,
 		Conns: conns, Inflight: inflight, ValueSize: 1024,
 		Duration: time.Minute, MaxOps: ops, Prefix: "k",
 	}
@@ -30,7 +31,7 @@ func budgetPhase(s *fakeServer, w Workload, conns, inflight int, ops int64) Phas
 
 func TestPhasesAgainstInOrderServer(t *testing.T) {
 	ctx := testCtx(t)
-	s := newFakeServer(t, inOrder, 0)
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 
 	cr, err := RunPhase(ctx, budgetPhase(s, WorkloadCreate, 4, 16, 1000))
 	if err != nil {
@@ -39,7 +40,7 @@ func TestPhasesAgainstInOrderServer(t *testing.T) {
 	if cr.Ops != 1000 || cr.Errors != 0 || cr.Latency.Count != 1000 {
 		t.Errorf("create: ops %d errors %d latencies %d, want 1000, 0, 1000", cr.Ops, cr.Errors, cr.Latency.Count)
 	}
-	if got := s.count(wire.OpCreate); got != 1000+1 { // + the root
+	if got := s.Count(wire.OpCreate); got != 1000+1 { // + the root
 		t.Errorf("server saw %d creates, want 1001", got)
 	}
 	if cr.Keys == nil || cr.Keys.Total() != 1000 || len(cr.Keys.Counts) != 4 {
@@ -47,7 +48,7 @@ func TestPhasesAgainstInOrderServer(t *testing.T) {
 	}
 	for k, c := range cr.Keys.Counts {
 		for i := range c {
-			if p := cr.Keys.Path(k, i); s.nodes[p] == nil {
+			if p := cr.Keys.Path(k, i); s.Nodes[p] == nil {
 				t.Fatalf("key space names %s, which the server does not have", p)
 			}
 		}
@@ -65,16 +66,16 @@ func TestPhasesAgainstInOrderServer(t *testing.T) {
 			t.Errorf("%s: ops %d errors %d, want 700, 0", w, r.Ops, r.Errors)
 		}
 	}
-	if got := s.count(wire.OpSetData); got != 700 {
+	if got := s.Count(wire.OpSetData); got != 700 {
 		t.Errorf("server saw %d setData, want 700", got)
 	}
-	if got := s.count(wire.OpGetData); got != 700 {
+	if got := s.Count(wire.OpGetData); got != 700 {
 		t.Errorf("server saw %d getData, want 700", got)
 	}
-	if got := s.count(wire.OpCloseSession); got != 4+6+6 {
+	if got := s.Count(wire.OpCloseSession); got != 4+6+6 {
 		t.Errorf("server saw %d closeSession, want one per session (16)", got)
 	}
-	s.check()
+	s.Check()
 }
 
 // Pipelined connections and sequential ones (one request in flight, one
@@ -89,8 +90,8 @@ func TestErrorRepliesAreCounted(t *testing.T) {
 
 func testErrorRepliesAreCounted(t *testing.T, inflight int) {
 	ctx := testCtx(t)
-	s := newFakeServer(t, inOrder, 0)
-	s.failCreate = failEveryTenth
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
+	s.FailCreate = fakezk.FailEveryTenth
 	r, err := RunPhase(ctx, budgetPhase(s, WorkloadCreate, 3, inflight, 500))
 	if err != nil {
 		t.Fatal(err)
@@ -108,10 +109,10 @@ func testErrorRepliesAreCounted(t *testing.T, inflight int) {
 	if want > 0 && r.FirstError == "" {
 		t.Error("first error code not reported")
 	}
-	if got := s.count(wire.OpCloseSession); got != 3 {
+	if got := s.Count(wire.OpCloseSession); got != 3 {
 		t.Errorf("server saw %d closeSession, want one per session (3)", got)
 	}
-	s.check()
+	s.Check()
 }
 
 // The hold server answers only once a connection has a full window
@@ -119,7 +120,7 @@ func testErrorRepliesAreCounted(t *testing.T, inflight int) {
 func TestPipelineFillsButNeverOverrunsWindow(t *testing.T) {
 	ctx := testCtx(t)
 	const window = 8
-	s := newFakeServer(t, hold, window)
+	s := fakezk.NewServer(t, fakezk.Hold, window)
 	r, err := RunPhase(ctx, budgetPhase(s, WorkloadCreate, 2, window, 20*window))
 	if err != nil {
 		t.Fatal(err)
@@ -127,12 +128,12 @@ func TestPipelineFillsButNeverOverrunsWindow(t *testing.T) {
 	if r.Ops != 20*window {
 		t.Errorf("ops %d, want %d", r.Ops, 20*window)
 	}
-	s.check()
+	s.Check()
 }
 
 func TestSequentialClientHasOneInFlight(t *testing.T) {
 	ctx := testCtx(t)
-	s := newFakeServer(t, hold, 1)
+	s := fakezk.NewServer(t, fakezk.Hold, 1)
 	cfg := budgetPhase(s, WorkloadSeqCreate, 1, 1, 20)
 	r, err := RunPhase(ctx, cfg)
 	if err != nil {
@@ -141,12 +142,12 @@ func TestSequentialClientHasOneInFlight(t *testing.T) {
 	if r.Ops != 20 || r.Phase != "seqcreate" {
 		t.Errorf("ops %d phase %q, want 20 seqcreate", r.Ops, r.Phase)
 	}
-	s.check()
+	s.Check()
 }
 
 func TestOutOfOrderReplyIsAnError(t *testing.T) {
 	ctx := testCtx(t)
-	s := newFakeServer(t, swap, 0)
+	s := fakezk.NewServer(t, fakezk.Swap, 0)
 	_, err := RunPhase(ctx, budgetPhase(s, WorkloadCreate, 1, 4, 100))
 	if !errors.Is(err, ErrXidMismatch) {
 		t.Fatalf("err = %v, want ErrXidMismatch", err)
@@ -157,8 +158,8 @@ func TestOutOfOrderReplyIsAnError(t *testing.T) {
 // only if an idle connection pings.
 func TestIdleConnectionPings(t *testing.T) {
 	ctx := testCtx(t)
-	s := newFakeServer(t, pingGate, 0)
-	s.timeout = 300 // ms: ping every 100ms
+	s := fakezk.NewServer(t, fakezk.PingGate, 0)
+	s.Timeout = 300 // ms: ping every 100ms
 	r, err := RunPhase(ctx, budgetPhase(s, WorkloadCreate, 1, 4, 12))
 	if err != nil {
 		t.Fatal(err)
@@ -166,16 +167,16 @@ func TestIdleConnectionPings(t *testing.T) {
 	if r.Ops != 12 {
 		t.Errorf("ops %d, want 12", r.Ops)
 	}
-	if got := s.count(wire.OpPing); got == 0 {
+	if got := s.Count(wire.OpPing); got == 0 {
 		t.Error("no ping sent")
 	}
-	s.check()
+	s.Check()
 }
 
 func TestSilentServerEndsThePhase(t *testing.T) {
 	for _, inflight := range []int{4, 1} {
 		t.Run(fmt.Sprintf("inflight=%d", inflight), func(t *testing.T) {
-			s := newFakeServer(t, silent, 0)
+			s := fakezk.NewServer(t, fakezk.Silent, 0)
 			cfg := budgetPhase(s, WorkloadCreate, 2, inflight, 0)
 			cfg.Duration, cfg.DrainTimeout = 100*time.Millisecond, 200*time.Millisecond
 			cfg.Prefix = ""

@@ -192,31 +192,20 @@ func progressLine(label string, elapsed, warmup, total time.Duration, opsPerSec 
 // throughput and p99, or that it failed.
 func progressDone(label string, total time.Duration, res *PhaseResult) string {
 	s := fmt.Sprintf("%-*s [%s] %5.1fs/%.1fs done      %8.0f ops/s measured, p99 %.3f ms",
-		progressLabelWidth, label, strings.Repeat("#", progressBarWidth), total.Seconds(), total.Seconds(), res.OpsPerSec, ms(res.P99))
+		progressLabelWidth, label, strings.Repeat("#", progressBarWidth), total.Seconds(), total.Seconds(), res.OpsPerSec, Ms(res.P99))
 	if res.Errors > 0 {
 		s += fmt.Sprintf(", %d errors", res.Errors)
 	}
 	if ol := res.OpenLoop; ol != nil {
-		s += fmt.Sprintf(", p99 from intended %.3f ms, %d unsent", ms(ol.FromIntended.P99), ol.Unsent)
+		s += fmt.Sprintf(", p99 from intended %.3f ms, %d unsent", Ms(ol.FromIntended.P99), ol.Unsent)
 	}
 	return s
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// progressLogger is loadFlags.logger with a progress bar: on a terminal
-// (and without -q) the log goes through a Progress that also draws each
-// phase's bar; otherwise there is no bar and the log is the progress.
-func (l *loadFlags) progressLogger(env CommandEnv) (*slog.Logger, *Progress) {
-	if l.quiet || !isTerminal(env.Stderr) {
-		return l.logger(env), nil
-	}
-	p := NewProgress(env.Stderr)
-	return slog.New(slog.NewTextHandler(p, nil)), p
 }
 
 // logLevel is the level of a phase's start and end records: debug when

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 func TestProgressLine(t *testing.T) {
@@ -28,8 +30,8 @@ func TestProgressLine(t *testing.T) {
 			t.Errorf("elapsed %v:\n got %q\nwant %q", c.elapsed, got, c.want)
 		}
 	}
-	done := progressDone("zookeeper set", 10*time.Second, &PhaseResult{OpsPerSec: 1234.4, Latency: Latency{P99: 2500}, Errors: 3,
-		OpenLoop: &OpenLoopResult{Unsent: 7, FromIntended: Latency{P99: 4000}}})
+	done := progressDone("zookeeper set", 10*time.Second, &PhaseResult{OpsPerSec: 1234.4, Latency: stats.Latency{P99: 2500}, Errors: 3,
+		OpenLoop: &OpenLoopResult{Unsent: 7, FromIntended: stats.Latency{P99: 4000}}})
 	want := "zookeeper set       [####################]  10.0s/10.0s done          1234 ops/s measured, p99 2.500 ms, 3 errors, p99 from intended 4.000 ms, 7 unsent"
 	if done != want {
 		t.Errorf("done line\n got %q\nwant %q", done, want)
@@ -128,7 +130,7 @@ func TestPhaseBar(t *testing.T) {
 	if w.replies == nil {
 		t.Fatal("the window does not count replies")
 	}
-	b.finish(&PhaseResult{OpsPerSec: 4321, Latency: Latency{P99: 1000}})
+	b.finish(&PhaseResult{OpsPerSec: 4321, Latency: stats.Latency{P99: 1000}})
 	b.finish(&PhaseResult{}) // once only
 	want := clearLine + "corral create       [######..............]   3.5s/11.0s measuring        0 ops/s" +
 		clearLine + "corral create       [####################]  11.0s/11.0s done          4321 ops/s measured, p99 1.000 ms\n"

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // ReadRatioConfig configures ReadRatio: the ZooKeeper paper's saturated
@@ -14,7 +16,7 @@ import (
 // LeaderOnly, Fig. 6). Start from DefaultReadRatioConfig.
 type ReadRatioConfig struct {
 	// Targets are launched in this order, an ensemble of each of Servers'
-	// sizes each; ignored when Connect is set.
+	// Sizes each; ignored when Connect is set.
 	Targets []string
 	Servers []int
 	// Connect, if set, are the client addresses of a running ensemble to
@@ -38,7 +40,7 @@ type ReadRatioConfig struct {
 	Seed uint64
 	// Command is the command line the report quotes.
 	Command string
-	launchSpec
+	LaunchSpec
 }
 
 // defaultReadRatios are the paper's x axis, with 90 where the curves bend.
@@ -58,14 +60,14 @@ func DefaultReadRatioConfig() ReadRatioConfig {
 		Conns:  DefaultMixedConns, Inflight: DefaultMixedInflight, ValueSize: DefaultMixedValue, Keys: DefaultMixedKeys,
 		Warmup: DefaultMixedWarmup, Duration: DefaultReadRatioDuration, SessionTimeout: DefaultSessionTimeout,
 		Seed:       1,
-		launchSpec: launchSpec{Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap},
+		LaunchSpec: LaunchSpec{Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap},
 	}
 }
 
 // ParseReadRatios reads a comma-separated list of read percentages, each
 // in [0, 100] and named once.
 func ParseReadRatios(s string) ([]int, error) {
-	v, err := parseInts(s)
+	v, err := ParseInts(s)
 	if err != nil {
 		return nil, fmt.Errorf("bench: read ratios %q: %w", s, err)
 	}
@@ -85,7 +87,7 @@ func ParseReadRatios(s string) ([]int, error) {
 	return v, nil
 }
 
-func (c *ReadRatioConfig) validate() error {
+func (c *ReadRatioConfig) Validate() error {
 	var errs []error
 	if len(c.Connect) == 0 {
 		if len(c.Targets) == 0 || len(c.Servers) == 0 {
@@ -97,23 +99,23 @@ func (c *ReadRatioConfig) validate() error {
 			}
 		}
 		for _, n := range c.Servers {
-			if n < 1 || n > maxServers {
-				errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", n, maxServers))
+			if n < 1 || n > MaxServers {
+				errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", n, MaxServers))
 			}
 		}
 	}
-	if _, err := ParseReadRatios(joinInts(c.Ratios)); err != nil {
+	if _, err := ParseReadRatios(JoinInts(c.Ratios)); err != nil {
 		errs = append(errs, err)
 	}
 	switch {
-	case c.Conns < 1 || c.Conns > maxConns || c.Inflight < 1 || c.Inflight > maxInflight:
-		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", maxConns))
-	case c.Keys < 1 || c.Keys > maxMixedKeys:
-		errs = append(errs, fmt.Errorf("bench: keys must be in [1, %d]", maxMixedKeys))
+	case c.Conns < 1 || c.Conns > MaxConns || c.Inflight < 1 || c.Inflight > MaxInflight:
+		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", MaxConns))
+	case c.Keys < 1 || c.Keys > MaxMixedKeys:
+		errs = append(errs, fmt.Errorf("bench: keys must be in [1, %d]", MaxMixedKeys))
 	case c.ValueSize < 0 || c.ValueSize > 1<<20-1024:
 		errs = append(errs, errors.New("bench: value size must be in [0, 1047552]"))
-	case c.Duration <= 0 || c.Duration > maxPhase || c.Warmup < 0 || c.Warmup > maxPhase:
-		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", maxPhase, maxPhase))
+	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
+		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase))
 	}
 	return errors.Join(errs...)
 }
@@ -170,7 +172,7 @@ type RatioCell struct {
 // setData at each read ratio. A failed ensemble or cell is reported and
 // the run goes on; the returned error joins the failures.
 func ReadRatio(ctx context.Context, cfg ReadRatioConfig) (*ReadRatioReport, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Log == nil {
@@ -348,14 +350,14 @@ func runMixedPhase(ctx context.Context, p mixedPhase) (RatioCell, error) {
 	}
 	t0 := time.Now()
 	w := &window{start: t0.Add(p.Warmup), end: t0.Add(p.Warmup + p.Duration), drain: DefaultDrainTimeout}
-	stats := make([]connStats, len(conns))
+	perConn := make([]connStats, len(conns))
 	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], errs[i] = c.run(ctx, sources[i], p.Inflight, w)
+			perConn[i], errs[i] = c.run(ctx, sources[i], p.Inflight, w)
 		}()
 	}
 	allDone := make(chan struct{})
@@ -383,16 +385,16 @@ func runMixedPhase(ctx context.Context, p mixedPhase) (RatioCell, error) {
 	if end.After(w.start) {
 		cell.Seconds = end.Sub(w.start).Seconds()
 	}
-	hist := NewHist()
-	for i := range stats {
-		if stats[i].hist != nil {
-			hist.Merge(stats[i].hist)
+	hist := stats.NewHist()
+	for i := range perConn {
+		if perConn[i].hist != nil {
+			hist.Merge(perConn[i].hist)
 		}
-		cell.Ops += stats[i].ops
-		if stats[i].errs > 0 && cell.Errors == 0 {
-			cell.FirstError = errorName(stats[i].firstErr)
+		cell.Ops += perConn[i].ops
+		if perConn[i].errs > 0 && cell.Errors == 0 {
+			cell.FirstError = errorName(perConn[i].firstErr)
 		}
-		cell.Errors += stats[i].errs
+		cell.Errors += perConn[i].errs
 		cell.Reads += sources[i].reads
 		cell.Writes += sources[i].writes
 	}
@@ -437,8 +439,8 @@ func (r *ReadRatioReport) systems() []RatioEnsemble {
 	return out
 }
 
-// cell returns the cell of target and size at pct, or nil.
-func (r *ReadRatioReport) cell(target string, servers, pct int) *RatioCell {
+// Cell returns the cell of target and size at pct, or nil.
+func (r *ReadRatioReport) Cell(target string, servers, pct int) *RatioCell {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Target == target && c.Servers == servers && c.ReadPct == pct {
@@ -448,7 +450,7 @@ func (r *ReadRatioReport) cell(target string, servers, pct int) *RatioCell {
 	return nil
 }
 
-// systemLabel names a target and size in tables and legends.
-func systemLabel(target string, servers int) string {
+// SystemLabel names a target and size in tables and legends.
+func SystemLabel(target string, servers int) string {
 	return fmt.Sprintf("%s n=%d", target, servers)
 }

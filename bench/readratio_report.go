@@ -4,24 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
-func (r *ReadRatioReport) markdown(w io.Writer)        { WriteReadRatioMarkdown(w, r) }
-func (r *ReadRatioReport) jsonLines(w io.Writer) error { return WriteReadRatioJSONLines(w, r) }
+// Markdown writes the report for people.
+func (r *ReadRatioReport) Markdown(w io.Writer) { WriteReadRatioMarkdown(w, r) }
 
-// sizes are the ensemble sizes of the report, in the order measured.
-func (r *ReadRatioReport) sizes() []int {
+// JSONLines writes the report one JSON object a line.
+func (r *ReadRatioReport) JSONLines(w io.Writer) error { return WriteReadRatioJSONLines(w, r) }
+
+// Sizes are the ensemble sizes of the report, in the order measured.
+func (r *ReadRatioReport) Sizes() []int {
 	var out []int
 	for _, e := range r.Ensembles {
 		if !slices.Contains(out, e.Servers) {
@@ -31,8 +26,8 @@ func (r *ReadRatioReport) sizes() []int {
 	return out
 }
 
-// targets are the report's targets, in the order measured.
-func (r *ReadRatioReport) targets() []string {
+// Targets are the report's targets, in the order measured.
+func (r *ReadRatioReport) Targets() []string {
 	var out []string
 	for _, e := range r.Ensembles {
 		if !slices.Contains(out, e.Target) {
@@ -78,7 +73,7 @@ func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
 			e.Timing.orDefault(), e.GlobalOutstandingLimit, e.WorkDir)
 	}
 	for _, en := range rep.Ensembles {
-		fmt.Fprintf(w, "- %s:", systemLabel(en.Target, en.Servers))
+		fmt.Fprintf(w, "- %s:", SystemLabel(en.Target, en.Servers))
 		if len(en.Argv) > 0 {
 			fmt.Fprintf(w, " `%s`", strings.Join(en.Argv, " "))
 		} else if len(en.Addrs) > 0 {
@@ -105,7 +100,7 @@ func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
 	fmt.Fprintf(w, "### Throughput (ops/s)\n\n")
 	WriteReadRatioTable(w, rep)
 	fmt.Fprintln(w)
-	if targets := rep.targets(); slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper) {
+	if targets := rep.Targets(); slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper) {
 		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper at the same ensemble size: above 1, corral served more.\n\n")
 	}
 	writeReadRatioExtremes(w, rep)
@@ -116,10 +111,10 @@ func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
 	var notes []string
 	for _, c := range rep.Cells {
 		if c.Err != "" {
-			notes = append(notes, fmt.Sprintf("%s at %d%% reads FAILED: %s", systemLabel(c.Target, c.Servers), c.ReadPct, c.Err))
+			notes = append(notes, fmt.Sprintf("%s at %d%% reads FAILED: %s", SystemLabel(c.Target, c.Servers), c.ReadPct, c.Err))
 		}
 		if c.Errors > 0 {
-			notes = append(notes, fmt.Sprintf("%s at %d%% reads: %d error replies, first %s", systemLabel(c.Target, c.Servers), c.ReadPct, c.Errors, c.FirstError))
+			notes = append(notes, fmt.Sprintf("%s at %d%% reads: %d error replies, first %s", SystemLabel(c.Target, c.Servers), c.ReadPct, c.Errors, c.FirstError))
 		}
 	}
 	if rep.Err != "" && len(notes) == 0 {
@@ -143,20 +138,20 @@ func WriteReadRatioTable(w io.Writer, rep *ReadRatioReport) {
 	}
 	ops := func(target string, n int) func(int) (float64, bool) {
 		return func(pct int) (float64, bool) {
-			c := rep.cell(target, n, pct)
+			c := rep.Cell(target, n, pct)
 			if c == nil || c.Seconds == 0 {
 				return 0, false
 			}
 			return c.OpsPerSec, true
 		}
 	}
-	targets := rep.targets()
+	targets := rep.Targets()
 	both := slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper)
 	var cols []column
-	for _, n := range rep.sizes() {
+	for _, n := range rep.Sizes() {
 		for _, t := range targets {
 			f := ops(t, n)
-			cols = append(cols, column{systemLabel(t, n), func(pct int) string {
+			cols = append(cols, column{SystemLabel(t, n), func(pct int) string {
 				if v, ok := f(pct); ok {
 					return fmt.Sprintf("%.0f", v)
 				}
@@ -200,12 +195,12 @@ func writeReadRatioExtremes(w io.Writer, rep *ReadRatioReport) {
 	fmt.Fprintf(w, "### Extremes (Table 1)\n\n| servers | 100%% reads ops/s | 0%% reads ops/s |\n|---|---:|---:|\n")
 	for _, e := range rep.systems() {
 		get := func(pct int) string {
-			if c := rep.cell(e.Target, e.Servers, pct); c != nil && c.Seconds > 0 {
+			if c := rep.Cell(e.Target, e.Servers, pct); c != nil && c.Seconds > 0 {
 				return fmt.Sprintf("%.0f", c.OpsPerSec)
 			}
 			return "—"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s |\n", systemLabel(e.Target, e.Servers), get(100), get(0))
+		fmt.Fprintf(w, "| %s | %s | %s |\n", SystemLabel(e.Target, e.Servers), get(100), get(0))
 	}
 	fmt.Fprintln(w)
 }
@@ -226,7 +221,7 @@ func writeReadRatioDetails(w io.Writer, rep *ReadRatioReport) {
 			if c.Latency.Count == 0 {
 				return dash
 			}
-			return fmt.Sprintf("%.2f", ms(us))
+			return fmt.Sprintf("%.2f", Ms(us))
 		}
 		issued := dash
 		if n := c.Reads + c.Writes; n > 0 {
@@ -244,7 +239,7 @@ func writeReadRatioDetails(w io.Writer, rep *ReadRatioReport) {
 		}
 		other, okOther := otherCPU(&c.PhaseResult)
 		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n",
-			systemLabel(c.Target, c.Servers), c.ReadPct, c.OpsPerSec, lat(c.P50), lat(c.P99), lat(c.P999), lat(c.Max),
+			SystemLabel(c.Target, c.Servers), c.ReadPct, c.OpsPerSec, lat(c.P50), lat(c.P99), lat(c.P999), lat(c.Max),
 			c.Errors, issued, cpuOp, share(c.LoadgenCPU, c.Seconds > 0), share(other, okOther))
 	}
 	fmt.Fprintf(w, "\nLatencies are of successful requests, from the write that sent the request to the read of its reply. "+
@@ -286,85 +281,5 @@ func WriteReadRatioJSONLines(w io.Writer, rep *ReadRatioReport) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// ReadRatioPlotFile is the name of the throughput plot.
-const ReadRatioPlotFile = "readratio.png"
-
-// renderReadRatioPlot draws throughput against the read percentage, a
-// line per target and ensemble size: the same colour for one size, a solid
-// line with circles for corral and a dashed one with triangles for the
-// other target. The y axis is logarithmic: local reads make the 100% end
-// an order of magnitude above the 0% end, which a linear axis would
-// flatten into the floor.
-func renderReadRatioPlot(w io.Writer, rep *ReadRatioReport) error {
-	p := plot.New()
-	p.Title.Text = "saturated throughput vs read ratio (ZooKeeper paper Fig. 5)"
-	if rep.LeaderOnly {
-		p.Title.Text = "saturated throughput vs read ratio, clients on the leader only (Fig. 6)"
-	}
-	p.X.Label.Text = "reads (% of requests)"
-	p.Y.Label.Text = "operations/s (log scale)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for si, n := range rep.sizes() {
-		for ti, t := range rep.targets() {
-			var xys plotter.XYs
-			for _, pct := range rep.Ratios {
-				if c := rep.cell(t, n, pct); c != nil && c.Seconds > 0 && c.OpsPerSec > 0 {
-					xys = append(xys, plotter.XY{X: float64(pct), Y: c.OpsPerSec})
-					lo, hi = min(lo, c.OpsPerSec), max(hi, c.OpsPerSec)
-				}
-			}
-			if len(xys) == 0 {
-				continue
-			}
-			l, s, err := plotter.NewLinePoints(xys)
-			if err != nil {
-				return err
-			}
-			l.Color, s.Color = plotutil.Color(si), plotutil.Color(si)
-			l.Width = vg.Points(1.5)
-			if ti > 0 {
-				l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-			}
-			s.Shape = plotutil.Shape(ti)
-			s.Radius = vg.Points(3)
-			p.Add(l, s)
-			p.Legend.Add(systemLabel(t, n), l, s)
-		}
-	}
-	if math.IsInf(lo, 1) {
-		return fmt.Errorf("bench: %s: no throughput to plot", ReadRatioPlotFile)
-	}
-	p.X.Min, p.X.Max = 0, 100
-	// Whole decades, and room above the lines for the legend.
-	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
-	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(hi*3)))
-	p.Legend.ThumbnailWidth = vg.Points(30)
-	// Below the title, inside the axes.
-	p.Legend.YOffs = -vg.Points(12)
-	return writePNG(w, p)
-}
-
-// WriteReadRatioPlot writes the plot into dir and records it in rep.Plots.
-func WriteReadRatioPlot(dir string, rep *ReadRatioReport) error {
-	f, err := os.Create(filepath.Join(dir, ReadRatioPlotFile))
-	if err != nil {
-		return err
-	}
-	if err := renderReadRatioPlot(f, rep); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	rep.Plots = append(rep.Plots, ReadRatioPlotFile)
 	return nil
 }

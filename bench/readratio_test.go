@@ -1,24 +1,22 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 
 func TestParseReadRatios(t *testing.T) {
 	got, err := ParseReadRatios("0, 20,100,90")
-	if err != nil || joinInts(got) != "0,20,100,90" {
+	if err != nil || JoinInts(got) != "0,20,100,90" {
 		t.Errorf("got %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "101", "-1", "50,50", "x"} {
@@ -33,16 +31,16 @@ func TestParseReadRatios(t *testing.T) {
 // the proportion asked, and is answered.
 func TestMixedPhaseSendsTheMix(t *testing.T) {
 	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{30, 20}}
-	s := newFakeServer(t, inOrder, 0)
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	preloadFake(s, ks, value(32))
 	cell, err := runMixedPhase(testCtx(t), mixedPhase{
-		Target: "fake", ReadPct: 70, Addrs: []string{s.addr()}, Keys: ks, Conns: 2, Inflight: 4,
+		Target: "fake", ReadPct: 70, Addrs: []string{s.Addr()}, Keys: ks, Conns: 2, Inflight: 4,
 		ValueSize: 32, Duration: 300 * time.Millisecond, SessionTimeout: 10 * time.Second, Seed: 1,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gets, sets := int64(s.count(wire.OpGetData)), int64(s.count(wire.OpSetData))
+	gets, sets := int64(s.Count(wire.OpGetData)), int64(s.Count(wire.OpSetData))
 	if cell.Reads != gets || cell.Writes != sets || gets+sets == 0 {
 		t.Errorf("issued %d reads and %d writes; the server read %d getData and %d setData", cell.Reads, cell.Writes, gets, sets)
 	}
@@ -54,7 +52,7 @@ func TestMixedPhaseSendsTheMix(t *testing.T) {
 	if cell.Ops == 0 || cell.Errors != 0 || cell.Phase != "read70" || cell.ReadPct != 70 || cell.Seconds == 0 || cell.Count == 0 {
 		t.Errorf("cell %+v", cell)
 	}
-	s.check()
+	s.Check()
 }
 
 // TestReadRatioAgainstFakeEnsemble runs the harness on fake members (this
@@ -167,90 +165,13 @@ func TestReadRatioTableWithOneTargetHasNoRatio(t *testing.T) {
 	}
 }
 
-func TestReadRatioJSONLinesAndPlot(t *testing.T) {
-	rep := syntheticReadRatioReport()
-	var b bytes.Buffer
-	if err := WriteReadRatioJSONLines(&b, rep); err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[string]int{}
-	sc := bufio.NewScanner(&b)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		kinds[m["kind"].(string)]++
-		if m["kind"] == "cell" && (m["target"] == nil || m["read_pct"] == nil || m["ops_per_sec"] == nil || m["servers"] == nil) {
-			t.Errorf("cell line %s", sc.Text())
-		}
-	}
-	if kinds["ensemble"] != 4 || kinds["cell"] != 12 {
-		t.Errorf("kinds %v", kinds)
-	}
-	dir := t.TempDir()
-	if err := WriteReadRatioPlot(dir, rep); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, ReadRatioPlotFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.DecodeConfig(f); err != nil || len(rep.Plots) != 1 {
-		t.Errorf("png: %v, plots %v", err, rep.Plots)
-	}
-	if err := renderReadRatioPlot(&bytes.Buffer{}, &ReadRatioReport{Ratios: []int{0}}); err == nil {
-		t.Error("a report without throughput was plotted")
-	}
-}
-
-func TestReadRatioCommandRejectsBadInvocations(t *testing.T) {
-	for _, args := range [][]string{
-		{"--ratios", "0,150"},
-		{"--ratios", ""},
-		{"--launch", "etcd"},
-		{"--servers", "0"},
-		{"--servers", "3,x"},
-		{"--duration", "0s"},
-		{"--conns", "0"},
-		{"--value", "-1"},
-		{"--tick-time", "0"},
-		{"extra"},
-	} {
-		var stderr bytes.Buffer
-		if code := readRatioCommand(context.Background(), args, CommandEnv{Stderr: &stderr}); code != 2 {
-			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr.String())
-		}
-	}
-}
-
-// TestCommandDispatchesReadRatioAndFailures: both subcommands are reachable
-// through `corral bench` and listed in its usage.
-func TestCommandDispatchesReadRatioAndFailures(t *testing.T) {
-	for _, sub := range []string{"readratio", "failures"} {
-		var stdout, stderr bytes.Buffer
-		if code := Command(context.Background(), []string{sub, "-h"}, CommandEnv{Stdout: &stdout, Stderr: &stderr}); code != 0 {
-			t.Errorf("%s -h: exit %d (%s)", sub, code, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), "-leader-only") && !strings.Contains(stderr.String(), "-schedule") {
-			t.Errorf("%s -h printed no flags: %s", sub, stderr.String())
-		}
-		stdout.Reset()
-		Command(context.Background(), []string{"help"}, CommandEnv{Stdout: &stdout})
-		if !strings.Contains(stdout.String(), "corral bench "+sub+" ") {
-			t.Errorf("usage does not list %s:\n%s", sub, stdout.String())
-		}
-	}
-}
-
 // TestReadRatioConnectsToARunningServer measures a server it did not
 // start (an in-process fake, which says it is standalone): with
 // --leader-only the clients go to the server that says it leads.
 func TestReadRatioConnectsToARunningServer(t *testing.T) {
-	s := newFakeServer(t, inOrder, 0)
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	cfg := DefaultReadRatioConfig()
-	cfg.Connect, cfg.Ratios, cfg.LeaderOnly = []string{s.addr()}, []int{50}, true
+	cfg.Connect, cfg.Ratios, cfg.LeaderOnly = []string{s.Addr()}, []int{50}, true
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 2, 2, 20, 8
 	cfg.Warmup, cfg.Duration = 0, 200*time.Millisecond
 	rep, err := ReadRatio(testCtx(t), cfg)
@@ -258,11 +179,11 @@ func TestReadRatioConnectsToARunningServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Cells) != 1 || rep.Cells[0].Ops == 0 || rep.Cells[0].Errors != 0 || rep.Cells[0].Target != "server" ||
-		len(rep.Ensembles) != 1 || rep.Ensembles[0].Clients[0] != s.addr() || rep.Ensembles[0].Version != "Zookeeper version: fake" {
+		len(rep.Ensembles) != 1 || rep.Ensembles[0].Clients[0] != s.Addr() || rep.Ensembles[0].Version != "Zookeeper version: fake" {
 		t.Errorf("report %+v", rep)
 	}
-	if s.count(wire.OpCreate) < 20 {
-		t.Errorf("%d creates, want the 20 preloaded nodes", s.count(wire.OpCreate))
+	if s.Count(wire.OpCreate) < 20 {
+		t.Errorf("%d creates, want the 20 preloaded nodes", s.Count(wire.OpCreate))
 	}
-	s.check()
+	s.Check()
 }

@@ -16,11 +16,11 @@ type metric struct {
 	format string
 }
 
-func ms(us int64) float64 { return float64(us) / 1000 }
+func Ms(us int64) float64 { return float64(us) / 1000 }
 
 func metrics() []metric {
 	lat := func(f func(*PhaseResult) int64) func(*PhaseResult) (float64, bool) {
-		return func(r *PhaseResult) (float64, bool) { return ms(f(r)), r.Latency.Count > 0 }
+		return func(r *PhaseResult) (float64, bool) { return Ms(f(r)), r.Latency.Count > 0 }
 	}
 	return []metric{
 		{"ops/s", func(r *PhaseResult) (float64, bool) { return r.OpsPerSec, r.Seconds > 0 }, "%.0f"},
@@ -256,7 +256,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		}
 	}
 	fmt.Fprintln(w)
-	writePlotLinks(w, rep.Plots)
+	WritePlotLinks(w, rep.Plots)
 }
 
 func maxLoadgenShare(rep *Report) (float64, bool) {
@@ -300,3 +300,20 @@ type jsonResult struct {
 	CPUs  int    `json:"cpus"`
 	PhaseResult
 }
+
+// WritePlotLinks ends the report with its figures.
+func WritePlotLinks(w io.Writer, plots []string) {
+	if len(plots) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Latency distributions\n\n")
+	for _, p := range plots {
+		fmt.Fprintf(w, "![%s](%s)\n\n", strings.TrimSuffix(p, ".png"), p)
+	}
+}
+
+// Markdown writes the report for people.
+func (r *Report) Markdown(w io.Writer) { WriteMarkdown(w, r) }
+
+// JSONLines writes the report one JSON object a line.
+func (r *Report) JSONLines(w io.Writer) error { return WriteJSONLines(w, r) }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // The study's scaling experiment (../shared/papers/004_*, §2.2): servers
@@ -51,8 +53,8 @@ type ScaleConfig struct {
 	Command string
 	Log     *slog.Logger
 
-	// run measures one trial; nil launches real servers.
-	run trialRunner
+	// Run measures one trial; nil launches real servers.
+	Run trialRunner
 }
 
 // Scale defaults: 6 sizes, a few minutes for both targets on 2 cores.
@@ -85,8 +87,8 @@ func DefaultScaleConfig() ScaleConfig {
 	}
 }
 
-// validate checks the configuration without starting anything.
-func (c *ScaleConfig) validate() error {
+// Validate checks the configuration without starting anything.
+func (c *ScaleConfig) Validate() error {
 	if len(c.Targets) == 0 {
 		return errors.New("bench: no target")
 	}
@@ -95,8 +97,8 @@ func (c *ScaleConfig) validate() error {
 			return err
 		}
 	}
-	if c.MaxServers < 1 || c.MaxServers > maxServers {
-		return fmt.Errorf("bench: max servers %d (want 1 to %d)", c.MaxServers, maxServers)
+	if c.MaxServers < 1 || c.MaxServers > MaxServers {
+		return fmt.Errorf("bench: max servers %d (want 1 to %d)", c.MaxServers, MaxServers)
 	}
 	ns := c.sizes()
 	if len(ns) < 3 {
@@ -112,23 +114,23 @@ func (c *ScaleConfig) validate() error {
 		return fmt.Errorf("bench: workload %q (want create, set or get)", c.Workload)
 	}
 	switch {
-	case c.ClientsPerServer < 1 || c.ClientsPerServer*c.MaxServers > maxConns:
-		return fmt.Errorf("bench: clients per server must be in [1, %d]", maxConns/c.MaxServers)
-	case c.Inflight < 1 || c.Inflight > maxInflight:
-		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", maxInflight)
+	case c.ClientsPerServer < 1 || c.ClientsPerServer*c.MaxServers > MaxConns:
+		return fmt.Errorf("bench: clients per server must be in [1, %d]", MaxConns/c.MaxServers)
+	case c.Inflight < 1 || c.Inflight > MaxInflight:
+		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", MaxInflight)
 	case c.ValueSize < 0 || c.ValueSize > 1<<20-1024:
 		return errors.New("bench: value size must be in [0, 1047552] (jute.maxbuffer)")
 	case c.Keys < 1 || c.Keys > 10_000_000:
 		return errors.New("bench: keys must be in [1, 10000000]")
-	case c.Duration <= 0 || c.Duration > maxPhase || c.Warmup < 0 || c.Warmup > maxPhase:
-		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", maxPhase, maxPhase)
+	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
+		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase)
 	case c.Reps < 1 || c.Reps > maxScaleReps:
 		return fmt.Errorf("bench: reps must be in [1, %d]", maxScaleReps)
 	}
 	return nil
 }
 
-// sizes are the distinct N to measure, ascending, capped by MaxServers.
+// Sizes are the distinct N to measure, ascending, capped by MaxServers.
 func (c *ScaleConfig) sizes() []int {
 	var ns []int
 	for _, n := range c.Servers {
@@ -186,9 +188,9 @@ type ScaleRun struct {
 type ScaleFit struct {
 	Target string `json:"target"`
 	// Fit is nil when there were not enough measurements; Err says why.
-	Fit  *USLFit    `json:"fit,omitempty"`
-	Err  string     `json:"error,omitempty"`
-	Rows []ScaleRow `json:"rows"`
+	Fit  *stats.USLFit `json:"fit,omitempty"`
+	Err  string        `json:"error,omitempty"`
+	Rows []ScaleRow    `json:"rows"`
 	// BaseMeasured says the speedups are relative to the measured X(1);
 	// otherwise to the fitted λ (which is the model's X(1)).
 	BaseMeasured bool `json:"base_measured"`
@@ -216,7 +218,7 @@ type ScaleRow struct {
 // is reported and the next N still runs; the returned error joins the
 // failures.
 func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Log == nil {
@@ -232,7 +234,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	if slices.Contains(cfg.Targets, TargetZooKeeper) {
 		rep.Config.JavaHeap = cfg.JavaHeap
 	}
-	run := cfg.run
+	run := cfg.Run
 	if run == nil {
 		work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-scale-", cfg.Keep, cfg.Log)
 		if err != nil {
@@ -250,7 +252,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 			if err := ctx.Err(); err != nil {
 				return rep, errors.Join(append(errs, err)...)
 			}
-			spec := trialSpec{
+			spec := TrialSpec{
 				Name: fmt.Sprintf("%s n=%d", target, n), Target: target, Servers: n, Durability: cfg.Durability, Reps: cfg.Reps,
 				Load: loadSpec{Workload: cfg.Workload, Conns: cfg.ClientsPerServer * n, Inflight: cfg.Inflight,
 					ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration, Keys: cfg.Keys},
@@ -271,15 +273,15 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	return rep, errors.Join(errs...)
 }
 
-// usable reports whether a phase measured a throughput that may enter
+// Usable reports whether a phase measured a throughput that may enter
 // the fit: it ran to its end without failing.
-func usable(r *PhaseResult) bool { return r.Err == "" && r.Seconds > 0 }
+func Usable(r *PhaseResult) bool { return r.Err == "" && r.Seconds > 0 }
 
 // fitScale fits the USL to target's usable measurements and makes its
 // table.
 func fitScale(runs []ScaleRun, target string) ScaleFit {
 	sf := ScaleFit{Target: target}
-	var pts []USLPoint
+	var pts []stats.USLPoint
 	for _, run := range runs {
 		if run.Target != target {
 			continue
@@ -287,16 +289,16 @@ func fitScale(runs []ScaleRun, target string) ScaleFit {
 		row := ScaleRow{N: run.N, Clients: run.Clients}
 		var xs []float64
 		for i := range run.Results {
-			if r := &run.Results[i]; usable(r) {
+			if r := &run.Results[i]; Usable(r) {
 				xs = append(xs, r.OpsPerSec)
-				pts = append(pts, USLPoint{N: float64(run.N), X: r.OpsPerSec})
+				pts = append(pts, stats.USLPoint{N: float64(run.N), X: r.OpsPerSec})
 			}
 		}
 		row.Reps = len(xs)
 		row.X, row.SD = meanSD(xs)
 		sf.Rows = append(sf.Rows, row)
 	}
-	fit, err := FitUSL(pts)
+	fit, err := stats.FitUSL(pts)
 	if err != nil {
 		sf.Err = err.Error()
 	} else {

@@ -27,8 +27,8 @@ type loadSpec struct {
 	Keys int64
 }
 
-// trialSpec is one launch of a server set and the phases measured on it.
-type trialSpec struct {
+// TrialSpec is one launch of a server set and the phases measured on it.
+type TrialSpec struct {
 	// Name labels the trial in logs and names its log directory.
 	Name    string
 	Target  string
@@ -43,7 +43,7 @@ type trialSpec struct {
 // trialRunner starts a trial's servers, measures and stops them. It
 // returns what it learned of the servers and a result per measured phase
 // (fewer than Reps if it failed part way). Tests substitute a fake.
-type trialRunner func(ctx context.Context, spec trialSpec) (ServerInfo, []PhaseResult, error)
+type trialRunner func(ctx context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error)
 
 // Durability levels of the scale and factorial experiments.
 const (
@@ -95,8 +95,8 @@ type launcher struct {
 	trials int
 }
 
-// run is a trialRunner.
-func (l *launcher) run(ctx context.Context, spec trialSpec) (ServerInfo, []PhaseResult, error) {
+// Run is a trialRunner.
+func (l *launcher) run(ctx context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error) {
 	info := ServerInfo{Target: spec.Target}
 	fail := func(err error) (ServerInfo, []PhaseResult, error) {
 		info.Err = err.Error()
@@ -166,7 +166,7 @@ func logDirName(name string) string {
 // measured phases. pid or procs name the server processes whose CPU is
 // measured. It stops at the first phase that fails, returning it with the
 // ones before.
-func measureLoad(ctx context.Context, spec trialSpec, addrs []string, pid int, procs []ServerProc, log *slog.Logger) ([]PhaseResult, error) {
+func measureLoad(ctx context.Context, spec TrialSpec, addrs []string, pid int, procs []ServerProc, log *slog.Logger) ([]PhaseResult, error) {
 	ld := spec.Load
 	pc := PhaseConfig{
 		Target: spec.Target, Phase: string(ld.Workload), Addrs: addrs, Workload: ld.Workload,

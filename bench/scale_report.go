@@ -6,10 +6,15 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
-func (r *ScaleReport) markdown(w io.Writer)        { WriteScaleMarkdown(w, r) }
-func (r *ScaleReport) jsonLines(w io.Writer) error { return WriteScaleJSONLines(w, r) }
+// Markdown writes the report for people.
+func (r *ScaleReport) Markdown(w io.Writer) { WriteScaleMarkdown(w, r) }
+
+// JSONLines writes the report one JSON object a line.
+func (r *ScaleReport) JSONLines(w io.Writer) error { return WriteScaleJSONLines(w, r) }
 
 // WriteScaleMarkdown writes the report: the conditions, a table and the
 // USL coefficients per target, and the failures.
@@ -28,7 +33,7 @@ func WriteScaleMarkdown(w io.Writer, rep *ScaleReport) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- design (the study's scaling experiment): N servers and %d·N client connections scaled together, N = %s; "+
 		"N = 1 is a standalone server, larger N an ensemble on 127.0.0.1, started afresh for each N; connections spread round-robin "+
-		"over the members, followers first and the leader last\n", c.ClientsPerServer, joinInts(c.Servers))
+		"over the members, followers first and the leader last\n", c.ClientsPerServer, JoinInts(c.Servers))
 	fmt.Fprintf(w, "- load: %s of %d nodes with %d-byte values (created unmeasured first), %d requests in flight per connection; "+
 		"%v warm-up (not measured) then %v measured, %d time(s) per N\n",
 		workloadDesc(c.Workload), c.Keys, c.ValueSize, c.Inflight, c.Warmup, c.Duration, c.Reps)
@@ -157,7 +162,7 @@ func writeScaleTarget(w io.Writer, rep *ScaleReport, f ScaleFit) {
 	fmt.Fprintf(w, "\n\n")
 }
 
-func peakDesc(fit *USLFit) string {
+func peakDesc(fit *stats.USLFit) string {
 	switch {
 	case fit.PeakN > 0:
 		return fmt.Sprintf("peak N* = %.1f (%.0f ops/s)", fit.PeakN, fit.PeakX)
@@ -180,11 +185,11 @@ func scaleRunExtras(rep *ScaleReport, target string, n int) (p99, cpu, gen strin
 		var lat, us, share []float64
 		for i := range run.Results {
 			r := &run.Results[i]
-			if !usable(r) {
+			if !Usable(r) {
 				continue
 			}
 			if r.Latency.Count > 0 {
-				lat = append(lat, ms(r.P99))
+				lat = append(lat, Ms(r.P99))
 			}
 			if r.ServerCPU != nil && r.Ops > 0 {
 				us = append(us, *r.ServerCPU/float64(r.Ops)*1e6)
@@ -211,13 +216,13 @@ func writeScaleComparison(w io.Writer, fits []ScaleFit) {
 	fmt.Fprintf(w, "%s\n", strings.Repeat("---:|", len(fits)))
 	rows := []struct {
 		name string
-		cell func(f *USLFit) string
+		cell func(f *stats.USLFit) string
 	}{
-		{"λ ops/s", func(f *USLFit) string { return fmt.Sprintf("%.1f", f.Lambda) }},
-		{"σ", func(f *USLFit) string { return fmt.Sprintf("%.4f", f.Sigma) }},
-		{"κ", func(f *USLFit) string { return fmt.Sprintf("%.5f", f.Kappa) }},
-		{"R²", func(f *USLFit) string { return fmt.Sprintf("%.4f", f.R2) }},
-		{"N*", func(f *USLFit) string {
+		{"λ ops/s", func(f *stats.USLFit) string { return fmt.Sprintf("%.1f", f.Lambda) }},
+		{"σ", func(f *stats.USLFit) string { return fmt.Sprintf("%.4f", f.Sigma) }},
+		{"κ", func(f *stats.USLFit) string { return fmt.Sprintf("%.5f", f.Kappa) }},
+		{"R²", func(f *stats.USLFit) string { return fmt.Sprintf("%.4f", f.R2) }},
+		{"N*", func(f *stats.USLFit) string {
 			if f.PeakN == 0 {
 				return "none"
 			}

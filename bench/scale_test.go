@@ -6,17 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"image"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"gonum.org/v1/plot/plotutil"
+	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // fakeTrials is a trialRunner that starts nothing: each measured phase
@@ -24,13 +22,13 @@ import (
 // alternating over the repetitions.
 type fakeTrials struct {
 	mu     sync.Mutex
-	curves map[string]USLParams
-	specs  []trialSpec
+	curves map[string]stats.USLParams
+	specs  []TrialSpec
 	// fail, if set, makes the trial fail with the error it returns.
-	fail func(spec trialSpec) error
+	fail func(spec TrialSpec) error
 }
 
-func (f *fakeTrials) run(ctx context.Context, spec trialSpec) (ServerInfo, []PhaseResult, error) {
+func (f *fakeTrials) run(ctx context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error) {
 	f.mu.Lock()
 	f.specs = append(f.specs, spec)
 	f.mu.Unlock()
@@ -52,26 +50,26 @@ func (f *fakeTrials) run(ctx context.Context, spec trialSpec) (ServerInfo, []Pha
 			Target: spec.Target, Phase: string(spec.Load.Workload), Workload: spec.Load.Workload,
 			Conns: spec.Load.Conns, Inflight: spec.Load.Inflight, ValueSize: spec.Load.ValueSize,
 			Seconds: 5, Ops: int64(x * 5), OpsPerSec: x, ServerCPU: &cpu, LoadgenCPU: 1,
-			Latency: Latency{Count: int64(x * 5), P50: 900, P99: 2500, P999: 4000, Max: 9000},
+			Latency: stats.Latency{Count: int64(x * 5), P50: 900, P99: 2500, P999: 4000, Max: 9000},
 		})
 	}
 	return info, out, nil
 }
 
 var (
-	fakeCorralCurve = USLParams{Lambda: 20000, Sigma: 0.08, Kappa: 0.01}
-	fakeZKCurve     = USLParams{Lambda: 12000, Sigma: 0.2, Kappa: 0.02}
+	fakeCorralCurve = stats.USLParams{Lambda: 20000, Sigma: 0.08, Kappa: 0.01}
+	fakeZKCurve     = stats.USLParams{Lambda: 12000, Sigma: 0.2, Kappa: 0.02}
 )
 
 func fakeScaleConfig(f *fakeTrials) ScaleConfig {
 	cfg := DefaultScaleConfig()
 	cfg.Reps = 2
-	cfg.run = f.run
+	cfg.Run = f.run
 	return cfg
 }
 
 func TestScaleFitsEachTarget(t *testing.T) {
-	f := &fakeTrials{curves: map[string]USLParams{TargetCorral: fakeCorralCurve, TargetZooKeeper: fakeZKCurve}}
+	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve, TargetZooKeeper: fakeZKCurve}}
 	rep, err := Scale(context.Background(), fakeScaleConfig(f))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +91,7 @@ func TestScaleFitsEachTarget(t *testing.T) {
 	if len(rep.Fits) != 2 {
 		t.Fatalf("%d fits", len(rep.Fits))
 	}
-	for i, truth := range []USLParams{fakeCorralCurve, fakeZKCurve} {
+	for i, truth := range []stats.USLParams{fakeCorralCurve, fakeZKCurve} {
 		fit := rep.Fits[i].Fit
 		if fit == nil {
 			t.Fatalf("%s: no fit: %s", rep.Fits[i].Target, rep.Fits[i].Err)
@@ -157,61 +155,9 @@ func TestScaleFitsEachTarget(t *testing.T) {
 	}
 }
 
-// colorPixels counts the pixels of img that are exactly c's colour.
-func colorPixels(img image.Image, r0, g0, b0 uint32) int {
-	n := 0
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			if r>>8 == r0 && g>>8 == g0 && bl>>8 == b0 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func TestScalePlot(t *testing.T) {
-	f := &fakeTrials{curves: map[string]USLParams{TargetCorral: fakeCorralCurve, TargetZooKeeper: fakeZKCurve}}
-	rep, err := Scale(context.Background(), fakeScaleConfig(f))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := WriteScalePlot(dir, rep); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(rep.Plots, []string{ScalePlotFile}) {
-		t.Errorf("plots %v", rep.Plots)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, ScalePlotFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img := decodePNG(t, b)
-	// Each target's points and curve are drawn in its own colour.
-	for i, target := range []string{TargetCorral, TargetZooKeeper} {
-		r, g, bl, _ := plotutil.Color(i).RGBA()
-		if n := colorPixels(img, r>>8, g>>8, bl>>8); n < 200 {
-			t.Errorf("%s: %d pixels of its colour", target, n)
-		}
-	}
-	var md bytes.Buffer
-	WriteScaleMarkdown(&md, rep)
-	if !strings.Contains(md.String(), "](usl.png)") {
-		t.Error("report does not show the plot")
-	}
-	// Nothing measured: no picture.
-	empty := &ScaleReport{Fits: []ScaleFit{{Target: TargetCorral}}}
-	if err := WriteScalePlot(t.TempDir(), empty); err == nil {
-		t.Error("plotted a report without measurements")
-	}
-}
-
 func TestScaleGoesOnAfterAFailedTrial(t *testing.T) {
-	f := &fakeTrials{curves: map[string]USLParams{TargetCorral: fakeCorralCurve},
-		fail: func(s trialSpec) error {
+	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve},
+		fail: func(s TrialSpec) error {
 			if s.Servers == 3 {
 				return errors.New("ensemble not whole")
 			}
@@ -241,8 +187,8 @@ func TestScaleGoesOnAfterAFailedTrial(t *testing.T) {
 }
 
 func TestScaleTooFewPointsToFit(t *testing.T) {
-	f := &fakeTrials{curves: map[string]USLParams{TargetCorral: fakeCorralCurve},
-		fail: func(s trialSpec) error {
+	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve},
+		fail: func(s TrialSpec) error {
 			if s.Servers > 2 {
 				return errors.New("no")
 			}
@@ -262,7 +208,7 @@ func TestScaleTooFewPointsToFit(t *testing.T) {
 }
 
 func TestScaleSizesAndBase(t *testing.T) {
-	f := &fakeTrials{curves: map[string]USLParams{TargetCorral: fakeCorralCurve}}
+	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve}}
 	cfg := fakeScaleConfig(f)
 	cfg.Targets = []string{TargetCorral}
 	cfg.Servers = []int{4, 2, 3, 2, 8}
@@ -292,8 +238,8 @@ func TestScaleSizesAndBase(t *testing.T) {
 
 func TestScaleStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fakeTrials{curves: map[string]USLParams{TargetCorral: fakeCorralCurve},
-		fail: func(s trialSpec) error {
+	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve},
+		fail: func(s TrialSpec) error {
 			if s.Servers == 2 {
 				cancel()
 			}
@@ -308,12 +254,12 @@ func TestScaleStopsWithContext(t *testing.T) {
 }
 
 func TestMeasureLoadAgainstServer(t *testing.T) {
-	s := newFakeServer(t, inOrder, 0)
-	spec := trialSpec{Name: "fake n=1", Target: "fake", Servers: 1, Reps: 2,
+	s := fakezk.NewServer(t, fakezk.InOrder, 0)
+	spec := TrialSpec{Name: "fake n=1", Target: "fake", Servers: 1, Reps: 2,
 		Load: loadSpec{Workload: WorkloadGet, Conns: 2, Inflight: 4, ValueSize: 16, Duration: 100 * time.Millisecond, Keys: 30}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	results, err := measureLoad(ctx, spec, []string{s.addr()}, 0, nil, nil)
+	results, err := measureLoad(ctx, spec, []string{s.Addr()}, 0, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,18 +267,18 @@ func TestMeasureLoadAgainstServer(t *testing.T) {
 		t.Fatalf("%d results", len(results))
 	}
 	for _, r := range results {
-		if r.Workload != WorkloadGet || r.Ops == 0 || !usable(&r) || r.Conns != 2 {
+		if r.Workload != WorkloadGet || r.Ops == 0 || !Usable(&r) || r.Conns != 2 {
 			t.Errorf("result %+v", r)
 		}
 	}
-	if got := len(s.attempted); got != 30+1 { // the keys and the root
+	if got := len(s.Attempted); got != 30+1 { // the keys and the root
 		t.Errorf("server saw %d distinct creates, want 31", got)
 	}
-	s.check()
+	s.Check()
 
 	// A set or get load without keys is refused before anything is sent.
 	spec.Load.Keys = 0
-	if _, err := measureLoad(ctx, spec, []string{s.addr()}, 0, nil, nil); err == nil {
+	if _, err := measureLoad(ctx, spec, []string{s.Addr()}, 0, nil, nil); err == nil {
 		t.Error("get without keys accepted")
 	}
 }
@@ -369,54 +315,15 @@ func TestLogDirName(t *testing.T) {
 	}
 }
 
-func TestScaleAndFactorialCLIRejectBadInvocations(t *testing.T) {
-	for _, args := range [][]string{
-		{"scale", "--launch", "etcd"},
-		{"scale", "--max-servers", "2"},
-		{"scale", "--max-servers", "10"},
-		{"scale", "--servers", "1,x,3"},
-		{"scale", "--servers", "1,2"},
-		{"scale", "--workload", "seqcreate"},
-		{"scale", "--durability", "diskless"}, // ZooKeeper has none
-		{"scale", "--durability", "fast", "--launch", "corral"},
-		{"scale", "--reps", "0"},
-		{"scale", "--clients-per-server", "0"},
-		{"scale", "--duration", "0s"},
-		{"scale", "--keys", "0"},
-		{"scale", "extra"},
-		{"factorial", "--factors", "bogus"},
-		{"factorial", "--factors", "servers,servers"},
-		{"factorial", "--factors", ""},
-		{"factorial", "--servers", "1"},
-		{"factorial", "--servers", "3,3"},
-		{"factorial", "--servers", "1,3,5"},
-		{"factorial", "--servers", "1,99"},
-		{"factorial", "--factors", "target,durability", "--target", "corral,zookeeper", "--durability", "sync,diskless"},
-		{"factorial", "--response", "p999"},
-		{"factorial", "--reps", "0"},
-		{"factorial", "--workload", "seqcreate"},
-		{"factorial", "--inflight", "0"},
-		{"factorial", "extra"},
-	} {
-		if code, _, _ := runCLI(t, args...); code != 2 {
-			t.Errorf("%q: exit %d, want 2", args, code)
-		}
-	}
-	code, out, _ := runCLI(t, "help")
-	if code != 0 || !strings.Contains(out, "corral bench scale") || !strings.Contains(out, "corral bench factorial") {
-		t.Errorf("help: exit %d, %q", code, out)
-	}
-}
-
 func TestPeakDesc(t *testing.T) {
 	for _, tc := range []struct {
-		fit  USLFit
+		fit  stats.USLFit
 		want string
 	}{
-		{USLFit{USLParams: USLParams{Lambda: 100, Sigma: 0.1, Kappa: 0.01}, PeakN: 9.5, PeakX: 400}, "peak N* = 9.5 (400 ops/s)"},
-		{USLFit{USLParams: USLParams{Lambda: 100, Sigma: 1.2}}, "no gain past N = 1"},
-		{USLFit{USLParams: USLParams{Lambda: 100, Sigma: 0.5}}, "approaches λ/σ = 200 ops/s"},
-		{USLFit{USLParams: USLParams{Lambda: 100}}, "linear scaling"},
+		{stats.USLFit{USLParams: stats.USLParams{Lambda: 100, Sigma: 0.1, Kappa: 0.01}, PeakN: 9.5, PeakX: 400}, "peak N* = 9.5 (400 ops/s)"},
+		{stats.USLFit{USLParams: stats.USLParams{Lambda: 100, Sigma: 1.2}}, "no gain past N = 1"},
+		{stats.USLFit{USLParams: stats.USLParams{Lambda: 100, Sigma: 0.5}}, "approaches λ/σ = 200 ops/s"},
+		{stats.USLFit{USLParams: stats.USLParams{Lambda: 100}}, "linear scaling"},
 	} {
 		if got := peakDesc(&tc.fit); !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: %q, want %q", tc.fit, got, tc.want)

@@ -6,11 +6,12 @@ import (
 	"io"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
 // runSequential drives a connection that keeps one request outstanding in
-// closed loop the way a synchronous client does: the goroutine that writes
+// Closed loop the way a synchronous client does: the goroutine that writes
 // a request reads its reply, then writes the next. run's writer and reader
 // pair adds a goroutine hand-off to every request (the reader wakes the
 // writer, which then writes): against one standalone server, alternating
@@ -22,7 +23,7 @@ import (
 // Nothing is outstanding between requests, so the session needs no pings:
 // every request renews it.
 func (c *conn) runSequential(ctx context.Context, src source, w *window) (connStats, error) {
-	st := connStats{hist: NewHist()}
+	st := connStats{hist: stats.NewHist()}
 	parent := ctx
 	ctx, _, done := c.bound(ctx, w)
 	defer done()

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -114,7 +115,7 @@ func (tg *ycsbTarget) load(ctx context.Context) YCSBResult {
 	tg.log.Info("ycsb load", "target", tg.name, "records", cfg.RecordCount, "conns", len(conns), "inflight", cfg.LoadInflight)
 	m := tg.meter()
 	m.begin()
-	stats := make([]connStats, len(conns))
+	perConn := make([]connStats, len(conns))
 	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
@@ -123,16 +124,16 @@ func (tg *ycsbTarget) load(ctx context.Context) YCSBResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], errs[i] = c.run(ctx, src, cfg.LoadInflight, w)
+			perConn[i], errs[i] = c.run(ctx, src, cfg.LoadInflight, w)
 		}()
 	}
 	wg.Wait()
 	m.end()
 	res.Seconds = time.Since(t0).Seconds()
 	op := YCSBOpResult{Op: opInsert.String()}
-	h := NewHist()
-	for i := range stats {
-		st := &stats[i]
+	h := stats.NewHist()
+	for i := range perConn {
+		st := &perConn[i]
 		op.Ops += st.ops
 		if st.errs > 0 && op.Errors == 0 {
 			op.FirstError = errorName(st.firstErr)
@@ -160,7 +161,7 @@ func (tg *ycsbTarget) load(ctx context.Context) YCSBResult {
 	return res
 }
 
-// run is one workload's run phase: cfg.Threads threads, each a session,
+// Run is one workload's run phase: cfg.Threads threads, each a session,
 // in a closed loop (or paced, with a target rate) through warm-up and the
 // measured interval. widx distinguishes the workloads' random streams.
 func (tg *ycsbTarget) run(ctx context.Context, wl YCSBWorkload, widx int) YCSBResult {
@@ -270,7 +271,7 @@ func (res *YCSBResult) merge(threads []*ycsbThread, wl YCSBWorkload) {
 			continue
 		}
 		op := YCSBOpResult{Op: ycsbOpKind(k).String()}
-		h, ih := NewHist(), NewHist()
+		h, ih := stats.NewHist(), stats.NewHist()
 		intended := false
 		for _, t := range threads {
 			s := &t.st.op[k]

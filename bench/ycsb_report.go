@@ -7,10 +7,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
-func (r *YCSBReport) markdown(w io.Writer)        { WriteYCSBMarkdown(w, r) }
-func (r *YCSBReport) jsonLines(w io.Writer) error { return WriteYCSBJSONLines(w, r) }
+// Markdown writes the report for people.
+func (r *YCSBReport) Markdown(w io.Writer) { WriteYCSBMarkdown(w, r) }
+
+// JSONLines writes the report one JSON object a line.
+func (r *YCSBReport) JSONLines(w io.Writer) error { return WriteYCSBJSONLines(w, r) }
 
 // ycsbCell formats v, or "—" when it does not apply.
 func ycsbCell(format string, v float64, ok bool) string {
@@ -29,11 +34,11 @@ func (r *YCSBResult) serverCPUPerOp() (float64, bool) {
 	return *r.ServerCPU / float64(r.Ops) * 1e6, true
 }
 
-func latencyCells(l Latency) []string {
+func latencyCells(l stats.Latency) []string {
 	ok := l.Count > 0
 	return []string{
-		ycsbCell("%.3f", ms(l.P50), ok), ycsbCell("%.3f", ms(l.P99), ok),
-		ycsbCell("%.3f", ms(l.P999), ok), ycsbCell("%.3f", ms(l.Max), ok),
+		ycsbCell("%.3f", Ms(l.P50), ok), ycsbCell("%.3f", Ms(l.P99), ok),
+		ycsbCell("%.3f", Ms(l.P999), ok), ycsbCell("%.3f", Ms(l.Max), ok),
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // YCSBConfig configures RunYCSB. Start from DefaultYCSBConfig.
@@ -80,8 +82,8 @@ const (
 	DefaultYCSBServers      = 3
 	DefaultYCSBSeed         = 1
 	DefaultYCSBWorkloads    = "A,B,C,D,E,F,S"
-	maxYCSBRecordCount      = 10_000_000
-	maxYCSBThreads          = 1024
+	MaxYCSBRecordCount      = 10_000_000
+	MaxYCSBThreads          = 1024
 )
 
 // The node everything lives under, and the load's name in results.
@@ -104,7 +106,7 @@ func DefaultYCSBConfig() YCSBConfig {
 	}
 }
 
-func (c *YCSBConfig) fill() error {
+func (c *YCSBConfig) Fill() error {
 	d := DefaultYCSBConfig()
 	if len(c.Workloads) == 0 {
 		c.Workloads = d.Workloads
@@ -147,14 +149,14 @@ func (c *YCSBConfig) fill() error {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.RecordCount < 1 || c.RecordCount > maxYCSBRecordCount:
-		return fmt.Errorf("bench: recordcount %d (want 1 to %d)", c.RecordCount, maxYCSBRecordCount)
-	case c.Threads < 1 || c.Threads > maxYCSBThreads:
-		return fmt.Errorf("bench: %d threads (want 1 to %d)", c.Threads, maxYCSBThreads)
-	case c.LoadInflight < 1 || c.LoadInflight > maxInflight:
-		return fmt.Errorf("bench: %d creates in flight per load session (want 1 to %d)", c.LoadInflight, maxInflight)
-	case c.Duration < 0 || c.Duration > maxPhase || c.Warmup < 0 || c.Warmup > maxPhase:
-		return fmt.Errorf("bench: duration and warm-up must be in [0, %v]", maxPhase)
+	case c.RecordCount < 1 || c.RecordCount > MaxYCSBRecordCount:
+		return fmt.Errorf("bench: recordcount %d (want 1 to %d)", c.RecordCount, MaxYCSBRecordCount)
+	case c.Threads < 1 || c.Threads > MaxYCSBThreads:
+		return fmt.Errorf("bench: %d threads (want 1 to %d)", c.Threads, MaxYCSBThreads)
+	case c.LoadInflight < 1 || c.LoadInflight > MaxInflight:
+		return fmt.Errorf("bench: %d creates in flight per load session (want 1 to %d)", c.LoadInflight, MaxInflight)
+	case c.Duration < 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
+		return fmt.Errorf("bench: duration and warm-up must be in [0, %v]", MaxPhase)
 	case c.TargetOps < 0 || c.TargetOps > 0 && c.TargetOps < float64(c.Threads):
 		// A thread idle for long would need pings to keep its session.
 		return fmt.Errorf("bench: a target rate must be at least one operation a second per thread (%d)", c.Threads)
@@ -162,8 +164,8 @@ func (c *YCSBConfig) fill() error {
 		return errors.New("bench: nothing to measure: no servers to connect to or launch")
 	case len(c.Connect) > 0 && len(c.Launch) > 0:
 		return errors.New("bench: either connect to running servers or launch them, not both")
-	case len(c.Launch) > 0 && (c.Servers < 1 || c.Servers > maxServers):
-		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, maxServers)
+	case len(c.Launch) > 0 && (c.Servers < 1 || c.Servers > MaxServers):
+		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, MaxServers)
 	case c.Table != "" && strings.ContainsAny(c.Table, "/\x00"):
 		return fmt.Errorf("bench: table name %q must be one path component", c.Table)
 	}
@@ -171,24 +173,24 @@ func (c *YCSBConfig) fill() error {
 		if t != TargetCorral && t != TargetZooKeeper {
 			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
 		}
-		if _, err := durabilityOf(c.Durability, t); err != nil {
+		if _, err := DurabilityOf(c.Durability, t); err != nil {
 			return err
 		}
 	}
 	for _, w := range c.Workloads {
-		if w.Scan > 0 && (w.MaxScanLength < 1 || w.MaxScanLength > maxYCSBScanLength) {
-			return fmt.Errorf("bench: workload %s: scan length bound %d (want 1 to %d)", w.Name, w.MaxScanLength, maxYCSBScanLength)
+		if w.Scan > 0 && (w.MaxScanLength < 1 || w.MaxScanLength > MaxYCSBScanLength) {
+			return fmt.Errorf("bench: workload %s: scan length bound %d (want 1 to %d)", w.Name, w.MaxScanLength, MaxYCSBScanLength)
 		}
 	}
 	return nil
 }
 
-// durabilityOf is the zoo.cfg durability of target for mode (compare's
+// DurabilityOf is the zoo.cfg durability of target for mode (compare's
 // and ycsb's --durability): "" is forceSync=yes and nothing else, the same
 // file for both;
 // sync, async and diskless are the durability benchmark's configurations
 // (DurabilityTargets). ZooKeeper has no diskless mode.
-func durabilityOf(mode, target string) (Durability, error) {
+func DurabilityOf(mode, target string) (Durability, error) {
 	switch {
 	case mode == "":
 		return Durability{}, nil
@@ -259,8 +261,8 @@ type YCSBOpResult struct {
 	Records int64 `json:"records,omitempty"`
 	// Latency is of successful operations; Intended, in target mode, of
 	// the same operations from their intended start.
-	Latency  Latency  `json:"latency"`
-	Intended *Latency `json:"intended_latency,omitempty"`
+	Latency  stats.Latency  `json:"latency"`
+	Intended *stats.Latency `json:"intended_latency,omitempty"`
 }
 
 // RunYCSB loads the records and runs the workloads against running
@@ -269,7 +271,7 @@ type YCSBOpResult struct {
 // system or workload that fails is reported and the rest still run; the
 // returned error joins the failures.
 func RunYCSB(ctx context.Context, cfg YCSBConfig) (*YCSBReport, error) {
-	if err := cfg.fill(); err != nil {
+	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
 	rep := &YCSBReport{Start: time.Now(), CommandLine: cfg.CommandLine, Env: newEnv(), Config: cfg}
@@ -329,7 +331,7 @@ func ycsbLaunched(ctx context.Context, cfg *YCSBConfig, work, target string) (Se
 		info.Err = err.Error()
 		return info, nil, err
 	}
-	dur, err := durabilityOf(cfg.Durability, target)
+	dur, err := DurabilityOf(cfg.Durability, target)
 	if err != nil {
 		return fail(err)
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/wire"
+	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/stats"
 )
 
 func ycsbTestConfig(addr string, workloads string) YCSBConfig {
@@ -58,8 +59,8 @@ func ycsbOpOf(t *testing.T, r *YCSBResult, op string) YCSBOpResult {
 // names; every workload then does its operations without error, and every
 // session ends with closeSession.
 func TestYCSBLoadAndWorkloadsAgainstFake(t *testing.T) {
-	f := newYCSBFake(t)
-	cfg := ycsbTestConfig(f.addr(), "A,B,C,D,E,F,S")
+	f := fakezk.NewYCSB(t)
+	cfg := ycsbTestConfig(f.Addr(), "A,B,C,D,E,F,S")
 	rep := runYCSBTest(t, cfg)
 	if len(rep.Results) != 8 {
 		t.Fatalf("%d results, want the load and 7 workloads", len(rep.Results))
@@ -68,7 +69,7 @@ func TestYCSBLoadAndWorkloadsAgainstFake(t *testing.T) {
 	if ins := ycsbOpOf(t, load, "insert"); ins.Ops != 200 || ins.Errors != 0 || ins.Latency.Count != 200 {
 		t.Errorf("load: %+v", ins)
 	}
-	recs := f.records("/ycsb/t")
+	recs := f.Records("/ycsb/t")
 	for k := range int64(200) {
 		p := "/ycsb/t/user" + strconv.FormatInt(fnvhash64(k), 10)
 		if d, ok := recs[p]; !ok || len(d) != ycsbRecordSize {
@@ -99,19 +100,19 @@ func TestYCSBLoadAndWorkloadsAgainstFake(t *testing.T) {
 	if e := ycsbOpOf(t, ycsbResult(t, rep, "E"), "scan"); e.Records < e.Ops {
 		t.Errorf("scans read %d records in %d scans", e.Records, e.Ops)
 	}
-	if got := int64(len(f.records("/ycsb/t"))); got < 200+inserted {
+	if got := int64(len(f.Records("/ycsb/t"))); got < 200+inserted {
 		t.Errorf("%d records after %d measured inserts, want at least %d", got, inserted, 200+inserted)
 	}
 	// A, B and S update blindly; F's read-modify-writes name a version.
-	f.mu.Lock()
-	blind, conditional := f.setVersions[-1], 0
-	for v, n := range f.setVersions {
+	f.Mu.Lock()
+	blind, conditional := f.SetVersions[-1], 0
+	for v, n := range f.SetVersions {
 		if v >= 0 {
 			conditional += n
 		}
 	}
-	sessions, closed := f.sessions, f.closed
-	f.mu.Unlock()
+	sessions, closed := f.Sessions, f.Closed
+	f.Mu.Unlock()
 	if blind == 0 || int64(conditional) < ycsbOpOf(t, ycsbResult(t, rep, "F"), "rmw").Ops {
 		t.Errorf("setData: %d with version -1, %d with a version", blind, conditional)
 	}
@@ -123,9 +124,9 @@ func TestYCSBLoadAndWorkloadsAgainstFake(t *testing.T) {
 // A read-modify-write whose setData meets BadVersion is a conflict: not an
 // error, and the run goes on.
 func TestYCSBRMWConflictIsAnOutcome(t *testing.T) {
-	f := newYCSBFake(t)
-	f.conflictAll = true
-	rep := runYCSBTest(t, ycsbTestConfig(f.addr(), "F"))
+	f := fakezk.NewYCSB(t)
+	f.ConflictAll = true
+	rep := runYCSBTest(t, ycsbTestConfig(f.Addr(), "F"))
 	r := ycsbResult(t, rep, "F")
 	rmw := ycsbOpOf(t, r, "rmw")
 	if r.Err != "" || r.Errors != 0 || rmw.Ops != 0 || rmw.Conflicts == 0 || r.Conflicts != rmw.Conflicts {
@@ -139,10 +140,10 @@ func TestYCSBRMWConflictIsAnOutcome(t *testing.T) {
 // Threads whose server closes their connections reconnect and carry on:
 // the lost operations are reported, the run does not fail.
 func TestYCSBThreadsSurviveLostConnections(t *testing.T) {
-	f := newYCSBFake(t)
-	cfg := ycsbTestConfig(f.addr(), "C")
+	f := fakezk.NewYCSB(t)
+	cfg := ycsbTestConfig(f.Addr(), "C")
 	// Session 1 creates the table, 2..5 load, 6..9 run workload C.
-	f.drop = func(sid int64) bool { return sid >= 6 && sid <= 9 }
+	f.Drop = func(sid int64) bool { return sid >= 6 && sid <= 9 }
 	rep := runYCSBTest(t, cfg)
 	r := ycsbResult(t, rep, "C")
 	if r.Err != "" || r.Reconnects == 0 || r.ConnErrors == 0 || r.FirstConnError == "" {
@@ -161,8 +162,8 @@ func TestYCSBThreadsSurviveLostConnections(t *testing.T) {
 // With a target rate the threads follow a schedule: no more operations
 // than it has starts, and latencies from the intended start as well.
 func TestYCSBTargetRatePacesThreads(t *testing.T) {
-	f := newYCSBFake(t)
-	cfg := ycsbTestConfig(f.addr(), "C")
+	f := fakezk.NewYCSB(t)
+	cfg := ycsbTestConfig(f.Addr(), "C")
 	cfg.Threads, cfg.TargetOps, cfg.Duration = 2, 200, 300*time.Millisecond
 	rep := runYCSBTest(t, cfg)
 	r := ycsbResult(t, rep, "C")
@@ -177,13 +178,13 @@ func TestYCSBTargetRatePacesThreads(t *testing.T) {
 }
 
 func TestYCSBReportRatios(t *testing.T) {
-	lat := func(p50 int64) Latency {
-		return Latency{Count: 10, P50: p50, P99: 2 * p50, P999: 3 * p50, Max: 4 * p50}
+	lat := func(p50 int64) stats.Latency {
+		return stats.Latency{Count: 10, P50: p50, P99: 2 * p50, P999: 3 * p50, Max: 4 * p50}
 	}
 	cpu := func(v float64) *float64 { return &v }
 	rep := &YCSBReport{Start: time.Unix(0, 0), Config: DefaultYCSBConfig(), Results: []YCSBResult{
 		{Target: TargetCorral, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 2000, OpsPerSec: 2000, ServerCPU: cpu(1),
-			PerOp: []YCSBOpResult{{Op: "read", Ops: 1000, OpsPerSec: 1000, Latency: lat(100), Intended: &Latency{Count: 1, P50: 500}}}},
+			PerOp: []YCSBOpResult{{Op: "read", Ops: 1000, OpsPerSec: 1000, Latency: lat(100), Intended: &stats.Latency{Count: 1, P50: 500}}}},
 		{Target: TargetZooKeeper, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 1000, OpsPerSec: 1000, ServerCPU: cpu(1),
 			PerOp: []YCSBOpResult{{Op: "read", Ops: 500, OpsPerSec: 500, Latency: lat(400)}}},
 	}}
@@ -207,47 +208,5 @@ func TestYCSBReportRatios(t *testing.T) {
 	}
 	if n := strings.Count(jl.String(), "\n"); n != 2 || !strings.Contains(jl.String(), `"bench":"ycsb"`) || !strings.Contains(jl.String(), `"intended_latency"`) {
 		t.Errorf("JSON lines:\n%s", jl.String())
-	}
-}
-
-func TestYCSBCLI(t *testing.T) {
-	f := newYCSBFake(t)
-	code, out, errs := runCLI(t, "ycsb", "--connect", f.addr(), "--workload", "a,f", "--recordcount", "50",
-		"--threads", "2", "--warmup", "0s", "--duration", "100ms", "-q")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"## corral bench ycsb", "### server", "| A (zipfian) | read |", "| F (zipfian) | rmw |",
-		"| load | insert |", "```jsonl", `"bench":"ycsb"`, "srvr: Zookeeper version: ycsb fake"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	if f.count(wire.OpCreate) < 50 {
-		t.Errorf("%d creates, want the 50 records at least", f.count(wire.OpCreate))
-	}
-	for _, args := range [][]string{
-		{"ycsb", "--workload", "G"},
-		{"ycsb", "--distribution", "hotspot"},
-		{"ycsb", "--threads", "0"},
-		{"ycsb", "--recordcount", "0"},
-		{"ycsb", "--duration", "0s"},
-		{"ycsb", "--maxscanlength", "0"},
-		{"ycsb", "--launch", "etcd"},
-		{"ycsb", "--launch", "zookeeper", "--durability", "diskless"},
-		{"ycsb", "--durability", "eventually"},
-		{"ycsb", "-n", "0"},
-		{"ycsb", "--load-inflight", "0"},
-		{"ycsb", "--target", "1", "--threads", "4"},
-		{"ycsb", "--connect", "127.0.0.1:1", "--pids", "x"},
-		{"ycsb", "--pids", "1"},
-		{"ycsb", "--table", "a/b"},
-		{"ycsb", "extra"},
-	} {
-		// Should a check be missing, fail fast rather than launch servers.
-		args = append(args, "--corral-bin", "/nonexistent/corral", "--zk-lib", "/nonexistent", "--java", "/nonexistent/java")
-		if code, _, _ := runCLI(t, args...); code != 2 {
-			t.Errorf("%q: exit %d, want 2", args, code)
-		}
 	}
 }

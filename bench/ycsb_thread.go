@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -15,7 +16,7 @@ type ycsbOpStats struct {
 	// hist holds the latencies of successful operations, from sending the
 	// first request to reading the last reply; intended, in target mode,
 	// from the time the schedule meant the operation to start.
-	hist, intended *Hist
+	hist, intended *stats.Hist
 	ops, errs      int64
 	firstErr       wire.Code
 	// conflicts are read-modify-writes whose setData found the version
@@ -124,12 +125,12 @@ func (t *ycsbThread) loop(ctx context.Context, w durWindow) error {
 		s.ops++
 		s.records += int64(records)
 		if s.hist == nil {
-			s.hist = NewHist()
+			s.hist = stats.NewHist()
 		}
 		s.hist.Record(now.Sub(sent))
 		if t.interval > 0 {
 			if s.intended == nil {
-				s.intended = NewHist()
+				s.intended = stats.NewHist()
 			}
 			s.intended.Record(now.Sub(intended))
 		}

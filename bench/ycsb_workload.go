@@ -92,7 +92,7 @@ const (
 const (
 	// DefaultYCSBMaxScanLength is YCSB's maxscanlength of workload E.
 	DefaultYCSBMaxScanLength = 100
-	maxYCSBScanLength        = 10000
+	MaxYCSBScanLength        = 10000
 )
 
 // YCSBWorkloads are the core workloads A to F and the study's S, in name
@@ -119,8 +119,8 @@ func ParseYCSBWorkloads(names, distribution string, maxScan int) ([]YCSBWorkload
 	default:
 		return nil, fmt.Errorf("bench: unknown request distribution %q (want %s, %s or %s)", distribution, ycsbUniform, ycsbZipfian, ycsbLatest)
 	}
-	if maxScan > maxYCSBScanLength {
-		return nil, fmt.Errorf("bench: scan length bound %d above %d", maxScan, maxYCSBScanLength)
+	if maxScan > MaxYCSBScanLength {
+		return nil, fmt.Errorf("bench: scan length bound %d above %d", maxScan, MaxYCSBScanLength)
 	}
 	all := YCSBWorkloads()
 	var out []YCSBWorkload
@@ -258,7 +258,7 @@ type ycsbChooser struct {
 }
 
 // newYCSBChooser builds a thread's chooser for w over recordCount loaded
-// records; inserts is the target's shared insert sequence.
+// Records; inserts is the target's shared insert sequence.
 func newYCSBChooser(w YCSBWorkload, recordCount int64, inserts *ackCounter, r *rand.Rand) *ycsbChooser {
 	c := &ycsbChooser{r: r, inserts: inserts, scanLen: newUniformInt(1, int64(max(w.MaxScanLength, 1)))}
 	for k, p := range w.proportions() {

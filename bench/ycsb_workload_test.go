@@ -64,7 +64,7 @@ func TestYCSBWorkloadMixes(t *testing.T) {
 }
 
 // "latest" reads what D just inserted; uniform never looks past the loaded
-// records, as YCSB's uniform chooser.
+// Records, as YCSB's uniform chooser.
 func TestYCSBChooserDistributions(t *testing.T) {
 	const records = 1000
 	d, _ := ParseYCSBWorkloads("D", "", 0)
@@ -160,7 +160,7 @@ func TestParseYCSBWorkloads(t *testing.T) {
 			t.Errorf("%q %q: err %v", bad.names, bad.dist, err)
 		}
 	}
-	if _, err := ParseYCSBWorkloads("E", "", maxYCSBScanLength+1); err == nil {
+	if _, err := ParseYCSBWorkloads("E", "", MaxYCSBScanLength+1); err == nil {
 		t.Error("scan bound above the maximum accepted")
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/command"
 )
 
 // serverBinEnv names the corral binary `corral bench` delegates from.
@@ -22,7 +22,7 @@ const serverBinEnv = "CORRAL_BENCH_SERVER_BIN"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := bench.Command(ctx, os.Args[1:], bench.CommandEnv{Stdout: os.Stdout, Stderr: os.Stderr, CorralBinary: corralBinary()})
+	code := command.Command(ctx, os.Args[1:], command.CommandEnv{Stdout: os.Stdout, Stderr: os.Stderr, CorralBinary: corralBinary()})
 	stop()
 	os.Exit(code)
 }
