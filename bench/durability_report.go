@@ -218,7 +218,7 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 		fmt.Fprintf(w, "- %s: `%s`", s.Target.Name, strings.Join(s.ZooCfg, " "))
 		in := s.Info
 		if len(in.Argv) > 0 {
-			fmt.Fprintf(w, "; `%s`", strings.Join(in.Argv, " "))
+			fmt.Fprintf(w, "; `%s`", shownArgv(in.Argv))
 		}
 		if in.JavaHeap != "" {
 			fmt.Fprintf(w, " (JVM heap -Xmx%s per server)", in.JavaHeap)

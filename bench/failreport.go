@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -22,7 +21,7 @@ func WriteFailoverMarkdown(w io.Writer, rep *FailoverReport) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- target: %s, %d-server ensemble on 127.0.0.1", rep.Target, rep.Servers)
 	if len(rep.Argv) > 0 {
-		fmt.Fprintf(w, " `%s`", strings.Join(rep.Argv, " "))
+		fmt.Fprintf(w, " `%s`", shownArgv(rep.Argv))
 	}
 	if rep.JavaHeap != "" {
 		fmt.Fprintf(w, " (JVM heap -Xmx%s)", rep.JavaHeap)

@@ -116,7 +116,7 @@ func WriteFailuresMarkdown(w io.Writer, rep *FailuresReport) {
 	for _, r := range rep.Runs {
 		fmt.Fprintf(w, "- %s:", r.Target)
 		if len(r.Argv) > 0 {
-			fmt.Fprintf(w, " `%s`", strings.Join(r.Argv, " "))
+			fmt.Fprintf(w, " `%s`", shownArgv(r.Argv))
 		} else if len(r.Addrs) > 0 {
 			fmt.Fprintf(w, " %s", strings.Join(r.Addrs, ","))
 		}

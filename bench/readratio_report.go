@@ -75,7 +75,7 @@ func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
 	for _, en := range rep.Ensembles {
 		fmt.Fprintf(w, "- %s:", SystemLabel(en.Target, en.Servers))
 		if len(en.Argv) > 0 {
-			fmt.Fprintf(w, " `%s`", strings.Join(en.Argv, " "))
+			fmt.Fprintf(w, " `%s`", shownArgv(en.Argv))
 		} else if len(en.Addrs) > 0 {
 			fmt.Fprintf(w, " %s", strings.Join(en.Addrs, ","))
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -179,7 +180,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, " %s", s.Addr)
 		}
 		if len(s.Argv) > 0 {
-			fmt.Fprintf(w, " `%s`", strings.Join(s.Argv, " "))
+			fmt.Fprintf(w, " `%s`", shownArgv(s.Argv))
 		}
 		if s.JavaHeap != "" {
 			fmt.Fprintf(w, " (JVM heap -Xmx%s)", s.JavaHeap)
@@ -317,3 +318,22 @@ func (r *Report) Markdown(w io.Writer) { WriteMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
 func (r *Report) JSONLines(w io.Writer) error { return WriteJSONLines(w, r) }
+
+// shownArgv is a server's command line as a report shows it: paths under
+// the working directory relative to it and the home directory as ~, so
+// that a stored report names no directory of the machine it ran on.
+func shownArgv(argv []string) string {
+	wd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if wd != "" && wd != "/" {
+			a = strings.ReplaceAll(a, wd+string(os.PathSeparator), "")
+		}
+		if home != "" && home != "/" {
+			a = strings.ReplaceAll(a, home+string(os.PathSeparator), "~"+string(os.PathSeparator))
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +150,16 @@ func TestMarkdownDescribesAnEnsemble(t *testing.T) {
 	}
 	if strings.Contains(out, "standalone") {
 		t.Errorf("ensemble report says standalone:\n%s", out)
+	}
+}
+
+func TestShownArgvNamesNoMachineDirectory(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Skip(err)
+	}
+	got := shownArgv([]string{filepath.Join(wd, "bin", "corral"), "server", "/tmp/x/zoo.cfg"})
+	if want := "bin/corral server /tmp/x/zoo.cfg"; got != want {
+		t.Fatalf("shownArgv = %q, want %q", got, want)
 	}
 }

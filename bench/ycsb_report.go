@@ -247,7 +247,7 @@ func writeServerLine(w io.Writer, s ServerInfo) {
 		fmt.Fprintf(w, " %s", s.Addr)
 	}
 	if len(s.Argv) > 0 {
-		fmt.Fprintf(w, " `%s`", strings.Join(s.Argv, " "))
+		fmt.Fprintf(w, " `%s`", shownArgv(s.Argv))
 	}
 	if s.JavaHeap != "" {
 		fmt.Fprintf(w, " (JVM heap -Xmx%s)", s.JavaHeap)
