@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 	"github.com/corral-db/corral/wire"
 )
@@ -921,7 +922,7 @@ func TestAuth(t *testing.T) {
 		wantErr(t, "unknown scheme", err, wire.CodeAuthFailed)
 		// The server drops the connection after refusing; the Conn
 		// reconnects without the refused credential.
-		eventually(t, "usable after a refused AddAuth", func() bool {
+		testutil.Eventually(t, waitLimit, "usable after a refused AddAuth", func() bool {
 			_, err := c.Exists(ctx, "/")
 			return err == nil
 		})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -154,7 +155,7 @@ func (s *testServer) settle(ctx context.Context, p string, exists bool) {
 	}
 	for _, m := range s.ens.Servers() {
 		c := connect(s.t, m.Addr())
-		eventually(s.t, fmt.Sprintf("%s on %s exists=%v", p, m.Addr(), exists), func() bool {
+		testutil.Eventually(s.t, waitLimit, fmt.Sprintf("%s on %s exists=%v", p, m.Addr(), exists), func() bool {
 			st, err := c.Exists(ctx, p)
 			return err == nil && (st != nil) == exists
 		})
@@ -342,18 +343,6 @@ func waitState(t *testing.T, events <-chan client.Event, s client.State) {
 		case <-deadline:
 			t.Fatalf("no %v event within %s", s, waitLimit)
 		}
-	}
-}
-
-// eventually polls cond until it holds or waitLimit passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true within %s", what, waitLimit)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
