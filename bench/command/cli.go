@@ -35,6 +35,7 @@ const commandUsage = `usage:
   corral bench ycsb [flags]   YCSB workloads A-F and the study's S over 1 KB records, one znode each
   corral bench scale [flags]   servers and clients scaled together (N = 1..8) with a Universal Scalability Law fit
   corral bench factorial [flags]   a 2^k r factorial experiment: each factor's effect and share of the variation
+  corral bench report-md [--runs DIR] [--out FILE]   BENCHMARKS.md from the stored run reports
 Run 'corral bench SUBCOMMAND -h' for flags.
 `
 
@@ -71,6 +72,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return scaleCommand(ctx, args[1:], env)
 	case "factorial":
 		return factorialCommand(ctx, args[1:], env)
+	case "report-md":
+		return referenceCommand(args[1:], env)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, commandUsage)
 		return 0
