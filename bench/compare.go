@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // CompareConfig configures Compare. Start from DefaultCompareConfig: zero
@@ -24,7 +27,7 @@ type CompareConfig struct {
 	// a standalone server, more an ensemble on 127.0.0.1.
 	Servers int
 	// Timing is the quorum timing in zoo.cfg (zero fields: DefaultTiming).
-	Timing   Timing
+	Timing   launch.Timing
 	Conns    int
 	Inflight int
 	// ValueSize is the data size of create and setData.
@@ -70,7 +73,7 @@ type CompareConfig struct {
 	// one request at a time.
 	Rate float64
 	// Progress, if set, draws each phase's progress bar.
-	Progress *Progress
+	Progress *load.Progress
 	Log      *slog.Logger
 }
 
@@ -164,22 +167,22 @@ func preloads(groups [][]string) bool {
 // DefaultCompareConfig is what `corral bench compare` runs without flags.
 func DefaultCompareConfig() CompareConfig {
 	return CompareConfig{
-		Targets: []string{TargetCorral, TargetZooKeeper},
+		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper},
 		Conns:   DefaultConns, Inflight: DefaultInflight, ValueSize: DefaultValueSize,
 		Warmup: DefaultWarmup, Duration: DefaultDuration,
 		SeqWarmup: DefaultSeqWarmup, SeqDuration: DefaultSeqDuration,
-		Java: "java", JavaHeap: DefaultJavaHeap, GlobalOutstandingLimit: DefaultGlobalOutstandingLimit,
+		Java: "java", JavaHeap: launch.DefaultJavaHeap, GlobalOutstandingLimit: launch.DefaultGlobalOutstandingLimit,
 	}
 }
 
 func (c *CompareConfig) fill() {
 	if len(c.Targets) == 0 {
-		c.Targets = []string{TargetCorral, TargetZooKeeper}
+		c.Targets = []string{launch.TargetCorral, launch.TargetZooKeeper}
 	}
 	if c.Servers == 0 {
 		c.Servers = 1
 	}
-	c.Timing = c.Timing.orDefault()
+	c.Timing = c.Timing.OrDefault()
 	if c.Conns == 0 {
 		c.Conns = DefaultConns
 	}
@@ -193,13 +196,13 @@ func (c *CompareConfig) fill() {
 		c.SeqDuration = DefaultSeqDuration
 	}
 	if c.JavaHeap == "" {
-		c.JavaHeap = DefaultJavaHeap
+		c.JavaHeap = launch.DefaultJavaHeap
 	}
 	if c.Java == "" {
 		c.Java = "java"
 	}
 	if c.GlobalOutstandingLimit == 0 {
-		c.GlobalOutstandingLimit = DefaultGlobalOutstandingLimit
+		c.GlobalOutstandingLimit = launch.DefaultGlobalOutstandingLimit
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -221,7 +224,7 @@ type Report struct {
 	Start   time.Time
 	Env     Env
 	Servers []ServerInfo
-	Results []PhaseResult
+	Results []load.PhaseResult
 	// Plots are the PNG files written beside report.md (latency CDFs).
 	Plots []string
 }
@@ -243,7 +246,7 @@ type Env struct {
 	// when the servers were not started by the benchmark.
 	Servers int
 	// Timing is zoo.cfg's quorum timing, when the benchmark wrote it.
-	Timing Timing
+	Timing launch.Timing
 	// LoadAvg is /proc/loadavg's 1, 5 and 15 minute averages at the start:
 	// anything well above zero means the CPUs were not the benchmark's own.
 	LoadAvg string
@@ -316,14 +319,14 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 		return nil, err
 	}
 	for _, t := range cfg.Targets {
-		if t != TargetCorral && t != TargetZooKeeper {
-			return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
+		if t != launch.TargetCorral && t != launch.TargetZooKeeper {
+			return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", t, launch.TargetCorral, launch.TargetZooKeeper)
 		}
 		if _, err := DurabilityOf(cfg.Durability, t); err != nil {
 			return nil, err
 		}
 	}
-	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-", cfg.Keep, cfg.Log)
+	work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -371,17 +374,17 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 
 // prepareLaunch completes lc for target: the corral binary, built into
 // work when not given, or ZooKeeper's lib directory, fetched when not given.
-func prepareLaunch(ctx context.Context, target string, lc *LaunchConfig, work string) error {
+func prepareLaunch(ctx context.Context, target string, lc *launch.LaunchConfig, work string) error {
 	switch {
-	case target == TargetCorral && lc.CorralBin == "":
+	case target == launch.TargetCorral && lc.CorralBin == "":
 		lc.Log.Info("building corral")
-		bin, err := buildCorral(ctx, work)
+		bin, err := launch.BuildCorral(ctx, work)
 		if err != nil {
 			return err
 		}
 		lc.CorralBin = bin
-	case target == TargetZooKeeper && lc.ZKLib == "":
-		lib, err := zookeeperLib(ctx)
+	case target == launch.TargetZooKeeper && lc.ZKLib == "":
+		lib, err := launch.ZookeeperLib(ctx)
 		if err != nil {
 			return err
 		}
@@ -393,16 +396,16 @@ func prepareLaunch(ctx context.Context, target string, lc *LaunchConfig, work st
 // underTest is what the phases need of a started target.
 type underTest struct {
 	addrs []string
-	pid   int          // standalone
-	procs []ServerProc // ensemble
+	pid   int               // standalone
+	procs []load.ServerProc // ensemble
 	// finish stops the target and saves its files; it fills in what the
 	// report says about the end of the run.
 	finish func(info *ServerInfo)
 }
 
 // startStandalone starts one server.
-func startStandalone(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info *ServerInfo) (underTest, error) {
-	srv, err := Launch(ctx, info.Target, lc)
+func startStandalone(ctx context.Context, cfg CompareConfig, lc launch.LaunchConfig, info *ServerInfo) (underTest, error) {
+	srv, err := launch.Launch(ctx, info.Target, lc)
 	if err != nil {
 		return underTest{}, err
 	}
@@ -425,8 +428,8 @@ func startStandalone(ctx context.Context, cfg CompareConfig, lc LaunchConfig, in
 
 // startEnsemble starts cfg.Servers members and spreads the connections
 // over all of them, followers first (see Ensemble.ClientOrder).
-func startEnsemble(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info *ServerInfo) (underTest, error) {
-	ens, err := LaunchEnsemble(ctx, info.Target, EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
+func startEnsemble(ctx context.Context, cfg CompareConfig, lc launch.LaunchConfig, info *ServerInfo) (underTest, error) {
+	ens, err := launch.LaunchEnsemble(ctx, info.Target, launch.EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
 	if err != nil {
 		return underTest{}, err
 	}
@@ -440,12 +443,12 @@ func startEnsemble(ctx context.Context, cfg CompareConfig, lc LaunchConfig, info
 	info.Leader = memberName(ens, leader)
 	ut := underTest{addrs: ens.ClientOrder(leader)}
 	for _, m := range ens.Members {
-		mode := ModeFollower
+		mode := launch.ModeFollower
 		if m.ID == leader {
-			mode = ModeLeader
+			mode = launch.ModeLeader
 		}
 		info.Members = append(info.Members, MemberInfo{ID: m.ID, Addr: m.Addr, PID: m.PID(), Mode: mode})
-		ut.procs = append(ut.procs, ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: m.PID()})
+		ut.procs = append(ut.procs, load.ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: m.PID()})
 	}
 	ut.finish = func(info *ServerInfo) {
 		if after := ens.Leader(ctx); after != leader {
@@ -472,7 +475,7 @@ const WholeTimeout = 2 * time.Minute
 
 // memberName names member id with its client address, or says there was
 // no leader (id 0).
-func memberName(e *Ensemble, id int) string {
+func memberName(e *launch.Ensemble, id int) string {
 	m := e.Member(id)
 	if m == nil {
 		return "none (ensemble not whole)"
@@ -482,21 +485,21 @@ func memberName(e *Ensemble, id int) string {
 
 // compareTarget starts target, runs the phases of one group against it
 // and stops it.
-func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, runNo int, phases []string) (ServerInfo, []PhaseResult, error) {
+func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, runNo int, phases []string) (ServerInfo, []load.PhaseResult, error) {
 	info := ServerInfo{Target: target, Run: runNo}
 	if len(cfg.Phases) > 1 {
 		info.Phases = phases
 	}
-	fail := func(err error) (ServerInfo, []PhaseResult, error) {
+	fail := func(err error) (ServerInfo, []load.PhaseResult, error) {
 		info.Err = err.Error()
 		return info, nil, err
 	}
-	lc := LaunchConfig{
+	lc := launch.LaunchConfig{
 		Dir: filepath.Join(work, info.fileBase()), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
 	lc.Durability, _ = DurabilityOf(cfg.Durability, target) // checked by Compare
-	if target == TargetZooKeeper {
+	if target == launch.TargetZooKeeper {
 		info.JavaHeap = cfg.JavaHeap
 	}
 	if err := prepareLaunch(ctx, target, &lc, work); err != nil {
@@ -511,18 +514,18 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 		return fail(err)
 	}
 
-	base := PhaseConfig{
+	base := load.PhaseConfig{
 		Target: target, Addrs: ut.addrs, Conns: cfg.Conns, Inflight: cfg.Inflight,
 		ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration,
 		ServerPID: ut.pid, ServerProcs: ut.procs, FsyncAddrs: ut.addrs, Log: cfg.Log,
 		Run: runNo, Rate: cfg.Rate, Progress: cfg.Progress,
 	}
-	var results []PhaseResult
+	var results []load.PhaseResult
 	var errs []error
-	run := func(pc PhaseConfig) PhaseResult {
-		r, err := RunPhase(ctx, pc)
+	run := func(pc load.PhaseConfig) load.PhaseResult {
+		r, err := load.RunPhase(ctx, pc)
 		if r.Phase == "" { // refused before it started
-			r = PhaseResult{Target: target, Run: runNo, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
+			r = load.PhaseResult{Target: target, Run: runNo, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
 		}
 		results = append(results, r)
 		if err != nil {
@@ -531,7 +534,7 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 		return r
 	}
 
-	var keys *KeySpace
+	var keys *load.KeySpace
 	for _, ph := range phases {
 		if ctx.Err() != nil {
 			break
@@ -539,21 +542,21 @@ func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, 
 		pc := base
 		switch ph {
 		case "create":
-			pc.Workload, pc.Phase, pc.Prefix = WorkloadCreate, "create", "c"
+			pc.Workload, pc.Phase, pc.Prefix = load.WorkloadCreate, "create", "c"
 			keys = run(pc).Keys
 		case "set", "get":
 			if keys == nil {
 				var err error
 				if keys, err = preload(ctx, target, ut.addrs, cfg.Keys, cfg.Conns, cfg.Inflight, cfg.ValueSize, 0, cfg.Log); err != nil {
-					results = append(results, PhaseResult{Target: target, Run: runNo, Phase: ph, Workload: Workload(ph), Err: err.Error()})
+					results = append(results, load.PhaseResult{Target: target, Run: runNo, Phase: ph, Workload: load.Workload(ph), Err: err.Error()})
 					errs = append(errs, err)
 					continue
 				}
 			}
-			pc.Workload, pc.Phase, pc.Keys = Workload(ph), ph, keys
+			pc.Workload, pc.Phase, pc.Keys = load.Workload(ph), ph, keys
 			run(pc)
 		case "seqcreate":
-			pc.Workload, pc.Phase, pc.Prefix = WorkloadSeqCreate, "seqcreate", "s"
+			pc.Workload, pc.Phase, pc.Prefix = load.WorkloadSeqCreate, "seqcreate", "s"
 			pc.Conns, pc.Inflight, pc.Rate = 1, 1, 0
 			pc.Warmup, pc.Duration = cfg.SeqWarmup, cfg.SeqDuration
 			run(pc)

@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // Repeats (compare --repeat N): the whole target sequence runs N times,
@@ -35,19 +38,11 @@ func runNumber(run, repeat int) int {
 // compareTarget to meet and report per run.
 func prepareOnce(ctx context.Context, cfg *CompareConfig, work string) {
 	for _, t := range cfg.Targets {
-		lc := LaunchConfig{CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Log: cfg.Log}
+		lc := launch.LaunchConfig{CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Log: cfg.Log}
 		if err := prepareLaunch(ctx, t, &lc, work); err == nil {
 			cfg.CorralBin, cfg.ZKLib = lc.CorralBin, lc.ZKLib
 		}
 	}
-}
-
-// label names the target and, when repeated, the run.
-func (s *ServerInfo) label() string {
-	if len(s.Phases) > 0 {
-		return runLabel(s.Target, s.Run) + " (" + strings.Join(s.Phases, ", ") + ")"
-	}
-	return runLabel(s.Target, s.Run)
 }
 
 // fileBase is the base name of the files kept of this start of the
@@ -63,16 +58,6 @@ func (s *ServerInfo) fileBase() string {
 	return base
 }
 
-// label names the target and, when repeated, the run.
-func (r *PhaseResult) label() string { return runLabel(r.Target, r.Run) }
-
-func runLabel(target string, run int) string {
-	if run > 0 {
-		return fmt.Sprintf("%s run %d", target, run)
-	}
-	return target
-}
-
 // spread summarises one metric's values over a target's runs.
 type spread struct {
 	N      int     `json:"n"`
@@ -81,7 +66,7 @@ type spread struct {
 	Max    float64 `json:"max"`
 	// RSD is the relative standard deviation in percent: the sample
 	// standard deviation (n-1 denominator) over the mean; 0 for a single
-	// value or a zero mean.
+	// Value or a zero mean.
 	RSD float64 `json:"rsd_pct"`
 }
 
@@ -127,7 +112,7 @@ type repeatRow struct {
 // repeatRows summarises results over their runs: a row per phase and
 // metric, in the order the phases ran, with the targets in the order they
 // ran.
-func repeatRows(results []PhaseResult) (targets []string, rows []repeatRow) {
+func repeatRows(results []load.PhaseResult) (targets []string, rows []repeatRow) {
 	var phases []string
 	for _, r := range results {
 		if !slices.Contains(targets, r.Target) {
@@ -168,23 +153,23 @@ func repeatRows(results []PhaseResult) (targets []string, rows []repeatRow) {
 // pairedRatio is corral over zookeeper, nil unless both have values, a
 // non-zero median and at least one pair with a non-zero denominator.
 func pairedRatio(sp map[string]spread, byRun map[string]map[int]float64) *ratioSpread {
-	c, okc := sp[TargetCorral]
-	z, okz := sp[TargetZooKeeper]
+	c, okc := sp[launch.TargetCorral]
+	z, okz := sp[launch.TargetZooKeeper]
 	if !okc || !okz || z.Median == 0 {
 		return nil
 	}
 	rs := &ratioSpread{OfMedians: c.Median / z.Median}
 	var runs []int
-	for run := range byRun[TargetCorral] {
+	for run := range byRun[launch.TargetCorral] {
 		runs = append(runs, run)
 	}
 	slices.Sort(runs)
 	for _, run := range runs {
-		zv, ok := byRun[TargetZooKeeper][run]
+		zv, ok := byRun[launch.TargetZooKeeper][run]
 		if !ok || zv == 0 {
 			continue
 		}
-		q := byRun[TargetCorral][run] / zv
+		q := byRun[launch.TargetCorral][run] / zv
 		if rs.Pairs == 0 || q < rs.Min {
 			rs.Min = q
 		}
@@ -204,9 +189,9 @@ func pairedRatio(sp map[string]spread, byRun map[string]map[int]float64) *ratioS
 // greatest value and the relative standard deviation; and, when both
 // corral and zookeeper ran, the ratio of the medians and the range of the
 // paired runs' ratios.
-func WriteRepeatTable(w io.Writer, results []PhaseResult) {
+func WriteRepeatTable(w io.Writer, results []load.PhaseResult) {
 	targets, rows := repeatRows(results)
-	ratio := slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper)
+	ratio := slices.Contains(targets, launch.TargetCorral) && slices.Contains(targets, launch.TargetZooKeeper)
 	head := []string{"phase", "metric"}
 	align := []string{"---", "---"}
 	for _, t := range targets {
@@ -214,7 +199,7 @@ func WriteRepeatTable(w io.Writer, results []PhaseResult) {
 		align = append(align, "---:", "---:", "---:")
 	}
 	if ratio {
-		head = append(head, TargetCorral+"/"+TargetZooKeeper+" (medians)", "paired runs' ratios")
+		head = append(head, launch.TargetCorral+"/"+launch.TargetZooKeeper+" (medians)", "paired runs' ratios")
 		align = append(align, "---:", "---:")
 	}
 	line := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
@@ -302,3 +287,11 @@ func writeRepeatJSON(enc *json.Encoder, rep *Report) error {
 // MaxRepeat bounds --repeat: every phase's histogram (about 140 KB) is
 // kept for the latency plots.
 const MaxRepeat = 20
+
+// Label names the target and, when repeated, the run.
+func (s *ServerInfo) label() string {
+	if len(s.Phases) > 0 {
+		return load.RunLabel(s.Target, s.Run) + " (" + strings.Join(s.Phases, ", ") + ")"
+	}
+	return load.RunLabel(s.Target, s.Run)
+}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -42,17 +44,17 @@ func TestSpreadOf(t *testing.T) {
 
 // repeatedResults: three interleaved runs of create; zookeeper's run 2
 // failed before measuring, and seqcreate ran for corral only.
-func repeatedResults() []PhaseResult {
-	r := func(target string, run int, ops float64, p99 int64) PhaseResult {
-		return PhaseResult{Target: target, Run: run, Phase: "create", Seconds: 10, Ops: int64(ops * 10), OpsPerSec: ops,
+func repeatedResults() []load.PhaseResult {
+	r := func(target string, run int, ops float64, p99 int64) load.PhaseResult {
+		return load.PhaseResult{Target: target, Run: run, Phase: "create", Seconds: 10, Ops: int64(ops * 10), OpsPerSec: ops,
 			Latency: stats.Latency{Count: int64(ops * 10), P50: p99 / 2, P99: p99, P999: p99, Max: p99}}
 	}
-	zkFailed := PhaseResult{Target: TargetZooKeeper, Run: 2, Phase: "create", Err: "connection refused"}
-	return []PhaseResult{
-		r(TargetCorral, 1, 40000, 2000), r(TargetZooKeeper, 1, 20000, 4000),
-		r(TargetCorral, 2, 44000, 2200), zkFailed,
-		r(TargetCorral, 3, 30000, 3000), r(TargetZooKeeper, 3, 10000, 5000),
-		{Target: TargetCorral, Run: 1, Phase: "seqcreate", Seconds: 1, Ops: 900, OpsPerSec: 900},
+	zkFailed := load.PhaseResult{Target: launch.TargetZooKeeper, Run: 2, Phase: "create", Err: "connection refused"}
+	return []load.PhaseResult{
+		r(launch.TargetCorral, 1, 40000, 2000), r(launch.TargetZooKeeper, 1, 20000, 4000),
+		r(launch.TargetCorral, 2, 44000, 2200), zkFailed,
+		r(launch.TargetCorral, 3, 30000, 3000), r(launch.TargetZooKeeper, 3, 10000, 5000),
+		{Target: launch.TargetCorral, Run: 1, Phase: "seqcreate", Seconds: 1, Ops: 900, OpsPerSec: 900},
 	}
 }
 
@@ -76,7 +78,7 @@ func TestRepeatRows(t *testing.T) {
 		t.Fatalf("targets %v", targets)
 	}
 	ops := findRow(t, rows, "create", "ops/s")
-	c, z := ops.Targets[TargetCorral], ops.Targets[TargetZooKeeper]
+	c, z := ops.Targets[launch.TargetCorral], ops.Targets[launch.TargetZooKeeper]
 	if c.N != 3 || c.Median != 40000 || c.Min != 30000 || c.Max != 44000 {
 		t.Errorf("corral ops/s %+v", c)
 	}
@@ -92,14 +94,14 @@ func TestRepeatRows(t *testing.T) {
 		t.Errorf("p99 ratio %+v, want 0.5 (2/4) to 0.6 (3/5)", p99.Ratio)
 	}
 	seq := findRow(t, rows, "seqcreate", "ops/s")
-	if _, ok := seq.Targets[TargetZooKeeper]; ok || seq.Ratio != nil || seq.Targets[TargetCorral].N != 1 {
+	if _, ok := seq.Targets[launch.TargetZooKeeper]; ok || seq.Ratio != nil || seq.Targets[launch.TargetCorral].N != 1 {
 		t.Errorf("seqcreate row %+v", seq)
 	}
 }
 
 func TestRepeatTableAndJSON(t *testing.T) {
 	rep := &Report{Mode: "compare", Start: time.Unix(0, 0), Env: Env{Repeat: 3, CPUs: 2}, Results: repeatedResults(),
-		Servers: []ServerInfo{{Target: TargetCorral, Run: 1}, {Target: TargetZooKeeper, Run: 1}, {Target: TargetCorral, Run: 2}}}
+		Servers: []ServerInfo{{Target: launch.TargetCorral, Run: 1}, {Target: launch.TargetZooKeeper, Run: 1}, {Target: launch.TargetCorral, Run: 2}}}
 	var b bytes.Buffer
 	WriteRepeatTable(&b, rep.Results)
 	table := b.String()
@@ -155,7 +157,7 @@ func TestRepeatTableAndJSON(t *testing.T) {
 	// Unrepeated: no summary lines and no run numbers.
 	rep.Env.Repeat = 1
 	jl.Reset()
-	WriteJSONLines(&jl, &Report{Env: Env{Repeat: 1}, Results: []PhaseResult{{Target: "corral", Phase: "create"}}})
+	WriteJSONLines(&jl, &Report{Env: Env{Repeat: 1}, Results: []load.PhaseResult{{Target: "corral", Phase: "create"}}})
 	if strings.Contains(jl.String(), "summary") || strings.Contains(jl.String(), `"run"`) {
 		t.Errorf("unrepeated JSON %s", jl.String())
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -100,10 +101,10 @@ func fakeMemberMode(myid int, peers map[int]string) string {
 	for id := len(peers); id > myid; id-- {
 		if c, err := net.DialTimeout("tcp", peers[id], time.Second); err == nil {
 			c.Close()
-			return ModeFollower
+			return launch.ModeFollower
 		}
 	}
-	return ModeLeader
+	return launch.ModeLeader
 }
 
 // fakeCompare runs Compare on corral alone, the test binary standing in
@@ -115,7 +116,7 @@ func fakeCompare(t *testing.T, conns, inflight int, d time.Duration, edit func(*
 	t.Setenv(fakeServerEnv, "1")
 	out, work = t.TempDir(), t.TempDir()
 	cfg := DefaultCompareConfig()
-	cfg.Targets = []string{TargetCorral}
+	cfg.Targets = []string{launch.TargetCorral}
 	cfg.CorralBin = os.Args[0]
 	cfg.Conns, cfg.Inflight = conns, inflight
 	cfg.Warmup, cfg.Duration = 0, d
@@ -141,7 +142,7 @@ func TestCompareLaunchesMeasuresAndStops(t *testing.T) {
 	var phases []string
 	for _, r := range rep.Results {
 		phases = append(phases, r.Phase)
-		if r.Err != "" || r.Errors != 0 || r.Ops == 0 || r.ServerCPU == nil || r.Target != TargetCorral {
+		if r.Err != "" || r.Errors != 0 || r.Ops == 0 || r.ServerCPU == nil || r.Target != launch.TargetCorral {
 			t.Errorf("%s: %+v", r.Phase, r)
 		}
 	}
@@ -167,7 +168,7 @@ func TestCompareLaunchesMeasuresAndStops(t *testing.T) {
 func TestLaunchReportsAServerThatExits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := Launch(ctx, TargetCorral, LaunchConfig{Dir: t.TempDir(), CorralBin: "/bin/false"})
+	_, err := launch.Launch(ctx, launch.TargetCorral, launch.LaunchConfig{Dir: t.TempDir(), CorralBin: "/bin/false"})
 	if err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("err = %v, want an exit during start-up", err)
 	}
@@ -230,7 +231,7 @@ func TestCompareDurability(t *testing.T) {
 	if !strings.Contains(b.String(), "durability diskless (corral: durability=diskless; ZooKeeper: forceSync=yes)") {
 		t.Errorf("report does not state the durability:\n%s", b.String())
 	}
-	if _, err := Compare(context.Background(), CompareConfig{Targets: []string{TargetZooKeeper}, Durability: "diskless"}); err == nil {
+	if _, err := Compare(context.Background(), CompareConfig{Targets: []string{launch.TargetZooKeeper}, Durability: "diskless"}); err == nil {
 		t.Error("diskless ZooKeeper accepted")
 	}
 }

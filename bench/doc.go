@@ -5,11 +5,15 @@
 // factorial), each a Config, its default and a function that runs it and
 // returns a report with its Markdown and JSON lines.
 //
-// Beside it: package stats (histograms, USL fit, factorial analysis),
-// which it imports; package plot (the figures, the only importer of
-// gonum), which imports it; and package command (the corral-bench
-// command line), which imports both. bench/internal/fakezk holds the
-// fake servers its tests run against.
+// Below it: package stats (histograms, USL fit, factorial analysis),
+// package load (the load generator) and package launch (starting corral
+// and ZooKeeper servers and ensembles). Above it: package plot (the
+// figures, the only importer of gonum) and package command (the
+// corral-bench command line). Imports point one way:
+//
+//	stats <- load <- launch <- bench <- plot <- command
+//
+// bench/internal/fakezk holds the fake servers the tests run against.
 //
 // # Usage
 //
@@ -176,7 +180,7 @@
 // (target, run, phase, elapsed of warm-up plus measured time, replies per
 // second over the last second), redrawn in place, and leaves a line with
 // its result; log records are written above it. Elsewhere the log's phase
-// start and end lines are the progress. -q silences both (progress.go).
+// Start and end lines are the progress. -q silences both (progress.go).
 //
 // The command is the binary cmd/corral-bench; `corral bench ARGS` runs it
 // with the calling corral binary as the server under test:
@@ -188,7 +192,7 @@
 // Each connection has one writer and one reader goroutine. The writer takes
 // as many free window slots as there are (at most --inflight outstanding),
 // encodes that many requests into one buffer with the wire primitives and
-// writes them with one syscall; the reader reads replies through a 64 KiB
+// Writes them with one syscall; the reader reads replies through a 64 KiB
 // buffer, matches each to the oldest outstanding request through a FIFO
 // (ZooKeeper answers a connection's requests in order, so a mismatch is an
 // error, ErrXidMismatch), frees its slot and records its latency into the
@@ -196,7 +200,7 @@
 // The histograms are merged at the end of the phase. A connection idle for
 // a third of its session timeout pings; pings are matched out of band
 // (xid -2), as the Java client does. At the end each connection sends
-// closeSession behind its last requests, so the reply to it means all
+// CloseSession behind its last requests, so the reply to it means all
 // replies are in, and the session does not linger to expire during the
 // next phase.
 //

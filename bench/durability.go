@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // DurabilityConfig configures RunDurability. Start from
@@ -48,7 +51,7 @@ type DurabilityConfig struct {
 	RestoreTrials int
 	// SessionTimeout is asked for by every client.
 	SessionTimeout time.Duration
-	Timing         Timing
+	Timing         launch.Timing
 	// WorkDir, Keep, OutDir, CorralBin, ZKLib, Java, JavaHeap and
 	// GlobalOutstandingLimit are as in CompareConfig.
 	WorkDir                string
@@ -123,8 +126,8 @@ func DefaultDurabilityConfig() DurabilityConfig {
 		QueueConsumers: DefaultDurQueueConsumers, QueueValueSize: DefaultDurQueueValueSize,
 		QueueMaxBacklog: DefaultDurQueueMaxBacklog, SessionTimeout: DefaultDurSessionTimeout,
 		SnapCounts: DefaultDurTreeCounts(), RestoreCounts: DefaultDurTreeCounts(), RestoreTrials: DefaultRestoreTrials,
-		Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap,
-		GlobalOutstandingLimit: DefaultGlobalOutstandingLimit,
+		Timing: launch.DefaultTiming(), Java: "java", JavaHeap: launch.DefaultJavaHeap,
+		GlobalOutstandingLimit: launch.DefaultGlobalOutstandingLimit,
 	}
 }
 
@@ -145,7 +148,7 @@ func (c *DurabilityConfig) Fill() error {
 	if c.QueueMaxBacklog <= 0 {
 		c.QueueMaxBacklog = d.QueueMaxBacklog
 	}
-	c.Timing = c.Timing.orDefault()
+	c.Timing = c.Timing.OrDefault()
 	if c.Java == "" {
 		c.Java = d.Java
 	}
@@ -159,13 +162,13 @@ func (c *DurabilityConfig) Fill() error {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.Servers < 1 || c.Servers > MaxServers:
-		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, MaxServers)
-	case c.Clients < 1 || c.Clients > MaxConns:
-		return fmt.Errorf("bench: %d clients (want 1 to %d)", c.Clients, MaxConns)
+	case c.Servers < 1 || c.Servers > launch.MaxServers:
+		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, launch.MaxServers)
+	case c.Clients < 1 || c.Clients > launch.MaxConns:
+		return fmt.Errorf("bench: %d clients (want 1 to %d)", c.Clients, launch.MaxConns)
 	case c.CPUDuration > 0 && c.CPURate <= 0:
 		return errors.New("bench: the CPU phase needs a positive rate")
-	case c.QueueDuration > 0 && (c.QueueProducers < 1 || c.QueueConsumers < 1 || c.QueueProducers+c.QueueConsumers > MaxConns):
+	case c.QueueDuration > 0 && (c.QueueProducers < 1 || c.QueueConsumers < 1 || c.QueueProducers+c.QueueConsumers > launch.MaxConns):
 		return errors.New("bench: the queue phase needs at least one producer and one consumer")
 	case c.GetDuration > 0 && c.CreateDuration <= 0:
 		return errors.New("bench: the get phase reads what the create phase made; it needs a create duration")
@@ -212,7 +215,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
-	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-durability-", cfg.Keep, cfg.Log)
+	work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-durability-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +230,8 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport
 
 	// Build or fetch once, not once per configuration.
 	var errs []error
-	base := LaunchConfig{CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Java: cfg.Java, JavaHeap: cfg.JavaHeap, Log: cfg.Log}
-	for _, server := range []string{TargetCorral, TargetZooKeeper} {
+	base := launch.LaunchConfig{CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Java: cfg.Java, JavaHeap: cfg.JavaHeap, Log: cfg.Log}
+	for _, server := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
 		if !slices.ContainsFunc(cfg.Targets, func(t DurabilityTarget) bool { return t.Server == server }) {
 			continue
 		}
@@ -266,16 +269,16 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport
 
 // durabilityTarget starts one configuration's ensemble, runs the phases
 // and stops it.
-func durabilityTarget(ctx context.Context, cfg DurabilityConfig, base LaunchConfig, work string, t DurabilityTarget) (DurabilityServer, []DurPhase, error) {
+func durabilityTarget(ctx context.Context, cfg DurabilityConfig, base launch.LaunchConfig, work string, t DurabilityTarget) (DurabilityServer, []DurPhase, error) {
 	srv := DurabilityServer{Target: t, ZooCfg: t.Durability.Lines(), Info: ServerInfo{Target: t.Name}}
-	if t.Server == TargetZooKeeper {
+	if t.Server == launch.TargetZooKeeper {
 		srv.Info.JavaHeap = cfg.JavaHeap
 	}
 	lc := base
 	lc.Dir = filepath.Join(work, t.Name)
 	lc.GlobalOutstandingLimit, lc.Timing, lc.Durability = cfg.GlobalOutstandingLimit, cfg.Timing, t.Durability
 	cfg.Log.Info("starting ensemble", "config", t.Name, "servers", cfg.Servers)
-	ens, err := LaunchEnsemble(ctx, t.Server, EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
+	ens, err := launch.LaunchEnsemble(ctx, t.Server, launch.EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
 	if err != nil {
 		srv.Info.Err = err.Error()
 		return srv, nil, err
@@ -292,15 +295,15 @@ func durabilityTarget(ctx context.Context, cfg DurabilityConfig, base LaunchConf
 	info.Leader = memberName(ens, leader)
 	env := durPhaseEnv{
 		config: t.Name, server: t.Server, addrs: ens.ClientOrder(leader),
-		sessionTimeout: cfg.SessionTimeout, drain: DefaultDrainTimeout, log: cfg.Log,
+		sessionTimeout: cfg.SessionTimeout, drain: load.DefaultDrainTimeout, log: cfg.Log,
 	}
 	for _, m := range ens.Members {
-		mode := ModeFollower
+		mode := launch.ModeFollower
 		if m.ID == leader {
-			mode = ModeLeader
+			mode = launch.ModeLeader
 		}
 		info.Members = append(info.Members, MemberInfo{ID: m.ID, Addr: m.Addr, PID: m.PID(), Mode: mode})
-		env.procs = append(env.procs, ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: m.PID()})
+		env.procs = append(env.procs, load.ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: m.PID()})
 	}
 
 	var phases []DurPhase

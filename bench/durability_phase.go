@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
@@ -33,16 +34,16 @@ type DurPhase struct {
 	PerSecond []int64     `json:"per_second"`
 	Series    SeriesStats `json:"per_second_stats"`
 	// Latency is of the requests counted (the queue: of the producers'
-	// creates), from sending the request to reading its reply.
+	// Creates), from sending the request to reading its reply.
 	Latency stats.Latency `json:"latency"`
 	// ServerCPU is the members' CPU seconds together in the measured
 	// interval, ServerCPUEach each one's, ServerCPUPerSecond the sum in
 	// each whole second in percent of one core.
-	ServerCPU          *float64  `json:"server_cpu_s,omitempty"`
-	ServerCPUEach      []ProcCPU `json:"server_cpu_each,omitempty"`
-	ServerCPUPerSecond []float64 `json:"server_cpu_pct_per_second,omitempty"`
-	LoadgenCPU         float64   `json:"loadgen_cpu_s"`
-	MachineCPU         *float64  `json:"machine_cpu_s,omitempty"`
+	ServerCPU          *float64       `json:"server_cpu_s,omitempty"`
+	ServerCPUEach      []load.ProcCPU `json:"server_cpu_each,omitempty"`
+	ServerCPUPerSecond []float64      `json:"server_cpu_pct_per_second,omitempty"`
+	LoadgenCPU         float64        `json:"loadgen_cpu_s"`
+	MachineCPU         *float64       `json:"machine_cpu_s,omitempty"`
 	// LoadAvg is /proc/loadavg's three averages as the phase began.
 	LoadAvg string `json:"load_avg,omitempty"`
 
@@ -79,7 +80,7 @@ type durPhaseEnv struct {
 	// addrs are the members' client addresses, followers first; clients
 	// are spread over them round-robin.
 	addrs          []string
-	procs          []ServerProc
+	procs          []load.ServerProc
 	sessionTimeout time.Duration
 	drain          time.Duration
 	log            *slog.Logger
@@ -100,10 +101,10 @@ type durClients struct {
 	n                int
 	warmup, duration time.Duration
 	// setup runs on the first client before the window opens.
-	setup func(ctx context.Context, c *conn) error
+	setup func(ctx context.Context, c *load.Conn) error
 	// work is client i's loop; it must return by w.end (a request in flight
 	// then may finish) or when ctx ends.
-	work func(ctx context.Context, i int, c *conn, w durWindow) error
+	work func(ctx context.Context, i int, c *load.Conn, w durWindow) error
 }
 
 // runClients dials spec.n sessions, runs their work through the window,
@@ -118,22 +119,22 @@ func (env durPhaseEnv) runClients(ctx context.Context, res *DurPhase, spec durCl
 		res.Err = err.Error()
 		return err
 	}
-	conns, err := dialAll(ctx, PhaseConfig{Addrs: env.addrs, Conns: spec.n, SessionTimeout: env.sessionTimeout})
+	conns, err := load.DialAll(ctx, load.PhaseConfig{Addrs: env.addrs, Conns: spec.n, SessionTimeout: env.sessionTimeout})
 	if err != nil {
 		return fail(err)
 	}
 	if spec.setup != nil {
 		if err := spec.setup(ctx, conns[0]); err != nil {
-			closeAll(conns)
+			load.CloseAll(conns)
 			return fail(err)
 		}
 	}
 	t0 := time.Now()
 	w := durWindow{t0: t0, start: t0.Add(spec.warmup), end: t0.Add(spec.warmup + spec.duration)}
-	pctx, cancel := context.WithDeadlineCause(ctx, w.end.Add(env.drain), ErrStalled)
+	pctx, cancel := context.WithDeadlineCause(ctx, w.end.Add(env.drain), load.ErrStalled)
 	defer cancel()
 	// Closing the sockets is what interrupts a blocked request.
-	stop := context.AfterFunc(pctx, func() { closeAll(conns) })
+	stop := context.AfterFunc(pctx, func() { load.CloseAll(conns) })
 	defer stop()
 	env.log.Info("phase start", "config", env.config, "phase", res.Phase, "clients", spec.n,
 		"warmup", spec.warmup, "duration", spec.duration)
@@ -145,9 +146,9 @@ func (env durPhaseEnv) runClients(ctx context.Context, res *DurPhase, spec durCl
 		go func() {
 			defer wg.Done()
 			if errs[i] = spec.work(pctx, i, c, w); errs[i] == nil {
-				errs[i] = c.closeSession(pctx)
+				errs[i] = c.CloseSession(pctx)
 			} else {
-				c.close()
+				c.Close()
 			}
 		}()
 	}
@@ -159,19 +160,19 @@ func (env durPhaseEnv) runClients(ctx context.Context, res *DurPhase, spec durCl
 		close(allDone)
 	}()
 
-	meter := cpuMeter{}
+	meter := load.CpuMeter{}
 	for _, p := range env.procs {
-		meter.pids = append(meter.pids, p.PID)
+		meter.Pids = append(meter.Pids, p.PID)
 	}
-	finished := waitUntil(ctx, w.start, allDone)
-	meter.begin()
+	finished := load.WaitUntil(ctx, w.start, allDone)
+	meter.Begin()
 	samples := make(chan []time.Duration, 1)
 	sctx, stopSampling := context.WithCancel(ctx)
-	go func() { samples <- sampleCPU(sctx, meter.pids, w.start, int(spec.duration/time.Second)) }()
+	go func() { samples <- sampleCPU(sctx, meter.Pids, w.start, int(spec.duration/time.Second)) }()
 	if !finished {
-		waitUntil(ctx, w.end, allDone)
+		load.WaitUntil(ctx, w.end, allDone)
 	}
-	meter.end()
+	meter.End()
 	<-allDone
 	stopSampling()
 	readings := <-samples
@@ -183,18 +184,18 @@ func (env durPhaseEnv) runClients(ctx context.Context, res *DurPhase, spec durCl
 	if end.After(w.start) {
 		res.Seconds = end.Sub(w.start).Seconds()
 	}
-	if meter.selfErr == nil {
-		res.LoadgenCPU = meter.selfUsed.Seconds()
+	if meter.SelfErr == nil {
+		res.LoadgenCPU = meter.SelfUsed.Seconds()
 	}
-	if meter.machineErr == nil {
-		s := meter.machineUsed.Seconds()
+	if meter.MachineErr == nil {
+		s := meter.MachineUsed.Seconds()
 		res.MachineCPU = &s
 	}
-	if len(meter.pids) > 0 && meter.serverErr == nil {
-		s := meter.serverTotal().Seconds()
+	if len(meter.Pids) > 0 && meter.ServerErr == nil {
+		s := meter.ServerTotal().Seconds()
 		res.ServerCPU = &s
 		for i, p := range env.procs {
-			res.ServerCPUEach = append(res.ServerCPUEach, ProcCPU{Server: p.Name, PID: p.PID, CPU: meter.serverUsed[i].Seconds()})
+			res.ServerCPUEach = append(res.ServerCPUEach, load.ProcCPU{Server: p.Name, PID: p.PID, CPU: meter.ServerUsed[i].Seconds()})
 		}
 	}
 	res.ServerCPUPerSecond = cpuPercents(readings, time.Second)
@@ -203,8 +204,8 @@ func (env durPhaseEnv) runClients(ctx context.Context, res *DurPhase, spec durCl
 	switch {
 	case ctx.Err() != nil:
 		err = ctx.Err()
-	case err != nil && errors.Is(context.Cause(pctx), ErrStalled):
-		err = fmt.Errorf("%w: %w", ErrStalled, err)
+	case err != nil && errors.Is(context.Cause(pctx), load.ErrStalled):
+		err = fmt.Errorf("%w: %w", load.ErrStalled, err)
 	}
 	if err != nil {
 		return fail(err)
@@ -222,7 +223,7 @@ func sampleCPU(ctx context.Context, pids []int, start time.Time, n int) []time.D
 	read := func() (time.Duration, bool) {
 		var sum time.Duration
 		for _, pid := range pids {
-			t, err := procCPU(pid)
+			t, err := load.ReadProcCPU(pid)
 			if err != nil {
 				return 0, false
 			}
@@ -232,7 +233,7 @@ func sampleCPU(ctx context.Context, pids []int, start time.Time, n int) []time.D
 	}
 	var out []time.Duration
 	for k := 0; k <= n; k++ {
-		if !sleepCtx(ctx, time.Until(start.Add(time.Duration(k)*time.Second))) {
+		if !load.SleepCtx(ctx, time.Until(start.Add(time.Duration(k)*time.Second))) {
 			break
 		}
 		t, ok := read()
@@ -283,7 +284,7 @@ func mergeRecorders(res *DurPhase, recs []durRecorder) {
 		r := &recs[i]
 		res.Ops += r.ops
 		if r.errs > 0 && res.Errors == 0 {
-			res.FirstError = errorName(int32(r.firstErr))
+			res.FirstError = load.ErrorName(int32(r.firstErr))
 		}
 		res.Errors += r.errs
 		if r.hist != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -213,7 +214,7 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 		"one dataDir with myid per server under %s), started, measured and stopped by PID (SIGTERM, SIGKILL after %v) before the next; "+
 		"zoo.cfg: %s, snapCount default, globalOutstandingLimit=%d, maxClientCnxns=0, admin.enableServer=false, "+
 		"4lw.commands.whitelist=*, and the durability lines below\n",
-		c.Servers, e.WorkDir, stopTimeout, c.Timing.orDefault(), c.GlobalOutstandingLimit)
+		c.Servers, e.WorkDir, launch.StopTimeout, c.Timing.OrDefault(), c.GlobalOutstandingLimit)
 	for _, s := range rep.Servers {
 		fmt.Fprintf(w, "- %s: `%s`", s.Target.Name, strings.Join(s.ZooCfg, " "))
 		in := s.Info
@@ -461,7 +462,7 @@ type durRunRecord struct {
 	LoadAvgStart   string            `json:"load_avg_start,omitempty"`
 	LoadAvgEnd     string            `json:"load_avg_end,omitempty"`
 	Servers        int               `json:"servers"`
-	Timing         Timing            `json:"timing"`
+	Timing         launch.Timing     `json:"timing"`
 	Clients        int               `json:"clients"`
 	ValueSize      int               `json:"value_bytes"`
 	WarmupS        float64           `json:"warmup_s"`

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -43,7 +44,7 @@ func cannedDurabilityReport() *DurabilityReport {
 		cpu := base
 		cpu.Phase, cpu.Seconds, cpu.TargetRate, cpu.Ops, cpu.OpsPerSec = DurPhaseCPU, 2, 1000, 2000, 1000
 		cpu.ServerCPUPerSecond = []float64{70 + float64(i), 72}
-		cpu.ServerCPUEach = []ProcCPU{{Server: "server.1 follower", CPU: 0.4}, {Server: "server.2 follower", CPU: 0.4}, {Server: "server.3 leader", CPU: 0.7}}
+		cpu.ServerCPUEach = []load.ProcCPU{{Server: "server.1 follower", CPU: 0.4}, {Server: "server.2 follower", CPU: 0.4}, {Server: "server.3 leader", CPU: 0.7}}
 		queue := base
 		queue.Phase, queue.Seconds, queue.PerSecond, queue.Ops, queue.OpsPerSec = DurPhaseQueue, 2, []int64{400, 420}, 820, 410
 		queue.Producers, queue.Consumers, queue.Produced, queue.ProducedPerSec = 1, 1, 900, 450

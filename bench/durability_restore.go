@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/corral-db/corral/bench/load"
 )
 
 // Restoration after a leader kill against the size of the tree: the
@@ -92,7 +94,7 @@ func (tr *durTree) restore(ctx context.Context, n int64) DurRestore {
 	}
 	tr.trials++
 	tr.cfg.Log.Info("killing the leader", "config", tr.target.Name, "znodes", n, "leader", tr.leader)
-	trial, _ := runTrial(ctx, fcfg, tr.ens, tr.trials, value(tr.cfg.ValueSize))
+	trial, _ := runTrial(ctx, fcfg, tr.ens, tr.trials, load.Value(tr.cfg.ValueSize))
 	res.Trial, res.RestoreMs = trial, trial.KillToWriteMs
 	if trial.NewLeader != 0 {
 		tr.leader = trial.NewLeader
@@ -118,7 +120,7 @@ func (tr *durTree) restore(ctx context.Context, n int64) DurRestore {
 				killed.ID, restoreFullTreeTimeout, kc, lc, kerr, lerr)
 			return res
 		}
-		if !sleepCtx(ctx, restorePoll) {
+		if !load.SleepCtx(ctx, restorePoll) {
 			res.Err = ctx.Err().Error()
 			return res
 		}

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // Snapshot latency against the size of the tree: the thesis's Fig. 5.3
@@ -70,23 +73,11 @@ type snapTimes struct {
 // that does not report it, or one not serving).
 var errNoSnapTime = errors.New("bench: mntr has no zk_cnt_snapshottime and zk_sum_snapshottime")
 
-// mntrValues maps mntr's "zk_<name>\t<value>" lines, zk_ prefix kept.
-func mntrValues(out string) map[string]string {
-	m := map[string]string{}
-	for _, line := range strings.Split(out, "\n") {
-		k, v, ok := strings.Cut(strings.TrimRight(line, "\r"), "\t")
-		if ok && strings.HasPrefix(k, "zk_") {
-			m[k] = strings.TrimSpace(v)
-		}
-	}
-	return m
-}
-
 // parseSnapTimes reads the snapshottime summary from mntr output. cnt and
 // sum are required (they are what a measurement uses); min, max and avg
 // are read when present.
 func parseSnapTimes(out string) (snapTimes, error) {
-	m := mntrValues(out)
+	m := load.MntrValues(out)
 	var t snapTimes
 	for _, f := range []struct {
 		key      string
@@ -132,9 +123,9 @@ func (t snapTimes) since(before snapTimes) (n int64, meanMs float64) {
 
 // parseZnodeCount reads zk_znode_count from mntr output.
 func parseZnodeCount(out string) (int64, error) {
-	v, ok := mntrValues(out)["zk_znode_count"]
+	v, ok := load.MntrValues(out)["zk_znode_count"]
 	if !ok {
-		return 0, fmt.Errorf("bench: mntr has no zk_znode_count: %q", firstLine(out))
+		return 0, fmt.Errorf("bench: mntr has no zk_znode_count: %q", launch.FirstLine(out))
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
@@ -145,7 +136,7 @@ func parseZnodeCount(out string) (int64, error) {
 
 // readSnapTimes asks addr for mntr and parses the snapshottime summary.
 func readSnapTimes(ctx context.Context, addr string) (snapTimes, error) {
-	out, err := fourLetter(ctx, addr, "mntr")
+	out, err := load.FourLetter(ctx, addr, "mntr")
 	if err != nil {
 		return snapTimes{}, err
 	}
@@ -154,7 +145,7 @@ func readSnapTimes(ctx context.Context, addr string) (snapTimes, error) {
 
 // znodeCount asks addr for mntr and returns zk_znode_count.
 func znodeCount(ctx context.Context, addr string) (int64, error) {
-	out, err := fourLetter(ctx, addr, "mntr")
+	out, err := load.FourLetter(ctx, addr, "mntr")
 	if err != nil {
 		return 0, err
 	}
@@ -333,7 +324,7 @@ func settleSnapshots(ctx context.Context, p snapProbe, lim snapLimits) ([]member
 		if time.Now().After(deadline) {
 			return last, fmt.Errorf("bench: snapshots still being written after %v", lim.settleTimeout)
 		}
-		if !sleepCtx(ctx, lim.poll) {
+		if !load.SleepCtx(ctx, lim.poll) {
 			return last, ctx.Err()
 		}
 		cur, err := snapState(ctx, p)
@@ -434,7 +425,7 @@ func measureSnapshots(ctx context.Context, p snapProbe, lim snapLimits, res *Dur
 		for _, i := range started {
 			wait := time.Now().Add(lim.waitTimeout)
 			for !done[i] && time.Now().Before(wait) {
-				if !sleepCtx(ctx, lim.poll) {
+				if !load.SleepCtx(ctx, lim.poll) {
 					fail(ctx.Err())
 					return
 				}
@@ -513,9 +504,9 @@ func (p liveSnapProbe) fill(ctx context.Context, n int64) (int64, error) {
 	if tr.keys == nil || tr.keys.Total() == 0 {
 		return 0, errors.New("bench: no nodes to overwrite (the tree was not grown)")
 	}
-	res, err := RunPhase(ctx, PhaseConfig{
+	res, err := load.RunPhase(ctx, load.PhaseConfig{
 		Target: tr.target.Name, Phase: "snapshot-fill", Addrs: tr.ens.ClientOrder(tr.leader),
-		Workload: WorkloadSet, Conns: snapFillConns, Inflight: snapFillInflight, ValueSize: tr.cfg.ValueSize,
+		Workload: load.WorkloadSet, Conns: snapFillConns, Inflight: snapFillInflight, ValueSize: tr.cfg.ValueSize,
 		Duration: snapFillTimeout, MaxOps: n, Keys: tr.keys, SessionTimeout: tr.cfg.SessionTimeout,
 	})
 	return res.Ops + res.Errors, err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/corral-db/corral/bench/load"
 )
 
 // The report's part for the tree-size figures (5.3 and 5.4): tables with
@@ -132,7 +134,7 @@ func writeDurTreeMarkdown(w io.Writer, rep *DurabilityReport) {
 	fmt.Fprintf(w, "Each configuration again on a fresh %d-server ensemble with the same zoo.cfg (snapCount default: 100000). "+
 		"The tree is grown with pipelined creates (%d sessions × %d in flight, %d-byte persistent nodes under %s) "+
 		"through the sizes, ascending; a size is the leader's zk_znode_count, the servers' own nodes included. At each size:\n\n",
-		c.Servers, growConns, growInflight, c.ValueSize, DefaultRoot)
+		c.Servers, growConns, growInflight, c.ValueSize, load.DefaultRoot)
 	fmt.Fprintf(w, "- snapshot (Fig. 5.3): after the members' snapshot files and mntr counters have been still for %v, "+
 		"existing nodes are overwritten (setData, so the tree keeps its size) until each member's own "+
 		"snapCount rule starts a snapshot; the writes go in chunks of about %v, and after a chunk in which a member's new "+

@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // The figures measured against the size of the tree, Fig. 5.3 (snapshot
@@ -59,11 +62,11 @@ const (
 type durTree struct {
 	cfg    DurabilityConfig
 	target DurabilityTarget
-	ens    *Ensemble
+	ens    *launch.Ensemble
 	leader int
 	// keys are the nodes made so far (the latest growth step's), which the
 	// snapshot measurement overwrites.
-	keys *KeySpace
+	keys *load.KeySpace
 	// trials counts the leader kills so far.
 	trials int
 }
@@ -71,9 +74,9 @@ type durTree struct {
 // mode is member id's role as last known.
 func (tr *durTree) mode(id int) string {
 	if id == tr.leader {
-		return ModeLeader
+		return launch.ModeLeader
 	}
-	return ModeFollower
+	return launch.ModeFollower
 }
 
 // treeSizes is the ascending union of the sizes of both figures.
@@ -87,9 +90,9 @@ func treeSizes(snap, restore []int64) []int64 {
 // the sizes of cfg.SnapCounts and cfg.RestoreCounts, measures at each,
 // and stops the members by PID. A failed measurement is recorded and the
 // Run goes on, unless the ensemble is no longer whole.
-func durabilityTree(ctx context.Context, cfg DurabilityConfig, base LaunchConfig, work string, t DurabilityTarget) (DurTreeRun, error) {
+func durabilityTree(ctx context.Context, cfg DurabilityConfig, base launch.LaunchConfig, work string, t DurabilityTarget) (DurTreeRun, error) {
 	run := DurTreeRun{DurabilityServer: DurabilityServer{Target: t, ZooCfg: t.Durability.Lines(), Info: ServerInfo{Target: t.Name}}}
-	if t.Server == TargetZooKeeper {
+	if t.Server == launch.TargetZooKeeper {
 		run.Info.JavaHeap = cfg.JavaHeap
 	}
 	fail := func(err error) (DurTreeRun, error) {
@@ -100,7 +103,7 @@ func durabilityTree(ctx context.Context, cfg DurabilityConfig, base LaunchConfig
 	lc.Dir = filepath.Join(work, t.Name+"-tree")
 	lc.GlobalOutstandingLimit, lc.Timing, lc.Durability = cfg.GlobalOutstandingLimit, cfg.Timing, t.Durability
 	cfg.Log.Info("starting ensemble for the tree-size figures", "config", t.Name, "servers", cfg.Servers)
-	ens, err := LaunchEnsemble(ctx, t.Server, EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
+	ens, err := launch.LaunchEnsemble(ctx, t.Server, launch.EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
 	if err != nil {
 		run.Info.Err = err.Error()
 		return fail(err)
@@ -128,9 +131,9 @@ func durabilityTree(ctx context.Context, cfg DurabilityConfig, base LaunchConfig
 	info.Addr = strings.Join(ens.Addrs(), ",")
 	info.Leader = memberName(ens, leader)
 	for _, m := range ens.Members {
-		mode := ModeFollower
+		mode := launch.ModeFollower
 		if m.ID == leader {
-			mode = ModeLeader
+			mode = launch.ModeLeader
 		}
 		info.Members = append(info.Members, MemberInfo{ID: m.ID, Addr: m.Addr, PID: m.PID(), Mode: mode})
 	}
@@ -210,9 +213,9 @@ func (tr *durTree) grow(ctx context.Context, n int64) (g DurGrowth, err error) {
 			return g, fmt.Errorf("bench: %s: the tree has %d nodes after %d create phases, want %d", tr.target.Name, have, growRounds, n)
 		}
 		tr.cfg.Log.Info("growing the tree", "config", tr.target.Name, "from", have, "to", n)
-		res, err := RunPhase(ctx, PhaseConfig{
+		res, err := load.RunPhase(ctx, load.PhaseConfig{
 			Target: tr.target.Name, Phase: "grow", Addrs: tr.ens.ClientOrder(tr.leader),
-			Workload: WorkloadCreate, Conns: growConns, Inflight: growInflight, ValueSize: tr.cfg.ValueSize,
+			Workload: load.WorkloadCreate, Conns: growConns, Inflight: growInflight, ValueSize: tr.cfg.ValueSize,
 			Duration: growTimeout, MaxOps: n - have, SessionTimeout: tr.cfg.SessionTimeout,
 		})
 		g.Created += res.Ops

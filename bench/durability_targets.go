@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // DurabilityTarget is one server configuration `corral bench durability`
@@ -12,8 +14,8 @@ type DurabilityTarget struct {
 	// Name labels the configuration in the report ("corral-diskless").
 	Name string `json:"name"`
 	// Server is TargetCorral or TargetZooKeeper.
-	Server     string     `json:"server"`
-	Durability Durability `json:"-"`
+	Server     string            `json:"server"`
+	Durability launch.Durability `json:"-"`
 }
 
 // Names of the configurations.
@@ -34,11 +36,11 @@ func DurabilityTargets() []DurabilityTarget {
 	return []DurabilityTarget{
 		// corral keeps forceSync=yes beside durability=: the durability key
 		// decides, and the file stays what ZooKeeper would also accept.
-		{Name: DurCorralSync, Server: TargetCorral, Durability: Durability{Mode: "sync"}},
-		{Name: DurCorralAsync, Server: TargetCorral, Durability: Durability{Mode: "async"}},
-		{Name: DurCorralDiskless, Server: TargetCorral, Durability: Durability{Mode: "diskless"}},
-		{Name: DurZKForceSync, Server: TargetZooKeeper, Durability: Durability{}},
-		{Name: DurZKNoForceSync, Server: TargetZooKeeper, Durability: Durability{NoForceSync: true}},
+		{Name: DurCorralSync, Server: launch.TargetCorral, Durability: launch.Durability{Mode: "sync"}},
+		{Name: DurCorralAsync, Server: launch.TargetCorral, Durability: launch.Durability{Mode: "async"}},
+		{Name: DurCorralDiskless, Server: launch.TargetCorral, Durability: launch.Durability{Mode: "diskless"}},
+		{Name: DurZKForceSync, Server: launch.TargetZooKeeper, Durability: launch.Durability{}},
+		{Name: DurZKNoForceSync, Server: launch.TargetZooKeeper, Durability: launch.Durability{NoForceSync: true}},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/config"
 )
 
@@ -30,7 +31,7 @@ func TestParseDurabilityTargets(t *testing.T) {
 // Each configuration's zoo.cfg says what it is meant to, and corral's own
 // parser reads corral's three into the three durability modes.
 func TestDurabilityZooCfg(t *testing.T) {
-	peers := []Peer{{ID: 1, QuorumPort: 1, ElectionPort: 2, ClientPort: 3}, {ID: 2, QuorumPort: 4, ElectionPort: 5, ClientPort: 6},
+	peers := []launch.Peer{{ID: 1, QuorumPort: 1, ElectionPort: 2, ClientPort: 3}, {ID: 2, QuorumPort: 4, ElectionPort: 5, ClientPort: 6},
 		{ID: 3, QuorumPort: 7, ElectionPort: 8, ClientPort: 9}}
 	want := map[string]struct {
 		lines []string
@@ -44,7 +45,7 @@ func TestDurabilityZooCfg(t *testing.T) {
 	}
 	for _, tg := range DurabilityTargets() {
 		w := want[tg.Name]
-		cfg := ServerConfig{DataDir: "/tmp/x", Peers: peers, Durability: tg.Durability}.ZooCfg()
+		cfg := launch.ServerConfig{DataDir: "/tmp/x", Peers: peers, Durability: tg.Durability}.ZooCfg()
 		var got []string
 		for _, l := range strings.Split(cfg, "\n") {
 			if strings.HasPrefix(l, "forceSync=") || strings.HasPrefix(l, "durability=") {
@@ -55,7 +56,7 @@ func TestDurabilityZooCfg(t *testing.T) {
 			t.Errorf("%s: durability lines %q, want %q", tg.Name, got, w.lines)
 		}
 		// ZooKeeper's files carry no corral-only key.
-		if tg.Server == TargetZooKeeper && strings.Contains(cfg, "durability") {
+		if tg.Server == launch.TargetZooKeeper && strings.Contains(cfg, "durability") {
 			t.Errorf("%s: zoo.cfg for ZooKeeper names durability:\n%s", tg.Name, cfg)
 		}
 		c, _, err := config.Parse(strings.NewReader(cfg), nil)
@@ -67,7 +68,7 @@ func TestDurabilityZooCfg(t *testing.T) {
 		}
 	}
 	// The zero value is what compare and failover have always written.
-	if cfg := (ServerConfig{DataDir: "/tmp/x", Port: 2181}).ZooCfg(); strings.Count(cfg, "forceSync=yes\n") != 1 ||
+	if cfg := (launch.ServerConfig{DataDir: "/tmp/x", Port: 2181}).ZooCfg(); strings.Count(cfg, "forceSync=yes\n") != 1 ||
 		strings.Contains(cfg, "durability") {
 		t.Errorf("default zoo.cfg changed:\n%s", cfg)
 	}

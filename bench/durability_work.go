@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
@@ -32,7 +33,7 @@ const (
 // each when the one before is answered, or, with tokens, each when a token
 // arrives (until tokens is closed). ks.Counts[i] is the number of creates
 // it sent.
-func createLoop(ctx context.Context, c *conn, i int, w durWindow, ks *KeySpace, data []byte,
+func createLoop(ctx context.Context, c *load.Conn, i int, w durWindow, ks *load.KeySpace, data []byte,
 	tokens <-chan struct{}, rec *durRecorder, series *secondCounter) error {
 	var path []byte
 	for n := 0; n < durMaxOpsPerClient; n++ {
@@ -50,8 +51,8 @@ func createLoop(ctx context.Context, c *conn, i int, w durWindow, ks *KeySpace, 
 		if !sent.Before(w.end) {
 			return nil
 		}
-		path = ks.appendPath(path[:0], i, ks.Counts[i])
-		code, _, err := c.call(ctx, func(e *wire.Encoder, xid int32) { appendCreate(e, xid, path, data) })
+		path = ks.AppendPath(path[:0], i, ks.Counts[i])
+		code, _, err := c.Call(ctx, func(e *wire.Encoder, xid int32) { load.AppendCreate(e, xid, path, data) })
 		if err != nil {
 			return err
 		}
@@ -64,16 +65,16 @@ func createLoop(ctx context.Context, c *conn, i int, w durWindow, ks *KeySpace, 
 // durCreate is the create phase (the thesis's Fig. 5.1): clients
 // synchronous clients create nodes as fast as they are answered. It
 // returns the nodes made, for the get phase.
-func (env durPhaseEnv) durCreate(ctx context.Context, clients, valueSize int, warmup, duration time.Duration) (DurPhase, *KeySpace) {
+func (env durPhaseEnv) durCreate(ctx context.Context, clients, valueSize int, warmup, duration time.Duration) (DurPhase, *load.KeySpace) {
 	res := DurPhase{Phase: DurPhaseCreate}
-	ks := &KeySpace{Root: durRoot, Prefix: durCreatePfx, Counts: make([]int64, clients)}
+	ks := &load.KeySpace{Root: durRoot, Prefix: durCreatePfx, Counts: make([]int64, clients)}
 	recs := make([]durRecorder, clients)
 	series := newSecondCounter(duration)
-	data := value(valueSize)
+	data := load.Value(valueSize)
 	env.runClients(ctx, &res, durClients{
 		n: clients, warmup: warmup, duration: duration,
-		setup: func(ctx context.Context, c *conn) error { return c.ensureNode(ctx, durRoot) },
-		work: func(ctx context.Context, i int, c *conn, w durWindow) error {
+		setup: func(ctx context.Context, c *load.Conn) error { return c.EnsureNode(ctx, durRoot) },
+		work: func(ctx context.Context, i int, c *load.Conn, w durWindow) error {
 			return createLoop(ctx, c, i, w, ks, data, nil, &recs[i], series)
 		},
 	})
@@ -84,14 +85,14 @@ func (env durPhaseEnv) durCreate(ctx context.Context, clients, valueSize int, wa
 
 // durGet is the getData phase (Fig. 5.2): clients synchronous clients read
 // the nodes the create phase made, each walking its own share.
-func (env durPhaseEnv) durGet(ctx context.Context, clients int, ks *KeySpace, warmup, duration time.Duration) DurPhase {
+func (env durPhaseEnv) durGet(ctx context.Context, clients int, ks *load.KeySpace, warmup, duration time.Duration) DurPhase {
 	res := DurPhase{Phase: DurPhaseGet}
 	recs := make([]durRecorder, clients)
 	series := newSecondCounter(duration)
 	env.runClients(ctx, &res, durClients{
 		n: clients, warmup: warmup, duration: duration,
-		work: func(ctx context.Context, i int, c *conn, w durWindow) error {
-			kc, err := newKeyCursor(ks, i)
+		work: func(ctx context.Context, i int, c *load.Conn, w durWindow) error {
+			kc, err := load.NewKeyCursor(ks, i)
 			if err != nil {
 				return err
 			}
@@ -100,8 +101,8 @@ func (env durPhaseEnv) durGet(ctx context.Context, clients int, ks *KeySpace, wa
 				if !sent.Before(w.end) {
 					return nil
 				}
-				path := kc.nextPath()
-				code, _, err := c.call(ctx, func(e *wire.Encoder, xid int32) { appendGetData(e, xid, path) })
+				path := kc.NextPath()
+				code, _, err := c.Call(ctx, func(e *wire.Encoder, xid int32) { load.AppendGetData(e, xid, path) })
 				if err != nil {
 					return err
 				}
@@ -120,26 +121,26 @@ func (env durPhaseEnv) durGet(ctx context.Context, clients int, ks *KeySpace, wa
 // warm-up, while the members' CPU time is read.
 func (env durPhaseEnv) durCPU(ctx context.Context, clients, valueSize int, rate float64, warmup, duration time.Duration) DurPhase {
 	res := DurPhase{Phase: DurPhaseCPU, TargetRate: rate}
-	ks := &KeySpace{Root: durRoot, Prefix: durCPUPfx, Counts: make([]int64, clients)}
+	ks := &load.KeySpace{Root: durRoot, Prefix: durCPUPfx, Counts: make([]int64, clients)}
 	recs := make([]durRecorder, clients)
 	series := newSecondCounter(duration)
-	data := value(valueSize)
+	data := load.Value(valueSize)
 	tokens := make(chan struct{}, clients)
 	var missed atomic.Int64
 	var started atomic.Bool
 	pacerDone := make(chan struct{})
 	env.runClients(ctx, &res, durClients{
 		n: clients, warmup: warmup, duration: duration,
-		setup: func(ctx context.Context, c *conn) error { return c.ensureNode(ctx, durRoot) },
-		work: func(ctx context.Context, i int, c *conn, w durWindow) error {
+		setup: func(ctx context.Context, c *load.Conn) error { return c.EnsureNode(ctx, durRoot) },
+		work: func(ctx context.Context, i int, c *load.Conn, w durWindow) error {
 			if i == 0 {
 				// One pacer for the phase, started with the window; it
 				// stops at the window's end or with ctx.
-				p := pacer{rate: rate, t0: w.t0, start: w.start, end: w.end, now: time.Now, sleep: sleepCtx}
+				p := load.Pacer{Rate: rate, T0: w.t0, Start: w.start, End: w.end, Now: time.Now, Sleep: load.SleepCtx}
 				started.Store(true)
 				go func() {
 					defer close(pacerDone)
-					_, m := p.run(ctx, tokens)
+					_, m := p.Run(ctx, tokens)
 					missed.Store(m)
 				}()
 			}
@@ -186,8 +187,8 @@ func (env durPhaseEnv) durQueue(ctx context.Context, qc durQueueConfig) DurPhase
 	prefix := []byte(durQueueRoot + "/" + durQueueMsgPfx)
 	env.runClients(ctx, &res, durClients{
 		n: n, warmup: qc.warmup, duration: qc.duration,
-		setup: func(ctx context.Context, c *conn) error { return c.ensureNode(ctx, durQueueRoot) },
-		work: func(ctx context.Context, i int, c *conn, w durWindow) error {
+		setup: func(ctx context.Context, c *load.Conn) error { return c.EnsureNode(ctx, durQueueRoot) },
+		work: func(ctx context.Context, i int, c *load.Conn, w durWindow) error {
 			if i < qc.producers {
 				return produceLoop(ctx, c, w, prefix, qc, &produced, &consumed, &prodRecs[i], prodSeries)
 			}
@@ -228,22 +229,22 @@ func (env durPhaseEnv) durQueue(ctx context.Context, qc durQueueConfig) DurPhase
 const durMsgStamp = 8
 
 // produceLoop creates messages one at a time while the backlog allows.
-func produceLoop(ctx context.Context, c *conn, w durWindow, prefix []byte, qc durQueueConfig,
+func produceLoop(ctx context.Context, c *load.Conn, w durWindow, prefix []byte, qc durQueueConfig,
 	produced, consumed *atomic.Int64, rec *durRecorder, series *secondCounter) error {
-	msg := value(max(qc.valueSize, durMsgStamp))
+	msg := load.Value(max(qc.valueSize, durMsgStamp))
 	for n := 0; n < durMaxOpsPerClient; n++ {
 		sent := time.Now()
 		if !sent.Before(w.end) {
 			return nil
 		}
 		if produced.Load()-consumed.Load() >= qc.maxBacklog {
-			if !sleepCtx(ctx, time.Millisecond) {
+			if !load.SleepCtx(ctx, time.Millisecond) {
 				return context.Cause(ctx)
 			}
 			continue
 		}
 		binary.BigEndian.PutUint64(msg, uint64(sent.Sub(w.t0)))
-		code, _, err := c.createSeq(ctx, prefix, msg)
+		code, _, err := c.CreateSeq(ctx, prefix, msg)
 		if err != nil {
 			return err
 		}
@@ -257,14 +258,14 @@ func produceLoop(ctx context.Context, c *conn, w durWindow, prefix []byte, qc du
 
 // consumeLoop lists the queue and takes its messages in order; an empty
 // queue is listed again after a millisecond.
-func consumeLoop(ctx context.Context, c *conn, w durWindow, root []byte, consumed *atomic.Int64,
+func consumeLoop(ctx context.Context, c *load.Conn, w durWindow, root []byte, consumed *atomic.Int64,
 	rec *durRecorder, e2e *stats.Hist, lost *int64, series *secondCounter) error {
 	var path []byte
 	for n := 0; n < durMaxOpsPerClient; n++ {
 		if !time.Now().Before(w.end) {
 			return nil
 		}
-		code, names, err := c.getChildren(ctx, root)
+		code, names, err := c.GetChildren(ctx, root)
 		if err != nil {
 			return err
 		}
@@ -272,7 +273,7 @@ func consumeLoop(ctx context.Context, c *conn, w durWindow, root []byte, consume
 			if code != wire.CodeOK {
 				rec.done(w, nil, time.Now(), time.Now(), code)
 			}
-			if !sleepCtx(ctx, time.Millisecond) {
+			if !load.SleepCtx(ctx, time.Millisecond) {
 				return context.Cause(ctx)
 			}
 			continue
@@ -284,7 +285,7 @@ func consumeLoop(ctx context.Context, c *conn, w durWindow, root []byte, consume
 				return nil
 			}
 			path = append(append(append(path[:0], root...), '/'), name...)
-			code, data, err := c.getData(ctx, path)
+			code, data, err := c.GetData(ctx, path)
 			if err != nil {
 				return err
 			}
@@ -298,7 +299,7 @@ func consumeLoop(ctx context.Context, c *conn, w durWindow, root []byte, consume
 				rec.done(w, nil, time.Now(), time.Now(), code)
 				continue
 			}
-			if code, err = c.deleteNode(ctx, path); err != nil {
+			if code, err = c.DeleteNode(ctx, path); err != nil {
 				return err
 			}
 			now := time.Now()

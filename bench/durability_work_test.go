@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/wire"
 )
 
 func durTestEnv(addrs ...string) durPhaseEnv {
 	return durPhaseEnv{
-		config: "fake", server: TargetCorral, addrs: addrs,
+		config: "fake", server: launch.TargetCorral, addrs: addrs,
 		sessionTimeout: 30 * time.Second, drain: 10 * time.Second, log: slog.New(slog.DiscardHandler),
 	}
 }

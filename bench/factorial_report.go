@@ -51,7 +51,7 @@ func WriteFactorialMarkdown(w io.Writer, rep *FactorialReport) {
 		k, s.Reps, (1<<k)*s.Reps, s.Keys, s.Warmup, s.Duration, s.Inflight, s.Seed)
 	fmt.Fprintf(w, "- response: %s\n", responseDesc(s.Response, levelValues(s, FactorWorkload)))
 	fmt.Fprintf(w, "- zoo.cfg as compare's (%s) but for durability: sync is corral durability=sync / ZooKeeper forceSync=yes, "+
-		"async corral durability=async / ZooKeeper forceSync=no", s.Timing.orDefault())
+		"async corral durability=async / ZooKeeper forceSync=no", s.Timing.OrDefault())
 	if s.JavaHeap != "" {
 		fmt.Fprintf(w, "; ZooKeeper's JVM heap -Xmx%s per server", s.JavaHeap)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -59,7 +61,7 @@ type FactorialConfig struct {
 	Duration time.Duration
 
 	CorralBin, ZKLib, Java, JavaHeap string
-	Timing                           Timing
+	Timing                           launch.Timing
 	WorkDir                          string
 	Keep                             bool
 	OutDir                           string
@@ -81,7 +83,7 @@ const (
 // KiB) and durability (sync vs async), two replications, setData
 // throughput. The workload writes because two of the three factors act
 // on writes only: a read touches neither the disk nor the quorum, so a
-// getData response would show durability's effect as zero by
+// GetData response would show durability's effect as zero by
 // construction. 16 connections with 16 requests in flight saturate every
 // combination. 16 runs of a launch, 1000 creates and 3 s + 5 s take
 // about three minutes on 2 cores.
@@ -90,11 +92,11 @@ func DefaultFactorialConfig() FactorialConfig {
 		Factors: []string{FactorServers, FactorValue, FactorDurability},
 		Levels: map[string][]string{
 			FactorServers: {"1", "3"}, FactorValue: {"64", "1024"}, FactorDurability: {levelSync, levelAsync},
-			FactorTarget: {TargetCorral}, FactorWorkload: {string(WorkloadSet)}, FactorClients: {"16"},
+			FactorTarget: {launch.TargetCorral}, FactorWorkload: {string(load.WorkloadSet)}, FactorClients: {"16"},
 		},
 		Reps: DefaultFactorialReps, Seed: 1, Response: ResponseOps, Inflight: DefaultFactorialInflight,
 		Keys: DefaultScaleKeys, Warmup: DefaultScaleWarmup, Duration: DefaultScaleDuration,
-		Java: "java", JavaHeap: DefaultJavaHeap,
+		Java: "java", JavaHeap: launch.DefaultJavaHeap,
 	}
 }
 
@@ -110,23 +112,23 @@ func applyLevel(spec *TrialSpec, factor, level string) error {
 	var err error
 	switch factor {
 	case FactorServers:
-		spec.Servers, err = num(1, MaxServers)
+		spec.Servers, err = num(1, launch.MaxServers)
 	case FactorValue:
 		spec.Load.ValueSize, err = num(0, 1<<20-1024)
 	case FactorClients:
-		spec.Load.Conns, err = num(1, MaxConns)
+		spec.Load.Conns, err = num(1, launch.MaxConns)
 	case FactorDurability:
-		if _, err = durabilityFor(TargetCorral, level); err == nil {
+		if _, err = durabilityFor(launch.TargetCorral, level); err == nil {
 			spec.Durability = level
 		}
 	case FactorTarget:
-		if level != TargetCorral && level != TargetZooKeeper {
-			return fmt.Errorf("bench: target level %q (want %s or %s)", level, TargetCorral, TargetZooKeeper)
+		if level != launch.TargetCorral && level != launch.TargetZooKeeper {
+			return fmt.Errorf("bench: target level %q (want %s or %s)", level, launch.TargetCorral, launch.TargetZooKeeper)
 		}
 		spec.Target = level
 	case FactorWorkload:
-		w, perr := ParseWorkload(level)
-		if perr != nil || w == WorkloadSeqCreate {
+		w, perr := load.ParseWorkload(level)
+		if perr != nil || w == load.WorkloadSeqCreate {
 			return fmt.Errorf("bench: workload level %q (want create, set or get)", level)
 		}
 		spec.Load.Workload = w
@@ -200,26 +202,26 @@ func (c *FactorialConfig) Validate() error {
 		return fmt.Errorf("bench: reps must be in [1, %d]", maxFactorialReps)
 	case c.Response != ResponseOps && c.Response != ResponseP50 && c.Response != ResponseP99:
 		return fmt.Errorf("bench: response %q (want %s, %s or %s)", c.Response, ResponseOps, ResponseP50, ResponseP99)
-	case c.Inflight < 1 || c.Inflight > MaxInflight:
-		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", MaxInflight)
+	case c.Inflight < 1 || c.Inflight > launch.MaxInflight:
+		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", launch.MaxInflight)
 	case c.Keys < 1 || c.Keys > 10_000_000:
 		return errors.New("bench: keys must be in [1, 10000000]")
-	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
-		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase)
+	case c.Duration <= 0 || c.Duration > launch.MaxPhase || c.Warmup < 0 || c.Warmup > launch.MaxPhase:
+		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", launch.MaxPhase, launch.MaxPhase)
 	}
 	return nil
 }
 
 // responseOf is the response c analyses from a phase.
-func (c *FactorialConfig) responseOf(r *PhaseResult) (float64, bool) {
+func (c *FactorialConfig) responseOf(r *load.PhaseResult) (float64, bool) {
 	if !Usable(r) {
 		return 0, false
 	}
 	switch c.Response {
 	case ResponseP50:
-		return Ms(r.P50), r.Latency.Count > 0
+		return load.Ms(r.P50), r.Latency.Count > 0
 	case ResponseP99:
-		return Ms(r.P99), r.Latency.Count > 0
+		return load.Ms(r.P99), r.Latency.Count > 0
 	}
 	return r.OpsPerSec, true
 }
@@ -249,7 +251,7 @@ type FactorialSettings struct {
 	Keys     int64               `json:"keys"`
 	Warmup   time.Duration       `json:"warmup_ns"`
 	Duration time.Duration       `json:"duration_ns"`
-	Timing   Timing              `json:"timing"`
+	Timing   launch.Timing       `json:"timing"`
 	JavaHeap string              `json:"java_heap,omitempty"`
 }
 
@@ -262,7 +264,7 @@ type FactorialRun struct {
 	Levels     map[string]string `json:"levels"`
 	Response   float64           `json:"response"`
 	OK         bool              `json:"ok"`
-	Result     *PhaseResult      `json:"result,omitempty"`
+	Result     *load.PhaseResult `json:"result,omitempty"`
 	Server     ServerInfo        `json:"-"`
 	Err        string            `json:"error,omitempty"`
 }
@@ -279,16 +281,16 @@ func Factorial(ctx context.Context, cfg FactorialConfig) (*FactorialReport, erro
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	cfg.Timing = cfg.Timing.orDefault()
+	cfg.Timing = cfg.Timing.OrDefault()
 	rep := &FactorialReport{Start: time.Now(), Env: newEnv(), Command: cfg.Command}
 	rep.Settings = FactorialSettings{Factors: cfg.Factors, Levels: cfg.Levels, Reps: cfg.Reps, Seed: cfg.Seed,
 		Response: cfg.Response, Inflight: cfg.Inflight, Keys: cfg.Keys, Warmup: cfg.Warmup, Duration: cfg.Duration, Timing: cfg.Timing}
-	if slices.ContainsFunc(specs, func(s TrialSpec) bool { return s.Target == TargetZooKeeper }) {
+	if slices.ContainsFunc(specs, func(s TrialSpec) bool { return s.Target == launch.TargetZooKeeper }) {
 		rep.Settings.JavaHeap = cfg.JavaHeap
 	}
 	run := cfg.run
 	if run == nil {
-		work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-factorial-", cfg.Keep, cfg.Log)
+		work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-factorial-", cfg.Keep, cfg.Log)
 		if err != nil {
 			return nil, err
 		}

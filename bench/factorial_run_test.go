@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -23,7 +25,7 @@ type additiveTrials struct {
 	fail  func(spec TrialSpec) bool
 }
 
-func (a *additiveTrials) run(_ context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error) {
+func (a *additiveTrials) run(_ context.Context, spec TrialSpec) (ServerInfo, []load.PhaseResult, error) {
 	a.specs = append(a.specs, spec)
 	if a.fail != nil && a.fail(spec) {
 		return ServerInfo{Target: spec.Target, Err: "boom"}, nil, errors.New("boom")
@@ -41,9 +43,9 @@ func (a *additiveTrials) run(_ context.Context, spec TrialSpec) (ServerInfo, []P
 	} else {
 		y += 5
 	}
-	r := PhaseResult{Target: spec.Target, Phase: string(spec.Load.Workload), Workload: spec.Load.Workload, Seconds: 5,
+	r := load.PhaseResult{Target: spec.Target, Phase: string(spec.Load.Workload), Workload: spec.Load.Workload, Seconds: 5,
 		Ops: int64(y * 5), OpsPerSec: y, Latency: stats.Latency{Count: 10, P50: int64(y), P99: int64(2 * y)}}
-	return ServerInfo{Target: spec.Target}, []PhaseResult{r}, nil
+	return ServerInfo{Target: spec.Target}, []load.PhaseResult{r}, nil
 }
 
 func TestFactorialDefaultDesign(t *testing.T) {
@@ -75,11 +77,11 @@ func TestFactorialDefaultDesign(t *testing.T) {
 		if stats.FactorHigh(run.Experiment, 2) {
 			wantDur = levelAsync
 		}
-		if s.Servers != wantServers || s.Load.ValueSize != wantValue || s.Durability != wantDur || s.Target != TargetCorral ||
-			s.Load.Workload != WorkloadSet || s.Load.Conns != 16 || s.Load.Inflight != DefaultFactorialInflight || s.Reps != 1 {
+		if s.Servers != wantServers || s.Load.ValueSize != wantValue || s.Durability != wantDur || s.Target != launch.TargetCorral ||
+			s.Load.Workload != load.WorkloadSet || s.Load.Conns != 16 || s.Load.Inflight != DefaultFactorialInflight || s.Reps != 1 {
 			t.Errorf("run %d (experiment %d): spec %+v", i, run.Experiment, s)
 		}
-		if run.Levels[FactorServers] != map[int]string{1: "1", 3: "3"}[wantServers] || run.Levels[FactorTarget] != TargetCorral {
+		if run.Levels[FactorServers] != map[int]string{1: "1", 3: "3"}[wantServers] || run.Levels[FactorTarget] != launch.TargetCorral {
 			t.Errorf("run %d levels %v", i, run.Levels)
 		}
 	}
@@ -239,7 +241,7 @@ func TestFactorialRejectsInvalidCombination(t *testing.T) {
 	cfg := DefaultFactorialConfig()
 	cfg.run = (&additiveTrials{}).run
 	cfg.Factors = []string{FactorTarget, FactorDurability}
-	cfg.Levels[FactorTarget] = []string{TargetCorral, TargetZooKeeper}
+	cfg.Levels[FactorTarget] = []string{launch.TargetCorral, launch.TargetZooKeeper}
 	cfg.Levels[FactorDurability] = []string{levelSync, levelDiskless}
 	if _, err := Factorial(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "no diskless mode") {
 		t.Errorf("error %v", err)

@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"path/filepath"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // FailoverConfig configures Failover. Zero fields take the defaults below.
@@ -16,7 +19,7 @@ type FailoverConfig struct {
 	Servers int
 	// Trials is the number of leader kills.
 	Trials int
-	Timing Timing
+	Timing launch.Timing
 	// SessionTimeout is what the writer's session asks for.
 	SessionTimeout time.Duration
 	// ValueSize is the data size of each setData.
@@ -60,16 +63,16 @@ const FailoverPath = "/bench-failover"
 
 func (c *FailoverConfig) fill() error {
 	if c.Target == "" {
-		c.Target = TargetCorral
+		c.Target = launch.TargetCorral
 	}
-	if c.Target != TargetCorral && c.Target != TargetZooKeeper {
-		return fmt.Errorf("bench: unknown target %q (want %s or %s)", c.Target, TargetCorral, TargetZooKeeper)
+	if c.Target != launch.TargetCorral && c.Target != launch.TargetZooKeeper {
+		return fmt.Errorf("bench: unknown target %q (want %s or %s)", c.Target, launch.TargetCorral, launch.TargetZooKeeper)
 	}
 	if c.Servers == 0 {
 		c.Servers = DefaultFailoverServers
 	}
-	if c.Servers < 3 || c.Servers > MaxServers {
-		return fmt.Errorf("bench: failover needs an ensemble of 3 to %d servers, not %d", MaxServers, c.Servers)
+	if c.Servers < 3 || c.Servers > launch.MaxServers {
+		return fmt.Errorf("bench: failover needs an ensemble of 3 to %d servers, not %d", launch.MaxServers, c.Servers)
 	}
 	if c.Trials == 0 {
 		c.Trials = DefaultFailoverTrials
@@ -77,7 +80,7 @@ func (c *FailoverConfig) fill() error {
 	if c.Trials < 1 || c.Trials > MaxTrials {
 		return fmt.Errorf("bench: trials must be in [1, %d]", MaxTrials)
 	}
-	c.Timing = c.Timing.orDefault()
+	c.Timing = c.Timing.OrDefault()
 	if c.SessionTimeout <= 0 {
 		c.SessionTimeout = DefaultSessionTimeout
 	}
@@ -97,7 +100,7 @@ func (c *FailoverConfig) fill() error {
 		c.Java = "java"
 	}
 	if c.JavaHeap == "" {
-		c.JavaHeap = DefaultJavaHeap
+		c.JavaHeap = launch.DefaultJavaHeap
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -112,7 +115,7 @@ type FailoverReport struct {
 	Target string
 	// Servers is the ensemble's size.
 	Servers int
-	Timing  Timing
+	Timing  launch.Timing
 	// SessionTimeout is what the writer asked for; Negotiated what the
 	// servers granted (the last value seen).
 	SessionTimeout time.Duration
@@ -187,7 +190,7 @@ func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) 
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-failover-", cfg.Keep, cfg.Log)
+	work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-failover-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -198,21 +201,21 @@ func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) 
 		RecoveryTimeout: cfg.RecoveryTimeout, WholeTimeout: cfg.WholeTimeout,
 	}
 	rep.Env.WorkDir, rep.Env.Servers, rep.Env.Timing = work, cfg.Servers, cfg.Timing
-	if cfg.Target == TargetZooKeeper {
+	if cfg.Target == launch.TargetZooKeeper {
 		rep.JavaHeap = cfg.JavaHeap
 	}
 	fail := func(err error) (*FailoverReport, error) {
 		rep.Err = err.Error()
 		return rep, err
 	}
-	lc := LaunchConfig{
+	lc := launch.LaunchConfig{
 		Dir: filepath.Join(work, cfg.Target), Timing: cfg.Timing, ReadyTimeout: cfg.WholeTimeout,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
 	if err := prepareLaunch(ctx, cfg.Target, &lc, work); err != nil {
 		return fail(err)
 	}
-	ens, err := LaunchEnsemble(ctx, cfg.Target, EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
+	ens, err := launch.LaunchEnsemble(ctx, cfg.Target, launch.EnsembleConfig{LaunchConfig: lc, Servers: cfg.Servers})
 	if err != nil {
 		return fail(err)
 	}
@@ -230,7 +233,7 @@ func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) 
 	if err := setupFailoverNode(ctx, ens.Addrs()[0]); err != nil {
 		return fail(err)
 	}
-	data := value(cfg.ValueSize)
+	data := load.Value(cfg.ValueSize)
 	for i := 1; i <= cfg.Trials; i++ {
 		if err := ctx.Err(); err != nil {
 			return fail(err)
@@ -253,20 +256,20 @@ func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) 
 func setupFailoverNode(ctx context.Context, addr string) error {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := dial(dctx, addr, 30*time.Second)
+	c, err := load.Dial(dctx, addr, 30*time.Second)
 	if err != nil {
 		return err
 	}
-	if err := c.ensureNode(dctx, FailoverPath); err != nil {
-		c.close()
+	if err := c.EnsureNode(dctx, FailoverPath); err != nil {
+		c.Close()
 		return err
 	}
-	return c.closeSession(dctx)
+	return c.CloseSession(dctx)
 }
 
 // runTrial kills the leader once under the writer. It returns the trial
 // and the session timeout the writer was granted.
-func runTrial(ctx context.Context, cfg FailoverConfig, ens *Ensemble, n int, data []byte) (FailoverTrial, time.Duration) {
+func runTrial(ctx context.Context, cfg FailoverConfig, ens *launch.Ensemble, n int, data []byte) (FailoverTrial, time.Duration) {
 	tr := FailoverTrial{Trial: n}
 	failed := func(err error) (FailoverTrial, time.Duration) {
 		tr.Err = err.Error()

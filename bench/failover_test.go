@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // TestFailoverKillsAndRestartsTheLeader runs the harness against fake
@@ -21,7 +22,7 @@ func TestFailoverKillsAndRestartsTheLeader(t *testing.T) {
 	defer cancel()
 	out := t.TempDir()
 	rep, err := Failover(ctx, FailoverConfig{
-		Target: TargetCorral, CorralBin: os.Args[0], Trials: 3, Pre: 50 * time.Millisecond,
+		Target: launch.TargetCorral, CorralBin: os.Args[0], Trials: 3, Pre: 50 * time.Millisecond,
 		RecoveryTimeout: 10 * time.Second, WholeTimeout: 20 * time.Second,
 		WorkDir: t.TempDir(), OutDir: out,
 	})
@@ -63,7 +64,7 @@ func TestFailoverWriterMovesToALiveServer(t *testing.T) {
 		s.Nodes[FailoverPath], s.Attempted[FailoverPath] = []byte{}, true
 	}
 	w := newFailWriter([]string{a.Addr(), b.Addr()}, 0, []byte(FailoverPath), []byte("x"), 4*time.Second, 100000, time.Minute, func(string, ...any) {})
-	ctx := testCtx(t)
+	ctx := benchTestCtx(t)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // WriteFailoverMarkdown writes the failover report: the conditions, the
@@ -31,7 +33,7 @@ func WriteFailoverMarkdown(w io.Writer, rep *FailoverReport) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- zoo.cfg: %s, forceSync=yes, one dataDir with myid per server, server.N=127.0.0.1:quorum:election;127.0.0.1:client\n",
-		rep.Timing.orDefault())
+		rep.Timing.OrDefault())
 	neg := "not granted"
 	if rep.Negotiated > 0 {
 		neg = rep.Negotiated.String()
@@ -96,7 +98,7 @@ type failoverJSON struct {
 	SessionTimeoutMs float64 `json:"session_timeout_ms"`
 	NegotiatedMs     float64 `json:"negotiated_session_timeout_ms"`
 	ValueSize        int     `json:"value_bytes"`
-	Timing
+	launch.Timing
 }
 
 // WriteFailoverJSONLines writes one JSON object per trial ("kind":
@@ -105,7 +107,7 @@ func WriteFailoverJSONLines(w io.Writer, rep *FailoverReport) error {
 	common := failoverJSON{
 		Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs, Target: rep.Target, Servers: rep.Servers,
 		SessionTimeoutMs: msOf(rep.SessionTimeout), NegotiatedMs: msOf(rep.Negotiated), ValueSize: rep.ValueSize,
-		Timing: rep.Timing.orDefault(),
+		Timing: rep.Timing.OrDefault(),
 	}
 	enc := json.NewEncoder(w)
 	for _, t := range rep.Trials {

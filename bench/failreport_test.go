@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
 )
 
 func sampleFailover() *FailoverReport {
@@ -16,8 +18,8 @@ func sampleFailover() *FailoverReport {
 			RejoinMs: 1500, gap: gap, measure: true}
 	}
 	return &FailoverReport{
-		Start: time.Unix(0, 0), Env: Env{CPUs: 2}, Target: TargetZooKeeper, Servers: 3,
-		Timing: DefaultTiming(), SessionTimeout: 10 * time.Second, Negotiated: 10 * time.Second,
+		Start: time.Unix(0, 0), Env: Env{CPUs: 2}, Target: launch.TargetZooKeeper, Servers: 3,
+		Timing: launch.DefaultTiming(), SessionTimeout: 10 * time.Second, Negotiated: 10 * time.Second,
 		ValueSize: 128, Pre: time.Second, RecoveryTimeout: time.Minute, WholeTimeout: 2 * time.Minute,
 		Trials: []FailoverTrial{
 			trial(1, 3, 2, 700*time.Millisecond),

@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // FailuresConfig configures Failures: the ZooKeeper paper's Fig. 8,
@@ -22,7 +25,7 @@ type FailuresConfig struct {
 	// must be empty).
 	Connect []string
 	// ReadPct is the share of reads (the paper: 70, "a constant 30%
-	// writes").
+	// Writes").
 	ReadPct   int
 	Conns     int
 	Inflight  int
@@ -57,12 +60,12 @@ func DefaultFailuresConfig() FailuresConfig {
 	// A constant that parses (tested).
 	steps, _ := ParseSchedule(DefaultFailureSchedule)
 	return FailuresConfig{
-		Targets: []string{TargetCorral, TargetZooKeeper}, Servers: DefaultFailuresServers,
+		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: DefaultFailuresServers,
 		ReadPct: DefaultFailuresReadPct, Conns: DefaultMixedConns, Inflight: DefaultMixedInflight,
 		ValueSize: DefaultMixedValue, Keys: DefaultMixedKeys, Warmup: DefaultMixedWarmup,
 		Duration: DefaultFailuresDuration, Bucket: DefaultFailuresBucket, Schedule: steps,
 		SessionTimeout: DefaultSessionTimeout, Seed: 1,
-		LaunchSpec: LaunchSpec{Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap},
+		LaunchSpec: LaunchSpec{Timing: launch.DefaultTiming(), Java: "java", JavaHeap: launch.DefaultJavaHeap},
 	}
 }
 
@@ -73,12 +76,12 @@ func (c *FailuresConfig) Validate() error {
 			errs = append(errs, errors.New("bench: nothing to launch"))
 		}
 		for _, t := range c.Targets {
-			if t != TargetCorral && t != TargetZooKeeper {
+			if t != launch.TargetCorral && t != launch.TargetZooKeeper {
 				errs = append(errs, fmt.Errorf("bench: unknown target %q", t))
 			}
 		}
-		if c.Servers < 1 || c.Servers > MaxServers {
-			errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", c.Servers, MaxServers))
+		if c.Servers < 1 || c.Servers > launch.MaxServers {
+			errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", c.Servers, launch.MaxServers))
 		}
 	} else if len(c.Schedule) > 0 {
 		errs = append(errs, errors.New("bench: failures can only be injected into ensembles the benchmark launched (--schedule none with --connect)"))
@@ -94,14 +97,14 @@ func (c *FailuresConfig) Validate() error {
 	switch {
 	case c.ReadPct < 0 || c.ReadPct > 100:
 		errs = append(errs, errors.New("bench: read percentage must be in [0, 100]"))
-	case c.Conns < 1 || c.Conns > MaxConns || c.Inflight < 1 || c.Inflight > MaxInflight:
-		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", MaxConns))
+	case c.Conns < 1 || c.Conns > launch.MaxConns || c.Inflight < 1 || c.Inflight > launch.MaxInflight:
+		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", launch.MaxConns))
 	case c.Keys < 1 || c.Keys > MaxMixedKeys:
 		errs = append(errs, fmt.Errorf("bench: keys must be in [1, %d]", MaxMixedKeys))
 	case c.ValueSize < 0 || c.ValueSize > 1<<20-1024:
 		errs = append(errs, errors.New("bench: value size must be in [0, 1047552]"))
-	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
-		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase))
+	case c.Duration <= 0 || c.Duration > launch.MaxPhase || c.Warmup < 0 || c.Warmup > launch.MaxPhase:
+		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", launch.MaxPhase, launch.MaxPhase))
 	case c.Bucket < time.Millisecond || c.Bucket > c.Duration || c.Duration/c.Bucket > maxFailuresBuckets:
 		errs = append(errs, fmt.Errorf("bench: bucket must be in [1ms, duration] and at most %d buckets", maxFailuresBuckets))
 	case c.SessionTimeout <= 0 || c.SessionTimeout > 10*time.Minute:
@@ -186,8 +189,8 @@ func Failures(ctx context.Context, cfg FailuresConfig) (*FailuresReport, error) 
 	if len(cfg.Connect) > 0 {
 		rep.Servers = len(cfg.Connect)
 		run := FailuresRun{Target: "server", Servers: len(cfg.Connect), Addrs: cfg.Connect}
-		if out, err := fourLetter(ctx, cfg.Connect[0], "srvr"); err == nil {
-			run.Version = firstLine(out)
+		if out, err := load.FourLetter(ctx, cfg.Connect[0], "srvr"); err == nil {
+			run.Version = launch.FirstLine(out)
 		}
 		err := failuresLoad(ctx, cfg, &run, cfg.Connect, nil)
 		if err != nil {
@@ -197,10 +200,10 @@ func Failures(ctx context.Context, cfg FailuresConfig) (*FailuresReport, error) 
 		rep.Runs = append(rep.Runs, run)
 		return rep, err
 	}
-	rep.Env.Timing = cfg.Timing.orDefault()
-	rep.Env.GlobalOutstandingLimit = DefaultGlobalOutstandingLimit
+	rep.Env.Timing = cfg.Timing.OrDefault()
+	rep.Env.GlobalOutstandingLimit = launch.DefaultGlobalOutstandingLimit
 	rep.Env.Servers = cfg.Servers
-	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-failures-", cfg.Keep, cfg.Log)
+	work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-failures-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +220,7 @@ func Failures(ctx context.Context, cfg FailuresConfig) (*FailuresReport, error) 
 			break
 		}
 		run := FailuresRun{Target: t, Servers: cfg.Servers}
-		if t == TargetZooKeeper {
+		if t == launch.TargetZooKeeper {
 			run.JavaHeap = cfg.JavaHeap
 		}
 		if err := failuresTarget(ctx, cfg, &run, work); err != nil {
@@ -249,16 +252,16 @@ func failuresTarget(ctx context.Context, cfg FailuresConfig, run *FailuresRun, w
 // failuresLoad preloads the nodes, runs the clients over addrs for the
 // warm-up and the measured interval and, if ens is not nil, the schedule
 // against ens; it fills run's events, timeline and totals.
-func failuresLoad(ctx context.Context, cfg FailuresConfig, run *FailuresRun, addrs []string, ens *Ensemble) error {
+func failuresLoad(ctx context.Context, cfg FailuresConfig, run *FailuresRun, addrs []string, ens *launch.Ensemble) error {
 	ks, err := preload(ctx, run.Target, addrs, cfg.Keys, cfg.Conns, cfg.Inflight, cfg.ValueSize, cfg.SessionTimeout, cfg.Log)
 	if err != nil {
 		return err
 	}
-	picker, err := newKeyPicker(ks)
+	picker, err := load.NewKeyPicker(ks)
 	if err != nil {
 		return err
 	}
-	data := value(cfg.ValueSize)
+	data := load.Value(cfg.ValueSize)
 	t0 := time.Now().Add(cfg.Warmup)
 	tl := NewTimeline(t0, cfg.Duration, cfg.Bucket)
 	end := t0.Add(cfg.Duration)
@@ -268,7 +271,7 @@ func failuresLoad(ctx context.Context, cfg FailuresConfig, run *FailuresRun, add
 	for i := range clients {
 		clients[i] = &tlClient{
 			addrs: addrs, cur: i % len(addrs), inflight: cfg.Inflight, timeout: cfg.SessionTimeout,
-			src: newMixedSource(picker, cfg.ReadPct, data, cfg.Seed+uint64(i)), tl: tl, end: end, log: logf,
+			src: load.NewMixedSource(picker, cfg.ReadPct, data, cfg.Seed+uint64(i)), tl: tl, end: end, log: logf,
 		}
 		wg.Add(1)
 		go func() {
@@ -307,7 +310,7 @@ func failuresLoad(ctx context.Context, cfg FailuresConfig, run *FailuresRun, add
 
 // injector carries out a failure schedule against an ensemble.
 type injector struct {
-	ens *Ensemble
+	ens *launch.Ensemble
 	t0  time.Time
 	// kills counts the kills of each member, so that follower kills
 	// rotate over the followers.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -28,12 +29,12 @@ import (
 type tlClient struct {
 	addrs    []string
 	cur      int // index into addrs of the server to try first
-	src      *mixedSource
+	src      *load.MixedSource
 	inflight int
 	// Timeout is the session timeout asked for.
 	timeout time.Duration
 	tl      *timeline
-	// end is when the client stops issuing requests and closes its
+	// End is when the client stops issuing requests and closes its
 	// session.
 	end time.Time
 	log logFunc
@@ -71,7 +72,7 @@ func (cl *tlClient) run(ctx context.Context) {
 		if c == nil {
 			// Jittered, so that clients that lost their servers together
 			// do not retry in lockstep.
-			cl.sleep(ctx, pause/2+time.Duration(cl.src.rng.Int64N(int64(pause/2)+1)))
+			cl.sleep(ctx, pause/2+time.Duration(cl.src.Rng.Int64N(int64(pause/2)+1)))
 			pause = min(2*pause, maxReconnectPause)
 			continue
 		}
@@ -96,7 +97,7 @@ func (cl *tlClient) run(ctx context.Context) {
 	}
 }
 
-// sleep waits for d, or until ctx or the client's time ends.
+// Sleep waits for d, or until ctx or the client's time ends.
 func (cl *tlClient) sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(min(d, max(time.Until(cl.end), 0)))
 	defer t.Stop()
@@ -108,7 +109,7 @@ func (cl *tlClient) sleep(ctx context.Context, d time.Duration) {
 
 // connectRound tries every server once, from cl.cur on, and returns the
 // first session made and the server's index, or nil.
-func (cl *tlClient) connectRound(ctx context.Context) (*conn, int) {
+func (cl *tlClient) connectRound(ctx context.Context) (*load.Conn, int) {
 	n := len(cl.addrs)
 	timeout := max(cl.timeout/time.Duration(n), minConnectTimeout)
 	for k := range n {
@@ -117,7 +118,7 @@ func (cl *tlClient) connectRound(ctx context.Context) (*conn, int) {
 		}
 		i := (cl.cur + k) % n
 		dctx, cancel := context.WithTimeout(ctx, timeout)
-		c, err := dial(dctx, cl.addrs[i], cl.timeout)
+		c, err := load.Dial(dctx, cl.addrs[i], cl.timeout)
 		cancel()
 		if err == nil {
 			return c, i
@@ -131,18 +132,18 @@ func (cl *tlClient) connectRound(ctx context.Context) (*conn, int) {
 // serve pipelines requests on c until the client's end (nil: the session
 // was closed after its replies) or until the connection breaks (the
 // error). It closes the socket.
-func (cl *tlClient) serve(ctx context.Context, c *conn) error {
-	defer c.nc.Close()
-	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+func (cl *tlClient) serve(ctx context.Context, c *load.Conn) error {
+	defer c.Nc.Close()
+	stop := context.AfterFunc(ctx, func() { c.Nc.Close() })
 	defer stop()
-	readTimeout := c.timeout * 2 / 3
+	readTimeout := c.Timeout * 2 / 3
 	if readTimeout <= 0 {
 		readTimeout = cl.timeout * 2 / 3
 	}
-	p := newPipe(max(cl.inflight, 1))
+	p := load.NewPipe(max(cl.inflight, 1))
 	// kinds says, in the order the requests were sent, whether each was a
 	// read; the reader takes one per reply beside the pipe's FIFO.
-	kinds := make(chan bool, cap(p.fifo))
+	kinds := make(chan bool, cap(p.Fifo))
 	var rerr error
 	readDone := make(chan struct{})
 	go func() {
@@ -150,12 +151,12 @@ func (cl *tlClient) serve(ctx context.Context, c *conn) error {
 		rerr = cl.readLoop(c, p, kinds, readTimeout)
 		if rerr != nil {
 			// Unblock a writer stuck on a full socket.
-			c.nc.Close()
+			c.Nc.Close()
 		}
 	}()
 	werr := cl.writeLoop(ctx, c, p, kinds, readDone)
 	if werr != nil && werr != errReaderDone {
-		c.nc.Close()
+		c.Nc.Close()
 	}
 	t := time.NewTimer(closeDrain)
 	stalled := false
@@ -163,7 +164,7 @@ func (cl *tlClient) serve(ctx context.Context, c *conn) error {
 	case <-readDone:
 	case <-t.C:
 		stalled = true
-		c.nc.Close()
+		c.Nc.Close()
 		<-readDone
 	}
 	t.Stop()
@@ -172,15 +173,15 @@ func (cl *tlClient) serve(ctx context.Context, c *conn) error {
 	case err == errReaderDone:
 		err = rerr
 	case stalled:
-		err = ErrStalled
+		err = load.ErrStalled
 	case err == nil:
 		err = rerr
 	}
 	if err != nil {
 		// The requests still queued never got a reply.
 		var lost int64
-		for len(p.fifo) > 0 {
-			if q := <-p.fifo; !q.close {
+		for len(p.Fifo) > 0 {
+			if q := <-p.Fifo; !q.Close {
 				lost++
 			}
 		}
@@ -199,17 +200,17 @@ var errReaderDone = errors.New("bench: reader done")
 // the client's end sends closeSession behind the outstanding requests.
 // It returns nil after the closeSession was written, errReaderDone if the
 // reader stopped first, or the write's error.
-func (cl *tlClient) writeLoop(ctx context.Context, c *conn, p *pipe, kinds chan<- bool, readDone <-chan struct{}) error {
+func (cl *tlClient) writeLoop(ctx context.Context, c *load.Conn, p *load.Pipe, kinds chan<- bool, readDone <-chan struct{}) error {
 	var e wire.Encoder
 	endTimer := time.NewTimer(time.Until(cl.end))
 	defer endTimer.Stop()
 	for {
-		n := int(p.free.Swap(0))
+		n := int(p.Free.Swap(0))
 		if n == 0 {
 			select {
-			case <-p.wake:
+			case <-p.Wake:
 			case <-endTimer.C:
-				return c.sendClose(&e, p)
+				return c.SendClose(&e, p)
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-readDone:
@@ -219,17 +220,17 @@ func (cl *tlClient) writeLoop(ctx context.Context, c *conn, p *pipe, kinds chan<
 		}
 		now := time.Now()
 		if !now.Before(cl.end) {
-			return c.sendClose(&e, p)
+			return c.SendClose(&e, p)
 		}
 		e.Reset()
 		for range n {
-			xid := c.nextXid()
-			read := cl.src.nextOp(&e, xid)
+			xid := c.NextXid()
+			read := cl.src.NextOp(&e, xid)
 			// Queued before the write so the reader always finds them.
-			p.fifo <- pending{xid: xid, sent: now}
+			p.Fifo <- load.Pending{Xid: xid, Sent: now}
 			kinds <- read
 		}
-		if _, err := c.nc.Write(e.B); err != nil {
+		if _, err := c.Nc.Write(e.B); err != nil {
 			return err
 		}
 	}
@@ -240,52 +241,52 @@ func (cl *tlClient) writeLoop(ctx context.Context, c *conn, p *pipe, kinds chan<
 // when closeSession has been answered (or the server closed the
 // connection after it), and an error when the connection broke or nothing
 // arrived for readTimeout.
-func (cl *tlClient) readLoop(c *conn, p *pipe, kinds <-chan bool, readTimeout time.Duration) error {
-	var hdr [4 + replyHeaderSize]byte
+func (cl *tlClient) readLoop(c *load.Conn, p *load.Pipe, kinds <-chan bool, readTimeout time.Duration) error {
+	var hdr [4 + load.ReplyHeaderSize]byte
 	var freed int64
 	deadlineSet := time.Time{}
 	for {
-		if freed > 0 && c.br.Buffered() < len(hdr) {
-			p.release(freed)
+		if freed > 0 && c.Br.Buffered() < len(hdr) {
+			p.Release(freed)
 			freed = 0
 		}
 		// Moving the deadline costs a timer update; once per quarter of
 		// the timeout is enough to catch a server that stopped answering.
 		if now := time.Now(); now.Sub(deadlineSet) > readTimeout/4 {
-			c.nc.SetReadDeadline(now.Add(readTimeout))
+			c.Nc.SetReadDeadline(now.Add(readTimeout))
 			deadlineSet = now
 		}
-		if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
-			if p.closeSent.Load() && len(p.fifo) == 1 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		if _, err := io.ReadFull(c.Br, hdr[:]); err != nil {
+			if p.CloseSent.Load() && len(p.Fifo) == 1 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 				// Closed on closeSession without a reply: all answered.
 				return nil
 			}
 			return err
 		}
 		n := int(int32(binary.BigEndian.Uint32(hdr[:4])))
-		if n < replyHeaderSize || n > maxReplyFrame {
-			return fmt.Errorf("%w: length %d", ErrBadFrame, n)
+		if n < load.ReplyHeaderSize || n > load.MaxReplyFrame {
+			return fmt.Errorf("%w: length %d", load.ErrBadFrame, n)
 		}
-		if rest := n - replyHeaderSize; rest > 0 {
-			if _, err := c.br.Discard(rest); err != nil {
+		if rest := n - load.ReplyHeaderSize; rest > 0 {
+			if _, err := c.Br.Discard(rest); err != nil {
 				return err
 			}
 		}
 		now := time.Now()
-		h := decodeReplyHeader(hdr[4:])
+		h := load.DecodeReplyHeader(hdr[4:])
 		if h.Xid == wire.XidPing || h.Xid == wire.XidNotification {
 			continue
 		}
-		var q pending
+		var q load.Pending
 		select {
-		case q = <-p.fifo:
+		case q = <-p.Fifo:
 		default:
-			return fmt.Errorf("%w: xid %d", ErrUnexpectedReply, h.Xid)
+			return fmt.Errorf("%w: xid %d", load.ErrUnexpectedReply, h.Xid)
 		}
-		if q.xid != h.Xid {
-			return fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, h.Xid, q.xid)
+		if q.Xid != h.Xid {
+			return fmt.Errorf("%w: got %d, want %d", load.ErrXidMismatch, h.Xid, q.Xid)
 		}
-		if q.close {
+		if q.Close {
 			return nil
 		}
 		read := <-kinds

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/wire"
 )
 
 // preloadFake gives an in-process fake server every node of ks.
-func preloadFake(s *fakezk.Server, ks *KeySpace, data []byte) {
+func preloadFake(s *fakezk.Server, ks *load.KeySpace, data []byte) {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	for k, c := range ks.Counts {
@@ -49,15 +50,15 @@ func timelineTotal(tl *timeline, series int) int64 {
 
 // newTestClient is a client of 8 in flight, 70% reads, over addrs, whose
 // timeline covers a minute from now.
-func newTestClient(t *testing.T, addrs []string, ks *KeySpace, data []byte, end time.Duration) *tlClient {
+func newTestClient(t *testing.T, addrs []string, ks *load.KeySpace, data []byte, end time.Duration) *tlClient {
 	t.Helper()
-	picker, err := newKeyPicker(ks)
+	picker, err := load.NewKeyPicker(ks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	return &tlClient{
-		addrs: addrs, inflight: 8, timeout: 4 * time.Second, src: newMixedSource(picker, 70, data, 1),
+		addrs: addrs, inflight: 8, timeout: 4 * time.Second, src: load.NewMixedSource(picker, 70, data, 1),
 		tl: NewTimeline(start, time.Minute, 100*time.Millisecond), end: start.Add(end), log: func(string, ...any) {},
 	}
 }
@@ -66,14 +67,14 @@ func newTestClient(t *testing.T, addrs []string, ks *KeySpace, data []byte, end 
 // on (an in-process fake): the client must open a session on the other and
 // keep its requests going.
 func TestClientMovesToALiveServerAndContinues(t *testing.T) {
-	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{20, 10}}
-	data := value(64)
+	ks := &load.KeySpace{Root: load.DefaultRoot, Prefix: "k", Counts: []int64{20, 10}}
+	data := load.Value(64)
 	a := fakezk.NewServer(t, fakezk.InOrder, 0)
 	b := fakezk.NewServer(t, fakezk.InOrder, 0)
 	preloadFake(a, ks, data)
 	preloadFake(b, ks, data)
 	cl := newTestClient(t, []string{a.Addr(), b.Addr()}, ks, data, time.Minute)
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(benchTestCtx(t))
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
@@ -106,7 +107,7 @@ func TestClientMovesToALiveServerAndContinues(t *testing.T) {
 	// Every request issued was either answered or counted lost, and no
 	// reply came without the server having read its request.
 	lost := timelineTotal(cl.tl, SeriesLost)
-	if issued := cl.src.reads + cl.src.writes; ok+lost != issued || ok > int64(served(a)+served(b)) {
+	if issued := cl.src.Reads + cl.src.Writes; ok+lost != issued || ok > int64(served(a)+served(b)) {
 		t.Errorf("%d replies and %d lost of %d requests issued, %d read by the servers", ok, lost, issued, served(a)+served(b))
 	}
 	checkFakeButResets(t, a)
@@ -117,14 +118,14 @@ func TestClientMovesToALiveServerAndContinues(t *testing.T) {
 // connection but answers nothing costs the client its window, lost, after
 // the read timeout (2/3 of the session timeout), and the client moves on.
 func TestClientLeavesAServerThatStopsAnswering(t *testing.T) {
-	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{10}}
-	data := value(64)
+	ks := &load.KeySpace{Root: load.DefaultRoot, Prefix: "k", Counts: []int64{10}}
+	data := load.Value(64)
 	a := fakezk.NewServer(t, fakezk.Silent, 0)
 	a.Timeout = 600 // ms: a 400 ms read timeout
 	b := fakezk.NewServer(t, fakezk.InOrder, 0)
 	preloadFake(b, ks, data)
 	cl := newTestClient(t, []string{a.Addr(), b.Addr()}, ks, data, time.Minute)
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(benchTestCtx(t))
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
@@ -150,23 +151,23 @@ func TestClientLeavesAServerThatStopsAnswering(t *testing.T) {
 }
 
 // TestClientClosesItsSessionAtTheEnd: at its end the client sends
-// closeSession behind its last requests and waits for their replies, so
+// CloseSession behind its last requests and waits for their replies, so
 // nothing is lost and the session does not linger.
 func TestClientClosesItsSessionAtTheEnd(t *testing.T) {
-	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{10}}
-	data := value(64)
+	ks := &load.KeySpace{Root: load.DefaultRoot, Prefix: "k", Counts: []int64{10}}
+	data := load.Value(64)
 	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	preloadFake(s, ks, data)
 	cl := newTestClient(t, []string{s.Addr()}, ks, data, time.Second)
-	cl.run(testCtx(t))
+	cl.run(benchTestCtx(t))
 	s.Mu.Lock()
 	closed := s.Closed
 	s.Mu.Unlock()
 	replies := timelineTotal(cl.tl, SeriesReads) + timelineTotal(cl.tl, SeriesWrites)
 	if cl.lastErr != nil || cl.sessions != 1 || closed != 1 || timelineTotal(cl.tl, SeriesLost) != 0 ||
-		replies != cl.src.reads+cl.src.writes {
+		replies != cl.src.Reads+cl.src.Writes {
 		t.Errorf("client: %d sessions, last error %v; server saw %d closeSession; %d of %d requests answered, %d lost",
-			cl.sessions, cl.lastErr, closed, replies, cl.src.reads+cl.src.writes, timelineTotal(cl.tl, SeriesLost))
+			cl.sessions, cl.lastErr, closed, replies, cl.src.Reads+cl.src.Writes, timelineTotal(cl.tl, SeriesLost))
 	}
 	s.Check()
 }

@@ -111,7 +111,7 @@ func WriteFailuresMarkdown(w io.Writer, rep *FailuresReport) {
 	if e.WorkDir != "" {
 		fmt.Fprintf(w, "- zoo.cfg (the same for every target, but for ports and dataDir): %d-server ensemble on 127.0.0.1, %s, forceSync=yes, "+
 			"globalOutstandingLimit=%d, maxClientCnxns=0; members killed with SIGKILL and restarted from the same zoo.cfg and dataDir\n",
-			rep.Servers, e.Timing.orDefault(), e.GlobalOutstandingLimit)
+			rep.Servers, e.Timing.OrDefault(), e.GlobalOutstandingLimit)
 	}
 	for _, r := range rep.Runs {
 		fmt.Fprintf(w, "- %s:", r.Target)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // Failure actions of a schedule. The leader and the followers are found
@@ -78,8 +80,8 @@ func ParseSchedule(s string) ([]FailureStep, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: schedule entry %q: %w", f, err)
 		}
-		if d < 0 || d > MaxPhase {
-			return nil, fmt.Errorf("bench: schedule entry %q: time must be in [0, %v]", f, MaxPhase)
+		if d < 0 || d > launch.MaxPhase {
+			return nil, fmt.Errorf("bench: schedule entry %q: time must be in [0, %v]", f, launch.MaxPhase)
 		}
 		if n := len(steps); n > 0 && d < steps[n-1].At {
 			return nil, fmt.Errorf("bench: schedule entry %q comes before the entry ahead of it (%v)", f, steps[n-1].At)
@@ -94,8 +96,8 @@ func ParseSchedule(s string) ([]FailureStep, error) {
 		case ActionKill, ActionRestart:
 			if hasArg {
 				n, err := strconv.Atoi(arg)
-				if err != nil || n < 1 || n > MaxServers {
-					return nil, fmt.Errorf("bench: schedule entry %q: server must be in [1, %d]", f, MaxServers)
+				if err != nil || n < 1 || n > launch.MaxServers {
+					return nil, fmt.Errorf("bench: schedule entry %q: server must be in [1, %d]", f, launch.MaxServers)
 				}
 				step.Server = n
 			} else if name == ActionKill {
@@ -130,9 +132,9 @@ func FormatSchedule(steps []FailureStep) string {
 }
 
 // pickLeader returns the id of the member srvr says leads, or 0.
-func pickLeader(st []MemberState) int {
+func pickLeader(st []launch.MemberState) int {
 	for _, s := range st {
-		if s.Err == nil && s.Mode == ModeLeader {
+		if s.Err == nil && s.Mode == launch.ModeLeader {
 			return s.ID
 		}
 	}
@@ -142,10 +144,10 @@ func pickLeader(st []MemberState) int {
 // pickFollower returns the follower killed the fewest times so far (kills
 // counts them by id), the lowest id among equals; 0 if none answers as a
 // follower.
-func pickFollower(st []MemberState, kills map[int]int) int {
+func pickFollower(st []launch.MemberState, kills map[int]int) int {
 	best := 0
 	for _, s := range st {
-		if s.Err != nil || s.Mode != ModeFollower {
+		if s.Err != nil || s.Mode != launch.ModeFollower {
 			continue
 		}
 		if best == 0 || kills[s.ID] < kills[best] || kills[s.ID] == kills[best] && s.ID < best {

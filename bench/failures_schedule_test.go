@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
 )
 
 func TestParseSchedule(t *testing.T) {
@@ -94,12 +96,12 @@ func TestDefaultScheduleIsThePapersSixEvents(t *testing.T) {
 
 func TestPickLeaderAndFollower(t *testing.T) {
 	down := errors.New("connection refused")
-	st := []MemberState{
-		{ID: 1, Mode: ModeFollower},
+	st := []launch.MemberState{
+		{ID: 1, Mode: launch.ModeFollower},
 		{ID: 2, Err: down},
-		{ID: 3, Mode: ModeFollower},
-		{ID: 4, Mode: ModeLeader},
-		{ID: 5, Mode: ModeFollower},
+		{ID: 3, Mode: launch.ModeFollower},
+		{ID: 4, Mode: launch.ModeLeader},
+		{ID: 5, Mode: launch.ModeFollower},
 	}
 	if got := pickLeader(st); got != 4 {
 		t.Errorf("leader %d, want 4", got)
@@ -118,7 +120,7 @@ func TestPickLeaderAndFollower(t *testing.T) {
 			t.Errorf("kills %v: follower %d, want %d", c.kills, got, c.want)
 		}
 	}
-	electing := []MemberState{{ID: 1, Mode: "looking"}, {ID: 2, Err: down}}
+	electing := []launch.MemberState{{ID: 1, Mode: "looking"}, {ID: 2, Err: down}}
 	if pickLeader(electing) != 0 || pickFollower(electing, nil) != 0 {
 		t.Error("a member found where none leads or follows")
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // TestFailuresKillsRestartsAndKeepsCounting runs the harness against fake
@@ -32,7 +33,7 @@ func TestFailuresKillsRestartsAndKeepsCounting(t *testing.T) {
 	}
 	out := t.TempDir()
 	cfg := DefaultFailuresConfig()
-	cfg.Targets, cfg.Servers, cfg.Schedule = []string{TargetCorral}, 3, steps
+	cfg.Targets, cfg.Servers, cfg.Schedule = []string{launch.TargetCorral}, 3, steps
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 3, 2, 30, 16
 	cfg.Warmup, cfg.Duration, cfg.Bucket = 0, 3*time.Second, 100*time.Millisecond
 	cfg.CorralBin, cfg.WorkDir, cfg.OutDir = os.Args[0], t.TempDir(), out
@@ -93,7 +94,7 @@ func syntheticFailuresReport() *FailuresReport {
 	rep.Env.CPUs, rep.Env.Conns, rep.Env.Inflight, rep.Env.ValueSize = 2, 30, 32, 1024
 	rep.Env.Duration = 3 * time.Second
 	rep.Schedule, _ = ParseSchedule("1s:kill-leader,2s:restart")
-	for k, target := range []string{TargetCorral, TargetZooKeeper} {
+	for k, target := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
 		tl := NewTimeline(time.Unix(0, 0), 3*time.Second, 100*time.Millisecond)
 		for i := range 30 {
 			at := time.Unix(0, 0).Add(time.Duration(i)*100*time.Millisecond + time.Millisecond)
@@ -170,7 +171,7 @@ func TestFailuresRecordsARunningServer(t *testing.T) {
 	cfg.Connect, cfg.Schedule = []string{s.Addr()}, nil
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 2, 2, 20, 8
 	cfg.Warmup, cfg.Duration, cfg.Bucket = 0, 500*time.Millisecond, 100*time.Millisecond
-	rep, err := Failures(testCtx(t), cfg)
+	rep, err := Failures(benchTestCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestFailuresRecordsARunningServer(t *testing.T) {
 		t.Fatalf("report %+v", rep.Runs)
 	}
 	cfg.Schedule, _ = ParseSchedule("100ms:kill-leader")
-	if _, err := Failures(testCtx(t), cfg); err == nil {
+	if _, err := Failures(benchTestCtx(t), cfg); err == nil {
 		t.Error("a schedule was accepted for servers the benchmark did not start")
 	}
 	s.Check()

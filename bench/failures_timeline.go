@@ -68,7 +68,7 @@ func (t *timeline) Add(series int, at time.Time, n int64) {
 // TimelineBucket is one bucket of a timeline.
 type TimelineBucket struct {
 	// T is the bucket's start and Seconds its length, in seconds from the
-	// start of the measured interval.
+	// Start of the measured interval.
 	T       float64 `json:"t_s"`
 	Seconds float64 `json:"seconds"`
 	// OpsPerSec is the successful replies per second in the bucket.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -48,7 +49,7 @@ type failWriter struct {
 	stopErr     error
 
 	mu sync.Mutex // guards c, for interrupt
-	c  *conn
+	c  *load.Conn
 }
 
 type logFunc func(msg string, args ...any)
@@ -75,7 +76,7 @@ const writerPause = 5 * time.Millisecond
 func newFailWriter(addrs []string, start int, path, data []byte, timeout time.Duration, maxWrites int, maxTime time.Duration, log logFunc) *failWriter {
 	w := &failWriter{
 		addrs: addrs, cur: start, path: path, data: data, requested: timeout,
-		maxWrites: maxWrites, maxTime: maxTime, log: log, passwd: make([]byte, passwdSize),
+		maxWrites: maxWrites, maxTime: maxTime, log: log, passwd: make([]byte, load.PasswdSize),
 		t0: time.Now(), quit: make(chan struct{}),
 	}
 	w.lastOKSent.Store(-1)
@@ -146,7 +147,7 @@ func (w *failWriter) run(ctx context.Context) {
 	}
 }
 
-func (w *failWriter) conn() *conn {
+func (w *failWriter) conn() *load.Conn {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.c
@@ -157,7 +158,7 @@ func (w *failWriter) interrupt() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.c != nil {
-		w.c.nc.SetDeadline(time.Unix(1, 0))
+		w.c.Nc.SetDeadline(time.Unix(1, 0))
 	}
 }
 
@@ -165,17 +166,17 @@ func (w *failWriter) drop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.c != nil {
-		w.c.nc.Close()
+		w.c.Nc.Close()
 		w.c = nil
 	}
 }
 
 func (w *failWriter) forgetSession() {
 	w.sessionID, w.lastZxid = 0, 0
-	w.passwd = make([]byte, passwdSize)
+	w.passwd = make([]byte, load.PasswdSize)
 }
 
-// closeSession ends the session if connected and no write was cut short,
+// CloseSession ends the session if connected and no write was cut short,
 // so it does not linger into the next trial.
 func (w *failWriter) closeSession() {
 	c := w.conn()
@@ -184,7 +185,7 @@ func (w *failWriter) closeSession() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	c.closeSession(ctx)
+	c.CloseSession(ctx)
 	w.mu.Lock()
 	w.c = nil
 	w.mu.Unlock()
@@ -231,7 +232,7 @@ var errSessionExpired = errors.New("bench: session expired")
 // connect opens a connection to addr and resumes the writer's session on
 // it, or creates one if it has none. As in the Java client, the handshake
 // gets the session timeout divided by the number of servers.
-func (w *failWriter) connect(ctx context.Context, addr string) (*conn, error) {
+func (w *failWriter) connect(ctx context.Context, addr string) (*load.Conn, error) {
 	timeout := w.requested
 	if w.negotiated > 0 {
 		timeout = w.negotiated
@@ -243,30 +244,30 @@ func (w *failWriter) connect(ctx context.Context, addr string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, 4096)}
+	c := &load.Conn{Nc: nc, Br: bufio.NewReaderSize(nc, 4096)}
 	dl, _ := ctx.Deadline()
 	nc.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	var e wire.Encoder
-	at := beginFrame(&e)
+	at := load.BeginFrame(&e)
 	e.Int(0)           // protocolVersion
 	e.Long(w.lastZxid) // lastZxidSeen
 	e.Int(int32(timeout / time.Millisecond))
 	e.Long(w.sessionID)
 	e.Buffer(w.passwd)
 	e.Bool(false) // readOnly
-	endFrame(&e, at)
+	load.EndFrame(&e, at)
 	if _, err := nc.Write(e.B); err != nil {
 		nc.Close()
 		return nil, err
 	}
 	// A server behind the session's lastZxidSeen closes the connection
 	// without an answer; so does one that is not serving.
-	body, err := c.readFrame()
+	body, err := c.ReadFrame()
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("%s: %w: %w", addr, ErrHandshake, err)
+		return nil, fmt.Errorf("%s: %w: %w", addr, load.ErrHandshake, err)
 	}
 	d2 := wire.NewDecoder(body)
 	d2.Int() // protocolVersion
@@ -275,7 +276,7 @@ func (w *failWriter) connect(ctx context.Context, addr string) (*conn, error) {
 	passwd := d2.Buffer()
 	if err := d2.Err(); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("%s: %w: %w", addr, ErrHandshake, err)
+		return nil, fmt.Errorf("%s: %w: %w", addr, load.ErrHandshake, err)
 	}
 	if to <= 0 || id == 0 {
 		nc.Close()
@@ -284,7 +285,7 @@ func (w *failWriter) connect(ctx context.Context, addr string) (*conn, error) {
 	nc.SetDeadline(time.Time{})
 	w.sessionID, w.passwd = id, append([]byte(nil), passwd...)
 	w.negotiated = time.Duration(to) * time.Millisecond
-	c.timeout, c.sessionID = w.negotiated, id
+	c.Timeout, c.SessionID = w.negotiated, id
 	return c, nil
 }
 
@@ -300,22 +301,22 @@ func (w *failWriter) setData() (wire.Code, error) {
 	if c == nil {
 		return 0, net.ErrClosed
 	}
-	c.nc.SetDeadline(time.Now().Add(w.readTimeout()))
-	xid := c.nextXid()
+	c.Nc.SetDeadline(time.Now().Add(w.readTimeout()))
+	xid := c.NextXid()
 	var e wire.Encoder
-	appendSetData(&e, xid, w.path, w.data)
-	if _, err := c.nc.Write(e.B); err != nil {
+	load.AppendSetData(&e, xid, w.path, w.data)
+	if _, err := c.Nc.Write(e.B); err != nil {
 		return 0, err
 	}
 	for {
-		body, err := c.readFrame()
+		body, err := c.ReadFrame()
 		if err != nil {
 			return 0, err
 		}
-		if len(body) < replyHeaderSize {
-			return 0, fmt.Errorf("%w: %d-byte reply", ErrBadFrame, len(body))
+		if len(body) < load.ReplyHeaderSize {
+			return 0, fmt.Errorf("%w: %d-byte reply", load.ErrBadFrame, len(body))
 		}
-		h := decodeReplyHeader(body)
+		h := load.DecodeReplyHeader(body)
 		if h.Zxid > w.lastZxid {
 			w.lastZxid = h.Zxid
 		}
@@ -323,7 +324,7 @@ func (w *failWriter) setData() (wire.Code, error) {
 		case h.Xid == wire.XidNotification || h.Xid == wire.XidPing:
 			continue
 		case h.Xid != xid:
-			return 0, fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, h.Xid, xid)
+			return 0, fmt.Errorf("%w: got %d, want %d", load.ErrXidMismatch, h.Xid, xid)
 		}
 		return wire.Code(h.Err), nil
 	}

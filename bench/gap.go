@@ -20,7 +20,7 @@ type writeRec struct {
 type gapResult struct {
 	// lastBefore is when the last successful write that completed at or
 	// before the kill completed; firstAfter when the first successful write
-	// sent at or after the kill completed (a write in flight at the kill
+	// Sent at or after the kill completed (a write in flight at the kill
 	// may still succeed, but its reply says nothing about the ensemble
 	// after the kill, so it does not end the gap).
 	lastBefore, firstAfter time.Duration

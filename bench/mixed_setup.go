@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // What readratio and failures share: the flags of a mixed read/write load,
@@ -33,17 +36,17 @@ const LaunchBoth = "both"
 // ParseLaunch turns a --launch value into the targets to start, in order.
 func ParseLaunch(s string) ([]string, error) {
 	switch s {
-	case TargetCorral, TargetZooKeeper:
+	case launch.TargetCorral, launch.TargetZooKeeper:
 		return []string{s}, nil
 	case LaunchBoth:
-		return []string{TargetCorral, TargetZooKeeper}, nil
+		return []string{launch.TargetCorral, launch.TargetZooKeeper}, nil
 	}
-	return nil, fmt.Errorf("bench: --launch %q (want %s, %s or %s)", s, TargetCorral, TargetZooKeeper, LaunchBoth)
+	return nil, fmt.Errorf("bench: --launch %q (want %s, %s or %s)", s, launch.TargetCorral, launch.TargetZooKeeper, LaunchBoth)
 }
 
 // LaunchSpec is how readratio and failures start servers.
 type LaunchSpec struct {
-	Timing    Timing
+	Timing    launch.Timing
 	WorkDir   string
 	Keep      bool
 	OutDir    string
@@ -67,22 +70,22 @@ func (s *LaunchSpec) prepare(ctx context.Context, targets []string, work string)
 	return nil
 }
 
-func (s *LaunchSpec) config(dir, target string) LaunchConfig {
+func (s *LaunchSpec) config(dir, target string) launch.LaunchConfig {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
-	return LaunchConfig{
-		Dir: dir, Timing: s.Timing.orDefault(), ReadyTimeout: WholeTimeout,
+	return launch.LaunchConfig{
+		Dir: dir, Timing: s.Timing.OrDefault(), ReadyTimeout: WholeTimeout,
 		CorralBin: s.CorralBin, Java: s.Java, JavaHeap: s.JavaHeap, ZKLib: s.ZKLib, Log: s.Log,
 	}
 }
 
-// start launches target's ensemble of n servers in work and waits until it
+// Start launches target's ensemble of n servers in work and waits until it
 // is whole; it returns the ensemble, its leader and what stops it and
 // saves its members' output and zoo.cfg into OutDir as base.sN.*.
-func (s *LaunchSpec) start(ctx context.Context, work, target string, n int, base string) (*Ensemble, int, func(), error) {
+func (s *LaunchSpec) start(ctx context.Context, work, target string, n int, base string) (*launch.Ensemble, int, func(), error) {
 	lc := s.config(filepath.Join(work, base), target)
-	ens, err := LaunchEnsemble(ctx, target, EnsembleConfig{LaunchConfig: lc, Servers: n})
+	ens, err := launch.LaunchEnsemble(ctx, target, launch.EnsembleConfig{LaunchConfig: lc, Servers: n})
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -110,15 +113,15 @@ func (s *LaunchSpec) start(ctx context.Context, work, target string, n int, base
 
 // memberProcs names every running member's process with its role, for CPU
 // measurement.
-func memberProcs(ens *Ensemble, leader int) []ServerProc {
-	var procs []ServerProc
+func memberProcs(ens *launch.Ensemble, leader int) []load.ServerProc {
+	var procs []load.ServerProc
 	for _, m := range ens.Members {
 		if pid := m.PID(); pid > 0 {
-			mode := ModeFollower
+			mode := launch.ModeFollower
 			if m.ID == leader {
-				mode = ModeLeader
+				mode = launch.ModeLeader
 			}
-			procs = append(procs, ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: pid})
+			procs = append(procs, load.ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: pid})
 		}
 	}
 	return procs
@@ -127,10 +130,10 @@ func memberProcs(ens *Ensemble, leader int) []ServerProc {
 // preload creates keys nodes of valueSize bytes under DefaultRoot, spread
 // over addrs, unmeasured, and returns them.
 func preload(ctx context.Context, target string, addrs []string, keys int64, conns, inflight, valueSize int,
-	sessionTimeout time.Duration, log *slog.Logger) (*KeySpace, error) {
+	sessionTimeout time.Duration, log *slog.Logger) (*load.KeySpace, error) {
 	log.Info("preloading nodes", "target", target, "keys", keys, "bytes", valueSize)
-	r, err := RunPhase(ctx, PhaseConfig{
-		Target: target, Phase: "preload", Addrs: addrs, Workload: WorkloadCreate,
+	r, err := load.RunPhase(ctx, load.PhaseConfig{
+		Target: target, Phase: "preload", Addrs: addrs, Workload: load.WorkloadCreate,
 		Conns: int(min(int64(conns), keys)), Inflight: inflight, ValueSize: valueSize,
 		Duration: populateLimit, MaxOps: keys, SessionTimeout: sessionTimeout, Log: log,
 	})
@@ -147,11 +150,11 @@ func preload(ctx context.Context, target string, addrs []string, keys int64, con
 // that leads (or serves standalone), or -1.
 func probeLeader(ctx context.Context, addrs []string) int {
 	for i, a := range addrs {
-		out, err := fourLetter(ctx, a, "srvr")
+		out, err := load.FourLetter(ctx, a, "srvr")
 		if err != nil {
 			continue
 		}
-		if m := srvrMode(out); m == ModeLeader || m == ModeStandalone {
+		if m := launch.SrvrMode(out); m == launch.ModeLeader || m == launch.ModeStandalone {
 			return i
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/recipes"
 	"github.com/corral-db/corral/wire"
@@ -37,7 +39,7 @@ type PaperConfig struct {
 	// Command is the command line the report quotes.
 	Command string
 
-	Timing    Timing
+	Timing    launch.Timing
 	WorkDir   string
 	Keep      bool
 	OutDir    string
@@ -63,18 +65,18 @@ const (
 // DefaultPaperConfig is the default scaled-down run.
 func DefaultPaperConfig() PaperConfig {
 	return PaperConfig{
-		Targets: []string{TargetCorral, TargetZooKeeper}, Servers: []int{3, 5}, BarrierServers: 3,
+		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: []int{3, 5}, BarrierServers: 3,
 		Workers: []int{1, 10, 20}, Creates: DefaultPaperCreates, ValueSize: DefaultPaperValueSize,
 		Clients: []int{10, 20, 40}, Barriers: []int{20, 40},
 		CellTimeout: DefaultPaperCellTimeout, SessionTimeout: DefaultSessionTimeout,
-		Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap,
+		Timing: launch.DefaultTiming(), Java: "java", JavaHeap: launch.DefaultJavaHeap,
 	}
 }
 
 func (c *PaperConfig) Validate() error {
 	for _, t := range c.Targets {
-		if t != TargetCorral && t != TargetZooKeeper {
-			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
+		if t != launch.TargetCorral && t != launch.TargetZooKeeper {
+			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, launch.TargetCorral, launch.TargetZooKeeper)
 		}
 	}
 	inRange := func(name string, v []int, lo, hi int) error {
@@ -86,8 +88,8 @@ func (c *PaperConfig) Validate() error {
 		return nil
 	}
 	return errors.Join(
-		inRange("servers", c.Servers, 1, MaxServers),
-		inRange("barrier servers", []int{c.BarrierServers}, 1, MaxServers),
+		inRange("servers", c.Servers, 1, launch.MaxServers),
+		inRange("barrier servers", []int{c.BarrierServers}, 1, launch.MaxServers),
 		inRange("workers", c.Workers, 1, maxPaperWorkers),
 		inRange("creates", []int{c.Creates}, 1, maxPaperCreates),
 		inRange("value size", []int{c.ValueSize}, 0, 1<<20-1024),
@@ -98,7 +100,7 @@ func (c *PaperConfig) Validate() error {
 
 func (c *PaperConfig) fill() {
 	d := DefaultPaperConfig()
-	if c.CellTimeout <= 0 || c.CellTimeout > MaxPhase {
+	if c.CellTimeout <= 0 || c.CellTimeout > launch.MaxPhase {
 		c.CellTimeout = d.CellTimeout
 	}
 	if c.SessionTimeout <= 0 {
@@ -107,7 +109,7 @@ func (c *PaperConfig) fill() {
 	if c.BarrierServers == 0 {
 		c.BarrierServers = d.BarrierServers
 	}
-	c.Timing = c.Timing.orDefault()
+	c.Timing = c.Timing.OrDefault()
 	if c.Java == "" {
 		c.Java = d.Java
 	}
@@ -131,7 +133,7 @@ func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-paper-", cfg.Keep, cfg.Log)
+	work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-paper-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +170,7 @@ func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
 // paperEnsemble runs every cell that needs target's ensemble of n servers.
 func paperEnsemble(ctx context.Context, cfg PaperConfig, rep *PaperReport, work, target string, n int) error {
 	pe := PaperEnsemble{Target: target, Servers: n}
-	lc := LaunchConfig{
+	lc := launch.LaunchConfig{
 		Dir: filepath.Join(work, fmt.Sprintf("%s-%d", target, n)), Timing: cfg.Timing, ReadyTimeout: WholeTimeout,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 	}
@@ -180,7 +182,7 @@ func paperEnsemble(ctx context.Context, cfg PaperConfig, rep *PaperReport, work,
 	if err := prepareLaunch(ctx, target, &lc, work); err != nil {
 		return fail(err)
 	}
-	ens, err := LaunchEnsemble(ctx, target, EnsembleConfig{LaunchConfig: lc, Servers: n})
+	ens, err := launch.LaunchEnsemble(ctx, target, launch.EnsembleConfig{LaunchConfig: lc, Servers: n})
 	if err != nil {
 		return fail(err)
 	}
@@ -270,7 +272,7 @@ func runCreateCell(ctx context.Context, cfg PaperConfig, addrs []string, cell Cr
 		aggregateCreates(&cell, []createSample{{err: err}}, 0)
 		return cell
 	}
-	data := value(cfg.ValueSize)
+	data := load.Value(cfg.ValueSize)
 	cctx, cancel := context.WithTimeout(ctx, cfg.CellTimeout)
 	defer cancel()
 	samples := make([]createSample, workers)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
 )
 
 func msDur(v ...int) []time.Duration {
@@ -19,7 +21,7 @@ func msDur(v ...int) []time.Duration {
 }
 
 func TestAggregateCreates(t *testing.T) {
-	c := CreateCell{Target: TargetCorral, Servers: 3, Workers: 2, Planned: 10}
+	c := CreateCell{Target: launch.TargetCorral, Servers: 3, Workers: 2, Planned: 10}
 	samples := []createSample{
 		{latencies: msDur(1, 2, 3, 4, 5)},
 		{latencies: msDur(6, 7, 8, 9, 10), deleteErrors: 2},
@@ -94,10 +96,10 @@ func TestPaperReportFormats(t *testing.T) {
 	r := &PaperReport{
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "corral bench paper -creates 7",
 		Creates: 7, ValueSize: 1024, CellTimeout: 20 * time.Second,
-		Ensembles: []PaperEnsemble{{Target: TargetCorral, Servers: 3, Version: "v1"}, {Target: TargetZooKeeper, Servers: 3, Err: "no java"}},
-		Creates2: []CreateCell{{Target: TargetCorral, Servers: 3, Workers: 1, Creates: 7, Planned: 7, AvgMs: 1.234,
-			PerSec: 800, PaperPerSec: 776}, {Target: TargetCorral, Servers: 3, Workers: 10, Creates: 3, Planned: 70, Truncated: true}},
-		Barriers3: []BarrierCell{{Target: TargetCorral, Servers: 3, Clients: 10, Barriers: 20, Finished: 10,
+		Ensembles: []PaperEnsemble{{Target: launch.TargetCorral, Servers: 3, Version: "v1"}, {Target: launch.TargetZooKeeper, Servers: 3, Err: "no java"}},
+		Creates2: []CreateCell{{Target: launch.TargetCorral, Servers: 3, Workers: 1, Creates: 7, Planned: 7, AvgMs: 1.234,
+			PerSec: 800, PaperPerSec: 776}, {Target: launch.TargetCorral, Servers: 3, Workers: 10, Creates: 3, Planned: 70, Truncated: true}},
+		Barriers3: []BarrierCell{{Target: launch.TargetCorral, Servers: 3, Clients: 10, Barriers: 20, Finished: 10,
 			AvgClientSec: 1.5, WallSec: 2, BarriersPerSec: 10, OpsPerSec: 200, PaperClients: 50, PaperBarriers: 200, PaperSec: 9.4}},
 	}
 	var md bytes.Buffer
@@ -142,11 +144,11 @@ func TestPaperReportFormats(t *testing.T) {
 }
 
 func TestParseInts(t *testing.T) {
-	got, err := ParseInts(" 1, 10 ,20,")
-	if err != nil || JoinInts(got) != "1,10,20" {
+	got, err := launch.ParseInts(" 1, 10 ,20,")
+	if err != nil || launch.JoinInts(got) != "1,10,20" {
 		t.Errorf("parseInts = %v, %v", got, err)
 	}
-	if got, err := ParseInts(""); err != nil || len(got) != 0 {
+	if got, err := launch.ParseInts(""); err != nil || len(got) != 0 {
 		t.Errorf("empty list = %v, %v", got, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -55,19 +57,19 @@ const DefaultReadRatioDuration = 5 * time.Second
 // flags.
 func DefaultReadRatioConfig() ReadRatioConfig {
 	return ReadRatioConfig{
-		Targets: []string{TargetCorral, TargetZooKeeper}, Servers: []int{3, 5},
+		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: []int{3, 5},
 		Ratios: append([]int(nil), defaultReadRatios...),
 		Conns:  DefaultMixedConns, Inflight: DefaultMixedInflight, ValueSize: DefaultMixedValue, Keys: DefaultMixedKeys,
 		Warmup: DefaultMixedWarmup, Duration: DefaultReadRatioDuration, SessionTimeout: DefaultSessionTimeout,
 		Seed:       1,
-		LaunchSpec: LaunchSpec{Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap},
+		LaunchSpec: LaunchSpec{Timing: launch.DefaultTiming(), Java: "java", JavaHeap: launch.DefaultJavaHeap},
 	}
 }
 
 // ParseReadRatios reads a comma-separated list of read percentages, each
 // in [0, 100] and named once.
 func ParseReadRatios(s string) ([]int, error) {
-	v, err := ParseInts(s)
+	v, err := launch.ParseInts(s)
 	if err != nil {
 		return nil, fmt.Errorf("bench: read ratios %q: %w", s, err)
 	}
@@ -94,28 +96,28 @@ func (c *ReadRatioConfig) Validate() error {
 			errs = append(errs, errors.New("bench: nothing to launch"))
 		}
 		for _, t := range c.Targets {
-			if t != TargetCorral && t != TargetZooKeeper {
+			if t != launch.TargetCorral && t != launch.TargetZooKeeper {
 				errs = append(errs, fmt.Errorf("bench: unknown target %q", t))
 			}
 		}
 		for _, n := range c.Servers {
-			if n < 1 || n > MaxServers {
-				errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", n, MaxServers))
+			if n < 1 || n > launch.MaxServers {
+				errs = append(errs, fmt.Errorf("bench: ensemble size %d not in [1, %d]", n, launch.MaxServers))
 			}
 		}
 	}
-	if _, err := ParseReadRatios(JoinInts(c.Ratios)); err != nil {
+	if _, err := ParseReadRatios(launch.JoinInts(c.Ratios)); err != nil {
 		errs = append(errs, err)
 	}
 	switch {
-	case c.Conns < 1 || c.Conns > MaxConns || c.Inflight < 1 || c.Inflight > MaxInflight:
-		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", MaxConns))
+	case c.Conns < 1 || c.Conns > launch.MaxConns || c.Inflight < 1 || c.Inflight > launch.MaxInflight:
+		errs = append(errs, fmt.Errorf("bench: conns and inflight must be in [1, %d]", launch.MaxConns))
 	case c.Keys < 1 || c.Keys > MaxMixedKeys:
 		errs = append(errs, fmt.Errorf("bench: keys must be in [1, %d]", MaxMixedKeys))
 	case c.ValueSize < 0 || c.ValueSize > 1<<20-1024:
 		errs = append(errs, errors.New("bench: value size must be in [0, 1047552]"))
-	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
-		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase))
+	case c.Duration <= 0 || c.Duration > launch.MaxPhase || c.Warmup < 0 || c.Warmup > launch.MaxPhase:
+		errs = append(errs, fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", launch.MaxPhase, launch.MaxPhase))
 	}
 	return errors.Join(errs...)
 }
@@ -164,7 +166,7 @@ type RatioCell struct {
 	// share checks the mix.
 	Reads  int64 `json:"reads_issued"`
 	Writes int64 `json:"writes_issued"`
-	PhaseResult
+	load.PhaseResult
 }
 
 // ReadRatio measures, for each target and ensemble size (or the ensemble
@@ -194,9 +196,9 @@ func ReadRatio(ctx context.Context, cfg ReadRatioConfig) (*ReadRatioReport, erro
 		}
 		return rep, err
 	}
-	rep.Env.Timing = cfg.Timing.orDefault()
-	rep.Env.GlobalOutstandingLimit = DefaultGlobalOutstandingLimit
-	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-readratio-", cfg.Keep, cfg.Log)
+	rep.Env.Timing = cfg.Timing.OrDefault()
+	rep.Env.GlobalOutstandingLimit = launch.DefaultGlobalOutstandingLimit
+	work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-readratio-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +232,7 @@ func ReadRatio(ctx context.Context, cfg ReadRatioConfig) (*ReadRatioReport, erro
 // every ratio against it.
 func ratioEnsemble(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioReport, work, target string, n int) error {
 	re := RatioEnsemble{Target: target, Servers: n}
-	if target == TargetZooKeeper {
+	if target == launch.TargetZooKeeper {
 		re.JavaHeap = cfg.JavaHeap
 	}
 	cfg.Log.Info("starting ensemble", "target", target, "servers", n)
@@ -259,8 +261,8 @@ func ratioEnsemble(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioRepor
 func ratioConnected(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioReport) error {
 	const target = "server"
 	re := RatioEnsemble{Target: target, Servers: len(cfg.Connect), Addrs: cfg.Connect, Clients: cfg.Connect}
-	if out, err := fourLetter(ctx, cfg.Connect[0], "srvr"); err == nil {
-		re.Version = firstLine(out)
+	if out, err := load.FourLetter(ctx, cfg.Connect[0], "srvr"); err == nil {
+		re.Version = launch.FirstLine(out)
 	}
 	if cfg.LeaderOnly {
 		i := probeLeader(ctx, cfg.Connect)
@@ -279,7 +281,7 @@ func ratioConnected(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioRepo
 // ratioCells preloads the nodes over all of spread and measures each ratio
 // with the clients on clients.
 func ratioCells(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioReport, target string, n int,
-	spread, clients []string, procs []ServerProc) error {
+	spread, clients []string, procs []load.ServerProc) error {
 	ks, err := preload(ctx, target, spread, cfg.Keys, cfg.Conns, cfg.Inflight, cfg.ValueSize, cfg.SessionTimeout, cfg.Log)
 	if err != nil {
 		return err
@@ -312,14 +314,14 @@ type mixedPhase struct {
 	Target           string
 	ReadPct          int
 	Addrs            []string
-	Keys             *KeySpace
+	Keys             *load.KeySpace
 	Conns, Inflight  int
 	ValueSize        int
 	Warmup, Duration time.Duration
 	SessionTimeout   time.Duration
 	Seed             uint64
 	// Procs are the server processes whose CPU is measured.
-	Procs []ServerProc
+	Procs []load.ServerProc
 }
 
 // runMixedPhase drives the connections with the pipelined writer and
@@ -327,37 +329,37 @@ type mixedPhase struct {
 // measures the interval after the warm-up: throughput, latencies, errors
 // and the CPU of the servers, the load generator and the machine.
 func runMixedPhase(ctx context.Context, p mixedPhase) (RatioCell, error) {
-	cell := RatioCell{ReadPct: p.ReadPct, PhaseResult: PhaseResult{
-		Target: p.Target, Phase: fmt.Sprintf("read%d", p.ReadPct), Workload: Workload(fmt.Sprintf("mixed-%d%%-read", p.ReadPct)),
+	cell := RatioCell{ReadPct: p.ReadPct, PhaseResult: load.PhaseResult{
+		Target: p.Target, Phase: fmt.Sprintf("read%d", p.ReadPct), Workload: load.Workload(fmt.Sprintf("mixed-%d%%-read", p.ReadPct)),
 		Conns: p.Conns, Inflight: p.Inflight, ValueSize: p.ValueSize,
 	}}
 	fail := func(err error) (RatioCell, error) {
 		cell.Err = err.Error()
 		return cell, err
 	}
-	picker, err := newKeyPicker(p.Keys)
+	picker, err := load.NewKeyPicker(p.Keys)
 	if err != nil {
 		return fail(err)
 	}
-	conns, err := dialAll(ctx, PhaseConfig{Addrs: p.Addrs, Conns: p.Conns, SessionTimeout: p.SessionTimeout})
+	conns, err := load.DialAll(ctx, load.PhaseConfig{Addrs: p.Addrs, Conns: p.Conns, SessionTimeout: p.SessionTimeout})
 	if err != nil {
 		return fail(err)
 	}
-	data := value(p.ValueSize)
-	sources := make([]*mixedSource, len(conns))
+	data := load.Value(p.ValueSize)
+	sources := make([]*load.MixedSource, len(conns))
 	for i := range conns {
-		sources[i] = newMixedSource(picker, p.ReadPct, data, p.Seed+uint64(i))
+		sources[i] = load.NewMixedSource(picker, p.ReadPct, data, p.Seed+uint64(i))
 	}
 	t0 := time.Now()
-	w := &window{start: t0.Add(p.Warmup), end: t0.Add(p.Warmup + p.Duration), drain: DefaultDrainTimeout}
-	perConn := make([]connStats, len(conns))
+	w := &load.Window{Start: t0.Add(p.Warmup), End: t0.Add(p.Warmup + p.Duration), Drain: load.DefaultDrainTimeout}
+	perConn := make([]load.ConnStats, len(conns))
 	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			perConn[i], errs[i] = c.run(ctx, sources[i], p.Inflight, w)
+			perConn[i], errs[i] = c.Run(ctx, sources[i], p.Inflight, w)
 		}()
 	}
 	allDone := make(chan struct{})
@@ -367,52 +369,52 @@ func runMixedPhase(ctx context.Context, p mixedPhase) (RatioCell, error) {
 		doneAt = time.Now()
 		close(allDone)
 	}()
-	meter := cpuMeter{}
+	meter := load.CpuMeter{}
 	for _, pr := range p.Procs {
-		meter.pids = append(meter.pids, pr.PID)
+		meter.Pids = append(meter.Pids, pr.PID)
 	}
-	if !waitUntil(ctx, w.start, allDone) {
-		meter.begin()
-		waitUntil(ctx, w.end, allDone)
-		meter.end()
+	if !load.WaitUntil(ctx, w.Start, allDone) {
+		meter.Begin()
+		load.WaitUntil(ctx, w.End, allDone)
+		meter.End()
 	}
 	<-allDone
 
-	end := w.end
+	end := w.End
 	if doneAt.Before(end) {
 		end = doneAt
 	}
-	if end.After(w.start) {
-		cell.Seconds = end.Sub(w.start).Seconds()
+	if end.After(w.Start) {
+		cell.Seconds = end.Sub(w.Start).Seconds()
 	}
 	hist := stats.NewHist()
 	for i := range perConn {
-		if perConn[i].hist != nil {
-			hist.Merge(perConn[i].hist)
+		if perConn[i].Hist != nil {
+			hist.Merge(perConn[i].Hist)
 		}
-		cell.Ops += perConn[i].ops
-		if perConn[i].errs > 0 && cell.Errors == 0 {
-			cell.FirstError = errorName(perConn[i].firstErr)
+		cell.Ops += perConn[i].Ops
+		if perConn[i].Errs > 0 && cell.Errors == 0 {
+			cell.FirstError = load.ErrorName(perConn[i].FirstErr)
 		}
-		cell.Errors += perConn[i].errs
-		cell.Reads += sources[i].reads
-		cell.Writes += sources[i].writes
+		cell.Errors += perConn[i].Errs
+		cell.Reads += sources[i].Reads
+		cell.Writes += sources[i].Writes
 	}
 	cell.Latency = hist.Summary()
 	if cell.Seconds > 0 {
 		cell.OpsPerSec = float64(cell.Ops) / cell.Seconds
-		if meter.selfErr == nil {
-			cell.LoadgenCPU = meter.selfUsed.Seconds()
+		if meter.SelfErr == nil {
+			cell.LoadgenCPU = meter.SelfUsed.Seconds()
 		}
-		if meter.machineErr == nil {
-			s := meter.machineUsed.Seconds()
+		if meter.MachineErr == nil {
+			s := meter.MachineUsed.Seconds()
 			cell.MachineCPU = &s
 		}
-		if len(p.Procs) > 0 && meter.serverErr == nil {
-			s := meter.serverTotal().Seconds()
+		if len(p.Procs) > 0 && meter.ServerErr == nil {
+			s := meter.ServerTotal().Seconds()
 			cell.ServerCPU = &s
 			for i, pr := range p.Procs {
-				cell.ServerCPUEach = append(cell.ServerCPUEach, ProcCPU{Server: pr.Name, PID: pr.PID, CPU: meter.serverUsed[i].Seconds()})
+				cell.ServerCPUEach = append(cell.ServerCPUEach, load.ProcCPU{Server: pr.Name, PID: pr.PID, CPU: meter.ServerUsed[i].Seconds()})
 			}
 		}
 	}

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // Markdown writes the report for people.
@@ -70,7 +73,7 @@ func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
 	if e.WorkDir != "" {
 		fmt.Fprintf(w, "- zoo.cfg (the same for every target, but for ports and dataDir): ensemble on 127.0.0.1, %s, forceSync=yes, "+
 			"snapCount default (100000), globalOutstandingLimit=%d, maxClientCnxns=0; dataDir under %s\n",
-			e.Timing.orDefault(), e.GlobalOutstandingLimit, e.WorkDir)
+			e.Timing.OrDefault(), e.GlobalOutstandingLimit, e.WorkDir)
 	}
 	for _, en := range rep.Ensembles {
 		fmt.Fprintf(w, "- %s:", SystemLabel(en.Target, en.Servers))
@@ -100,7 +103,7 @@ func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
 	fmt.Fprintf(w, "### Throughput (ops/s)\n\n")
 	WriteReadRatioTable(w, rep)
 	fmt.Fprintln(w)
-	if targets := rep.Targets(); slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper) {
+	if targets := rep.Targets(); slices.Contains(targets, launch.TargetCorral) && slices.Contains(targets, launch.TargetZooKeeper) {
 		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper at the same ensemble size: above 1, corral served more.\n\n")
 	}
 	writeReadRatioExtremes(w, rep)
@@ -146,7 +149,7 @@ func WriteReadRatioTable(w io.Writer, rep *ReadRatioReport) {
 		}
 	}
 	targets := rep.Targets()
-	both := slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper)
+	both := slices.Contains(targets, launch.TargetCorral) && slices.Contains(targets, launch.TargetZooKeeper)
 	var cols []column
 	for _, n := range rep.Sizes() {
 		for _, t := range targets {
@@ -159,7 +162,7 @@ func WriteReadRatioTable(w io.Writer, rep *ReadRatioReport) {
 			}})
 		}
 		if both {
-			c, z := ops(TargetCorral, n), ops(TargetZooKeeper, n)
+			c, z := ops(launch.TargetCorral, n), ops(launch.TargetZooKeeper, n)
 			cols = append(cols, column{fmt.Sprintf("corral/zookeeper n=%d", n), func(pct int) string {
 				cv, okc := c(pct)
 				zv, okz := z(pct)
@@ -221,7 +224,7 @@ func writeReadRatioDetails(w io.Writer, rep *ReadRatioReport) {
 			if c.Latency.Count == 0 {
 				return dash
 			}
-			return fmt.Sprintf("%.2f", Ms(us))
+			return fmt.Sprintf("%.2f", load.Ms(us))
 		}
 		issued := dash
 		if n := c.Reads + c.Writes; n > 0 {

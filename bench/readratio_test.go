@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/wire"
 )
 
 func TestParseReadRatios(t *testing.T) {
 	got, err := ParseReadRatios("0, 20,100,90")
-	if err != nil || JoinInts(got) != "0,20,100,90" {
+	if err != nil || launch.JoinInts(got) != "0,20,100,90" {
 		t.Errorf("got %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "101", "-1", "50,50", "x"} {
@@ -30,10 +32,10 @@ func TestParseReadRatios(t *testing.T) {
 // holds the preloaded nodes: every request issued reaches the server, in
 // the proportion asked, and is answered.
 func TestMixedPhaseSendsTheMix(t *testing.T) {
-	ks := &KeySpace{Root: DefaultRoot, Prefix: "k", Counts: []int64{30, 20}}
+	ks := &load.KeySpace{Root: load.DefaultRoot, Prefix: "k", Counts: []int64{30, 20}}
 	s := fakezk.NewServer(t, fakezk.InOrder, 0)
-	preloadFake(s, ks, value(32))
-	cell, err := runMixedPhase(testCtx(t), mixedPhase{
+	preloadFake(s, ks, load.Value(32))
+	cell, err := runMixedPhase(benchTestCtx(t), mixedPhase{
 		Target: "fake", ReadPct: 70, Addrs: []string{s.Addr()}, Keys: ks, Conns: 2, Inflight: 4,
 		ValueSize: 32, Duration: 300 * time.Millisecond, SessionTimeout: 10 * time.Second, Seed: 1,
 	})
@@ -64,7 +66,7 @@ func TestReadRatioAgainstFakeEnsemble(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		out := t.TempDir()
 		cfg := DefaultReadRatioConfig()
-		cfg.Targets, cfg.Servers, cfg.Ratios, cfg.LeaderOnly = []string{TargetCorral}, []int{3}, []int{100, 0}, leaderOnly
+		cfg.Targets, cfg.Servers, cfg.Ratios, cfg.LeaderOnly = []string{launch.TargetCorral}, []int{3}, []int{100, 0}, leaderOnly
 		cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 3, 2, 30, 16
 		cfg.Warmup, cfg.Duration = 0, 300*time.Millisecond
 		cfg.CorralBin, cfg.WorkDir, cfg.OutDir = os.Args[0], t.TempDir(), out
@@ -109,11 +111,11 @@ func syntheticReadRatioReport() *ReadRatioReport {
 	rep := &ReadRatioReport{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
 	rep.Env.CPUs = 2
 	for _, n := range []int{3, 5} {
-		for _, t := range []string{TargetCorral, TargetZooKeeper} {
+		for _, t := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
 			rep.Ensembles = append(rep.Ensembles, RatioEnsemble{Target: t, Servers: n, Leader: n})
 			for _, pct := range rep.Ratios {
 				f := 1.0
-				if t == TargetCorral {
+				if t == launch.TargetCorral {
 					f = 2
 				}
 				c := RatioCell{Servers: n, ReadPct: pct, Reads: int64(pct), Writes: int64(100 - pct)}
@@ -147,13 +149,13 @@ func TestReadRatioTableWithOneTargetHasNoRatio(t *testing.T) {
 	rep := syntheticReadRatioReport()
 	var cells []RatioCell
 	for _, c := range rep.Cells {
-		if c.Target == TargetCorral {
+		if c.Target == launch.TargetCorral {
 			cells = append(cells, c)
 		}
 	}
 	var ens []RatioEnsemble
 	for _, e := range rep.Ensembles {
-		if e.Target == TargetCorral {
+		if e.Target == launch.TargetCorral {
 			ens = append(ens, e)
 		}
 	}
@@ -166,7 +168,7 @@ func TestReadRatioTableWithOneTargetHasNoRatio(t *testing.T) {
 }
 
 // TestReadRatioConnectsToARunningServer measures a server it did not
-// start (an in-process fake, which says it is standalone): with
+// Start (an in-process fake, which says it is standalone): with
 // --leader-only the clients go to the server that says it leads.
 func TestReadRatioConnectsToARunningServer(t *testing.T) {
 	s := fakezk.NewServer(t, fakezk.InOrder, 0)
@@ -174,7 +176,7 @@ func TestReadRatioConnectsToARunningServer(t *testing.T) {
 	cfg.Connect, cfg.Ratios, cfg.LeaderOnly = []string{s.Addr()}, []int{50}, true
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 2, 2, 20, 8
 	cfg.Warmup, cfg.Duration = 0, 200*time.Millisecond
-	rep, err := ReadRatio(testCtx(t), cfg)
+	rep, err := ReadRatio(benchTestCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

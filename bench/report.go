@@ -8,42 +8,44 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/bench/stats"
 )
 
 // metric is one row of a phase in the table.
 type metric struct {
 	name   string
-	value  func(r *PhaseResult) (float64, bool)
+	value  func(r *load.PhaseResult) (float64, bool)
 	format string
 }
 
-func Ms(us int64) float64 { return float64(us) / 1000 }
-
 func metrics() []metric {
-	lat := func(f func(*PhaseResult) int64) func(*PhaseResult) (float64, bool) {
-		return func(r *PhaseResult) (float64, bool) { return Ms(f(r)), r.Latency.Count > 0 }
+	lat := func(f func(*load.PhaseResult) int64) func(*load.PhaseResult) (float64, bool) {
+		return func(r *load.PhaseResult) (float64, bool) { return load.Ms(f(r)), r.Latency.Count > 0 }
 	}
 	return []metric{
-		{"ops/s", func(r *PhaseResult) (float64, bool) { return r.OpsPerSec, r.Seconds > 0 }, "%.0f"},
-		{"p50 ms", lat(func(r *PhaseResult) int64 { return r.P50 }), "%.3f"},
-		{"p99 ms", lat(func(r *PhaseResult) int64 { return r.P99 }), "%.3f"},
-		{"p99.9 ms", lat(func(r *PhaseResult) int64 { return r.P999 }), "%.3f"},
-		{"max ms", lat(func(r *PhaseResult) int64 { return r.Max }), "%.3f"},
-		{"errors", func(r *PhaseResult) (float64, bool) { return float64(r.Errors), r.Seconds > 0 }, "%.0f"},
-		{"server CPU s", func(r *PhaseResult) (float64, bool) {
+		{"ops/s", func(r *load.PhaseResult) (float64, bool) { return r.OpsPerSec, r.Seconds > 0 }, "%.0f"},
+		{"p50 ms", lat(func(r *load.PhaseResult) int64 { return r.P50 }), "%.3f"},
+		{"p99 ms", lat(func(r *load.PhaseResult) int64 { return r.P99 }), "%.3f"},
+		{"p99.9 ms", lat(func(r *load.PhaseResult) int64 { return r.P999 }), "%.3f"},
+		{"max ms", lat(func(r *load.PhaseResult) int64 { return r.Max }), "%.3f"},
+		{"errors", func(r *load.PhaseResult) (float64, bool) { return float64(r.Errors), r.Seconds > 0 }, "%.0f"},
+		{"server CPU s", func(r *load.PhaseResult) (float64, bool) {
 			if r.ServerCPU == nil {
 				return 0, false
 			}
 			return *r.ServerCPU, true
 		}, "%.2f"},
-		{"server CPU µs/op", func(r *PhaseResult) (float64, bool) {
+		{"server CPU µs/op", func(r *load.PhaseResult) (float64, bool) {
 			if r.ServerCPU == nil || r.Ops == 0 {
 				return 0, false
 			}
 			return *r.ServerCPU / float64(r.Ops) * 1e6, true
 		}, "%.1f"},
-		{"fsyncs per 1M ops", fsyncsPerMillion, "%.0f"},
-		{"loadgen CPU s", func(r *PhaseResult) (float64, bool) { return r.LoadgenCPU, r.Seconds > 0 }, "%.2f"},
+		{"fsyncs per 1M ops", load.FsyncsPerMillion, "%.0f"},
+		{"loadgen CPU s", func(r *load.PhaseResult) (float64, bool) { return r.LoadgenCPU, r.Seconds > 0 }, "%.2f"},
 		{"other CPU s", otherCPU, "%.2f"},
 	}
 }
@@ -53,7 +55,7 @@ func metrics() []metric {
 // measurement, and kernel threads (journal commits, block I/O completion)
 // that may be working for the server. Clock-tick granularity makes small
 // values noise.
-func otherCPU(r *PhaseResult) (float64, bool) {
+func otherCPU(r *load.PhaseResult) (float64, bool) {
 	if r.MachineCPU == nil || r.ServerCPU == nil {
 		return 0, false
 	}
@@ -63,9 +65,9 @@ func otherCPU(r *PhaseResult) (float64, bool) {
 // WriteTable writes the results as one Markdown table: a row per phase and
 // metric, a column per target, and, when both corral and zookeeper were
 // measured, a corral/zookeeper ratio column.
-func WriteTable(w io.Writer, results []PhaseResult) {
+func WriteTable(w io.Writer, results []load.PhaseResult) {
 	var targets, phases []string
-	byKey := map[[2]string]*PhaseResult{}
+	byKey := map[[2]string]*load.PhaseResult{}
 	for i := range results {
 		r := &results[i]
 		if !slices.Contains(targets, r.Target) {
@@ -76,7 +78,7 @@ func WriteTable(w io.Writer, results []PhaseResult) {
 		}
 		byKey[[2]string{r.Target, r.Phase}] = r
 	}
-	ratio := slices.Contains(targets, TargetCorral) && slices.Contains(targets, TargetZooKeeper)
+	ratio := slices.Contains(targets, launch.TargetCorral) && slices.Contains(targets, launch.TargetZooKeeper)
 
 	head := append([]string{"phase", "metric"}, targets...)
 	align := []string{"---", "---"}
@@ -84,7 +86,7 @@ func WriteTable(w io.Writer, results []PhaseResult) {
 		align = append(align, "---:")
 	}
 	if ratio {
-		head = append(head, TargetCorral+"/"+TargetZooKeeper)
+		head = append(head, launch.TargetCorral+"/"+launch.TargetZooKeeper)
 		align = append(align, "---:")
 	}
 	row := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
@@ -109,8 +111,8 @@ func WriteTable(w io.Writer, results []PhaseResult) {
 				cells = append(cells, fmt.Sprintf(m.format, v))
 			}
 			if ratio {
-				c, okc := vals[TargetCorral]
-				z, okz := vals[TargetZooKeeper]
+				c, okc := vals[launch.TargetCorral]
+				z, okz := vals[launch.TargetZooKeeper]
 				if okc && okz && z != 0 {
 					cells = append(cells, fmt.Sprintf("%.2fx", c/z))
 				} else {
@@ -168,7 +170,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintf(w, "- zoo.cfg (%s): %s, %s, %s, snapCount default (100000), "+
 			"globalOutstandingLimit=%d, maxClientCnxns=0, admin.enableServer=false, 4lw.commands.whitelist=*, dataDir under %s\n",
-			same, shape, e.Timing.orDefault(), durability, e.GlobalOutstandingLimit, e.WorkDir)
+			same, shape, e.Timing.OrDefault(), durability, e.GlobalOutstandingLimit, e.WorkDir)
 		if e.Servers > 1 {
 			fmt.Fprintf(w, "- connections: assigned round-robin over the servers, followers first in id order and the leader last "+
 				"(so the leader has at most as many as a follower, whichever server leads); seqcreate's one connection is on a follower\n")
@@ -215,8 +217,8 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			"so a request that waited for a free slot is charged for the wait (no coordinated omission); "+
 			"unsent counts the requests due in the measured interval that had not left by its end. ")
 	}
-	if slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == TargetCorral }) &&
-		slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == TargetZooKeeper }) {
+	if slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == launch.TargetCorral }) &&
+		slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Target == launch.TargetZooKeeper }) {
 		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper: above 1 is better for ops/s, below 1 is better for latencies and CPU. ")
 	}
 	if share, ok := maxLoadgenShare(rep); ok {
@@ -234,7 +236,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			for _, p := range r.ServerCPUEach {
 				parts = append(parts, fmt.Sprintf("%s %.2f", p.Server, p.CPU))
 			}
-			fmt.Fprintf(w, "\n- %s %s server CPU s by process: %s", r.label(), r.Phase, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "\n- %s %s server CPU s by process: %s", r.Label(), r.Phase, strings.Join(parts, ", "))
 		}
 	}
 	for _, r := range rep.Results {
@@ -243,17 +245,17 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 			for _, f := range r.FsyncsEach {
 				parts = append(parts, fmt.Sprintf("%s %d (%.0f per 1M ops)", f.Server, f.Fsyncs, float64(f.Fsyncs)/float64(r.Ops)*1e6))
 			}
-			fmt.Fprintf(w, "\n- %s %s log fsyncs by server (mntr zk_cnt_fsynctime): %s", r.label(), r.Phase, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "\n- %s %s log fsyncs by server (mntr zk_cnt_fsynctime): %s", r.Label(), r.Phase, strings.Join(parts, ", "))
 		}
 	}
 	for _, r := range rep.Results {
 		if r.Err != "" {
-			fmt.Fprintf(w, "\n- %s %s FAILED: %s", r.label(), r.Phase, r.Err)
+			fmt.Fprintf(w, "\n- %s %s FAILED: %s", r.Label(), r.Phase, r.Err)
 		}
 	}
 	for _, r := range rep.Results {
 		if r.Errors > 0 {
-			fmt.Fprintf(w, "\n- %s %s: %d error replies, first %s", r.label(), r.Phase, r.Errors, r.FirstError)
+			fmt.Fprintf(w, "\n- %s %s: %d error replies, first %s", r.Label(), r.Phase, r.Errors, r.FirstError)
 		}
 	}
 	fmt.Fprintln(w)
@@ -299,7 +301,7 @@ func WriteJSONLines(w io.Writer, rep *Report) error {
 type jsonResult struct {
 	Start string `json:"start"`
 	CPUs  int    `json:"cpus"`
-	PhaseResult
+	load.PhaseResult
 }
 
 // WritePlotLinks ends the report with its figures.
@@ -336,4 +338,36 @@ func shownArgv(argv []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// metricsFor is the table's rows for results: metrics(), and after the
+// latencies, when any phase ran open loop, its latencies from the
+// intended send times and its unsent requests.
+func metricsFor(results []load.PhaseResult) []metric {
+	rows := metrics()
+	if !slices.ContainsFunc(results, func(r load.PhaseResult) bool { return r.OpenLoop != nil }) {
+		return rows
+	}
+	lat := func(name string, f func(*stats.Latency) int64) metric {
+		return metric{name, func(r *load.PhaseResult) (float64, bool) {
+			if r.OpenLoop == nil || r.OpenLoop.FromIntended.Count == 0 {
+				return 0, false
+			}
+			return load.Ms(f(&r.OpenLoop.FromIntended)), true
+		}, "%.3f"}
+	}
+	open := []metric{
+		lat("p50 ms from intended", func(l *stats.Latency) int64 { return l.P50 }),
+		lat("p99 ms from intended", func(l *stats.Latency) int64 { return l.P99 }),
+		lat("p99.9 ms from intended", func(l *stats.Latency) int64 { return l.P999 }),
+		lat("max ms from intended", func(l *stats.Latency) int64 { return l.Max }),
+		{"unsent (open loop)", func(r *load.PhaseResult) (float64, bool) {
+			if r.OpenLoop == nil {
+				return 0, false
+			}
+			return float64(r.OpenLoop.Unsent), true
+		}, "%.0f"},
+	}
+	at := slices.IndexFunc(rows, func(m metric) bool { return m.name == "max ms" }) + 1
+	return slices.Insert(rows, at, open...)
 }

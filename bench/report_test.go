@@ -10,21 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
 func f64(v float64) *float64 { return &v }
 
-func sampleResults() []PhaseResult {
-	return []PhaseResult{
+func sampleResults() []load.PhaseResult {
+	return []load.PhaseResult{
 		{Target: "corral", Phase: "create", Seconds: 10, Ops: 400000, OpsPerSec: 40000,
 			Latency:   stats.Latency{Count: 400000, P50: 500, P99: 2000, P999: 4000, Max: 9000},
 			ServerCPU: f64(8), LoadgenCPU: 2, MachineCPU: f64(12),
-			FsyncsEach: []ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 2000}}},
+			FsyncsEach: []load.ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 2000}}},
 		{Target: "zookeeper", Phase: "create", Seconds: 10, Ops: 160000, OpsPerSec: 16000,
 			Latency:   stats.Latency{Count: 160000, P50: 1000, P99: 2500, P999: 8000, Max: 45000},
 			ServerCPU: f64(12), LoadgenCPU: 1, Errors: 3, MachineCPU: f64(13.5),
-			FsyncsEach: []ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 16000}}},
+			FsyncsEach: []load.ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 16000}}},
 		// zookeeper's seqcreate failed before measuring anything.
 		{Target: "corral", Phase: "seqcreate", Seconds: 5, Ops: 5000, OpsPerSec: 1000,
 			Latency: stats.Latency{Count: 5000, P50: 900, P99: 1500, P999: 1800, Max: 2500}, LoadgenCPU: 0.25},
@@ -125,9 +127,9 @@ func TestJSONLines(t *testing.T) {
 
 func TestMarkdownDescribesAnEnsemble(t *testing.T) {
 	res := sampleResults()[:2]
-	res[1].ServerCPUEach = []ProcCPU{{Server: "server.1 follower", PID: 11, CPU: 3}, {Server: "server.2 follower", PID: 12, CPU: 4}, {Server: "server.3 leader", PID: 13, CPU: 5}}
+	res[1].ServerCPUEach = []load.ProcCPU{{Server: "server.1 follower", PID: 11, CPU: 3}, {Server: "server.2 follower", PID: 12, CPU: 4}, {Server: "server.3 leader", PID: 13, CPU: 5}}
 	rep := &Report{Mode: "compare", Start: time.Unix(0, 0),
-		Env: Env{CPUs: 2, Servers: 3, Timing: Timing{TickTimeMs: 2000, InitLimit: 10, SyncLimit: 5}},
+		Env: Env{CPUs: 2, Servers: 3, Timing: launch.Timing{TickTimeMs: 2000, InitLimit: 10, SyncLimit: 5}},
 		Servers: []ServerInfo{
 			{Target: "corral", Leader: "server.1 (127.0.0.1:1)", LeaderAfter: "server.2 (127.0.0.1:2)"},
 			{Target: "zookeeper", Leader: "server.3 (127.0.0.1:3)", Members: []MemberInfo{{ID: 1, PID: 11}, {ID: 2, PID: 12}, {ID: 3, PID: 13}}},
@@ -161,5 +163,69 @@ func TestShownArgvNamesNoMachineDirectory(t *testing.T) {
 	got := shownArgv([]string{filepath.Join(wd, "bin", "corral"), "server", "/tmp/x/zoo.cfg"})
 	if want := "bin/corral server /tmp/x/zoo.cfg"; got != want {
 		t.Fatalf("shownArgv = %q, want %q", got, want)
+	}
+}
+
+// TestOpenLoopRows: the table gains the latencies from the intended send
+// times and the unsent count, after the latencies, only when a phase ran
+// open loop.
+func TestOpenLoopRows(t *testing.T) {
+	closed := []load.PhaseResult{{Target: "corral", Phase: "set"}}
+	if len(metricsFor(closed)) != len(metrics()) {
+		t.Fatal("closed loop has open-loop rows")
+	}
+	open := []load.PhaseResult{{Target: "corral", Phase: "set", Seconds: 1, Ops: 10,
+		OpenLoop: &load.OpenLoopResult{Rate: 10, Due: 12, Unsent: 2, FromIntended: stats.Latency{Count: 10, P50: 1500, P99: 2500, P999: 3000, Max: 4000}}}}
+	rows := metricsFor(open)
+	var names []string
+	for _, m := range rows {
+		names = append(names, m.name)
+	}
+	want := []string{"max ms", "p50 ms from intended", "p99 ms from intended", "p99.9 ms from intended", "max ms from intended", "unsent (open loop)"}
+	at := -1
+	for i, n := range names {
+		if n == "max ms" {
+			at = i
+		}
+	}
+	if at < 0 || len(names) < at+len(want) {
+		t.Fatalf("rows %v", names)
+	}
+	for i, w := range want {
+		if names[at+i] != w {
+			t.Fatalf("rows %v, want %v after max ms", names, want)
+		}
+	}
+	if v, ok := rows[at+1].value(&open[0]); !ok || v != 1.5 {
+		t.Errorf("p50 from intended = %v, %v; want 1.5 ms", v, ok)
+	}
+	if v, ok := rows[at+5].value(&open[0]); !ok || v != 2 {
+		t.Errorf("unsent = %v, %v; want 2", v, ok)
+	}
+}
+
+func TestFsyncsPerMillion(t *testing.T) {
+	addrs := []string{"a:1", "b:2", "c:3"}
+	each := load.FsyncDeltas(addrs, []int64{10, 20, 30}, []int64{110, 70, 29})
+	want := []int64{100, 50, 0} // a count that went down (a restart) is 0
+	for i, f := range each {
+		if f.Server != addrs[i] || f.Fsyncs != want[i] {
+			t.Fatalf("deltas %+v, want %v", each, want)
+		}
+	}
+	if d := load.FsyncDeltas(addrs, nil, []int64{1, 2, 3}); d != nil {
+		t.Fatalf("deltas without a before count: %+v, want nil", d)
+	}
+	r := &load.PhaseResult{Ops: 300_000, FsyncsEach: each}
+	if v, ok := load.FsyncsPerMillion(r); !ok || v != 500 {
+		t.Fatalf("fsyncsPerMillion = %v, %v; want 500 (150 fsyncs over 300k ops)", v, ok)
+	}
+	if _, ok := load.FsyncsPerMillion(&load.PhaseResult{Ops: 10}); ok {
+		t.Fatal("a figure without measured fsyncs")
+	}
+	var b strings.Builder
+	WriteTable(&b, []load.PhaseResult{{Target: "corral", Phase: "create", Seconds: 1, Ops: 300_000, OpsPerSec: 300_000, FsyncsEach: each}})
+	if !strings.Contains(b.String(), "fsyncs per 1M ops") || !strings.Contains(b.String(), "500") {
+		t.Fatalf("table lacks the fsyncs row:\n%s", b.String())
 	}
 }

@@ -6,12 +6,15 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // RunConfig configures Run: one workload against servers already running.
 type RunConfig struct {
 	Addrs     []string
-	Workload  Workload
+	Workload  load.Workload
 	Conns     int
 	Inflight  int
 	ValueSize int
@@ -27,7 +30,7 @@ type RunConfig struct {
 	// creation of keys stays closed loop.
 	Rate float64
 	// Progress, if set, draws the phases' progress bars.
-	Progress *Progress
+	Progress *load.Progress
 	Log      *slog.Logger
 }
 
@@ -46,7 +49,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	if cfg.Keys <= 0 {
 		cfg.Keys = DefaultKeys
 	}
-	if cfg.Workload == WorkloadSeqCreate {
+	if cfg.Workload == load.WorkloadSeqCreate {
 		cfg.Conns, cfg.Inflight = 1, 1
 	}
 	rep := &Report{Mode: "run", Start: time.Now(), Env: newEnv()}
@@ -56,38 +59,29 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	const target = "server"
 	rep.Servers = []ServerInfo{{Target: target, Addr: strings.Join(cfg.Addrs, ",")}}
 	if len(cfg.Addrs) > 0 {
-		if out, err := fourLetter(ctx, cfg.Addrs[0], "srvr"); err == nil {
-			rep.Servers[0].Version = firstLine(out)
+		if out, err := load.FourLetter(ctx, cfg.Addrs[0], "srvr"); err == nil {
+			rep.Servers[0].Version = launch.FirstLine(out)
 		}
 	}
-	pc := PhaseConfig{
+	pc := load.PhaseConfig{
 		Target: target, Addrs: cfg.Addrs, Workload: cfg.Workload, Conns: cfg.Conns, Inflight: cfg.Inflight,
 		ValueSize: cfg.ValueSize, Warmup: cfg.Warmup, Duration: cfg.Duration, ServerPID: cfg.ServerPID, Log: cfg.Log,
 		Rate: cfg.Rate, Progress: cfg.Progress,
 	}
-	if !cfg.Workload.creates() {
+	if !cfg.Workload.Creates() {
 		pop := pc
-		pop.Workload, pop.Phase, pop.Warmup, pop.Duration, pop.MaxOps, pop.ServerPID = WorkloadCreate, "populate", 0, populateLimit, cfg.Keys, 0
+		pop.Workload, pop.Phase, pop.Warmup, pop.Duration, pop.MaxOps, pop.ServerPID = load.WorkloadCreate, "populate", 0, populateLimit, cfg.Keys, 0
 		pop.Rate = 0
 		cfg.Log.Info("creating keys", "keys", cfg.Keys)
-		r, err := RunPhase(ctx, pop)
+		r, err := load.RunPhase(ctx, pop)
 		if err != nil {
 			return rep, fmt.Errorf("bench: creating %d keys: %w", cfg.Keys, err)
 		}
 		pc.Keys = r.Keys
 	}
-	r, err := RunPhase(ctx, pc)
+	r, err := load.RunPhase(ctx, pc)
 	if r.Phase != "" {
 		rep.Results = append(rep.Results, r)
 	}
 	return rep, err
-}
-
-func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

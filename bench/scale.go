@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -30,7 +32,7 @@ type ScaleConfig struct {
 	// Inflight requests outstanding.
 	ClientsPerServer int
 	Inflight         int
-	Workload         Workload
+	Workload         load.Workload
 	ValueSize        int
 	// Keys are created (unmeasured) before a set or get workload.
 	Keys int64
@@ -43,7 +45,7 @@ type ScaleConfig struct {
 	Reps int
 
 	CorralBin, ZKLib, Java, JavaHeap string
-	Timing                           Timing
+	Timing                           launch.Timing
 	WorkDir                          string
 	Keep                             bool
 	// OutDir, if set, receives the servers' zoo.cfg and output (the
@@ -79,11 +81,11 @@ const (
 // connection keep even N = 1 saturated.
 func DefaultScaleConfig() ScaleConfig {
 	return ScaleConfig{
-		Targets: []string{TargetCorral, TargetZooKeeper}, Servers: []int{1, 2, 3, 4, 6, 8}, MaxServers: 8,
+		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: []int{1, 2, 3, 4, 6, 8}, MaxServers: 8,
 		ClientsPerServer: DefaultScaleClientsPerServer, Inflight: DefaultInflight,
-		Workload: WorkloadGet, ValueSize: DefaultValueSize, Keys: DefaultScaleKeys, Durability: levelSync,
+		Workload: load.WorkloadGet, ValueSize: DefaultValueSize, Keys: DefaultScaleKeys, Durability: levelSync,
 		Warmup: DefaultScaleWarmup, Duration: DefaultScaleDuration, Reps: 1,
-		Java: "java", JavaHeap: DefaultJavaHeap,
+		Java: "java", JavaHeap: launch.DefaultJavaHeap,
 	}
 }
 
@@ -97,8 +99,8 @@ func (c *ScaleConfig) Validate() error {
 			return err
 		}
 	}
-	if c.MaxServers < 1 || c.MaxServers > MaxServers {
-		return fmt.Errorf("bench: max servers %d (want 1 to %d)", c.MaxServers, MaxServers)
+	if c.MaxServers < 1 || c.MaxServers > launch.MaxServers {
+		return fmt.Errorf("bench: max servers %d (want 1 to %d)", c.MaxServers, launch.MaxServers)
 	}
 	ns := c.sizes()
 	if len(ns) < 3 {
@@ -110,20 +112,20 @@ func (c *ScaleConfig) Validate() error {
 			return fmt.Errorf("bench: %d servers", n)
 		}
 	}
-	if _, err := ParseWorkload(string(c.Workload)); err != nil || c.Workload == WorkloadSeqCreate {
+	if _, err := load.ParseWorkload(string(c.Workload)); err != nil || c.Workload == load.WorkloadSeqCreate {
 		return fmt.Errorf("bench: workload %q (want create, set or get)", c.Workload)
 	}
 	switch {
-	case c.ClientsPerServer < 1 || c.ClientsPerServer*c.MaxServers > MaxConns:
-		return fmt.Errorf("bench: clients per server must be in [1, %d]", MaxConns/c.MaxServers)
-	case c.Inflight < 1 || c.Inflight > MaxInflight:
-		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", MaxInflight)
+	case c.ClientsPerServer < 1 || c.ClientsPerServer*c.MaxServers > launch.MaxConns:
+		return fmt.Errorf("bench: clients per server must be in [1, %d]", launch.MaxConns/c.MaxServers)
+	case c.Inflight < 1 || c.Inflight > launch.MaxInflight:
+		return fmt.Errorf("bench: in-flight requests must be in [1, %d]", launch.MaxInflight)
 	case c.ValueSize < 0 || c.ValueSize > 1<<20-1024:
 		return errors.New("bench: value size must be in [0, 1047552] (jute.maxbuffer)")
 	case c.Keys < 1 || c.Keys > 10_000_000:
 		return errors.New("bench: keys must be in [1, 10000000]")
-	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
-		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", MaxPhase, MaxPhase)
+	case c.Duration <= 0 || c.Duration > launch.MaxPhase || c.Warmup < 0 || c.Warmup > launch.MaxPhase:
+		return fmt.Errorf("bench: duration must be in (0, %v] and warm-up in [0, %v]", launch.MaxPhase, launch.MaxPhase)
 	case c.Reps < 1 || c.Reps > maxScaleReps:
 		return fmt.Errorf("bench: reps must be in [1, %d]", maxScaleReps)
 	}
@@ -163,14 +165,14 @@ type ScaleSettings struct {
 	Servers          []int         `json:"servers"`
 	ClientsPerServer int           `json:"clients_per_server"`
 	Inflight         int           `json:"inflight"`
-	Workload         Workload      `json:"workload"`
+	Workload         load.Workload `json:"workload"`
 	ValueSize        int           `json:"value_bytes"`
 	Keys             int64         `json:"keys"`
 	Durability       string        `json:"durability"`
 	Warmup           time.Duration `json:"warmup_ns"`
 	Duration         time.Duration `json:"duration_ns"`
 	Reps             int           `json:"reps"`
-	Timing           Timing        `json:"timing"`
+	Timing           launch.Timing `json:"timing"`
 	JavaHeap         string        `json:"java_heap,omitempty"`
 }
 
@@ -180,7 +182,7 @@ type ScaleRun struct {
 	N       int
 	Clients int
 	Server  ServerInfo
-	Results []PhaseResult
+	Results []load.PhaseResult
 	Err     string
 }
 
@@ -224,19 +226,19 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	cfg.Timing = cfg.Timing.orDefault()
+	cfg.Timing = cfg.Timing.OrDefault()
 	rep := &ScaleReport{Start: time.Now(), Env: newEnv(), Command: cfg.Command}
 	rep.Config = ScaleSettings{
 		Targets: cfg.Targets, Servers: cfg.sizes(), ClientsPerServer: cfg.ClientsPerServer, Inflight: cfg.Inflight,
 		Workload: cfg.Workload, ValueSize: cfg.ValueSize, Keys: cfg.Keys, Durability: cfg.Durability,
 		Warmup: cfg.Warmup, Duration: cfg.Duration, Reps: cfg.Reps, Timing: cfg.Timing,
 	}
-	if slices.Contains(cfg.Targets, TargetZooKeeper) {
+	if slices.Contains(cfg.Targets, launch.TargetZooKeeper) {
 		rep.Config.JavaHeap = cfg.JavaHeap
 	}
 	run := cfg.Run
 	if run == nil {
-		work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-scale-", cfg.Keep, cfg.Log)
+		work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-scale-", cfg.Keep, cfg.Log)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +277,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 
 // Usable reports whether a phase measured a throughput that may enter
 // the fit: it ran to its end without failing.
-func Usable(r *PhaseResult) bool { return r.Err == "" && r.Seconds > 0 }
+func Usable(r *load.PhaseResult) bool { return r.Err == "" && r.Seconds > 0 }
 
 // fitScale fits the USL to target's usable measurements and makes its
 // table.

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // This file is what the scale and factorial experiments share: start a
@@ -17,7 +20,7 @@ import (
 
 // loadSpec is the load of one measurement.
 type loadSpec struct {
-	Workload  Workload
+	Workload  load.Workload
 	Conns     int
 	Inflight  int
 	ValueSize int
@@ -43,7 +46,7 @@ type TrialSpec struct {
 // trialRunner starts a trial's servers, measures and stops them. It
 // returns what it learned of the servers and a result per measured phase
 // (fewer than Reps if it failed part way). Tests substitute a fake.
-type trialRunner func(ctx context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error)
+type trialRunner func(ctx context.Context, spec TrialSpec) (ServerInfo, []load.PhaseResult, error)
 
 // Durability levels of the scale and factorial experiments.
 const (
@@ -56,26 +59,26 @@ const (
 // durabilityFor is the zoo.cfg durability of level for target: corral's
 // durability key, or for ZooKeeper its closest equivalent, forceSync (as
 // DurabilityTargets pairs them). ZooKeeper has no diskless mode.
-func durabilityFor(target, level string) (Durability, error) {
+func durabilityFor(target, level string) (launch.Durability, error) {
 	switch target {
-	case TargetCorral:
+	case launch.TargetCorral:
 		switch level {
 		case levelSync, levelAsync, levelDiskless:
-			return Durability{Mode: level}, nil
+			return launch.Durability{Mode: level}, nil
 		}
-	case TargetZooKeeper:
+	case launch.TargetZooKeeper:
 		switch level {
 		case levelSync:
-			return Durability{}, nil
+			return launch.Durability{}, nil
 		case levelAsync:
-			return Durability{NoForceSync: true}, nil
+			return launch.Durability{NoForceSync: true}, nil
 		case levelDiskless:
-			return Durability{}, fmt.Errorf("bench: %s has no %s mode", TargetZooKeeper, levelDiskless)
+			return launch.Durability{}, fmt.Errorf("bench: %s has no %s mode", launch.TargetZooKeeper, levelDiskless)
 		}
 	default:
-		return Durability{}, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, TargetCorral, TargetZooKeeper)
+		return launch.Durability{}, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, launch.TargetCorral, launch.TargetZooKeeper)
 	}
-	return Durability{}, fmt.Errorf("bench: unknown durability %q (want %s)", level, levelsHelp)
+	return launch.Durability{}, fmt.Errorf("bench: unknown durability %q (want %s)", level, levelsHelp)
 }
 
 // launcher starts trials' servers on 127.0.0.1: a standalone server for
@@ -83,7 +86,7 @@ func durabilityFor(target, level string) (Durability, error) {
 // the durability lines.
 type launcher struct {
 	CorralBin, ZKLib, Java, JavaHeap string
-	Timing                           Timing
+	Timing                           launch.Timing
 	// Work is the run's temporary directory; each trial gets its own
 	// directory in it.
 	Work string
@@ -96,9 +99,9 @@ type launcher struct {
 }
 
 // Run is a trialRunner.
-func (l *launcher) run(ctx context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error) {
+func (l *launcher) run(ctx context.Context, spec TrialSpec) (ServerInfo, []load.PhaseResult, error) {
 	info := ServerInfo{Target: spec.Target}
-	fail := func(err error) (ServerInfo, []PhaseResult, error) {
+	fail := func(err error) (ServerInfo, []load.PhaseResult, error) {
 		info.Err = err.Error()
 		return info, nil, err
 	}
@@ -107,12 +110,12 @@ func (l *launcher) run(ctx context.Context, spec TrialSpec) (ServerInfo, []Phase
 		return fail(err)
 	}
 	l.trials++
-	lc := LaunchConfig{
-		Dir: filepath.Join(l.Work, fmt.Sprintf("t%03d-%s", l.trials, spec.Target)), GlobalOutstandingLimit: DefaultGlobalOutstandingLimit,
+	lc := launch.LaunchConfig{
+		Dir: filepath.Join(l.Work, fmt.Sprintf("t%03d-%s", l.trials, spec.Target)), GlobalOutstandingLimit: launch.DefaultGlobalOutstandingLimit,
 		Timing: l.Timing, CorralBin: l.CorralBin, ZKLib: l.ZKLib, Java: l.Java, JavaHeap: l.JavaHeap,
 		Durability: dur, Log: l.Log,
 	}
-	if spec.Target == TargetZooKeeper {
+	if spec.Target == launch.TargetZooKeeper {
 		info.JavaHeap = l.JavaHeap
 	}
 	// Build corral or fetch ZooKeeper once, for every later trial.
@@ -166,31 +169,31 @@ func logDirName(name string) string {
 // measured phases. pid or procs name the server processes whose CPU is
 // measured. It stops at the first phase that fails, returning it with the
 // ones before.
-func measureLoad(ctx context.Context, spec TrialSpec, addrs []string, pid int, procs []ServerProc, log *slog.Logger) ([]PhaseResult, error) {
+func measureLoad(ctx context.Context, spec TrialSpec, addrs []string, pid int, procs []load.ServerProc, log *slog.Logger) ([]load.PhaseResult, error) {
 	ld := spec.Load
-	pc := PhaseConfig{
+	pc := load.PhaseConfig{
 		Target: spec.Target, Phase: string(ld.Workload), Addrs: addrs, Workload: ld.Workload,
 		Conns: ld.Conns, Inflight: ld.Inflight, ValueSize: ld.ValueSize,
 		Warmup: ld.Warmup, Duration: ld.Duration, ServerPID: pid, ServerProcs: procs, Log: log,
 	}
-	if !ld.Workload.creates() {
+	if !ld.Workload.Creates() {
 		if ld.Keys < 1 {
 			return nil, errors.New("bench: a set or get workload needs keys")
 		}
 		pop := pc
-		pop.Workload, pop.Phase, pop.Warmup, pop.Duration, pop.MaxOps = WorkloadCreate, "populate", 0, populateLimit, ld.Keys
+		pop.Workload, pop.Phase, pop.Warmup, pop.Duration, pop.MaxOps = load.WorkloadCreate, "populate", 0, populateLimit, ld.Keys
 		pop.ServerPID, pop.ServerProcs = 0, nil
-		r, err := RunPhase(ctx, pop)
+		r, err := load.RunPhase(ctx, pop)
 		if err != nil {
 			return nil, fmt.Errorf("bench: creating %d keys: %w", ld.Keys, err)
 		}
 		pc.Keys = r.Keys
 	}
-	var out []PhaseResult
+	var out []load.PhaseResult
 	for rep := range max(spec.Reps, 1) {
-		r, err := RunPhase(ctx, pc)
+		r, err := load.RunPhase(ctx, pc)
 		if r.Phase == "" { // refused before it started
-			r = PhaseResult{Target: spec.Target, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
+			r = load.PhaseResult{Target: spec.Target, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
 		}
 		out = append(out, r)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -33,15 +35,15 @@ func WriteScaleMarkdown(w io.Writer, rep *ScaleReport) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- design (the study's scaling experiment): N servers and %d·N client connections scaled together, N = %s; "+
 		"N = 1 is a standalone server, larger N an ensemble on 127.0.0.1, started afresh for each N; connections spread round-robin "+
-		"over the members, followers first and the leader last\n", c.ClientsPerServer, JoinInts(c.Servers))
+		"over the members, followers first and the leader last\n", c.ClientsPerServer, launch.JoinInts(c.Servers))
 	fmt.Fprintf(w, "- load: %s of %d nodes with %d-byte values (created unmeasured first), %d requests in flight per connection; "+
 		"%v warm-up (not measured) then %v measured, %d time(s) per N\n",
 		workloadDesc(c.Workload), c.Keys, c.ValueSize, c.Inflight, c.Warmup, c.Duration, c.Reps)
-	if c.Workload == WorkloadCreate {
+	if c.Workload == load.WorkloadCreate {
 		fmt.Fprintf(w, "- (create makes new nodes: the key count does not apply)\n")
 	}
 	fmt.Fprintf(w, "- zoo.cfg as compare's (%s, globalOutstandingLimit=%d, ...) with durability %s (%s)",
-		c.Timing.orDefault(), DefaultGlobalOutstandingLimit, c.Durability, durabilityDesc(c.Durability))
+		c.Timing.OrDefault(), launch.DefaultGlobalOutstandingLimit, c.Durability, durabilityDesc(c.Durability))
 	if c.JavaHeap != "" {
 		fmt.Fprintf(w, "; ZooKeeper's JVM heap -Xmx%s per server", c.JavaHeap)
 	}
@@ -89,13 +91,13 @@ func WriteScaleMarkdown(w io.Writer, rep *ScaleReport) {
 		"not how the system would scale out over machines.\n", e.CPUs)
 }
 
-func workloadDesc(w Workload) string {
+func workloadDesc(w load.Workload) string {
 	switch w {
-	case WorkloadGet:
+	case load.WorkloadGet:
 		return "getData"
-	case WorkloadSet:
+	case load.WorkloadSet:
 		return "setData"
-	case WorkloadCreate:
+	case load.WorkloadCreate:
 		return "create of new nodes instead"
 	}
 	return string(w)
@@ -189,7 +191,7 @@ func scaleRunExtras(rep *ScaleReport, target string, n int) (p99, cpu, gen strin
 				continue
 			}
 			if r.Latency.Count > 0 {
-				lat = append(lat, Ms(r.P99))
+				lat = append(lat, load.Ms(r.P99))
 			}
 			if r.ServerCPU != nil && r.Ops > 0 {
 				us = append(us, *r.ServerCPU/float64(r.Ops)*1e6)
@@ -263,7 +265,7 @@ func WriteScaleJSONLines(w io.Writer, rep *ScaleReport) error {
 		CPUs  int    `json:"cpus"`
 		N     int    `json:"n"`
 		Rep   int    `json:"rep"`
-		PhaseResult
+		load.PhaseResult
 	}
 	type failure struct {
 		Kind   string `json:"kind"`

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -28,7 +30,7 @@ type fakeTrials struct {
 	fail func(spec TrialSpec) error
 }
 
-func (f *fakeTrials) run(ctx context.Context, spec TrialSpec) (ServerInfo, []PhaseResult, error) {
+func (f *fakeTrials) run(ctx context.Context, spec TrialSpec) (ServerInfo, []load.PhaseResult, error) {
 	f.mu.Lock()
 	f.specs = append(f.specs, spec)
 	f.mu.Unlock()
@@ -39,14 +41,14 @@ func (f *fakeTrials) run(ctx context.Context, spec TrialSpec) (ServerInfo, []Pha
 			return info, nil, err
 		}
 	}
-	var out []PhaseResult
+	var out []load.PhaseResult
 	for rep := range spec.Reps {
 		x := f.curves[spec.Target].Predict(float64(spec.Servers))
 		if spec.Reps > 1 {
 			x *= 1 + 0.01*float64(1-2*(rep%2))
 		}
 		cpu := 4.0
-		out = append(out, PhaseResult{
+		out = append(out, load.PhaseResult{
 			Target: spec.Target, Phase: string(spec.Load.Workload), Workload: spec.Load.Workload,
 			Conns: spec.Load.Conns, Inflight: spec.Load.Inflight, ValueSize: spec.Load.ValueSize,
 			Seconds: 5, Ops: int64(x * 5), OpsPerSec: x, ServerCPU: &cpu, LoadgenCPU: 1,
@@ -69,7 +71,7 @@ func fakeScaleConfig(f *fakeTrials) ScaleConfig {
 }
 
 func TestScaleFitsEachTarget(t *testing.T) {
-	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve, TargetZooKeeper: fakeZKCurve}}
+	f := &fakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: fakeCorralCurve, launch.TargetZooKeeper: fakeZKCurve}}
 	rep, err := Scale(context.Background(), fakeScaleConfig(f))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +80,7 @@ func TestScaleFitsEachTarget(t *testing.T) {
 	var got []string
 	for _, s := range f.specs {
 		got = append(got, s.Name)
-		if s.Load.Conns != 2*s.Servers || s.Load.Workload != WorkloadGet || s.Load.Inflight != DefaultInflight ||
+		if s.Load.Conns != 2*s.Servers || s.Load.Workload != load.WorkloadGet || s.Load.Inflight != DefaultInflight ||
 			s.Durability != levelSync || s.Reps != 2 || s.Load.ValueSize != DefaultValueSize || s.Load.Keys != DefaultScaleKeys {
 			t.Errorf("trial %+v", s)
 		}
@@ -143,7 +145,7 @@ func TestScaleFitsEachTarget(t *testing.T) {
 			t.Fatalf("bad line %s: %v", sc.Text(), err)
 		}
 		kinds[obj["kind"].(string)]++
-		if obj["kind"] == "scale_fit" && obj["target"] == TargetCorral {
+		if obj["kind"] == "scale_fit" && obj["target"] == launch.TargetCorral {
 			fit := obj["fit"].(map[string]any)
 			if math.Abs(fit["lambda"].(float64)-20000) > 0.1 || len(obj["rows"].([]any)) != 6 {
 				t.Errorf("fit line %s", sc.Text())
@@ -156,7 +158,7 @@ func TestScaleFitsEachTarget(t *testing.T) {
 }
 
 func TestScaleGoesOnAfterAFailedTrial(t *testing.T) {
-	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve},
+	f := &fakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: fakeCorralCurve},
 		fail: func(s TrialSpec) error {
 			if s.Servers == 3 {
 				return errors.New("ensemble not whole")
@@ -164,7 +166,7 @@ func TestScaleGoesOnAfterAFailedTrial(t *testing.T) {
 			return nil
 		}}
 	cfg := fakeScaleConfig(f)
-	cfg.Targets = []string{TargetCorral}
+	cfg.Targets = []string{launch.TargetCorral}
 	rep, err := Scale(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "corral n=3") {
 		t.Fatalf("error %v", err)
@@ -187,7 +189,7 @@ func TestScaleGoesOnAfterAFailedTrial(t *testing.T) {
 }
 
 func TestScaleTooFewPointsToFit(t *testing.T) {
-	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve},
+	f := &fakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: fakeCorralCurve},
 		fail: func(s TrialSpec) error {
 			if s.Servers > 2 {
 				return errors.New("no")
@@ -195,7 +197,7 @@ func TestScaleTooFewPointsToFit(t *testing.T) {
 			return nil
 		}}
 	cfg := fakeScaleConfig(f)
-	cfg.Targets = []string{TargetCorral}
+	cfg.Targets = []string{launch.TargetCorral}
 	rep, _ := Scale(context.Background(), cfg)
 	if rep.Fits[0].Fit != nil || !strings.Contains(rep.Fits[0].Err, "3 distinct N") {
 		t.Errorf("fit %+v", rep.Fits[0])
@@ -208,9 +210,9 @@ func TestScaleTooFewPointsToFit(t *testing.T) {
 }
 
 func TestScaleSizesAndBase(t *testing.T) {
-	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve}}
+	f := &fakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: fakeCorralCurve}}
 	cfg := fakeScaleConfig(f)
-	cfg.Targets = []string{TargetCorral}
+	cfg.Targets = []string{launch.TargetCorral}
 	cfg.Servers = []int{4, 2, 3, 2, 8}
 	cfg.MaxServers = 4
 	rep, err := Scale(context.Background(), cfg)
@@ -238,7 +240,7 @@ func TestScaleSizesAndBase(t *testing.T) {
 
 func TestScaleStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fakeTrials{curves: map[string]stats.USLParams{TargetCorral: fakeCorralCurve},
+	f := &fakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: fakeCorralCurve},
 		fail: func(s TrialSpec) error {
 			if s.Servers == 2 {
 				cancel()
@@ -246,7 +248,7 @@ func TestScaleStopsWithContext(t *testing.T) {
 			return nil
 		}}
 	cfg := fakeScaleConfig(f)
-	cfg.Targets = []string{TargetCorral}
+	cfg.Targets = []string{launch.TargetCorral}
 	rep, err := Scale(ctx, cfg)
 	if !errors.Is(err, context.Canceled) || len(rep.Runs) != 2 {
 		t.Errorf("error %v after %d runs", err, len(rep.Runs))
@@ -256,7 +258,7 @@ func TestScaleStopsWithContext(t *testing.T) {
 func TestMeasureLoadAgainstServer(t *testing.T) {
 	s := fakezk.NewServer(t, fakezk.InOrder, 0)
 	spec := TrialSpec{Name: "fake n=1", Target: "fake", Servers: 1, Reps: 2,
-		Load: loadSpec{Workload: WorkloadGet, Conns: 2, Inflight: 4, ValueSize: 16, Duration: 100 * time.Millisecond, Keys: 30}}
+		Load: loadSpec{Workload: load.WorkloadGet, Conns: 2, Inflight: 4, ValueSize: 16, Duration: 100 * time.Millisecond, Keys: 30}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	results, err := measureLoad(ctx, spec, []string{s.Addr()}, 0, nil, nil)
@@ -267,7 +269,7 @@ func TestMeasureLoadAgainstServer(t *testing.T) {
 		t.Fatalf("%d results", len(results))
 	}
 	for _, r := range results {
-		if r.Workload != WorkloadGet || r.Ops == 0 || !Usable(&r) || r.Conns != 2 {
+		if r.Workload != load.WorkloadGet || r.Ops == 0 || !Usable(&r) || r.Conns != 2 {
 			t.Errorf("result %+v", r)
 		}
 	}
@@ -288,18 +290,18 @@ func TestDurabilityFor(t *testing.T) {
 		target, level string
 		want          []string
 	}{
-		{TargetCorral, levelSync, []string{"forceSync=yes", "durability=sync"}},
-		{TargetCorral, levelAsync, []string{"forceSync=yes", "durability=async"}},
-		{TargetCorral, levelDiskless, []string{"forceSync=yes", "durability=diskless"}},
-		{TargetZooKeeper, levelSync, []string{"forceSync=yes"}},
-		{TargetZooKeeper, levelAsync, []string{"forceSync=no"}},
+		{launch.TargetCorral, levelSync, []string{"forceSync=yes", "durability=sync"}},
+		{launch.TargetCorral, levelAsync, []string{"forceSync=yes", "durability=async"}},
+		{launch.TargetCorral, levelDiskless, []string{"forceSync=yes", "durability=diskless"}},
+		{launch.TargetZooKeeper, levelSync, []string{"forceSync=yes"}},
+		{launch.TargetZooKeeper, levelAsync, []string{"forceSync=no"}},
 	} {
 		d, err := durabilityFor(tc.target, tc.level)
 		if err != nil || !slices.Equal(d.Lines(), tc.want) {
 			t.Errorf("%s %s: %v %v, want %v", tc.target, tc.level, d.Lines(), err, tc.want)
 		}
 	}
-	for _, bad := range [][2]string{{TargetZooKeeper, levelDiskless}, {TargetCorral, "fast"}, {"etcd", levelSync}} {
+	for _, bad := range [][2]string{{launch.TargetZooKeeper, levelDiskless}, {launch.TargetCorral, "fast"}, {"etcd", levelSync}} {
 		if _, err := durabilityFor(bad[0], bad[1]); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -15,16 +16,16 @@ import (
 // socket when it stalls past its drain allowance, which ends a blocked
 // read.
 type ycsbSession struct {
-	c    *conn
+	c    *load.Conn
 	e    wire.Encoder
 	xids []int32
 }
 
-func newYCSBSession(c *conn) *ycsbSession { return &ycsbSession{c: c} }
+func newYCSBSession(c *load.Conn) *ycsbSession { return &ycsbSession{c: c} }
 
 // send writes what has been encoded.
 func (s *ycsbSession) send() error {
-	_, err := s.c.nc.Write(s.e.B)
+	_, err := s.c.Nc.Write(s.e.B)
 	s.e.Reset()
 	return err
 }
@@ -33,21 +34,21 @@ func (s *ycsbSession) send() error {
 // returns its error code and body (valid until the next read).
 func (s *ycsbSession) reply(xid int32) (wire.Code, []byte, error) {
 	for {
-		body, err := s.c.readFrame()
+		body, err := s.c.ReadFrame()
 		if err != nil {
 			return 0, nil, err
 		}
-		if len(body) < replyHeaderSize {
-			return 0, nil, fmt.Errorf("%w: %d-byte reply", ErrBadFrame, len(body))
+		if len(body) < load.ReplyHeaderSize {
+			return 0, nil, fmt.Errorf("%w: %d-byte reply", load.ErrBadFrame, len(body))
 		}
-		h := decodeReplyHeader(body)
+		h := load.DecodeReplyHeader(body)
 		switch {
 		case h.Xid == wire.XidNotification || h.Xid == wire.XidPing:
 			continue
 		case h.Xid != xid:
-			return 0, nil, fmt.Errorf("%w: got %d, want %d", ErrXidMismatch, h.Xid, xid)
+			return 0, nil, fmt.Errorf("%w: got %d, want %d", load.ErrXidMismatch, h.Xid, xid)
 		}
-		return wire.Code(h.Err), body[replyHeaderSize:], nil
+		return wire.Code(h.Err), body[load.ReplyHeaderSize:], nil
 	}
 }
 
@@ -56,7 +57,7 @@ func (s *ycsbSession) reply(xid int32) (wire.Code, []byte, error) {
 // version follows four longs.
 func getDataReply(body []byte) (data []byte, version int32, err error) {
 	if len(body) < 4 {
-		return nil, 0, fmt.Errorf("%w: getData reply of %d bytes", ErrBadFrame, len(body))
+		return nil, 0, fmt.Errorf("%w: getData reply of %d bytes", load.ErrBadFrame, len(body))
 	}
 	n := int(int32(binary.BigEndian.Uint32(body)))
 	if n < 0 {
@@ -64,17 +65,17 @@ func getDataReply(body []byte) (data []byte, version int32, err error) {
 	}
 	const versionAt = 4 * 8
 	if len(body) < 4+n+wire.StatSize {
-		return nil, 0, fmt.Errorf("%w: getData reply of %d bytes for %d bytes of data", ErrBadFrame, len(body), n)
+		return nil, 0, fmt.Errorf("%w: getData reply of %d bytes for %d bytes of data", load.ErrBadFrame, len(body), n)
 	}
 	data = body[4 : 4+n]
 	version = int32(binary.BigEndian.Uint32(body[4+n+versionAt:]))
 	return data, version, nil
 }
 
-// getData reads path; data is valid until the next request.
+// GetData reads path; data is valid until the next request.
 func (s *ycsbSession) getData(path []byte) (code wire.Code, data []byte, version int32, err error) {
-	xid := s.c.nextXid()
-	appendGetData(&s.e, xid, path)
+	xid := s.c.NextXid()
+	load.AppendGetData(&s.e, xid, path)
 	if err := s.send(); err != nil {
 		return 0, nil, 0, err
 	}
@@ -88,13 +89,13 @@ func (s *ycsbSession) getData(path []byte) (code wire.Code, data []byte, version
 
 // setData writes data to path if its version is version (-1: any).
 func (s *ycsbSession) setData(path, data []byte, version int32) (wire.Code, error) {
-	xid := s.c.nextXid()
-	at := beginFrame(&s.e)
-	appendHeader(&s.e, xid, wire.OpSetData)
-	appendPath(&s.e, path)
+	xid := s.c.NextXid()
+	at := load.BeginFrame(&s.e)
+	load.AppendHeader(&s.e, xid, wire.OpSetData)
+	load.AppendPath(&s.e, path)
 	s.e.Buffer(data)
 	s.e.Int(version)
-	endFrame(&s.e, at)
+	load.EndFrame(&s.e, at)
 	if err := s.send(); err != nil {
 		return 0, err
 	}
@@ -104,8 +105,8 @@ func (s *ycsbSession) setData(path, data []byte, version int32) (wire.Code, erro
 
 // create makes a persistent node.
 func (s *ycsbSession) create(path, data []byte) (wire.Code, error) {
-	xid := s.c.nextXid()
-	appendCreate(&s.e, xid, path, data)
+	xid := s.c.NextXid()
+	load.AppendCreate(&s.e, xid, path, data)
 	if err := s.send(); err != nil {
 		return 0, err
 	}
@@ -120,8 +121,8 @@ func (s *ycsbSession) create(path, data []byte) (wire.Code, error) {
 func (s *ycsbSession) getMany(paths [][]byte) (read int, code wire.Code, err error) {
 	s.xids = s.xids[:0]
 	for _, p := range paths {
-		xid := s.c.nextXid()
-		appendGetData(&s.e, xid, p)
+		xid := s.c.NextXid()
+		load.AppendGetData(&s.e, xid, p)
 		s.xids = append(s.xids, xid)
 	}
 	if err := s.send(); err != nil {

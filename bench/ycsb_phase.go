@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
@@ -20,7 +21,7 @@ type ycsbTarget struct {
 	// addrs are the servers' client addresses; threads are spread over
 	// them round-robin (followers first for a launched ensemble).
 	addrs []string
-	procs []ServerProc
+	procs []load.ServerProc
 	table string
 	// inserts is the insert key sequence, carried from one workload to the
 	// next so that every workload reads what earlier ones inserted.
@@ -30,28 +31,28 @@ type ycsbTarget struct {
 }
 
 // ycsbMeter reads CPU over a measured interval, as the other phases do.
-func (tg *ycsbTarget) meter() *cpuMeter {
-	m := &cpuMeter{}
+func (tg *ycsbTarget) meter() *load.CpuMeter {
+	m := &load.CpuMeter{}
 	for _, p := range tg.procs {
-		m.pids = append(m.pids, p.PID)
+		m.Pids = append(m.Pids, p.PID)
 	}
 	return m
 }
 
 // fillCPU copies the meter's readings into res.
-func (tg *ycsbTarget) fillCPU(res *YCSBResult, m *cpuMeter) {
-	if m.selfErr == nil {
-		res.LoadgenCPU = m.selfUsed.Seconds()
+func (tg *ycsbTarget) fillCPU(res *YCSBResult, m *load.CpuMeter) {
+	if m.SelfErr == nil {
+		res.LoadgenCPU = m.SelfUsed.Seconds()
 	}
-	if m.machineErr == nil {
-		s := m.machineUsed.Seconds()
+	if m.MachineErr == nil {
+		s := m.MachineUsed.Seconds()
 		res.MachineCPU = &s
 	}
-	if len(m.pids) > 0 && m.serverErr == nil {
-		s := m.serverTotal().Seconds()
+	if len(m.Pids) > 0 && m.ServerErr == nil {
+		s := m.ServerTotal().Seconds()
 		res.ServerCPU = &s
 		for i, p := range tg.procs {
-			res.ServerCPUEach = append(res.ServerCPUEach, ProcCPU{Server: p.Name, PID: p.PID, CPU: m.serverUsed[i].Seconds()})
+			res.ServerCPUEach = append(res.ServerCPUEach, load.ProcCPU{Server: p.Name, PID: p.PID, CPU: m.ServerUsed[i].Seconds()})
 		}
 	}
 }
@@ -60,17 +61,17 @@ func (tg *ycsbTarget) fillCPU(res *YCSBResult, m *cpuMeter) {
 func (tg *ycsbTarget) setup(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := dial(dctx, tg.addrs[0], tg.cfg.SessionTimeout)
+	c, err := load.Dial(dctx, tg.addrs[0], tg.cfg.SessionTimeout)
 	if err != nil {
 		return err
 	}
 	for _, p := range []string{ycsbRoot, tg.table} {
-		if err := c.ensureNode(dctx, p); err != nil {
-			c.close()
+		if err := c.EnsureNode(dctx, p); err != nil {
+			c.Close()
 			return err
 		}
 	}
-	return c.closeSession(dctx)
+	return c.CloseSession(dctx)
 }
 
 // ycsbLoadSource creates records 0, 1, ... from a counter the load's
@@ -83,11 +84,11 @@ type ycsbLoadSource struct {
 	rec   []byte
 }
 
-func (s *ycsbLoadSource) next(e *wire.Encoder, xid int32) {
+func (s *ycsbLoadSource) Next(e *wire.Encoder, xid int32) {
 	k := s.keys.Add(1) - 1
 	s.path = appendYCSBKey(s.path[:0], s.table, k)
 	s.bytes.fill(s.rec)
-	appendCreate(e, xid, s.path, s.rec)
+	load.AppendCreate(e, xid, s.path, s.rec)
 }
 
 // ycsbLoadLimit bounds the load phase: a minute, plus a millisecond a
@@ -103,19 +104,19 @@ func (tg *ycsbTarget) load(ctx context.Context) YCSBResult {
 	cfg := tg.cfg
 	res := YCSBResult{Target: tg.name, Workload: ycsbLoadPhase, Mix: "insert 1", Threads: cfg.Threads,
 		Inflight: cfg.LoadInflight, RecordCount: cfg.RecordCount, LoadAvg: loadAvg()}
-	conns, err := dialAll(ctx, PhaseConfig{Addrs: tg.addrs, Conns: cfg.Threads, SessionTimeout: cfg.SessionTimeout})
+	conns, err := load.DialAll(ctx, load.PhaseConfig{Addrs: tg.addrs, Conns: cfg.Threads, SessionTimeout: cfg.SessionTimeout})
 	if err != nil {
 		res.Err = err.Error()
 		return res
 	}
 	keys := new(atomic.Int64)
 	t0 := time.Now()
-	w := &window{start: t0, end: t0.Add(ycsbLoadLimit(cfg.RecordCount)), budget: new(atomic.Int64), drain: cfg.DrainTimeout}
-	w.budget.Store(cfg.RecordCount)
+	w := &load.Window{Start: t0, End: t0.Add(ycsbLoadLimit(cfg.RecordCount)), Budget: new(atomic.Int64), Drain: cfg.DrainTimeout}
+	w.Budget.Store(cfg.RecordCount)
 	tg.log.Info("ycsb load", "target", tg.name, "records", cfg.RecordCount, "conns", len(conns), "inflight", cfg.LoadInflight)
 	m := tg.meter()
-	m.begin()
-	perConn := make([]connStats, len(conns))
+	m.Begin()
+	perConn := make([]load.ConnStats, len(conns))
 	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
@@ -124,23 +125,23 @@ func (tg *ycsbTarget) load(ctx context.Context) YCSBResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			perConn[i], errs[i] = c.run(ctx, src, cfg.LoadInflight, w)
+			perConn[i], errs[i] = c.Run(ctx, src, cfg.LoadInflight, w)
 		}()
 	}
 	wg.Wait()
-	m.end()
+	m.End()
 	res.Seconds = time.Since(t0).Seconds()
 	op := YCSBOpResult{Op: opInsert.String()}
 	h := stats.NewHist()
 	for i := range perConn {
 		st := &perConn[i]
-		op.Ops += st.ops
-		if st.errs > 0 && op.Errors == 0 {
-			op.FirstError = errorName(st.firstErr)
+		op.Ops += st.Ops
+		if st.Errs > 0 && op.Errors == 0 {
+			op.FirstError = load.ErrorName(st.FirstErr)
 		}
-		op.Errors += st.errs
-		if st.hist != nil {
-			h.Merge(st.hist)
+		op.Errors += st.Errs
+		if st.Hist != nil {
+			h.Merge(st.Hist)
 		}
 	}
 	op.Latency = h.Summary()
@@ -172,7 +173,7 @@ func (tg *ycsbTarget) run(ctx context.Context, wl YCSBWorkload, widx int) YCSBRe
 		res.Err = fmt.Sprintf("bench: %s ycsb %s: %v", tg.name, wl.Name, err)
 		return res
 	}
-	conns, err := dialAll(ctx, PhaseConfig{Addrs: tg.addrs, Conns: cfg.Threads, SessionTimeout: cfg.SessionTimeout})
+	conns, err := load.DialAll(ctx, load.PhaseConfig{Addrs: tg.addrs, Conns: cfg.Threads, SessionTimeout: cfg.SessionTimeout})
 	if err != nil {
 		return fail(err)
 	}
@@ -198,7 +199,7 @@ func (tg *ycsbTarget) run(ctx context.Context, wl YCSBWorkload, widx int) YCSBRe
 			t.first = t0.Add(interval * time.Duration(i) / time.Duration(len(threads)))
 		}
 	}
-	pctx, cancel := context.WithDeadlineCause(ctx, w.end.Add(cfg.DrainTimeout), ErrStalled)
+	pctx, cancel := context.WithDeadlineCause(ctx, w.end.Add(cfg.DrainTimeout), load.ErrStalled)
 	defer cancel()
 	tg.log.Info("ycsb run", "target", tg.name, "workload", wl.Name, "distribution", wl.Distribution,
 		"threads", len(threads), "warmup", cfg.Warmup, "duration", cfg.Duration)
@@ -214,12 +215,12 @@ func (tg *ycsbTarget) run(ctx context.Context, wl YCSBWorkload, widx int) YCSBRe
 			if errs[i] == nil {
 				// A session already lost to a dead server fails here;
 				// that is not the run's failure.
-				if err := t.sess.c.closeSession(pctx); err != nil {
+				if err := t.sess.c.CloseSession(pctx); err != nil {
 					tg.log.Debug("closeSession", "thread", i, "err", err)
 				}
 			}
 			t.unbind()
-			t.sess.c.close()
+			t.sess.c.Close()
 		}()
 	}
 	allDone := make(chan struct{})
@@ -230,12 +231,12 @@ func (tg *ycsbTarget) run(ctx context.Context, wl YCSBWorkload, widx int) YCSBRe
 		close(allDone)
 	}()
 	m := tg.meter()
-	finished := waitUntil(ctx, w.start, allDone)
-	m.begin()
+	finished := load.WaitUntil(ctx, w.start, allDone)
+	m.Begin()
 	if !finished {
-		waitUntil(ctx, w.end, allDone)
+		load.WaitUntil(ctx, w.end, allDone)
 	}
-	m.end()
+	m.End()
 	<-allDone
 
 	end := w.end
@@ -252,8 +253,8 @@ func (tg *ycsbTarget) run(ctx context.Context, wl YCSBWorkload, widx int) YCSBRe
 	switch {
 	case ctx.Err() != nil:
 		err = ctx.Err()
-	case err != nil && errors.Is(context.Cause(pctx), ErrStalled):
-		err = fmt.Errorf("%w: %w", ErrStalled, err)
+	case err != nil && errors.Is(context.Cause(pctx), load.ErrStalled):
+		err = fmt.Errorf("%w: %w", load.ErrStalled, err)
 	}
 	if err != nil {
 		return fail(err)
@@ -277,7 +278,7 @@ func (res *YCSBResult) merge(threads []*ycsbThread, wl YCSBWorkload) {
 			s := &t.st.op[k]
 			op.Ops += s.ops
 			if s.errs > 0 && op.Errors == 0 {
-				op.FirstError = errorName(int32(s.firstErr))
+				op.FirstError = load.ErrorName(int32(s.firstErr))
 			}
 			op.Errors += s.errs
 			op.Conflicts += s.conflicts

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -37,8 +39,8 @@ func (r *YCSBResult) serverCPUPerOp() (float64, bool) {
 func latencyCells(l stats.Latency) []string {
 	ok := l.Count > 0
 	return []string{
-		ycsbCell("%.3f", Ms(l.P50), ok), ycsbCell("%.3f", Ms(l.P99), ok),
-		ycsbCell("%.3f", Ms(l.P999), ok), ycsbCell("%.3f", Ms(l.Max), ok),
+		ycsbCell("%.3f", load.Ms(l.P50), ok), ycsbCell("%.3f", load.Ms(l.P99), ok),
+		ycsbCell("%.3f", load.Ms(l.P999), ok), ycsbCell("%.3f", load.Ms(l.Max), ok),
 	}
 }
 
@@ -97,10 +99,10 @@ func WriteYCSBRatios(w io.Writer, results []YCSBResult) {
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for i := range results {
 		c := &results[i]
-		if c.Target != TargetCorral {
+		if c.Target != launch.TargetCorral {
 			continue
 		}
-		z := find(TargetZooKeeper, c.Workload)
+		z := find(launch.TargetZooKeeper, c.Workload)
 		if z == nil || c.Seconds == 0 {
 			continue
 		}
@@ -172,7 +174,7 @@ func WriteYCSBMarkdown(w io.Writer, rep *YCSBReport) {
 			d = "forceSync=yes"
 		}
 		fmt.Fprintf(w, "- zoo.cfg (the same for every system but durability lines): %s, %s, durability %s, globalOutstandingLimit=%d, dataDir under %s\n",
-			shape, e.Timing.orDefault(), d, e.GlobalOutstandingLimit, e.WorkDir)
+			shape, e.Timing.OrDefault(), d, e.GlobalOutstandingLimit, e.WorkDir)
 	}
 	for _, s := range rep.Servers {
 		writeServerLine(w, s)
@@ -193,7 +195,7 @@ func WriteYCSBMarkdown(w io.Writer, rep *YCSBReport) {
 		}
 		WriteYCSBTable(w, rs)
 	}
-	if slices.Contains(systems, TargetCorral) && slices.Contains(systems, TargetZooKeeper) {
+	if slices.Contains(systems, launch.TargetCorral) && slices.Contains(systems, launch.TargetZooKeeper) {
 		fmt.Fprintf(w, "\n### corral / zookeeper\n\n")
 		WriteYCSBRatios(w, rep.Results)
 		fmt.Fprintf(w, "\nRatios are corral ÷ zookeeper: above 1 is better for ops/s, below 1 is better for latencies and CPU.\n")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -57,7 +59,7 @@ type YCSBConfig struct {
 	DrainTimeout   time.Duration
 	// Timing, WorkDir, Keep, OutDir, CorralBin, ZKLib, Java, JavaHeap and
 	// GlobalOutstandingLimit are as in CompareConfig.
-	Timing                 Timing
+	Timing                 launch.Timing
 	WorkDir                string
 	Keep                   bool
 	OutDir                 string
@@ -99,10 +101,10 @@ func DefaultYCSBConfig() YCSBConfig {
 	return YCSBConfig{
 		Workloads: w, RecordCount: DefaultYCSBRecordCount, Threads: DefaultYCSBThreads,
 		LoadInflight: DefaultYCSBLoadInflight, Warmup: DefaultYCSBWarmup, Duration: DefaultYCSBDuration,
-		Seed: DefaultYCSBSeed, Launch: []string{TargetCorral, TargetZooKeeper}, Servers: DefaultYCSBServers,
-		Name: "server", SessionTimeout: DefaultDurSessionTimeout, DrainTimeout: DefaultDrainTimeout,
-		Timing: DefaultTiming(), Java: "java", JavaHeap: DefaultJavaHeap,
-		GlobalOutstandingLimit: DefaultGlobalOutstandingLimit,
+		Seed: DefaultYCSBSeed, Launch: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: DefaultYCSBServers,
+		Name: "server", SessionTimeout: DefaultDurSessionTimeout, DrainTimeout: load.DefaultDrainTimeout,
+		Timing: launch.DefaultTiming(), Java: "java", JavaHeap: launch.DefaultJavaHeap,
+		GlobalOutstandingLimit: launch.DefaultGlobalOutstandingLimit,
 	}
 }
 
@@ -135,7 +137,7 @@ func (c *YCSBConfig) Fill() error {
 	if c.DrainTimeout <= 0 {
 		c.DrainTimeout = d.DrainTimeout
 	}
-	c.Timing = c.Timing.orDefault()
+	c.Timing = c.Timing.OrDefault()
 	if c.Java == "" {
 		c.Java = d.Java
 	}
@@ -153,10 +155,10 @@ func (c *YCSBConfig) Fill() error {
 		return fmt.Errorf("bench: recordcount %d (want 1 to %d)", c.RecordCount, MaxYCSBRecordCount)
 	case c.Threads < 1 || c.Threads > MaxYCSBThreads:
 		return fmt.Errorf("bench: %d threads (want 1 to %d)", c.Threads, MaxYCSBThreads)
-	case c.LoadInflight < 1 || c.LoadInflight > MaxInflight:
-		return fmt.Errorf("bench: %d creates in flight per load session (want 1 to %d)", c.LoadInflight, MaxInflight)
-	case c.Duration < 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
-		return fmt.Errorf("bench: duration and warm-up must be in [0, %v]", MaxPhase)
+	case c.LoadInflight < 1 || c.LoadInflight > launch.MaxInflight:
+		return fmt.Errorf("bench: %d creates in flight per load session (want 1 to %d)", c.LoadInflight, launch.MaxInflight)
+	case c.Duration < 0 || c.Duration > launch.MaxPhase || c.Warmup < 0 || c.Warmup > launch.MaxPhase:
+		return fmt.Errorf("bench: duration and warm-up must be in [0, %v]", launch.MaxPhase)
 	case c.TargetOps < 0 || c.TargetOps > 0 && c.TargetOps < float64(c.Threads):
 		// A thread idle for long would need pings to keep its session.
 		return fmt.Errorf("bench: a target rate must be at least one operation a second per thread (%d)", c.Threads)
@@ -164,14 +166,14 @@ func (c *YCSBConfig) Fill() error {
 		return errors.New("bench: nothing to measure: no servers to connect to or launch")
 	case len(c.Connect) > 0 && len(c.Launch) > 0:
 		return errors.New("bench: either connect to running servers or launch them, not both")
-	case len(c.Launch) > 0 && (c.Servers < 1 || c.Servers > MaxServers):
-		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, MaxServers)
+	case len(c.Launch) > 0 && (c.Servers < 1 || c.Servers > launch.MaxServers):
+		return fmt.Errorf("bench: %d servers (want 1 to %d)", c.Servers, launch.MaxServers)
 	case c.Table != "" && strings.ContainsAny(c.Table, "/\x00"):
 		return fmt.Errorf("bench: table name %q must be one path component", c.Table)
 	}
 	for _, t := range c.Launch {
-		if t != TargetCorral && t != TargetZooKeeper {
-			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, TargetCorral, TargetZooKeeper)
+		if t != launch.TargetCorral && t != launch.TargetZooKeeper {
+			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, launch.TargetCorral, launch.TargetZooKeeper)
 		}
 		if _, err := DurabilityOf(c.Durability, t); err != nil {
 			return err
@@ -190,20 +192,20 @@ func (c *YCSBConfig) Fill() error {
 // file for both;
 // sync, async and diskless are the durability benchmark's configurations
 // (DurabilityTargets). ZooKeeper has no diskless mode.
-func DurabilityOf(mode, target string) (Durability, error) {
+func DurabilityOf(mode, target string) (launch.Durability, error) {
 	switch {
 	case mode == "":
-		return Durability{}, nil
-	case target == TargetCorral && (mode == "sync" || mode == "async" || mode == "diskless"):
-		return Durability{Mode: mode}, nil
-	case target == TargetZooKeeper && mode == "sync":
-		return Durability{}, nil
-	case target == TargetZooKeeper && mode == "async":
-		return Durability{NoForceSync: true}, nil
-	case target == TargetZooKeeper && mode == "diskless":
-		return Durability{}, errors.New("bench: ZooKeeper has no diskless mode (launch corral only)")
+		return launch.Durability{}, nil
+	case target == launch.TargetCorral && (mode == "sync" || mode == "async" || mode == "diskless"):
+		return launch.Durability{Mode: mode}, nil
+	case target == launch.TargetZooKeeper && mode == "sync":
+		return launch.Durability{}, nil
+	case target == launch.TargetZooKeeper && mode == "async":
+		return launch.Durability{NoForceSync: true}, nil
+	case target == launch.TargetZooKeeper && mode == "diskless":
+		return launch.Durability{}, errors.New("bench: ZooKeeper has no diskless mode (launch corral only)")
 	}
-	return Durability{}, fmt.Errorf("bench: unknown durability %q (want sync, async or diskless)", mode)
+	return launch.Durability{}, fmt.Errorf("bench: unknown durability %q (want sync, async or diskless)", mode)
 }
 
 // YCSBReport is the outcome of a YCSB run.
@@ -242,7 +244,7 @@ type YCSBResult struct {
 	TargetOpsPerSec float64        `json:"target_ops_per_sec,omitempty"`
 	PerOp           []YCSBOpResult `json:"per_op"`
 	ServerCPU       *float64       `json:"server_cpu_s,omitempty"`
-	ServerCPUEach   []ProcCPU      `json:"server_cpu_each,omitempty"`
+	ServerCPUEach   []load.ProcCPU `json:"server_cpu_each,omitempty"`
 	LoadgenCPU      float64        `json:"loadgen_cpu_s"`
 	MachineCPU      *float64       `json:"machine_cpu_s,omitempty"`
 	LoadAvg         string         `json:"load_avg,omitempty"`
@@ -283,12 +285,12 @@ func RunYCSB(ctx context.Context, cfg YCSBConfig) (*YCSBReport, error) {
 	}()
 	if len(cfg.Connect) > 0 {
 		info := ServerInfo{Target: cfg.Name, Addr: strings.Join(cfg.Connect, ",")}
-		if out, err := fourLetter(ctx, cfg.Connect[0], "srvr"); err == nil {
-			info.Version = firstLine(out)
+		if out, err := load.FourLetter(ctx, cfg.Connect[0], "srvr"); err == nil {
+			info.Version = launch.FirstLine(out)
 		}
-		var procs []ServerProc
+		var procs []load.ServerProc
 		for _, pid := range cfg.PIDs {
-			procs = append(procs, ServerProc{Name: "pid " + strconv.Itoa(pid), PID: pid})
+			procs = append(procs, load.ServerProc{Name: "pid " + strconv.Itoa(pid), PID: pid})
 		}
 		table := cfg.Table
 		if table == "" {
@@ -300,7 +302,7 @@ func RunYCSB(ctx context.Context, cfg YCSBConfig) (*YCSBReport, error) {
 		return rep, err
 	}
 
-	work, cleanup, err := workDir(cfg.WorkDir, "corral-bench-ycsb-", cfg.Keep, cfg.Log)
+	work, cleanup, err := launch.WorkDir(cfg.WorkDir, "corral-bench-ycsb-", cfg.Keep, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -335,12 +337,12 @@ func ycsbLaunched(ctx context.Context, cfg *YCSBConfig, work, target string) (Se
 	if err != nil {
 		return fail(err)
 	}
-	lc := LaunchConfig{
+	lc := launch.LaunchConfig{
 		Dir: filepath.Join(work, target), GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
 		CorralBin: cfg.CorralBin, Java: cfg.Java, JavaHeap: cfg.JavaHeap, ZKLib: cfg.ZKLib, Log: cfg.Log,
 		Durability: dur,
 	}
-	if target == TargetZooKeeper {
+	if target == launch.TargetZooKeeper {
 		info.JavaHeap = cfg.JavaHeap
 	}
 	if err := prepareLaunch(ctx, target, &lc, work); err != nil {
@@ -359,7 +361,7 @@ func ycsbLaunched(ctx context.Context, cfg *YCSBConfig, work, target string) (Se
 	}
 	procs := ut.procs
 	if ut.pid != 0 {
-		procs = []ServerProc{{Name: "standalone", PID: ut.pid}}
+		procs = []load.ServerProc{{Name: "standalone", PID: ut.pid}}
 	}
 	table := cfg.Table
 	if table == "" {
@@ -372,7 +374,7 @@ func ycsbLaunched(ctx context.Context, cfg *YCSBConfig, work, target string) (Se
 
 // ycsbSystem runs the load (unless skipped) and every workload against
 // one system.
-func ycsbSystem(ctx context.Context, cfg *YCSBConfig, name string, addrs []string, procs []ServerProc, table string) ([]YCSBResult, error) {
+func ycsbSystem(ctx context.Context, cfg *YCSBConfig, name string, addrs []string, procs []load.ServerProc, table string) ([]YCSBResult, error) {
 	tg := &ycsbTarget{
 		name: name, addrs: addrs, procs: procs, table: ycsbRoot + "/" + table,
 		inserts: newAckCounter(cfg.RecordCount), cfg: cfg, log: cfg.Log,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -183,9 +184,9 @@ func TestYCSBReportRatios(t *testing.T) {
 	}
 	cpu := func(v float64) *float64 { return &v }
 	rep := &YCSBReport{Start: time.Unix(0, 0), Config: DefaultYCSBConfig(), Results: []YCSBResult{
-		{Target: TargetCorral, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 2000, OpsPerSec: 2000, ServerCPU: cpu(1),
+		{Target: launch.TargetCorral, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 2000, OpsPerSec: 2000, ServerCPU: cpu(1),
 			PerOp: []YCSBOpResult{{Op: "read", Ops: 1000, OpsPerSec: 1000, Latency: lat(100), Intended: &stats.Latency{Count: 1, P50: 500}}}},
-		{Target: TargetZooKeeper, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 1000, OpsPerSec: 1000, ServerCPU: cpu(1),
+		{Target: launch.TargetZooKeeper, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 1000, OpsPerSec: 1000, ServerCPU: cpu(1),
 			PerOp: []YCSBOpResult{{Op: "read", Ops: 500, OpsPerSec: 500, Latency: lat(400)}}},
 	}}
 	var b bytes.Buffer

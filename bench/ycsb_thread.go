@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/wire"
 )
@@ -13,7 +14,7 @@ import (
 // ycsbOpStats is what one thread saw of one operation kind in the
 // measured interval.
 type ycsbOpStats struct {
-	// hist holds the latencies of successful operations, from sending the
+	// Hist holds the latencies of successful operations, from sending the
 	// first request to reading the last reply; intended, in target mode,
 	// from the time the schedule meant the operation to start.
 	hist, intended *stats.Hist
@@ -65,9 +66,9 @@ type ycsbThread struct {
 
 // bind makes the end of ctx close the session's socket, which is what
 // interrupts a thread blocked on a server that stopped answering.
-func (t *ycsbThread) bind(ctx context.Context, c *conn) {
+func (t *ycsbThread) bind(ctx context.Context, c *load.Conn) {
 	t.sess = newYCSBSession(c)
-	t.unbind = context.AfterFunc(ctx, func() { c.close() })
+	t.unbind = context.AfterFunc(ctx, func() { c.Close() })
 }
 
 // loop runs operations until w.end (an operation in flight then
@@ -81,7 +82,7 @@ func (t *ycsbThread) loop(ctx context.Context, w durWindow) error {
 			if !intended.Before(w.end) {
 				return nil
 			}
-			if !sleepCtx(ctx, time.Until(intended)) {
+			if !load.SleepCtx(ctx, time.Until(intended)) {
 				return context.Cause(ctx)
 			}
 		}
@@ -147,16 +148,16 @@ const ycsbRedialPause = 100 * time.Millisecond
 // its clients errors, not the run. It returns an error only when ctx ends.
 func (t *ycsbThread) reconnect(ctx context.Context, w durWindow) error {
 	t.unbind()
-	t.sess.c.close()
+	t.sess.c.Close()
 	for attempt := 1; ; attempt++ {
 		if !time.Now().Before(w.end) {
 			// Nothing more to send; keep a closed session for the caller's
-			// closeSession to fail on quietly.
+			// CloseSession to fail on quietly.
 			return nil
 		}
 		addr := t.addrs[(t.id+attempt)%len(t.addrs)]
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		c, err := dial(dctx, addr, t.sessionTimeout)
+		c, err := load.Dial(dctx, addr, t.sessionTimeout)
 		cancel()
 		if err == nil {
 			t.st.reconnects++
@@ -166,7 +167,7 @@ func (t *ycsbThread) reconnect(ctx context.Context, w durWindow) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		if attempt%len(t.addrs) == 0 && !sleepCtx(ctx, ycsbRedialPause) {
+		if attempt%len(t.addrs) == 0 && !load.SleepCtx(ctx, ycsbRedialPause) {
 			return context.Cause(ctx)
 		}
 	}

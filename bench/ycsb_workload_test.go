@@ -83,7 +83,7 @@ func TestYCSBChooserDistributions(t *testing.T) {
 		}
 	}
 	// About 10000 inserts: 10x the loaded records, so with latest most
-	// reads hit inserted records.
+	// Reads hit inserted records.
 	if share := float64(fresh) / float64(reads); share < 0.8 {
 		t.Errorf("latest: %.2f of reads on inserted records, want most", share)
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/plot"
 )
 
@@ -102,16 +104,16 @@ func (l *loadFlags) register(fs *flag.FlagSet) {
 
 func (l *loadFlags) validate() error {
 	switch {
-	case l.conns < 1 || l.conns > bench.MaxConns:
-		return fmt.Errorf("--conns must be in [1, %d]", bench.MaxConns)
-	case l.inflight < 1 || l.inflight > bench.MaxInflight:
-		return fmt.Errorf("--inflight must be in [1, %d]", bench.MaxInflight)
+	case l.conns < 1 || l.conns > launch.MaxConns:
+		return fmt.Errorf("--conns must be in [1, %d]", launch.MaxConns)
+	case l.inflight < 1 || l.inflight > launch.MaxInflight:
+		return fmt.Errorf("--inflight must be in [1, %d]", launch.MaxInflight)
 	case l.value < 0 || l.value > 1<<20-1024:
 		return errors.New("--value must be in [0, 1047552] (jute.maxbuffer)")
-	case l.duration <= 0 || l.duration > bench.MaxPhase:
-		return fmt.Errorf("--duration must be in (0, %v]", bench.MaxPhase)
-	case l.warmup < 0 || l.warmup > bench.MaxPhase:
-		return fmt.Errorf("--warmup must be in [0, %v]", bench.MaxPhase)
+	case l.duration <= 0 || l.duration > launch.MaxPhase:
+		return fmt.Errorf("--duration must be in (0, %v]", launch.MaxPhase)
+	case l.warmup < 0 || l.warmup > launch.MaxPhase:
+		return fmt.Errorf("--warmup must be in [0, %v]", launch.MaxPhase)
 	}
 	return nil
 }
@@ -127,15 +129,15 @@ func (l *loadFlags) logger(env CommandEnv) *slog.Logger {
 type serverFlags struct {
 	corralBin, zkLib, java, javaHeap, workDir string
 	keep                                      bool
-	timing                                    bench.Timing
+	timing                                    launch.Timing
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet, env CommandEnv) {
-	d := bench.DefaultTiming()
+	d := launch.DefaultTiming()
 	fs.StringVar(&f.corralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
 	fs.StringVar(&f.zkLib, "zk-lib", "", "directory of ZooKeeper 3.9.3 jars (default: output of scripts/zookeeper/fetch.sh)")
 	fs.StringVar(&f.java, "java", "java", "java command")
-	fs.StringVar(&f.javaHeap, "java-heap", bench.DefaultJavaHeap, "ZooKeeper's JVM -Xmx (per server)")
+	fs.StringVar(&f.javaHeap, "java-heap", launch.DefaultJavaHeap, "ZooKeeper's JVM -Xmx (per server)")
 	fs.StringVar(&f.workDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the temporary directory")
 	fs.IntVar(&f.timing.TickTimeMs, "tick-time", d.TickTimeMs, "zoo.cfg tickTime in milliseconds")
@@ -181,7 +183,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg := bench.DefaultCompareConfig()
 	var sf serverFlags
 	sf.register(fs, env)
-	targets := fs.String("targets", bench.TargetCorral+","+bench.TargetZooKeeper, "servers to measure, in order")
+	targets := fs.String("targets", launch.TargetCorral+","+launch.TargetZooKeeper, "servers to measure, in order")
 	fs.IntVar(&cfg.Servers, "servers", 1, "servers per target: 1 is standalone, more an ensemble on 127.0.0.1")
 	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", bench.DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
 	fs.DurationVar(&cfg.SeqDuration, "seq-duration", bench.DefaultSeqDuration, "measured duration of the sequential create phase")
@@ -189,7 +191,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.Repeat, "repeat", 1, "run the whole target sequence this many times, interleaved; the report gives medians and spread")
 	phases := fs.String("phases", bench.FormatPhases(bench.DefaultPhases), "phases each target runs, in order, of create, set, get, seqcreate; \"/\" starts the target afresh (e.g. seqcreate/create/set,get)")
 	fs.Int64Var(&cfg.Keys, "keys", bench.DefaultKeys, "nodes created unmeasured for set and get when no create phase comes before them")
-	rate := bench.RegisterRate(fs)
+	rate := load.RegisterRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
@@ -197,7 +199,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 2
 	}
-	if err := bench.ValidateRate(*rate); err != nil {
+	if err := load.ValidateRate(*rate); err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 2
 	}
@@ -216,16 +218,16 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench compare: --keys must be in [1, 10000000]")
 		return 2
 	}
-	if cfg.SeqDuration <= 0 || cfg.SeqDuration > bench.MaxPhase || cfg.SeqWarmup < 0 || cfg.SeqWarmup > bench.MaxPhase {
-		fmt.Fprintf(env.Stderr, "corral bench compare: --seq-duration must be in (0, %v] and --seq-warmup in [0, %v]\n", bench.MaxPhase, bench.MaxPhase)
+	if cfg.SeqDuration <= 0 || cfg.SeqDuration > launch.MaxPhase || cfg.SeqWarmup < 0 || cfg.SeqWarmup > launch.MaxPhase {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --seq-duration must be in (0, %v] and --seq-warmup in [0, %v]\n", launch.MaxPhase, launch.MaxPhase)
 		return 2
 	}
 	if err := sf.validate(); err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 2
 	}
-	if cfg.Servers < 1 || cfg.Servers > bench.MaxServers {
-		fmt.Fprintf(env.Stderr, "corral bench compare: --servers must be in [1, %d]\n", bench.MaxServers)
+	if cfg.Servers < 1 || cfg.Servers > launch.MaxServers {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --servers must be in [1, %d]\n", launch.MaxServers)
 		return 2
 	}
 	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
@@ -272,10 +274,10 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 	var l loadFlags
 	l.register(fs)
 	connect := fs.String("connect", "", "comma-separated host:port list of running servers (required)")
-	workload := fs.String("workload", string(bench.WorkloadCreate), "create, set, get or seqcreate")
+	workload := fs.String("workload", string(load.WorkloadCreate), "create, set, get or seqcreate")
 	keys := fs.Int64("keys", bench.DefaultKeys, "nodes created before a set or get phase")
 	pid := fs.Int("pid", 0, "process id of a local server whose CPU time to measure")
-	rate := bench.RegisterRate(fs)
+	rate := load.RegisterRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
@@ -283,7 +285,7 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench run:", err)
 		return 2
 	}
-	if err := bench.ValidateRate(*rate); err != nil {
+	if err := load.ValidateRate(*rate); err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench run:", err)
 		return 2
 	}
@@ -297,7 +299,7 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench run: --connect is required")
 		return 2
 	}
-	w, err := bench.ParseWorkload(*workload)
+	w, err := load.ParseWorkload(*workload)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench run:", err)
 		return 2
@@ -310,8 +312,8 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench run:", err)
 		return 1
 	}
-	if *rate > 0 && w == bench.WorkloadSeqCreate {
-		fmt.Fprintln(env.Stderr, "corral bench run:", bench.ErrRateSeq)
+	if *rate > 0 && w == load.WorkloadSeqCreate {
+		fmt.Fprintln(env.Stderr, "corral bench run:", load.ErrRateSeq)
 		return 2
 	}
 	log, progress := l.progressLogger(env)
@@ -343,7 +345,7 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 	var sf serverFlags
 	sf.register(fs, env)
 	var cfg bench.FailoverConfig
-	fs.StringVar(&cfg.Target, "target", bench.TargetCorral, "server to test: corral or zookeeper")
+	fs.StringVar(&cfg.Target, "target", launch.TargetCorral, "server to test: corral or zookeeper")
 	fs.IntVar(&cfg.Servers, "servers", bench.DefaultFailoverServers, "ensemble size")
 	fs.IntVar(&cfg.Trials, "trials", bench.DefaultFailoverTrials, "leader kills")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", bench.DefaultSessionTimeout, "session timeout the writer asks for")
@@ -364,20 +366,20 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(err)
 	}
 	switch {
-	case cfg.Target != bench.TargetCorral && cfg.Target != bench.TargetZooKeeper:
-		return bad(fmt.Errorf("--target must be %s or %s", bench.TargetCorral, bench.TargetZooKeeper))
-	case cfg.Servers < 3 || cfg.Servers > bench.MaxServers:
-		return bad(fmt.Errorf("--servers must be in [3, %d]", bench.MaxServers))
+	case cfg.Target != launch.TargetCorral && cfg.Target != launch.TargetZooKeeper:
+		return bad(fmt.Errorf("--target must be %s or %s", launch.TargetCorral, launch.TargetZooKeeper))
+	case cfg.Servers < 3 || cfg.Servers > launch.MaxServers:
+		return bad(fmt.Errorf("--servers must be in [3, %d]", launch.MaxServers))
 	case cfg.Trials < 1 || cfg.Trials > bench.MaxTrials:
 		return bad(fmt.Errorf("--trials must be in [1, %d]", bench.MaxTrials))
 	case cfg.SessionTimeout <= 0 || cfg.SessionTimeout > 10*time.Minute:
 		return bad(errors.New("--session-timeout must be in (0, 10m]"))
 	case cfg.ValueSize < 0 || cfg.ValueSize > 1<<20-1024:
 		return bad(errors.New("--value must be in [0, 1047552] (jute.maxbuffer)"))
-	case cfg.Pre <= 0 || cfg.Pre > bench.MaxPhase:
-		return bad(fmt.Errorf("--pre must be in (0, %v]", bench.MaxPhase))
-	case cfg.RecoveryTimeout <= 0 || cfg.RecoveryTimeout > bench.MaxPhase || cfg.WholeTimeout <= 0 || cfg.WholeTimeout > bench.MaxPhase:
-		return bad(fmt.Errorf("--recovery-timeout and --whole-timeout must be in (0, %v]", bench.MaxPhase))
+	case cfg.Pre <= 0 || cfg.Pre > launch.MaxPhase:
+		return bad(fmt.Errorf("--pre must be in (0, %v]", launch.MaxPhase))
+	case cfg.RecoveryTimeout <= 0 || cfg.RecoveryTimeout > launch.MaxPhase || cfg.WholeTimeout <= 0 || cfg.WholeTimeout > launch.MaxPhase:
+		return bad(fmt.Errorf("--recovery-timeout and --whole-timeout must be in (0, %v]", launch.MaxPhase))
 	}
 	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
 	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
@@ -451,10 +453,10 @@ func emit(rep document, dir string, env CommandEnv) error {
 // progressLogger is loadFlags.logger with a progress bar: on a terminal
 // (and without -q) the log goes through a Progress that also draws each
 // phase's bar; otherwise there is no bar and the log is the progress.
-func (l *loadFlags) progressLogger(env CommandEnv) (*slog.Logger, *bench.Progress) {
-	if l.quiet || !bench.IsTerminal(env.Stderr) {
+func (l *loadFlags) progressLogger(env CommandEnv) (*slog.Logger, *load.Progress) {
+	if l.quiet || !load.IsTerminal(env.Stderr) {
 		return l.logger(env), nil
 	}
-	p := bench.NewProgress(env.Stderr)
+	p := load.NewProgress(env.Stderr)
 	return slog.New(slog.NewTextHandler(p, nil)), p
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -95,16 +95,16 @@ func TestCLIRunWritesOutDir(t *testing.T) {
 func TestRateFlag(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	rate := bench.RegisterRate(fs)
+	rate := load.RegisterRate(fs)
 	if err := fs.Parse([]string{"--rate", "5000"}); err != nil || *rate != 5000 {
 		t.Fatalf("--rate 5000: %v, %v", *rate, err)
 	}
-	for _, bad := range []float64{-1, math.NaN(), bench.MaxRate + 1} {
-		if bench.ValidateRate(bad) == nil {
+	for _, bad := range []float64{-1, math.NaN(), load.MaxRate + 1} {
+		if load.ValidateRate(bad) == nil {
 			t.Errorf("rate %v accepted", bad)
 		}
 	}
-	if bench.ValidateRate(0) != nil || bench.ValidateRate(bench.MaxRate) != nil {
+	if load.ValidateRate(0) != nil || load.ValidateRate(load.MaxRate) != nil {
 		t.Error("a valid rate refused")
 	}
 }

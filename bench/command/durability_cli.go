@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/plot"
 )
 
@@ -133,16 +134,16 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		}
 	}
 	switch {
-	case cfg.Servers < 1 || cfg.Servers > bench.MaxServers:
-		return bad(fmt.Errorf("--servers must be in [1, %d]", bench.MaxServers))
-	case cfg.Clients < 1 || cfg.Clients > bench.MaxConns:
-		return bad(fmt.Errorf("--clients must be in [1, %d]", bench.MaxConns))
+	case cfg.Servers < 1 || cfg.Servers > launch.MaxServers:
+		return bad(fmt.Errorf("--servers must be in [1, %d]", launch.MaxServers))
+	case cfg.Clients < 1 || cfg.Clients > launch.MaxConns:
+		return bad(fmt.Errorf("--clients must be in [1, %d]", launch.MaxConns))
 	case cfg.ValueSize < 0 || cfg.ValueSize > 1<<20-1024 || cfg.QueueValueSize < 0 || cfg.QueueValueSize > 1<<20-1024:
 		return bad(errors.New("--value and --queue-value must be in [0, 1047552] (jute.maxbuffer)"))
 	case cfg.CPURate <= 0 || cfg.CPURate > 1e6:
 		return bad(errors.New("--cpu-rate must be in (0, 1000000]"))
-	case cfg.QueueProducers < 1 || cfg.QueueConsumers < 1 || cfg.QueueProducers+cfg.QueueConsumers > bench.MaxConns:
-		return bad(fmt.Errorf("--queue-producers and --queue-consumers must be at least 1 and together at most %d", bench.MaxConns))
+	case cfg.QueueProducers < 1 || cfg.QueueConsumers < 1 || cfg.QueueProducers+cfg.QueueConsumers > launch.MaxConns:
+		return bad(fmt.Errorf("--queue-producers and --queue-consumers must be at least 1 and together at most %d", launch.MaxConns))
 	case cfg.QueueMaxBacklog < 1 || cfg.QueueMaxBacklog > 50000:
 		// A getChildren reply of more names would pass jute.maxbuffer.
 		return bad(errors.New("--queue-max-backlog must be in [1, 50000]"))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // factorialCommand runs `corral bench factorial`: a 2^k r factorial
@@ -63,10 +64,10 @@ func factorialCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := sf.validate(); err != nil {
 		return bad(err)
 	}
-	cfg.Factors = bench.SplitList(*factors)
+	cfg.Factors = launch.SplitList(*factors)
 	cfg.Levels = map[string][]string{}
 	for _, f := range bench.FactorNames {
-		cfg.Levels[f] = bench.SplitList(*levels[f])
+		cfg.Levels[f] = launch.SplitList(*levels[f])
 		if n := len(cfg.Levels[f]); n > 2 {
 			return bad(fmt.Errorf("--%s: %d levels (want LOW,HIGH)", f, n))
 		}

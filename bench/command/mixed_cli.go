@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // The flags of a mixed read/write load, shared by readratio and failures.
@@ -42,20 +43,20 @@ func (m *mixedFlags) register(fs *flag.FlagSet) {
 // addresses to connect to.
 func (m *mixedFlags) validate() (targets, addrs []string, err error) {
 	switch {
-	case m.conns < 1 || m.conns > bench.MaxConns:
-		return nil, nil, fmt.Errorf("--conns must be in [1, %d]", bench.MaxConns)
-	case m.inflight < 1 || m.inflight > bench.MaxInflight:
-		return nil, nil, fmt.Errorf("--inflight must be in [1, %d]", bench.MaxInflight)
+	case m.conns < 1 || m.conns > launch.MaxConns:
+		return nil, nil, fmt.Errorf("--conns must be in [1, %d]", launch.MaxConns)
+	case m.inflight < 1 || m.inflight > launch.MaxInflight:
+		return nil, nil, fmt.Errorf("--inflight must be in [1, %d]", launch.MaxInflight)
 	case m.value < 0 || m.value > 1<<20-1024:
 		return nil, nil, errors.New("--value must be in [0, 1047552] (jute.maxbuffer)")
 	case m.keys < 1 || m.keys > bench.MaxMixedKeys:
 		return nil, nil, fmt.Errorf("--keys must be in [1, %d]", bench.MaxMixedKeys)
-	case m.warmup < 0 || m.warmup > bench.MaxPhase:
-		return nil, nil, fmt.Errorf("--warmup must be in [0, %v]", bench.MaxPhase)
+	case m.warmup < 0 || m.warmup > launch.MaxPhase:
+		return nil, nil, fmt.Errorf("--warmup must be in [0, %v]", launch.MaxPhase)
 	case m.sessionTimeout <= 0 || m.sessionTimeout > 10*time.Minute:
 		return nil, nil, errors.New("--session-timeout must be in (0, 10m]")
 	}
-	if addrs = bench.SplitList(m.connect); len(addrs) > 0 {
+	if addrs = launch.SplitList(m.connect); len(addrs) > 0 {
 		return nil, addrs, nil
 	}
 	targets, err = bench.ParseLaunch(m.launch)

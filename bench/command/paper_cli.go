@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // paperCommand is `corral bench paper`.
@@ -15,10 +16,10 @@ func paperCommand(ctx context.Context, args []string, env CommandEnv) int {
 	sf.register(fs, env)
 	d := bench.DefaultPaperConfig()
 	targets := fs.String("targets", strings.Join(d.Targets, ","), "servers to measure, in order")
-	servers := fs.String("servers", bench.JoinInts(d.Servers), "Table 2: ensemble sizes")
-	workers := fs.String("workers", bench.JoinInts(d.Workers), "Table 2: worker counts (empty: skip Table 2)")
-	clients := fs.String("clients", bench.JoinInts(d.Clients), "Table 3: client counts (paper: 50,100,200; empty: skip Table 3)")
-	barriers := fs.String("barriers", bench.JoinInts(d.Barriers), "Table 3: barriers in succession (paper: 200,400,800,1600)")
+	servers := fs.String("servers", launch.JoinInts(d.Servers), "Table 2: ensemble sizes")
+	workers := fs.String("workers", launch.JoinInts(d.Workers), "Table 2: worker counts (empty: skip Table 2)")
+	clients := fs.String("clients", launch.JoinInts(d.Clients), "Table 3: client counts (paper: 50,100,200; empty: skip Table 3)")
+	barriers := fs.String("barriers", launch.JoinInts(d.Barriers), "Table 3: barriers in succession (paper: 200,400,800,1600)")
 	cfg := d
 	fs.IntVar(&cfg.BarrierServers, "barrier-servers", d.BarrierServers, "Table 3: ensemble size")
 	fs.IntVar(&cfg.Creates, "creates", d.Creates, "Table 2: creates per worker (paper: 50000)")
@@ -38,21 +39,21 @@ func paperCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(err)
 	}
 	var err error
-	cfg.Targets = bench.SplitList(*targets)
+	cfg.Targets = launch.SplitList(*targets)
 	for _, p := range []struct {
 		name string
 		s    string
 		to   *[]int
 	}{{"servers", *servers, &cfg.Servers}, {"workers", *workers, &cfg.Workers}, {"clients", *clients, &cfg.Clients}, {"barriers", *barriers, &cfg.Barriers}} {
-		if *p.to, err = bench.ParseInts(p.s); err != nil {
+		if *p.to, err = launch.ParseInts(p.s); err != nil {
 			return bad(fmt.Errorf("--%s: %w", p.name, err))
 		}
 	}
 	if len(cfg.Targets) == 0 {
 		return bad(fmt.Errorf("--targets is empty"))
 	}
-	if cfg.CellTimeout <= 0 || cfg.CellTimeout > bench.MaxPhase {
-		return bad(fmt.Errorf("--cell-timeout must be in (0, %v]", bench.MaxPhase))
+	if cfg.CellTimeout <= 0 || cfg.CellTimeout > launch.MaxPhase {
+		return bad(fmt.Errorf("--cell-timeout must be in (0, %v]", launch.MaxPhase))
 	}
 	if err := cfg.Validate(); err != nil {
 		return bad(err)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/plot"
 )
 
@@ -22,7 +23,7 @@ import (
 // Per target and ensemble size, an ensemble is started on 127.0.0.1 from
 // the same zoo.cfg as compare's, --keys nodes of --value bytes are created
 // (unmeasured), and at each read percentage the connections keep --inflight
-// getData/setData requests of random nodes outstanding for the warm-up and
+// GetData/setData requests of random nodes outstanding for the warm-up and
 // the measured interval; then the ensemble is stopped by PID. With
 // --connect the running ensemble is measured instead (its nodes stay).
 func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
@@ -32,8 +33,8 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 	var mf mixedFlags
 	mf.register(fs)
 	d := bench.DefaultReadRatioConfig()
-	servers := fs.String("servers", bench.JoinInts(d.Servers), "ensemble sizes to launch (paper: 3,5,7,9,13)")
-	ratios := fs.String("ratios", bench.JoinInts(d.Ratios), "read percentages to measure, in order")
+	servers := fs.String("servers", launch.JoinInts(d.Servers), "ensemble sizes to launch (paper: 3,5,7,9,13)")
+	ratios := fs.String("ratios", launch.JoinInts(d.Ratios), "read percentages to measure, in order")
 	leaderOnly := fs.Bool("leader-only", false, "connect every client to the leader (the paper's Fig. 6)")
 	duration := fs.Duration("duration", d.Duration, "measured interval per read ratio")
 	seed := fs.Uint64("seed", d.Seed, "seed of the requests' random choices")
@@ -53,7 +54,7 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 	}
 	cfg := d
 	cfg.Targets, cfg.Connect = targets, addrs
-	if cfg.Servers, err = bench.ParseInts(*servers); err != nil {
+	if cfg.Servers, err = launch.ParseInts(*servers); err != nil {
 		return bad(fmt.Errorf("--servers: %w", err))
 	}
 	if cfg.Ratios, err = bench.ParseReadRatios(*ratios); err != nil {

@@ -6,18 +6,20 @@ import (
 	"os"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/plot"
 )
 
 // scaleTargets turns a --launch value into the targets to start, in order.
 func scaleTargets(s string) ([]string, error) {
 	switch s {
-	case bench.TargetCorral, bench.TargetZooKeeper:
+	case launch.TargetCorral, launch.TargetZooKeeper:
 		return []string{s}, nil
 	case "both":
-		return []string{bench.TargetCorral, bench.TargetZooKeeper}, nil
+		return []string{launch.TargetCorral, launch.TargetZooKeeper}, nil
 	}
-	return nil, fmt.Errorf("--launch %q (want %s, %s or both)", s, bench.TargetCorral, bench.TargetZooKeeper)
+	return nil, fmt.Errorf("--launch %q (want %s, %s or both)", s, launch.TargetCorral, launch.TargetZooKeeper)
 }
 
 // scaleCommand runs `corral bench scale`: the study's scaling experiment
@@ -40,8 +42,8 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 	var sf serverFlags
 	sf.register(fs, env)
 	cfg := bench.DefaultScaleConfig()
-	launch := fs.String("launch", "both", "servers to measure: corral, zookeeper or both")
-	servers := fs.String("servers", bench.JoinInts(cfg.Servers), "N: the server counts to measure (N = 1 is standalone)")
+	launchFlag := fs.String("launch", "both", "servers to measure: corral, zookeeper or both")
+	servers := fs.String("servers", launch.JoinInts(cfg.Servers), "N: the server counts to measure (N = 1 is standalone)")
 	fs.IntVar(&cfg.MaxServers, "max-servers", cfg.MaxServers, "skip the N above this (the machine's limit)")
 	fs.IntVar(&cfg.ClientsPerServer, "clients-per-server", cfg.ClientsPerServer, "k: N servers get k·N client connections")
 	fs.IntVar(&cfg.Inflight, "inflight", cfg.Inflight, "requests in flight per connection")
@@ -66,13 +68,13 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(err)
 	}
 	var err error
-	if cfg.Targets, err = scaleTargets(*launch); err != nil {
+	if cfg.Targets, err = scaleTargets(*launchFlag); err != nil {
 		return bad(err)
 	}
-	if cfg.Servers, err = bench.ParseInts(*servers); err != nil {
+	if cfg.Servers, err = launch.ParseInts(*servers); err != nil {
 		return bad(fmt.Errorf("--servers: %w", err))
 	}
-	cfg.Workload = bench.Workload(*workload)
+	cfg.Workload = load.Workload(*workload)
 	if err := cfg.Validate(); err != nil {
 		return bad(err)
 	}

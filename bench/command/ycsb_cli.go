@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // ycsbCommand runs `corral bench ycsb`: YCSB's core workloads A-F and the
@@ -51,7 +52,7 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the threads' random streams")
 	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "do not load: the table already holds --recordcount records")
 	fs.StringVar(&cfg.Table, "table", "", "table node under /ycsb (default: usertable when launched, a new name per run with --connect)")
-	launch := fs.String("launch", "both", "systems to start on 127.0.0.1 and measure in turn: corral, zookeeper or both (ignored with --connect)")
+	launchFlag := fs.String("launch", "both", "systems to start on 127.0.0.1 and measure in turn: corral, zookeeper or both (ignored with --connect)")
 	fs.IntVar(&cfg.Servers, "n", cfg.Servers, "servers per launched system: 1 is standalone, more an ensemble")
 	fs.StringVar(&cfg.Durability, "durability", "", "launched systems' durability: sync, async or diskless (corral only) (default: forceSync=yes, as compare)")
 	connect := fs.String("connect", "", "comma-separated host:port list of running servers to measure instead of launching")
@@ -83,21 +84,21 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(fmt.Errorf("--recordcount must be in [1, %d]", bench.MaxYCSBRecordCount))
 	case cfg.Threads < 1 || cfg.Threads > bench.MaxYCSBThreads:
 		return bad(fmt.Errorf("--threads must be in [1, %d]", bench.MaxYCSBThreads))
-	case cfg.LoadInflight < 1 || cfg.LoadInflight > bench.MaxInflight:
-		return bad(fmt.Errorf("--load-inflight must be in [1, %d]", bench.MaxInflight))
-	case cfg.Servers < 1 || cfg.Servers > bench.MaxServers:
-		return bad(fmt.Errorf("-n must be in [1, %d]", bench.MaxServers))
+	case cfg.LoadInflight < 1 || cfg.LoadInflight > launch.MaxInflight:
+		return bad(fmt.Errorf("--load-inflight must be in [1, %d]", launch.MaxInflight))
+	case cfg.Servers < 1 || cfg.Servers > launch.MaxServers:
+		return bad(fmt.Errorf("-n must be in [1, %d]", launch.MaxServers))
 	}
-	if cfg.Duration <= 0 || cfg.Duration > bench.MaxPhase || cfg.Warmup < 0 || cfg.Warmup > bench.MaxPhase {
-		return bad(fmt.Errorf("--duration must be in (0, %v] and --warmup in [0, %v]", bench.MaxPhase, bench.MaxPhase))
+	if cfg.Duration <= 0 || cfg.Duration > launch.MaxPhase || cfg.Warmup < 0 || cfg.Warmup > launch.MaxPhase {
+		return bad(fmt.Errorf("--duration must be in (0, %v] and --warmup in [0, %v]", launch.MaxPhase, launch.MaxPhase))
 	}
 	if cfg.SessionTimeout <= 0 || cfg.SessionTimeout > 10*time.Minute {
 		return bad(errors.New("--session-timeout must be in (0, 10m]"))
 	}
-	cfg.Connect = bench.SplitList(*connect)
+	cfg.Connect = launch.SplitList(*connect)
 	if len(cfg.Connect) > 0 {
 		cfg.Launch = nil
-		for _, p := range bench.SplitList(*pids) {
+		for _, p := range launch.SplitList(*pids) {
 			pid, err := strconv.Atoi(p)
 			if err != nil || pid <= 0 {
 				return bad(fmt.Errorf("--pids: bad process id %q", p))
@@ -105,13 +106,13 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 			cfg.PIDs = append(cfg.PIDs, pid)
 		}
 	} else {
-		switch *launch {
+		switch *launchFlag {
 		case "both":
-			cfg.Launch = []string{bench.TargetCorral, bench.TargetZooKeeper}
-		case bench.TargetCorral, bench.TargetZooKeeper:
-			cfg.Launch = []string{*launch}
+			cfg.Launch = []string{launch.TargetCorral, launch.TargetZooKeeper}
+		case launch.TargetCorral, launch.TargetZooKeeper:
+			cfg.Launch = []string{*launchFlag}
 		default:
-			return bad(fmt.Errorf("--launch must be corral, zookeeper or both, not %q", *launch))
+			return bad(fmt.Errorf("--launch must be corral, zookeeper or both, not %q", *launchFlag))
 		}
 		if *pids != "" {
 			return bad(errors.New("--pids goes with --connect (launched servers are measured anyway)"))

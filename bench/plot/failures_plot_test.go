@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 func TestFailuresPlotRenders(t *testing.T) {
@@ -44,7 +45,7 @@ func plotSyntheticFailuresReport() *bench.FailuresReport {
 	rep.Env.CPUs, rep.Env.Conns, rep.Env.Inflight, rep.Env.ValueSize = 2, 30, 32, 1024
 	rep.Env.Duration = 3 * time.Second
 	rep.Schedule, _ = bench.ParseSchedule("1s:kill-leader,2s:restart")
-	for k, target := range []string{bench.TargetCorral, bench.TargetZooKeeper} {
+	for k, target := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
 		tl := bench.NewTimeline(time.Unix(0, 0), 3*time.Second, 100*time.Millisecond)
 		for i := range 30 {
 			at := time.Unix(0, 0).Add(time.Duration(i)*100*time.Millisecond + time.Millisecond)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -65,7 +66,7 @@ func cdfPoints(h *stats.Hist) plotter.XYs {
 	var xys plotter.XYs
 	for y := 0.0; y <= top+1e-9; y += cdfStep {
 		q := 100 * (1 - math.Pow(10, -y))
-		xys = append(xys, plotter.XY{X: max(bench.Ms(h.PercentileMicros(max(q, 1e-9))), cdfMinMs), Y: y})
+		xys = append(xys, plotter.XY{X: max(load.Ms(h.PercentileMicros(max(q, 1e-9))), cdfMinMs), Y: y})
 	}
 	return xys
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -70,15 +72,15 @@ func sampleCDFReport() *bench.Report {
 		}
 		return h
 	}
-	return &bench.Report{Results: []bench.PhaseResult{
-		{Target: bench.TargetCorral, Run: 1, Phase: "create", Hist: hist(1)},
-		{Target: bench.TargetZooKeeper, Run: 1, Phase: "create", Hist: hist(3),
-			OpenLoop: &bench.OpenLoopResult{Hist: hist(5)}},
-		{Target: bench.TargetCorral, Run: 2, Phase: "create", Hist: hist(2)},
-		{Target: bench.TargetZooKeeper, Run: 2, Phase: "create", Hist: hist(4)},
+	return &bench.Report{Results: []load.PhaseResult{
+		{Target: launch.TargetCorral, Run: 1, Phase: "create", Hist: hist(1)},
+		{Target: launch.TargetZooKeeper, Run: 1, Phase: "create", Hist: hist(3),
+			OpenLoop: &load.OpenLoopResult{Hist: hist(5)}},
+		{Target: launch.TargetCorral, Run: 2, Phase: "create", Hist: hist(2)},
+		{Target: launch.TargetZooKeeper, Run: 2, Phase: "create", Hist: hist(4)},
 		// A phase that measured nothing has no figure.
-		{Target: bench.TargetCorral, Run: 1, Phase: "set/get", Hist: stats.NewHist()},
-		{Target: bench.TargetCorral, Run: 1, Phase: "seqcreate", Hist: hist(1)},
+		{Target: launch.TargetCorral, Run: 1, Phase: "set/get", Hist: stats.NewHist()},
+		{Target: launch.TargetCorral, Run: 1, Phase: "seqcreate", Hist: hist(1)},
 	}}
 }
 

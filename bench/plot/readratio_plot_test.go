@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 func TestReadRatioJSONLinesAndPlot(t *testing.T) {
@@ -56,11 +57,11 @@ func plotSyntheticReadRatioReport() *bench.ReadRatioReport {
 	rep := &bench.ReadRatioReport{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
 	rep.Env.CPUs = 2
 	for _, n := range []int{3, 5} {
-		for _, t := range []string{bench.TargetCorral, bench.TargetZooKeeper} {
+		for _, t := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
 			rep.Ensembles = append(rep.Ensembles, bench.RatioEnsemble{Target: t, Servers: n, Leader: n})
 			for _, pct := range rep.Ratios {
 				f := 1.0
-				if t == bench.TargetCorral {
+				if t == launch.TargetCorral {
 					f = 2
 				}
 				c := bench.RatioCell{Servers: n, ReadPct: pct, Reads: int64(pct), Writes: int64(100 - pct)}

@@ -12,12 +12,14 @@ import (
 	"testing"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"gonum.org/v1/plot/plotutil"
 )
 
 func TestScalePlot(t *testing.T) {
-	f := &plotFakeTrials{curves: map[string]stats.USLParams{bench.TargetCorral: plotFakeCorralCurve, bench.TargetZooKeeper: plotFakeZKCurve}}
+	f := &plotFakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: plotFakeCorralCurve, launch.TargetZooKeeper: plotFakeZKCurve}}
 	rep, err := bench.Scale(context.Background(), plotFakeScaleConfig(f))
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +37,7 @@ func TestScalePlot(t *testing.T) {
 	}
 	img := decodePNG(t, b)
 	// Each target's points and curve are drawn in its own colour.
-	for i, target := range []string{bench.TargetCorral, bench.TargetZooKeeper} {
+	for i, target := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
 		r, g, bl, _ := plotutil.Color(i).RGBA()
 		if n := colorPixels(img, r>>8, g>>8, bl>>8); n < 200 {
 			t.Errorf("%s: %d pixels of its colour", target, n)
@@ -47,7 +49,7 @@ func TestScalePlot(t *testing.T) {
 		t.Error("report does not show the plot")
 	}
 	// Nothing measured: no picture.
-	empty := &bench.ScaleReport{Fits: []bench.ScaleFit{{Target: bench.TargetCorral}}}
+	empty := &bench.ScaleReport{Fits: []bench.ScaleFit{{Target: launch.TargetCorral}}}
 	if err := WriteScalePlot(t.TempDir(), empty); err == nil {
 		t.Error("plotted a report without measurements")
 	}
@@ -86,7 +88,7 @@ func plotFakeScaleConfig(f *plotFakeTrials) bench.ScaleConfig {
 	return cfg
 }
 
-func (f *plotFakeTrials) run(ctx context.Context, spec bench.TrialSpec) (bench.ServerInfo, []bench.PhaseResult, error) {
+func (f *plotFakeTrials) run(ctx context.Context, spec bench.TrialSpec) (bench.ServerInfo, []load.PhaseResult, error) {
 	f.mu.Lock()
 	f.specs = append(f.specs, spec)
 	f.mu.Unlock()
@@ -97,14 +99,14 @@ func (f *plotFakeTrials) run(ctx context.Context, spec bench.TrialSpec) (bench.S
 			return info, nil, err
 		}
 	}
-	var out []bench.PhaseResult
+	var out []load.PhaseResult
 	for rep := range spec.Reps {
 		x := f.curves[spec.Target].Predict(float64(spec.Servers))
 		if spec.Reps > 1 {
 			x *= 1 + 0.01*float64(1-2*(rep%2))
 		}
 		cpu := 4.0
-		out = append(out, bench.PhaseResult{
+		out = append(out, load.PhaseResult{
 			Target: spec.Target, Phase: string(spec.Load.Workload), Workload: spec.Load.Workload,
 			Conns: spec.Load.Conns, Inflight: spec.Load.Inflight, ValueSize: spec.Load.ValueSize,
 			Seconds: 5, Ops: int64(x * 5), OpsPerSec: x, ServerCPU: &cpu, LoadgenCPU: 1,

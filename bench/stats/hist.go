@@ -50,9 +50,9 @@ func (h *Hist) Merge(o *Hist) {
 func (h *Hist) Count() int64 { return h.h.TotalCount() }
 
 // PercentileMicros returns the nearest-rank percentile p (0 < p <= 100): the
-// value at rank round(p/100 * count), clamped to [1, count], of the sorted
+// Value at rank round(p/100 * count), clamped to [1, count], of the sorted
 // recorded values, to three significant digits (reported as the highest
-// value equivalent to it). 0 when empty.
+// Value equivalent to it). 0 when empty.
 func (h *Hist) PercentileMicros(p float64) int64 {
 	return h.h.ValueAtPercentile(p)
 }

@@ -217,7 +217,7 @@ func bestLambda(points []USLPoint, sigma, kappa float64) float64 {
 }
 
 // fitFace minimises the squared residuals over the coefficients marked
-// free (λ always is), the others held at 0, from two starting points; it
+// Free (λ always is), the others held at 0, from two starting points; it
 // reports false if neither start gave a finite fit.
 func fitFace(points []USLPoint, free [3]bool) ([3]float64, float64, bool) {
 	var best [3]float64

@@ -6,17 +6,17 @@ import (
 	"github.com/corral-db/corral/wire"
 )
 
-// passwdSize is the session password length a 3.x server hands out.
+// PasswdSize is the session password length a 3.x server hands out.
 const passwdSize = 16
 
-// beginFrame reserves the 4-byte length prefix and returns its offset.
+// BeginFrame reserves the 4-byte length prefix and returns its offset.
 func beginFrame(e *wire.Encoder) int {
 	at := e.Len()
 	e.Int(0)
 	return at
 }
 
-// endFrame patches the length prefix reserved by beginFrame.
+// EndFrame patches the length prefix reserved by beginFrame.
 func endFrame(e *wire.Encoder, at int) {
 	binary.BigEndian.PutUint32(e.B[at:], uint32(e.Len()-at-4))
 }

@@ -273,7 +273,7 @@ func (s *Server) serve(nc net.Conn) {
 				// A client within its window has nothing more to send until
 				// it sees a reply.
 				nc.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-				// closeSession alone may follow: it is sent behind the last
+				// CloseSession alone may follow: it is sent behind the last
 				// requests to learn when they have all been answered.
 				if next, err := br.Peek(12); err == nil && wire.Op(binary.BigEndian.Uint32(next[8:])) != wire.OpCloseSession {
 					s.problem("client sent more than %d requests without a reply", s.window)
