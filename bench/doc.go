@@ -86,7 +86,7 @@
 // (id, password, lastZxidSeen) and starting a new one only if the ensemble
 // says it expired; after trying every server in vain it pauses 25ms (the
 // Java client sleeps up to a second or two, which would blur what is
-// measured here). The killed server is then restarted from its zoo.cfg and
+// Measured here). The killed server is then restarted from its zoo.cfg and
 // data, and the trial ends when the ensemble is whole again.
 //
 // A trial's gap is measured on the client's clock (harness and writer share
@@ -163,13 +163,13 @@
 // (latcdf.go).
 //
 // With --rate R the create, set and get phases run open loop (run's
-// measured phase too): R requests per second in total on a fixed schedule,
+// Measured phase too): R requests per second in total on a fixed schedule,
 // connection i of n sending its k-th request at t0 + (i + k·n)/R whatever
 // the replies (openloop.go; the schedule is durability_pacer.go's). At
 // most --inflight requests are outstanding per connection, so memory stays
 // bounded; a request due while its connection's window is full waits and
 // leaves when a slot frees, and those still waiting at the end of the
-// measured interval are reported as unsent. Beside the usual latencies
+// Measured interval are reported as unsent. Beside the usual latencies
 // (from the actual send) the table gives p50/p99/p99.9/max "from
 // intended": from the time the schedule meant the request to leave, so a
 // stall is charged for every request it delayed (no coordinated
@@ -218,7 +218,7 @@
 // are reported per million operations ("fsyncs per 1M ops") and by server.
 // Server CPU comes from /proc/<pid>/stat, the generator's from getrusage,
 // and the whole machine's from /proc/stat, each read at both ends of the
-// measured interval. Server and generator share the machine's CPUs; the
+// Measured interval. Server and generator share the machine's CPUs; the
 // report states the generator's share so one can see it is not the
 // bottleneck, and warns when much CPU went elsewhere (a busy machine makes
 // every number suspect). The generator also logs how many requests each

@@ -57,12 +57,12 @@ type LaunchSpec struct {
 	Log       *slog.Logger
 }
 
-// prepare builds corral or fetches ZooKeeper's jars for each target once,
+// Prepare builds corral or fetches ZooKeeper's jars for each target once,
 // so that every ensemble of a run starts the same binaries.
-func (s *LaunchSpec) prepare(ctx context.Context, targets []string, work string) error {
+func (s *LaunchSpec) Prepare(ctx context.Context, targets []string, work string) error {
 	for _, t := range targets {
 		lc := s.config(work, t)
-		if err := prepareLaunch(ctx, t, &lc, work); err != nil {
+		if err := PrepareLaunch(ctx, t, &lc, work); err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 		s.CorralBin, s.ZKLib = lc.CorralBin, lc.ZKLib
@@ -83,7 +83,7 @@ func (s *LaunchSpec) config(dir, target string) launch.LaunchConfig {
 // Start launches target's ensemble of n servers in work and waits until it
 // is whole; it returns the ensemble, its leader and what stops it and
 // saves its members' output and zoo.cfg into OutDir as base.sN.*.
-func (s *LaunchSpec) start(ctx context.Context, work, target string, n int, base string) (*launch.Ensemble, int, func(), error) {
+func (s *LaunchSpec) Start(ctx context.Context, work, target string, n int, base string) (*launch.Ensemble, int, func(), error) {
 	lc := s.config(filepath.Join(work, base), target)
 	ens, err := launch.LaunchEnsemble(ctx, target, launch.EnsembleConfig{LaunchConfig: lc, Servers: n})
 	if err != nil {
@@ -94,8 +94,8 @@ func (s *LaunchSpec) start(ctx context.Context, work, target string, n int, base
 		for _, m := range ens.Members {
 			if s.OutDir != "" {
 				name := fmt.Sprintf("%s.s%d", base, m.ID)
-				copyFile(m.LogPath, filepath.Join(s.OutDir, name+".log"))
-				copyFile(m.ZooCfgPath, filepath.Join(s.OutDir, name+".zoo.cfg"))
+				CopyFile(m.LogPath, filepath.Join(s.OutDir, name+".log"))
+				CopyFile(m.ZooCfgPath, filepath.Join(s.OutDir, name+".zoo.cfg"))
 			}
 			if !s.Keep {
 				// Free the disk before the next ensemble starts.
@@ -111,9 +111,9 @@ func (s *LaunchSpec) start(ctx context.Context, work, target string, n int, base
 	return ens, leader, stop, nil
 }
 
-// memberProcs names every running member's process with its role, for CPU
+// MemberProcs names every running member's process with its role, for CPU
 // measurement.
-func memberProcs(ens *launch.Ensemble, leader int) []load.ServerProc {
+func MemberProcs(ens *launch.Ensemble, leader int) []load.ServerProc {
 	var procs []load.ServerProc
 	for _, m := range ens.Members {
 		if pid := m.PID(); pid > 0 {
@@ -127,15 +127,15 @@ func memberProcs(ens *launch.Ensemble, leader int) []load.ServerProc {
 	return procs
 }
 
-// preload creates keys nodes of valueSize bytes under DefaultRoot, spread
+// Preload creates keys nodes of valueSize bytes under DefaultRoot, spread
 // over addrs, unmeasured, and returns them.
-func preload(ctx context.Context, target string, addrs []string, keys int64, conns, inflight, valueSize int,
+func Preload(ctx context.Context, target string, addrs []string, keys int64, conns, inflight, valueSize int,
 	sessionTimeout time.Duration, log *slog.Logger) (*load.KeySpace, error) {
 	log.Info("preloading nodes", "target", target, "keys", keys, "bytes", valueSize)
 	r, err := load.RunPhase(ctx, load.PhaseConfig{
 		Target: target, Phase: "preload", Addrs: addrs, Workload: load.WorkloadCreate,
 		Conns: int(min(int64(conns), keys)), Inflight: inflight, ValueSize: valueSize,
-		Duration: populateLimit, MaxOps: keys, SessionTimeout: sessionTimeout, Log: log,
+		Duration: PopulateLimit, MaxOps: keys, SessionTimeout: sessionTimeout, Log: log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: preloading %d nodes: %w", keys, err)
@@ -146,9 +146,9 @@ func preload(ctx context.Context, target string, addrs []string, keys int64, con
 	return r.Keys, nil
 }
 
-// probeLeader asks each address for srvr and returns the index of the one
+// ProbeLeader asks each address for srvr and returns the index of the one
 // that leads (or serves standalone), or -1.
-func probeLeader(ctx context.Context, addrs []string) int {
+func ProbeLeader(ctx context.Context, addrs []string) int {
 	for i, a := range addrs {
 		out, err := load.FourLetter(ctx, a, "srvr")
 		if err != nil {

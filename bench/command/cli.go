@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/compare"
+	"github.com/corral-db/corral/bench/failover"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/plot"
@@ -93,11 +95,11 @@ type loadFlags struct {
 }
 
 func (l *loadFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&l.conns, "conns", bench.DefaultConns, "client connections (sessions)")
-	fs.IntVar(&l.inflight, "inflight", bench.DefaultInflight, "requests in flight per connection")
-	fs.IntVar(&l.value, "value", bench.DefaultValueSize, "value size in bytes for create and setData")
-	fs.DurationVar(&l.warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up per phase")
-	fs.DurationVar(&l.duration, "duration", bench.DefaultDuration, "measured duration per phase")
+	fs.IntVar(&l.conns, "conns", compare.DefaultConns, "client connections (sessions)")
+	fs.IntVar(&l.inflight, "inflight", compare.DefaultInflight, "requests in flight per connection")
+	fs.IntVar(&l.value, "value", compare.DefaultValueSize, "value size in bytes for create and setData")
+	fs.DurationVar(&l.warmup, "warmup", compare.DefaultWarmup, "unmeasured warm-up per phase")
+	fs.DurationVar(&l.duration, "duration", compare.DefaultDuration, "measured duration per phase")
 	fs.StringVar(&l.out, "out", "", "directory for report.md, results.jsonl and server logs (default: JSON lines go to stdout after the table)")
 	fs.BoolVar(&l.quiet, "q", false, "no progress messages on stderr")
 }
@@ -180,17 +182,17 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("compare", env)
 	var l loadFlags
 	l.register(fs)
-	cfg := bench.DefaultCompareConfig()
+	cfg := compare.DefaultCompareConfig()
 	var sf serverFlags
 	sf.register(fs, env)
 	targets := fs.String("targets", launch.TargetCorral+","+launch.TargetZooKeeper, "servers to measure, in order")
 	fs.IntVar(&cfg.Servers, "servers", 1, "servers per target: 1 is standalone, more an ensemble on 127.0.0.1")
-	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", bench.DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
-	fs.DurationVar(&cfg.SeqDuration, "seq-duration", bench.DefaultSeqDuration, "measured duration of the sequential create phase")
+	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", compare.DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
+	fs.DurationVar(&cfg.SeqDuration, "seq-duration", compare.DefaultSeqDuration, "measured duration of the sequential create phase")
 	fs.StringVar(&cfg.Durability, "durability", "", "sync, async (ZooKeeper: forceSync=no) or diskless (corral only); default forceSync=yes for both")
 	fs.IntVar(&cfg.Repeat, "repeat", 1, "run the whole target sequence this many times, interleaved; the report gives medians and spread")
-	phases := fs.String("phases", bench.FormatPhases(bench.DefaultPhases), "phases each target runs, in order, of create, set, get, seqcreate; \"/\" starts the target afresh (e.g. seqcreate/create/set,get)")
-	fs.Int64Var(&cfg.Keys, "keys", bench.DefaultKeys, "nodes created unmeasured for set and get when no create phase comes before them")
+	phases := fs.String("phases", compare.FormatPhases(compare.DefaultPhases), "phases each target runs, in order, of create, set, get, seqcreate; \"/\" starts the target afresh (e.g. seqcreate/create/set,get)")
+	fs.Int64Var(&cfg.Keys, "keys", compare.DefaultKeys, "nodes created unmeasured for set and get when no create phase comes before them")
 	rate := load.RegisterRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
@@ -203,12 +205,12 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 2
 	}
-	if cfg.Repeat < 1 || cfg.Repeat > bench.MaxRepeat {
-		fmt.Fprintf(env.Stderr, "corral bench compare: --repeat must be in [1, %d]\n", bench.MaxRepeat)
+	if cfg.Repeat < 1 || cfg.Repeat > compare.MaxRepeat {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --repeat must be in [1, %d]\n", compare.MaxRepeat)
 		return 2
 	}
 	cfg.Rate = *rate
-	ps, err := bench.ParsePhases(*phases)
+	ps, err := compare.ParsePhases(*phases)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 2
@@ -250,7 +252,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 1
 	}
-	rep, err := bench.Compare(ctx, cfg)
+	rep, err := compare.Compare(ctx, cfg)
 	if rep != nil {
 		if l.out != "" {
 			if perr := plot.WriteLatencyPlots(l.out, rep); perr != nil {
@@ -275,7 +277,7 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 	l.register(fs)
 	connect := fs.String("connect", "", "comma-separated host:port list of running servers (required)")
 	workload := fs.String("workload", string(load.WorkloadCreate), "create, set, get or seqcreate")
-	keys := fs.Int64("keys", bench.DefaultKeys, "nodes created before a set or get phase")
+	keys := fs.Int64("keys", compare.DefaultKeys, "nodes created before a set or get phase")
 	pid := fs.Int("pid", 0, "process id of a local server whose CPU time to measure")
 	rate := load.RegisterRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
@@ -317,7 +319,7 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return 2
 	}
 	log, progress := l.progressLogger(env)
-	rep, err := bench.Run(ctx, bench.RunConfig{
+	rep, err := compare.Run(ctx, compare.RunConfig{
 		Addrs: addrs, Workload: w, Conns: l.conns, Inflight: l.inflight, ValueSize: l.value,
 		Warmup: l.warmup, Duration: l.duration, Keys: *keys, ServerPID: *pid, Log: log,
 		Rate: *rate, Progress: progress,
@@ -344,14 +346,14 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("failover", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	var cfg bench.FailoverConfig
+	var cfg failover.FailoverConfig
 	fs.StringVar(&cfg.Target, "target", launch.TargetCorral, "server to test: corral or zookeeper")
-	fs.IntVar(&cfg.Servers, "servers", bench.DefaultFailoverServers, "ensemble size")
-	fs.IntVar(&cfg.Trials, "trials", bench.DefaultFailoverTrials, "leader kills")
+	fs.IntVar(&cfg.Servers, "servers", failover.DefaultFailoverServers, "ensemble size")
+	fs.IntVar(&cfg.Trials, "trials", failover.DefaultFailoverTrials, "leader kills")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", bench.DefaultSessionTimeout, "session timeout the writer asks for")
-	fs.IntVar(&cfg.ValueSize, "value", bench.DefaultFailoverValueSize, "setData value size in bytes")
-	fs.DurationVar(&cfg.Pre, "pre", bench.DefaultPre, "writes before each kill (at least)")
-	fs.DurationVar(&cfg.RecoveryTimeout, "recovery-timeout", bench.DefaultRecoveryTimeout, "longest wait for a write after a kill")
+	fs.IntVar(&cfg.ValueSize, "value", failover.DefaultFailoverValueSize, "setData value size in bytes")
+	fs.DurationVar(&cfg.Pre, "pre", failover.DefaultPre, "writes before each kill (at least)")
+	fs.DurationVar(&cfg.RecoveryTimeout, "recovery-timeout", failover.DefaultRecoveryTimeout, "longest wait for a write after a kill")
 	fs.DurationVar(&cfg.WholeTimeout, "whole-timeout", bench.WholeTimeout, "longest wait for the ensemble to be whole after a restart")
 	out := fs.String("out", "", "directory for report.md, results.jsonl and server logs (default: JSON lines go to stdout after the report)")
 	quiet := fs.Bool("q", false, "no progress messages on stderr")
@@ -370,8 +372,8 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(fmt.Errorf("--target must be %s or %s", launch.TargetCorral, launch.TargetZooKeeper))
 	case cfg.Servers < 3 || cfg.Servers > launch.MaxServers:
 		return bad(fmt.Errorf("--servers must be in [3, %d]", launch.MaxServers))
-	case cfg.Trials < 1 || cfg.Trials > bench.MaxTrials:
-		return bad(fmt.Errorf("--trials must be in [1, %d]", bench.MaxTrials))
+	case cfg.Trials < 1 || cfg.Trials > failover.MaxTrials:
+		return bad(fmt.Errorf("--trials must be in [1, %d]", failover.MaxTrials))
 	case cfg.SessionTimeout <= 0 || cfg.SessionTimeout > 10*time.Minute:
 		return bad(errors.New("--session-timeout must be in (0, 10m]"))
 	case cfg.ValueSize < 0 || cfg.ValueSize > 1<<20-1024:
@@ -389,7 +391,7 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench failover:", err)
 		return 1
 	}
-	rep, err := bench.Failover(ctx, cfg)
+	rep, err := failover.Failover(ctx, cfg)
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench failover:", werr)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/durability"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/plot"
 )
@@ -79,8 +79,8 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("durability", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := bench.DefaultDurabilityConfig()
-	configs := fs.String("configs", bench.DurTargetNamesHelp, "configurations to measure, in order")
+	cfg := durability.DefaultDurabilityConfig()
+	configs := fs.String("configs", durability.DurTargetNamesHelp, "configurations to measure, in order")
 	fs.IntVar(&cfg.Servers, "servers", cfg.Servers, "servers per ensemble")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "synchronous clients of the create, get and cpu phases")
 	fs.IntVar(&cfg.ValueSize, "value", cfg.ValueSize, "data size in bytes of the create and cpu phases' nodes")
@@ -95,10 +95,10 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.QueueValueSize, "queue-value", cfg.QueueValueSize, "message size in bytes (at least 8: the send time)")
 	fs.Int64Var(&cfg.QueueMaxBacklog, "queue-max-backlog", cfg.QueueMaxBacklog, "producers wait while this many messages are unconsumed")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout every client asks for")
-	figs := fs.String("figs", bench.DurFigsAll, "figures to measure; the phases of the others are skipped")
-	snapCounts := fs.String("snap-counts", bench.FormatDurCounts(cfg.SnapCounts),
+	figs := fs.String("figs", durability.DurFigsAll, "figures to measure; the phases of the others are skipped")
+	snapCounts := fs.String("snap-counts", durability.FormatDurCounts(cfg.SnapCounts),
 		"tree sizes (znodes) for snapshot latency (Fig. 5.3), e.g. 100k,1M; empty skips it")
-	restoreCounts := fs.String("restore-counts", bench.FormatDurCounts(cfg.RestoreCounts),
+	restoreCounts := fs.String("restore-counts", durability.FormatDurCounts(cfg.RestoreCounts),
 		"tree sizes (znodes) for restoration after a leader kill (Fig. 5.4); empty skips it")
 	fs.IntVar(&cfg.RestoreTrials, "restore-trials", cfg.RestoreTrials,
 		"leader kills timed at each --restore-counts size; the median is reported")
@@ -115,7 +115,7 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := sf.validate(); err != nil {
 		return bad(err)
 	}
-	targets, err := bench.ParseDurabilityTargets(*configs)
+	targets, err := durability.ParseDurabilityTargets(*configs)
 	if err != nil {
 		return bad(err)
 	}
@@ -151,8 +151,8 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(errors.New("--session-timeout must be in (0, 10m]"))
 	case cfg.CreateDuration == 0 && cfg.GetDuration > 0:
 		return bad(errors.New("--get-duration needs the create phase (--create-duration > 0)"))
-	case cfg.RestoreTrials < 1 || cfg.RestoreTrials > bench.MaxRestoreTrials:
-		return bad(fmt.Errorf("--restore-trials %d: want 1 to %d", cfg.RestoreTrials, bench.MaxRestoreTrials))
+	case cfg.RestoreTrials < 1 || cfg.RestoreTrials > durability.MaxRestoreTrials:
+		return bad(fmt.Errorf("--restore-trials %d: want 1 to %d", cfg.RestoreTrials, durability.MaxRestoreTrials))
 	case len(cfg.RestoreCounts) > 0 && cfg.Servers < 3:
 		return bad(errors.New("--restore-counts needs --servers 3 or more (or --restore-counts '')"))
 	}
@@ -166,7 +166,7 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench durability:", err)
 		return 1
 	}
-	rep, err := bench.RunDurability(ctx, cfg)
+	rep, err := durability.RunDurability(ctx, cfg)
 	if rep != nil {
 		if *out != "" {
 			if perr := plot.WriteDurabilityPlots(*out, rep); perr != nil {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/durability"
 )
 
 func TestDurabilityCLIRejectsBadTreeFlags(t *testing.T) {
@@ -28,7 +28,7 @@ func TestDurabilityCLIRejectsBadTreeFlags(t *testing.T) {
 }
 
 func TestParseTreeFlags(t *testing.T) {
-	cfg := bench.DefaultDurabilityConfig()
+	cfg := durability.DefaultDurabilityConfig()
 	if err := cfg.ParseTreeFlags("5.3,5.4", "1M, 100k,100000", "250k"); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestParseTreeFlags(t *testing.T) {
 		t.Errorf("figures 5.3 and 5.4 only, yet time-series phases: %+v", cfg)
 	}
 
-	cfg = bench.DefaultDurabilityConfig()
+	cfg = durability.DefaultDurabilityConfig()
 	if err := cfg.ParseTreeFlags("5.1,5.2,5.3", "20k", "20k"); err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestParseTreeFlags(t *testing.T) {
 		t.Errorf("sizes after --figs 5.1,5.2,5.3: %v, %v", cfg.SnapCounts, cfg.RestoreCounts)
 	}
 
-	cfg = bench.DefaultDurabilityConfig()
-	if err := cfg.ParseTreeFlags(bench.DurFigsAll, "", "none"); err != nil {
+	cfg = durability.DefaultDurabilityConfig()
+	if err := cfg.ParseTreeFlags(durability.DurFigsAll, "", "none"); err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.SnapCounts)+len(cfg.RestoreCounts) != 0 || !cfg.TimePhases() {
@@ -60,8 +60,8 @@ func TestParseTreeFlags(t *testing.T) {
 }
 
 func TestDurabilityConfigTreeCounts(t *testing.T) {
-	cfg := bench.DefaultDurabilityConfig()
-	if !slices.Equal(cfg.SnapCounts, bench.DefaultDurTreeCounts()) || !slices.Equal(cfg.RestoreCounts, bench.DefaultDurTreeCounts()) {
+	cfg := durability.DefaultDurabilityConfig()
+	if !slices.Equal(cfg.SnapCounts, durability.DefaultDurTreeCounts()) || !slices.Equal(cfg.RestoreCounts, durability.DefaultDurTreeCounts()) {
 		t.Errorf("defaults %v, %v", cfg.SnapCounts, cfg.RestoreCounts)
 	}
 	cfg.SnapCounts = []int64{500000, 100000, 500000}
@@ -79,7 +79,7 @@ func TestDurabilityConfigTreeCounts(t *testing.T) {
 	if err := cfg.Fill(); err != nil {
 		t.Errorf("snapshots on a single server: %v", err)
 	}
-	cfg.SnapCounts = []int64{bench.MaxDurTreeZnodes + 1}
+	cfg.SnapCounts = []int64{durability.MaxDurTreeZnodes + 1}
 	if err := cfg.Fill(); err == nil {
 		t.Error("a size above the bound accepted")
 	}

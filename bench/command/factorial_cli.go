@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/factorial"
 	"github.com/corral-db/corral/bench/launch"
 )
 
@@ -31,18 +31,18 @@ func factorialCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("factorial", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := bench.DefaultFactorialConfig()
-	factors := fs.String("factors", strings.Join(cfg.Factors, ","), "factors to vary (1 to 6 of "+strings.Join(bench.FactorNames, ", ")+"), the first is A")
+	cfg := factorial.DefaultFactorialConfig()
+	factors := fs.String("factors", strings.Join(cfg.Factors, ","), "factors to vary (1 to 6 of "+strings.Join(factorial.FactorNames, ", ")+"), the first is A")
 	levels := map[string]*string{}
 	help := map[string]string{
-		bench.FactorServers:    "ensemble size levels (1 is standalone)",
-		bench.FactorValue:      "value size levels in bytes",
-		bench.FactorDurability: "durability levels: sync, async (ZooKeeper: forceSync=no), diskless (corral only)",
-		bench.FactorTarget:     "server levels: corral, zookeeper",
-		bench.FactorWorkload:   "workload levels: set, get, create",
-		bench.FactorClients:    "client connection levels",
+		factorial.FactorServers:    "ensemble size levels (1 is standalone)",
+		factorial.FactorValue:      "value size levels in bytes",
+		factorial.FactorDurability: "durability levels: sync, async (ZooKeeper: forceSync=no), diskless (corral only)",
+		factorial.FactorTarget:     "server levels: corral, zookeeper",
+		factorial.FactorWorkload:   "workload levels: set, get, create",
+		factorial.FactorClients:    "client connection levels",
 	}
-	for _, f := range bench.FactorNames {
+	for _, f := range factorial.FactorNames {
 		levels[f] = fs.String(f, strings.Join(cfg.Levels[f], ","), help[f]+": LOW,HIGH, or one level when not a factor")
 	}
 	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "replications of every combination (2 or more for the error share and intervals)")
@@ -66,7 +66,7 @@ func factorialCommand(ctx context.Context, args []string, env CommandEnv) int {
 	}
 	cfg.Factors = launch.SplitList(*factors)
 	cfg.Levels = map[string][]string{}
-	for _, f := range bench.FactorNames {
+	for _, f := range factorial.FactorNames {
 		cfg.Levels[f] = launch.SplitList(*levels[f])
 		if n := len(cfg.Levels[f]); n > 2 {
 			return bad(fmt.Errorf("--%s: %d levels (want LOW,HIGH)", f, n))
@@ -84,7 +84,7 @@ func factorialCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench factorial:", err)
 		return 1
 	}
-	rep, err := bench.Factorial(ctx, cfg)
+	rep, err := factorial.Factorial(ctx, cfg)
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench factorial:", werr)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/failures"
 	"github.com/corral-db/corral/bench/plot"
 )
 
@@ -22,7 +22,7 @@ import (
 //
 // Per target an ensemble is started on 127.0.0.1, --keys nodes are
 // created, and the clients keep the mix going for the warm-up and the
-// measured interval while the schedule kills members with SIGKILL and
+// Measured interval while the schedule kills members with SIGKILL and
 // restarts them; a client whose server dies moves to another and keeps
 // going. Every reply, error and lost request is counted in --bucket
 // Buckets. With --connect the timeline of a running ensemble is recorded
@@ -33,10 +33,10 @@ func failuresCommand(ctx context.Context, args []string, env CommandEnv) int {
 	sf.register(fs, env)
 	var mf mixedFlags
 	mf.register(fs)
-	d := bench.DefaultFailuresConfig()
+	d := failures.DefaultFailuresConfig()
 	cfg := d
 	fs.IntVar(&cfg.Servers, "servers", d.Servers, "ensemble size to launch (paper: 5)")
-	schedule := fs.String("schedule", bench.DefaultFailureSchedule,
+	schedule := fs.String("schedule", failures.DefaultFailureSchedule,
 		"failures: comma-separated TIME:ACTION from the start of the measured interval, ACTION one of "+
 			"kill-leader, kill-follower, kill=N, restart (every member down), restart=N; none for no failures")
 	fs.IntVar(&cfg.ReadPct, "reads", d.ReadPct, "percentage of requests that are reads (paper: 70, i.e. 30% writes)")
@@ -58,7 +58,7 @@ func failuresCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(err)
 	}
 	cfg.Targets, cfg.Connect = targets, addrs
-	if cfg.Schedule, err = bench.ParseSchedule(*schedule); err != nil {
+	if cfg.Schedule, err = failures.ParseSchedule(*schedule); err != nil {
 		return bad(err)
 	}
 	if len(addrs) > 0 && !flagSet(fs, "schedule") {
@@ -77,7 +77,7 @@ func failuresCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench failures:", err)
 		return 1
 	}
-	rep, err := bench.Failures(ctx, cfg)
+	rep, err := failures.Failures(ctx, cfg)
 	if rep != nil {
 		if mf.out != "" && len(rep.Runs) > 0 {
 			if perr := plot.WriteFailuresPlot(mf.out, rep); perr != nil {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/plot"
+	"github.com/corral-db/corral/bench/readratio"
 )
 
 // readRatioCommand runs `corral bench readratio`: the ZooKeeper paper's
@@ -32,7 +32,7 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 	sf.register(fs, env)
 	var mf mixedFlags
 	mf.register(fs)
-	d := bench.DefaultReadRatioConfig()
+	d := readratio.DefaultReadRatioConfig()
 	servers := fs.String("servers", launch.JoinInts(d.Servers), "ensemble sizes to launch (paper: 3,5,7,9,13)")
 	ratios := fs.String("ratios", launch.JoinInts(d.Ratios), "read percentages to measure, in order")
 	leaderOnly := fs.Bool("leader-only", false, "connect every client to the leader (the paper's Fig. 6)")
@@ -57,7 +57,7 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if cfg.Servers, err = launch.ParseInts(*servers); err != nil {
 		return bad(fmt.Errorf("--servers: %w", err))
 	}
-	if cfg.Ratios, err = bench.ParseReadRatios(*ratios); err != nil {
+	if cfg.Ratios, err = readratio.ParseReadRatios(*ratios); err != nil {
 		return bad(err)
 	}
 	cfg.LeaderOnly, cfg.Duration, cfg.Seed = *leaderOnly, *duration, *seed
@@ -73,7 +73,7 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench readratio:", err)
 		return 1
 	}
-	rep, err := bench.ReadRatio(ctx, cfg)
+	rep, err := readratio.ReadRatio(ctx, cfg)
 	if rep != nil {
 		if mf.out != "" && len(rep.Cells) > 0 {
 			if perr := plot.WriteReadRatioPlot(mf.out, rep); perr != nil {

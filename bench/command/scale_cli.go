@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/plot"
+	"github.com/corral-db/corral/bench/scale"
 )
 
 // scaleTargets turns a --launch value into the targets to start, in order.
@@ -41,7 +41,7 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("scale", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := bench.DefaultScaleConfig()
+	cfg := scale.DefaultScaleConfig()
 	launchFlag := fs.String("launch", "both", "servers to measure: corral, zookeeper or both")
 	servers := fs.String("servers", launch.JoinInts(cfg.Servers), "N: the server counts to measure (N = 1 is standalone)")
 	fs.IntVar(&cfg.MaxServers, "max-servers", cfg.MaxServers, "skip the N above this (the machine's limit)")
@@ -87,7 +87,7 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench scale:", err)
 		return 1
 	}
-	rep, err := bench.Scale(ctx, cfg)
+	rep, err := scale.Scale(ctx, cfg)
 	if rep != nil {
 		if *out != "" {
 			if perr := plot.WriteScalePlot(*out, rep); perr != nil {

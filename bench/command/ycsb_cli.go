@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/ycsb"
 )
 
 // ycsbCommand runs `corral bench ycsb`: YCSB's core workloads A-F and the
@@ -39,10 +39,10 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("ycsb", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := bench.DefaultYCSBConfig()
-	workloads := fs.String("workload", bench.DefaultYCSBWorkloads, "YCSB workloads to run in order, some of A,B,C,D,E,F,S")
+	cfg := ycsb.DefaultYCSBConfig()
+	workloads := fs.String("workload", ycsb.DefaultYCSBWorkloads, "YCSB workloads to run in order, some of A,B,C,D,E,F,S")
 	distribution := fs.String("distribution", "", "request distribution for every workload: zipfian, uniform or latest (default: each workload's own)")
-	maxScan := fs.Int("maxscanlength", bench.DefaultYCSBMaxScanLength, "longest scan of workload E (lengths uniform from 1)")
+	maxScan := fs.Int("maxscanlength", ycsb.DefaultYCSBMaxScanLength, "longest scan of workload E (lengths uniform from 1)")
 	fs.Int64Var(&cfg.RecordCount, "recordcount", cfg.RecordCount, "records loaded")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "client threads, a session each (the load uses as many sessions)")
 	fs.IntVar(&cfg.LoadInflight, "load-inflight", cfg.LoadInflight, "creates in flight per load session")
@@ -71,19 +71,19 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(err)
 	}
 	var err error
-	if cfg.Workloads, err = bench.ParseYCSBWorkloads(*workloads, *distribution, *maxScan); err != nil {
+	if cfg.Workloads, err = ycsb.ParseYCSBWorkloads(*workloads, *distribution, *maxScan); err != nil {
 		return bad(err)
 	}
 	if *maxScan < 1 {
-		return bad(fmt.Errorf("--maxscanlength must be in [1, %d]", bench.MaxYCSBScanLength))
+		return bad(fmt.Errorf("--maxscanlength must be in [1, %d]", ycsb.MaxYCSBScanLength))
 	}
 	// Zero would mean "the default" to RunYCSB; on the command line it is
 	// a mistake.
 	switch {
-	case cfg.RecordCount < 1 || cfg.RecordCount > bench.MaxYCSBRecordCount:
-		return bad(fmt.Errorf("--recordcount must be in [1, %d]", bench.MaxYCSBRecordCount))
-	case cfg.Threads < 1 || cfg.Threads > bench.MaxYCSBThreads:
-		return bad(fmt.Errorf("--threads must be in [1, %d]", bench.MaxYCSBThreads))
+	case cfg.RecordCount < 1 || cfg.RecordCount > ycsb.MaxYCSBRecordCount:
+		return bad(fmt.Errorf("--recordcount must be in [1, %d]", ycsb.MaxYCSBRecordCount))
+	case cfg.Threads < 1 || cfg.Threads > ycsb.MaxYCSBThreads:
+		return bad(fmt.Errorf("--threads must be in [1, %d]", ycsb.MaxYCSBThreads))
 	case cfg.LoadInflight < 1 || cfg.LoadInflight > launch.MaxInflight:
 		return bad(fmt.Errorf("--load-inflight must be in [1, %d]", launch.MaxInflight))
 	case cfg.Servers < 1 || cfg.Servers > launch.MaxServers:
@@ -132,7 +132,7 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench ycsb:", err)
 		return 1
 	}
-	rep, err := bench.RunYCSB(ctx, cfg)
+	rep, err := ycsb.RunYCSB(ctx, cfg)
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench ycsb:", werr)

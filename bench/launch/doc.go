@@ -7,5 +7,5 @@
 // are checked against (MaxConns, MaxInflight, MaxPhase).
 //
 // tests/harness starts servers for the end-to-end tests its own way; one
-// launcher for both is still to be done.
+// Launcher for both is still to be done.
 package launch

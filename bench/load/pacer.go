@@ -45,7 +45,7 @@ func (p *Pacer) dueAt(k int64) time.Time {
 
 // Run sends the tokens due before end into tokens, closes it and returns
 // how many were taken into the channel and how many that were due in the
-// measured interval were dropped. The loop is bounded by the number of
+// Measured interval were dropped. The loop is bounded by the number of
 // tokens the interval holds and by end.
 func (p *Pacer) Run(ctx context.Context, tokens chan<- struct{}) (issued, missed int64) {
 	defer close(tokens)

@@ -54,7 +54,7 @@ type PhaseConfig struct {
 	// (mntr's zk_cnt_fsynctime before and after it).
 	FsyncAddrs []string
 	// DrainTimeout bounds the wait for outstanding replies after the
-	// measured interval (DefaultDrainTimeout if 0); a server that takes
+	// Measured interval (DefaultDrainTimeout if 0); a server that takes
 	// longer fails the phase with ErrStalled.
 	DrainTimeout time.Duration
 	// SessionTimeout is requested for each session (30s if 0).
@@ -97,7 +97,7 @@ type PhaseResult struct {
 	// LoadgenCPU is this process's CPU seconds in the measured interval.
 	LoadgenCPU float64 `json:"loadgen_cpu_s"`
 	// MachineCPU is the busy CPU seconds of the whole machine in the
-	// measured interval; nil when not measured. What exceeds server and
+	// Measured interval; nil when not measured. What exceeds server and
 	// load generator ran beside the benchmark and disturbed it.
 	MachineCPU *float64 `json:"machine_cpu_s,omitempty"`
 	// ServerCPUEach is each ensemble member's share of ServerCPU.

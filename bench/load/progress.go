@@ -137,7 +137,7 @@ func (b *phaseBar) rate(now time.Time) float64 {
 	return 0
 }
 
-// finish stops the bar and leaves the phase's result in its place.
+// Finish stops the bar and leaves the phase's result in its place.
 func (b *phaseBar) finish(res *PhaseResult) {
 	if b == nil {
 		return

@@ -111,7 +111,7 @@ func TestPhaseBarRate(t *testing.T) {
 }
 
 // TestPhaseBar: start makes the window count replies and draws the bar;
-// finish leaves the phase's result line; a nil Progress draws nothing and
+// Finish leaves the phase's result line; a nil Progress draws nothing and
 // leaves the window alone.
 func TestPhaseBar(t *testing.T) {
 	var nilP *Progress

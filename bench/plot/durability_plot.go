@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/durability"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -95,23 +95,23 @@ func writePNG(w io.Writer, p *plot.Plot) error {
 // 5.5). Each series has the whole seconds of its measured interval (a
 // partial last second would read as a dip). Figures no phase fed are left
 // out.
-func durabilityPlots(rep *bench.DurabilityReport) []linePlot {
-	whole := func(p *bench.DurPhase, v []int64) []float64 {
+func durabilityPlots(rep *durability.DurabilityReport) []linePlot {
+	whole := func(p *durability.DurPhase, v []int64) []float64 {
 		n := min(len(v), int(p.Seconds))
-		return bench.ToFloats(v[:n])
+		return durability.ToFloats(v[:n])
 	}
 	figs := []struct {
 		phase, file, title, ylabel string
-		values                     func(p *bench.DurPhase) []float64
+		values                     func(p *durability.DurPhase) []float64
 	}{
-		{bench.DurPhaseCreate, "create.png", "create throughput (Fig. 5.1)", "creates/s",
-			func(p *bench.DurPhase) []float64 { return whole(p, p.PerSecond) }},
-		{bench.DurPhaseGet, "get.png", "getData throughput (Fig. 5.2)", "getData/s",
-			func(p *bench.DurPhase) []float64 { return whole(p, p.PerSecond) }},
-		{bench.DurPhaseQueue, "queue.png", "message queue: messages consumed (Fig. 5.6)", "messages/s",
-			func(p *bench.DurPhase) []float64 { return whole(p, p.PerSecond) }},
-		{bench.DurPhaseCPU, "cpu.png", "server CPU at a fixed create rate (Fig. 5.5)", "CPU % of one core, members summed",
-			func(p *bench.DurPhase) []float64 { return p.ServerCPUPerSecond }},
+		{durability.DurPhaseCreate, "create.png", "create throughput (Fig. 5.1)", "creates/s",
+			func(p *durability.DurPhase) []float64 { return whole(p, p.PerSecond) }},
+		{durability.DurPhaseGet, "get.png", "getData throughput (Fig. 5.2)", "getData/s",
+			func(p *durability.DurPhase) []float64 { return whole(p, p.PerSecond) }},
+		{durability.DurPhaseQueue, "queue.png", "message queue: messages consumed (Fig. 5.6)", "messages/s",
+			func(p *durability.DurPhase) []float64 { return whole(p, p.PerSecond) }},
+		{durability.DurPhaseCPU, "cpu.png", "server CPU at a fixed create rate (Fig. 5.5)", "CPU % of one core, members summed",
+			func(p *durability.DurPhase) []float64 { return p.ServerCPUPerSecond }},
 	}
 	var out []linePlot
 	for _, f := range figs {
@@ -126,7 +126,7 @@ func durabilityPlots(rep *bench.DurabilityReport) []linePlot {
 			fed = fed || len(v) > 0
 			lp.Series = append(lp.Series, namedSeries{Name: p.Config, Values: v})
 		}
-		if f.phase == bench.DurPhaseCPU && len(lp.Series) > 0 {
+		if f.phase == durability.DurPhaseCPU && len(lp.Series) > 0 {
 			lp.Title = fmt.Sprintf("server CPU at %.0f creates/s (Fig. 5.5)", rep.Config.CPURate)
 		}
 		if fed {
@@ -139,7 +139,7 @@ func durabilityPlots(rep *bench.DurabilityReport) []linePlot {
 // WriteDurabilityPlots writes the report's figures as PNG files into dir
 // and records their names in rep.Plots: the time series', then the
 // tree-size figures (durTreePlots).
-func WriteDurabilityPlots(dir string, rep *bench.DurabilityReport) error {
+func WriteDurabilityPlots(dir string, rep *durability.DurabilityReport) error {
 	for _, lp := range durabilityPlots(rep) {
 		if err := writePlotFile(filepath.Join(dir, lp.File), lp); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/durability"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 )
@@ -26,7 +27,7 @@ func TestDurabilityPlotsFromReport(t *testing.T) {
 		t.Fatalf("plots %v, want %v", files, want)
 	}
 	create := plots[0]
-	if len(create.Series) != 5 || create.Series[2].Name != bench.DurCorralDiskless {
+	if len(create.Series) != 5 || create.Series[2].Name != durability.DurCorralDiskless {
 		t.Fatalf("create plot series: %+v", create.Series)
 	}
 	if !slices.Equal(create.Series[2].Values, []float64{2900, 3000, 3100}) {
@@ -38,9 +39,9 @@ func TestDurabilityPlotsFromReport(t *testing.T) {
 		t.Errorf("2.5 s measured: %d points drawn", len(v))
 	}
 	// Phases that did not run draw no figure.
-	var onlyCreate []bench.DurPhase
+	var onlyCreate []durability.DurPhase
 	for _, p := range rep.Phases {
-		if p.Phase == bench.DurPhaseCreate {
+		if p.Phase == durability.DurPhaseCreate {
 			onlyCreate = append(onlyCreate, p)
 		}
 	}
@@ -120,36 +121,36 @@ func TestWriteDurabilityPlots(t *testing.T) {
 // numbers: create throughput is 1000 × (configuration index + 1) per
 // second, so diskless (index 2) is 3000/s, corral-sync 1000/s and
 // zk-forcesync 4000/s.
-func plotCannedDurabilityReport() *bench.DurabilityReport {
-	cfg := bench.DefaultDurabilityConfig()
+func plotCannedDurabilityReport() *durability.DurabilityReport {
+	cfg := durability.DefaultDurabilityConfig()
 	cfg.CreateDuration, cfg.GetDuration, cfg.CPUDuration, cfg.QueueDuration = 3*time.Second, 2*time.Second, 2*time.Second, 2*time.Second
-	rep := &bench.DurabilityReport{
+	rep := &durability.DurabilityReport{
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), End: time.Date(2026, 1, 2, 3, 9, 5, 0, time.UTC),
 		CommandLine: "corral bench durability --create-duration 3s", Config: cfg,
 		Env:        bench.Env{GOOS: "linux", GOARCH: "amd64", CPUs: 2, GOMAXPROCS: 2, LoadAvg: "0.50 0.40 0.30", WorkDir: "/tmp/w"},
 		LoadAvgEnd: "1.50 1.00 0.80",
 	}
-	for i, tg := range bench.DurabilityTargets() {
+	for i, tg := range durability.DurabilityTargets() {
 		rate := int64(1000 * (i + 1))
-		rep.Servers = append(rep.Servers, bench.DurabilityServer{Target: tg, ZooCfg: tg.Durability.Lines(), Info: bench.ServerInfo{
+		rep.Servers = append(rep.Servers, durability.DurabilityServer{Target: tg, ZooCfg: tg.Durability.Lines(), Info: bench.ServerInfo{
 			Target: tg.Name, Argv: []string{"srv", tg.Name}, Leader: "server.3 (127.0.0.1:3)",
 			Members: []bench.MemberInfo{{ID: 1, PID: 101 + 10*i}, {ID: 2, PID: 102 + 10*i}, {ID: 3, PID: 103 + 10*i}},
 		}})
 		lat := stats.Latency{Count: 10, P50: 1500, P99: 9000, Max: 12000}
-		base := bench.DurPhase{Config: tg.Name, Server: tg.Server, Clients: 60, Seconds: 3, Latency: lat,
+		base := durability.DurPhase{Config: tg.Name, Server: tg.Server, Clients: 60, Seconds: 3, Latency: lat,
 			ServerCPU: plotF64(1.5), LoadgenCPU: 0.3, MachineCPU: plotF64(2.1), LoadAvg: "0.5 0.4 0.3"}
 		create := base
-		create.Phase, create.PerSecond = bench.DurPhaseCreate, []int64{rate - 100, rate, rate + 100}
+		create.Phase, create.PerSecond = durability.DurPhaseCreate, []int64{rate - 100, rate, rate + 100}
 		create.Ops, create.OpsPerSec = 3*rate, float64(rate)
-		create.Series = bench.SummarizeSeries(create.PerSecond, 3*time.Second)
+		create.Series = durability.SummarizeSeries(create.PerSecond, 3*time.Second)
 		get := base
-		get.Phase, get.Seconds, get.PerSecond, get.Ops, get.OpsPerSec = bench.DurPhaseGet, 2, []int64{50000, 52000}, 102000, 51000
+		get.Phase, get.Seconds, get.PerSecond, get.Ops, get.OpsPerSec = durability.DurPhaseGet, 2, []int64{50000, 52000}, 102000, 51000
 		cpu := base
-		cpu.Phase, cpu.Seconds, cpu.TargetRate, cpu.Ops, cpu.OpsPerSec = bench.DurPhaseCPU, 2, 1000, 2000, 1000
+		cpu.Phase, cpu.Seconds, cpu.TargetRate, cpu.Ops, cpu.OpsPerSec = durability.DurPhaseCPU, 2, 1000, 2000, 1000
 		cpu.ServerCPUPerSecond = []float64{70 + float64(i), 72}
 		cpu.ServerCPUEach = []load.ProcCPU{{Server: "server.1 follower", CPU: 0.4}, {Server: "server.2 follower", CPU: 0.4}, {Server: "server.3 leader", CPU: 0.7}}
 		queue := base
-		queue.Phase, queue.Seconds, queue.PerSecond, queue.Ops, queue.OpsPerSec = bench.DurPhaseQueue, 2, []int64{400, 420}, 820, 410
+		queue.Phase, queue.Seconds, queue.PerSecond, queue.Ops, queue.OpsPerSec = durability.DurPhaseQueue, 2, []int64{400, 420}, 820, 410
 		queue.Producers, queue.Consumers, queue.Produced, queue.ProducedPerSec = 1, 1, 900, 450
 		queue.EndToEnd = &stats.Latency{Count: 820, P50: 200000, P99: 250000, Max: 260000}
 		queue.LeftInQueue = 80

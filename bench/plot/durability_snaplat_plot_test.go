@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/durability"
+	"github.com/corral-db/corral/bench/failover"
 )
 
 func TestDurTreePlots(t *testing.T) {
@@ -22,13 +24,13 @@ func TestDurTreePlots(t *testing.T) {
 		t.Errorf("snapshot series: %+v", snap.Series)
 	}
 	// ZooKeeper's failed trial is left out; its line keeps its style.
-	if zk := rest.Series[2]; zk.Name != bench.DurZKForceSync || !slices.Equal(zk.X, []float64{100}) || zk.Style != 2 {
+	if zk := rest.Series[2]; zk.Name != durability.DurZKForceSync || !slices.Equal(zk.X, []float64{100}) || zk.Style != 2 {
 		t.Errorf("ZooKeeper's restoration series: %+v", zk)
 	}
 	// A configuration with no point has no line, and the others keep their
 	// style (colour) by their place in the run.
 	rep.Trees[0].Snapshots = nil
-	if s := durTreePlots(rep)[0].Series; len(s) != 2 || s[0].Name != bench.DurCorralDiskless || s[0].Style != 1 {
+	if s := durTreePlots(rep)[0].Series; len(s) != 2 || s[0].Name != durability.DurCorralDiskless || s[0].Style != 1 {
 		t.Errorf("without corral-sync's snapshots: %+v", s)
 	}
 	// No point at all: no figure.
@@ -71,37 +73,37 @@ func TestWriteDurabilityTreePlots(t *testing.T) {
 // plotCannedTreeReport is a run of only the tree-size figures (--figs 5.3,5.4)
 // for three configurations at two sizes; ZooKeeper's restoration at the
 // larger size failed.
-func plotCannedTreeReport() *bench.DurabilityReport {
-	cfg := bench.DefaultDurabilityConfig()
+func plotCannedTreeReport() *durability.DurabilityReport {
+	cfg := durability.DefaultDurabilityConfig()
 	cfg.CreateDuration, cfg.GetDuration, cfg.CPUDuration, cfg.QueueDuration = 0, 0, 0, 0
 	cfg.SnapCounts, cfg.RestoreCounts = []int64{100000, 250000}, []int64{100000, 250000}
-	rep := &bench.DurabilityReport{
+	rep := &durability.DurabilityReport{
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), End: time.Date(2026, 1, 2, 3, 9, 5, 0, time.UTC),
 		CommandLine: "corral bench durability --figs 5.3,5.4", Config: cfg,
 		Env: bench.Env{GOOS: "linux", GOARCH: "amd64", CPUs: 2, GOMAXPROCS: 2, LoadAvg: "0.50 0.40 0.30", WorkDir: "/tmp/w"},
 	}
-	all := bench.DurabilityTargets()
-	for i, tg := range []bench.DurabilityTarget{all[0], all[2], all[3]} {
-		run := bench.DurTreeRun{DurabilityServer: bench.DurabilityServer{Target: tg, ZooCfg: tg.Durability.Lines(), Info: bench.ServerInfo{
+	all := durability.DurabilityTargets()
+	for i, tg := range []durability.DurabilityTarget{all[0], all[2], all[3]} {
+		run := durability.DurTreeRun{DurabilityServer: durability.DurabilityServer{Target: tg, ZooCfg: tg.Durability.Lines(), Info: bench.ServerInfo{
 			Target: tg.Name, Leader: "server.3 (127.0.0.1:3)",
 			Members: []bench.MemberInfo{{ID: 1, PID: 101 + 10*i}, {ID: 2, PID: 102 + 10*i}, {ID: 3, PID: 103 + 10*i}},
 		}}}
 		base := float64(100 * (i + 1)) // snapshot ms at 100k: 100, 200, 300
 		for k, n := range []int64{100000, 250000} {
-			run.Growth = append(run.Growth, bench.DurGrowth{Znodes: n, ZnodeCount: n + 1, Created: n / 2, Seconds: 10, PerSec: float64(n) / 20})
+			run.Growth = append(run.Growth, durability.DurGrowth{Znodes: n, ZnodeCount: n + 1, Created: n / 2, Seconds: 10, PerSec: float64(n) / 20})
 			ms := base * float64(k+1)
-			run.Snapshots = append(run.Snapshots, bench.DurSnapshot{
+			run.Snapshots = append(run.Snapshots, durability.DurSnapshot{
 				Config: tg.Name, Server: tg.Server, Znodes: n, ZnodeCount: n + 1, Ms: ms, MinMs: ms - 10, MaxMs: ms + 10,
-				FillWrites: 60000, Members: []bench.DurSnapMember{{ID: 1, Snapshots: 1, Ms: ms - 10}, {ID: 2, Snapshots: 1, Ms: ms}, {ID: 3, Snapshots: 1, Ms: ms + 10}},
+				FillWrites: 60000, Members: []durability.DurSnapMember{{ID: 1, Snapshots: 1, Ms: ms - 10}, {ID: 2, Snapshots: 1, Ms: ms}, {ID: 3, Snapshots: 1, Ms: ms + 10}},
 			})
 			// Restoration: sync 50/60 ms, diskless 55/120 ms, ZooKeeper 900 ms then failed.
-			restore := map[string][]float64{bench.DurCorralSync: {50, 60}, bench.DurCorralDiskless: {55, 120}, bench.DurZKForceSync: {900, 0}}[tg.Name][k]
-			r := bench.DurRestore{Config: tg.Name, Server: tg.Server, Znodes: n, ZnodeCount: n + 1, RestoreMs: restore,
-				FullTreeMs: 2000 + restore, Trial: bench.FailoverTrial{Trial: k + 1, KillToWriteMs: restore, GapMs: restore + 1, RejoinMs: 1900 + restore}}
+			restore := map[string][]float64{durability.DurCorralSync: {50, 60}, durability.DurCorralDiskless: {55, 120}, durability.DurZKForceSync: {900, 0}}[tg.Name][k]
+			r := durability.DurRestore{Config: tg.Name, Server: tg.Server, Znodes: n, ZnodeCount: n + 1, RestoreMs: restore,
+				FullTreeMs: 2000 + restore, Trial: failover.FailoverTrial{Trial: k + 1, KillToWriteMs: restore, GapMs: restore + 1, RejoinMs: 1900 + restore}}
 			if restore == 0 {
 				r.Err = "no write issued after the kill succeeded within 2m0s"
 			}
-			if tg.Name == bench.DurCorralDiskless && n == 250000 {
+			if tg.Name == durability.DurCorralDiskless && n == 250000 {
 				r.TrialsMs = []float64{100, 120, 400} // three trials, the median's figures above
 			}
 			run.Restores = append(run.Restores, r)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/failures"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -32,15 +32,15 @@ const (
 // scale: the figure is about the shape of each target's dips and
 // recoveries (the tables compare the levels), and a target several times
 // faster would flatten the other's into the floor.
-func renderFailuresPlot(w io.Writer, rep *bench.FailuresReport) error {
-	var runs []bench.FailuresRun
+func renderFailuresPlot(w io.Writer, rep *failures.FailuresReport) error {
+	var runs []failures.FailuresRun
 	for _, r := range rep.Runs {
 		if len(r.Buckets) > 0 {
 			runs = append(runs, r)
 		}
 	}
 	if len(runs) == 0 {
-		return fmt.Errorf("bench: %s: no timeline to plot", bench.FailuresPlotFile)
+		return fmt.Errorf("bench: %s: no timeline to plot", failures.FailuresPlotFile)
 	}
 	end := rep.Env.Duration.Seconds()
 	plots := make([][]*plot.Plot, len(runs))
@@ -125,7 +125,7 @@ func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // addEventMarkers draws a grey vertical line at each event, with its label
 // written upwards beside the line's top.
-func addEventMarkers(p *plot.Plot, events []bench.FailureEvent, top float64) error {
+func addEventMarkers(p *plot.Plot, events []failures.FailureEvent, top float64) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -145,7 +145,7 @@ func addEventMarkers(p *plot.Plot, events []bench.FailureEvent, top float64) err
 			continue
 		}
 		labels.XYs = append(labels.XYs, plotter.XY{X: ev.At, Y: top})
-		labels.Labels = append(labels.Labels, bench.EventLabel(ev))
+		labels.Labels = append(labels.Labels, failures.EventLabel(ev))
 	}
 	lab, err := plotter.NewLabels(labels)
 	if err != nil {
@@ -165,8 +165,8 @@ func addEventMarkers(p *plot.Plot, events []bench.FailureEvent, top float64) err
 }
 
 // WriteFailuresPlot writes the plot into dir and records it in rep.Plots.
-func WriteFailuresPlot(dir string, rep *bench.FailuresReport) error {
-	f, err := os.Create(filepath.Join(dir, bench.FailuresPlotFile))
+func WriteFailuresPlot(dir string, rep *failures.FailuresReport) error {
+	f, err := os.Create(filepath.Join(dir, failures.FailuresPlotFile))
 	if err != nil {
 		return err
 	}
@@ -177,6 +177,6 @@ func WriteFailuresPlot(dir string, rep *bench.FailuresReport) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	rep.Plots = append(rep.Plots, bench.FailuresPlotFile)
+	rep.Plots = append(rep.Plots, failures.FailuresPlotFile)
 	return nil
 }

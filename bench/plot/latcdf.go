@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/compare"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"gonum.org/v1/plot"
@@ -74,7 +74,7 @@ func cdfPoints(h *stats.Hist) plotter.XYs {
 // latencyPlots are the figures of rep: one per phase that has latencies,
 // in the order the phases ran, with a curve per target (runs merged) and,
 // for open-loop phases, one per target from the intended send times.
-func latencyPlots(rep *bench.Report) []latencyPlot {
+func latencyPlots(rep *compare.Report) []latencyPlot {
 	var phases, targets []string
 	for _, r := range rep.Results {
 		if !slices.Contains(phases, r.Phase) {
@@ -221,7 +221,7 @@ func (ninesTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // WriteLatencyPlots writes rep's latency figures as PNG files into dir
 // and records their names in rep.Plots.
-func WriteLatencyPlots(dir string, rep *bench.Report) error {
+func WriteLatencyPlots(dir string, rep *compare.Report) error {
 	for _, lp := range latencyPlots(rep) {
 		if err := writePlotFile(filepath.Join(dir, lp.File), lp); err != nil {
 			return err

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/compare"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
@@ -64,7 +64,7 @@ func TestCDFPoints(t *testing.T) {
 	}
 }
 
-func sampleCDFReport() *bench.Report {
+func sampleCDFReport() *compare.Report {
 	hist := func(scale int64) *stats.Hist {
 		h := stats.NewHist()
 		for i := int64(1); i <= 5000; i++ {
@@ -72,7 +72,7 @@ func sampleCDFReport() *bench.Report {
 		}
 		return h
 	}
-	return &bench.Report{Results: []load.PhaseResult{
+	return &compare.Report{Results: []load.PhaseResult{
 		{Target: launch.TargetCorral, Run: 1, Phase: "create", Hist: hist(1)},
 		{Target: launch.TargetZooKeeper, Run: 1, Phase: "create", Hist: hist(3),
 			OpenLoop: &load.OpenLoopResult{Hist: hist(5)}},
@@ -130,12 +130,12 @@ func TestLatencyPlotsWritten(t *testing.T) {
 		}
 	}
 	var md bytes.Buffer
-	bench.WritePlotLinks(&md, rep.Plots)
+	compare.WritePlotLinks(&md, rep.Plots)
 	if !strings.Contains(md.String(), "![latency-create](latency-create.png)") {
 		t.Errorf("links: %s", md.String())
 	}
 	var none bytes.Buffer
-	bench.WritePlotLinks(&none, nil)
+	compare.WritePlotLinks(&none, nil)
 	if none.Len() != 0 {
 		t.Error("links without plots")
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/readratio"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -23,7 +23,7 @@ const ReadRatioPlotFile = "readratio.png"
 // other target. The y axis is logarithmic: local reads make the 100% end
 // an order of magnitude above the 0% end, which a linear axis would
 // flatten into the floor.
-func renderReadRatioPlot(w io.Writer, rep *bench.ReadRatioReport) error {
+func renderReadRatioPlot(w io.Writer, rep *readratio.ReadRatioReport) error {
 	p := plot.New()
 	p.Title.Text = "saturated throughput vs read ratio (ZooKeeper paper Fig. 5)"
 	if rep.LeaderOnly {
@@ -61,7 +61,7 @@ func renderReadRatioPlot(w io.Writer, rep *bench.ReadRatioReport) error {
 			s.Shape = plotutil.Shape(ti)
 			s.Radius = vg.Points(3)
 			p.Add(l, s)
-			p.Legend.Add(bench.SystemLabel(t, n), l, s)
+			p.Legend.Add(readratio.SystemLabel(t, n), l, s)
 		}
 	}
 	if math.IsInf(lo, 1) {
@@ -78,7 +78,7 @@ func renderReadRatioPlot(w io.Writer, rep *bench.ReadRatioReport) error {
 }
 
 // WriteReadRatioPlot writes the plot into dir and records it in rep.Plots.
-func WriteReadRatioPlot(dir string, rep *bench.ReadRatioReport) error {
+func WriteReadRatioPlot(dir string, rep *readratio.ReadRatioReport) error {
 	f, err := os.Create(filepath.Join(dir, ReadRatioPlotFile))
 	if err != nil {
 		return err

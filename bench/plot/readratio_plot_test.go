@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/readratio"
 )
 
 func TestReadRatioJSONLinesAndPlot(t *testing.T) {
 	rep := plotSyntheticReadRatioReport()
 	var b bytes.Buffer
-	if err := bench.WriteReadRatioJSONLines(&b, rep); err != nil {
+	if err := readratio.WriteReadRatioJSONLines(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	kinds := map[string]int{}
@@ -47,24 +47,24 @@ func TestReadRatioJSONLinesAndPlot(t *testing.T) {
 	if _, err := png.DecodeConfig(f); err != nil || len(rep.Plots) != 1 {
 		t.Errorf("png: %v, plots %v", err, rep.Plots)
 	}
-	if err := renderReadRatioPlot(&bytes.Buffer{}, &bench.ReadRatioReport{Ratios: []int{0}}); err == nil {
+	if err := renderReadRatioPlot(&bytes.Buffer{}, &readratio.ReadRatioReport{Ratios: []int{0}}); err == nil {
 		t.Error("a report without throughput was plotted")
 	}
 }
 
 // plotSyntheticReadRatioReport has corral at twice ZooKeeper's throughput.
-func plotSyntheticReadRatioReport() *bench.ReadRatioReport {
-	rep := &bench.ReadRatioReport{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
+func plotSyntheticReadRatioReport() *readratio.ReadRatioReport {
+	rep := &readratio.ReadRatioReport{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
 	rep.Env.CPUs = 2
 	for _, n := range []int{3, 5} {
 		for _, t := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
-			rep.Ensembles = append(rep.Ensembles, bench.RatioEnsemble{Target: t, Servers: n, Leader: n})
+			rep.Ensembles = append(rep.Ensembles, readratio.RatioEnsemble{Target: t, Servers: n, Leader: n})
 			for _, pct := range rep.Ratios {
 				f := 1.0
 				if t == launch.TargetCorral {
 					f = 2
 				}
-				c := bench.RatioCell{Servers: n, ReadPct: pct, Reads: int64(pct), Writes: int64(100 - pct)}
+				c := readratio.RatioCell{Servers: n, ReadPct: pct, Reads: int64(pct), Writes: int64(100 - pct)}
 				c.Target, c.Seconds, c.Ops = t, 1, int64(f*float64(1000*(pct+10)/n))
 				c.OpsPerSec = float64(c.Ops)
 				rep.Cells = append(rep.Cells, c)

@@ -14,13 +14,14 @@ import (
 	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/bench/scale"
 	"github.com/corral-db/corral/bench/stats"
 	"gonum.org/v1/plot/plotutil"
 )
 
 func TestScalePlot(t *testing.T) {
 	f := &plotFakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: plotFakeCorralCurve, launch.TargetZooKeeper: plotFakeZKCurve}}
-	rep, err := bench.Scale(context.Background(), plotFakeScaleConfig(f))
+	rep, err := scale.Scale(context.Background(), plotFakeScaleConfig(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +45,12 @@ func TestScalePlot(t *testing.T) {
 		}
 	}
 	var md bytes.Buffer
-	bench.WriteScaleMarkdown(&md, rep)
+	scale.WriteScaleMarkdown(&md, rep)
 	if !strings.Contains(md.String(), "](usl.png)") {
 		t.Error("report does not show the plot")
 	}
 	// Nothing measured: no picture.
-	empty := &bench.ScaleReport{Fits: []bench.ScaleFit{{Target: launch.TargetCorral}}}
+	empty := &scale.ScaleReport{Fits: []scale.ScaleFit{{Target: launch.TargetCorral}}}
 	if err := WriteScalePlot(t.TempDir(), empty); err == nil {
 		t.Error("plotted a report without measurements")
 	}
@@ -76,19 +77,19 @@ func colorPixels(img image.Image, r0, g0, b0 uint32) int {
 type plotFakeTrials struct {
 	mu     sync.Mutex
 	curves map[string]stats.USLParams
-	specs  []bench.TrialSpec
+	specs  []scale.TrialSpec
 	// fail, if set, makes the trial fail with the error it returns.
-	fail func(spec bench.TrialSpec) error
+	fail func(spec scale.TrialSpec) error
 }
 
-func plotFakeScaleConfig(f *plotFakeTrials) bench.ScaleConfig {
-	cfg := bench.DefaultScaleConfig()
+func plotFakeScaleConfig(f *plotFakeTrials) scale.ScaleConfig {
+	cfg := scale.DefaultScaleConfig()
 	cfg.Reps = 2
 	cfg.Run = f.run
 	return cfg
 }
 
-func (f *plotFakeTrials) run(ctx context.Context, spec bench.TrialSpec) (bench.ServerInfo, []load.PhaseResult, error) {
+func (f *plotFakeTrials) run(ctx context.Context, spec scale.TrialSpec) (bench.ServerInfo, []load.PhaseResult, error) {
 	f.mu.Lock()
 	f.specs = append(f.specs, spec)
 	f.mu.Unlock()
