@@ -182,7 +182,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("compare", env)
 	var l loadFlags
 	l.register(fs)
-	cfg := compare.DefaultCompareConfig()
+	cfg := compare.DefaultConfig()
 	var sf serverFlags
 	sf.register(fs, env)
 	targets := fs.String("targets", launch.TargetCorral+","+launch.TargetZooKeeper, "servers to measure, in order")
@@ -346,7 +346,7 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("failover", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	var cfg failover.FailoverConfig
+	var cfg failover.Config
 	fs.StringVar(&cfg.Target, "target", launch.TargetCorral, "server to test: corral or zookeeper")
 	fs.IntVar(&cfg.Servers, "servers", failover.DefaultFailoverServers, "ensemble size")
 	fs.IntVar(&cfg.Trials, "trials", failover.DefaultFailoverTrials, "leader kills")
@@ -391,7 +391,7 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench failover:", err)
 		return 1
 	}
-	rep, err := failover.Failover(ctx, cfg)
+	rep, err := failover.Run(ctx, cfg)
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench failover:", werr)

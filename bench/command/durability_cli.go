@@ -79,7 +79,7 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("durability", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := durability.DefaultDurabilityConfig()
+	cfg := durability.DefaultConfig()
 	configs := fs.String("configs", durability.DurTargetNamesHelp, "configurations to measure, in order")
 	fs.IntVar(&cfg.Servers, "servers", cfg.Servers, "servers per ensemble")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "synchronous clients of the create, get and cpu phases")
@@ -166,7 +166,7 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench durability:", err)
 		return 1
 	}
-	rep, err := durability.RunDurability(ctx, cfg)
+	rep, err := durability.Run(ctx, cfg)
 	if rep != nil {
 		if *out != "" {
 			if perr := plot.WriteDurabilityPlots(*out, rep); perr != nil {

@@ -28,7 +28,7 @@ func TestDurabilityCLIRejectsBadTreeFlags(t *testing.T) {
 }
 
 func TestParseTreeFlags(t *testing.T) {
-	cfg := durability.DefaultDurabilityConfig()
+	cfg := durability.DefaultConfig()
 	if err := cfg.ParseTreeFlags("5.3,5.4", "1M, 100k,100000", "250k"); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestParseTreeFlags(t *testing.T) {
 		t.Errorf("figures 5.3 and 5.4 only, yet time-series phases: %+v", cfg)
 	}
 
-	cfg = durability.DefaultDurabilityConfig()
+	cfg = durability.DefaultConfig()
 	if err := cfg.ParseTreeFlags("5.1,5.2,5.3", "20k", "20k"); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestParseTreeFlags(t *testing.T) {
 		t.Errorf("sizes after --figs 5.1,5.2,5.3: %v, %v", cfg.SnapCounts, cfg.RestoreCounts)
 	}
 
-	cfg = durability.DefaultDurabilityConfig()
+	cfg = durability.DefaultConfig()
 	if err := cfg.ParseTreeFlags(durability.DurFigsAll, "", "none"); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestParseTreeFlags(t *testing.T) {
 }
 
 func TestDurabilityConfigTreeCounts(t *testing.T) {
-	cfg := durability.DefaultDurabilityConfig()
+	cfg := durability.DefaultConfig()
 	if !slices.Equal(cfg.SnapCounts, durability.DefaultDurTreeCounts()) || !slices.Equal(cfg.RestoreCounts, durability.DefaultDurTreeCounts()) {
 		t.Errorf("defaults %v, %v", cfg.SnapCounts, cfg.RestoreCounts)
 	}

@@ -31,7 +31,7 @@ func factorialCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("factorial", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := factorial.DefaultFactorialConfig()
+	cfg := factorial.DefaultConfig()
 	factors := fs.String("factors", strings.Join(cfg.Factors, ","), "factors to vary (1 to 6 of "+strings.Join(factorial.FactorNames, ", ")+"), the first is A")
 	levels := map[string]*string{}
 	help := map[string]string{
@@ -84,7 +84,7 @@ func factorialCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench factorial:", err)
 		return 1
 	}
-	rep, err := factorial.Factorial(ctx, cfg)
+	rep, err := factorial.Run(ctx, cfg)
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench factorial:", werr)

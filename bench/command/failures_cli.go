@@ -33,7 +33,7 @@ func failuresCommand(ctx context.Context, args []string, env CommandEnv) int {
 	sf.register(fs, env)
 	var mf mixedFlags
 	mf.register(fs)
-	d := failures.DefaultFailuresConfig()
+	d := failures.DefaultConfig()
 	cfg := d
 	fs.IntVar(&cfg.Servers, "servers", d.Servers, "ensemble size to launch (paper: 5)")
 	schedule := fs.String("schedule", failures.DefaultFailureSchedule,
@@ -77,7 +77,7 @@ func failuresCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench failures:", err)
 		return 1
 	}
-	rep, err := failures.Failures(ctx, cfg)
+	rep, err := failures.Run(ctx, cfg)
 	if rep != nil {
 		if mf.out != "" && len(rep.Runs) > 0 {
 			if perr := plot.WriteFailuresPlot(mf.out, rep); perr != nil {

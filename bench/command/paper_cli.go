@@ -14,7 +14,7 @@ func paperCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("paper", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	d := paper.DefaultPaperConfig()
+	d := paper.DefaultConfig()
 	targets := fs.String("targets", strings.Join(d.Targets, ","), "servers to measure, in order")
 	servers := fs.String("servers", launch.JoinInts(d.Servers), "Table 2: ensemble sizes")
 	workers := fs.String("workers", launch.JoinInts(d.Workers), "Table 2: worker counts (empty: skip Table 2)")
@@ -67,7 +67,7 @@ func paperCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench paper:", err)
 		return 1
 	}
-	rep, err := paper.Paper(ctx, cfg)
+	rep, err := paper.Run(ctx, cfg)
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench paper:", werr)

@@ -32,7 +32,7 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 	sf.register(fs, env)
 	var mf mixedFlags
 	mf.register(fs)
-	d := readratio.DefaultReadRatioConfig()
+	d := readratio.DefaultConfig()
 	servers := fs.String("servers", launch.JoinInts(d.Servers), "ensemble sizes to launch (paper: 3,5,7,9,13)")
 	ratios := fs.String("ratios", launch.JoinInts(d.Ratios), "read percentages to measure, in order")
 	leaderOnly := fs.Bool("leader-only", false, "connect every client to the leader (the paper's Fig. 6)")
@@ -73,7 +73,7 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench readratio:", err)
 		return 1
 	}
-	rep, err := readratio.ReadRatio(ctx, cfg)
+	rep, err := readratio.Run(ctx, cfg)
 	if rep != nil {
 		if mf.out != "" && len(rep.Cells) > 0 {
 			if perr := plot.WriteReadRatioPlot(mf.out, rep); perr != nil {

@@ -41,7 +41,7 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("scale", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := scale.DefaultScaleConfig()
+	cfg := scale.DefaultConfig()
 	launchFlag := fs.String("launch", "both", "servers to measure: corral, zookeeper or both")
 	servers := fs.String("servers", launch.JoinInts(cfg.Servers), "N: the server counts to measure (N = 1 is standalone)")
 	fs.IntVar(&cfg.MaxServers, "max-servers", cfg.MaxServers, "skip the N above this (the machine's limit)")
@@ -87,7 +87,7 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench scale:", err)
 		return 1
 	}
-	rep, err := scale.Scale(ctx, cfg)
+	rep, err := scale.Run(ctx, cfg)
 	if rep != nil {
 		if *out != "" {
 			if perr := plot.WriteScalePlot(*out, rep); perr != nil {

@@ -39,7 +39,7 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("ycsb", env)
 	var sf serverFlags
 	sf.register(fs, env)
-	cfg := ycsb.DefaultYCSBConfig()
+	cfg := ycsb.DefaultConfig()
 	workloads := fs.String("workload", ycsb.DefaultYCSBWorkloads, "YCSB workloads to run in order, some of A,B,C,D,E,F,S")
 	distribution := fs.String("distribution", "", "request distribution for every workload: zipfian, uniform or latest (default: each workload's own)")
 	maxScan := fs.Int("maxscanlength", ycsb.DefaultYCSBMaxScanLength, "longest scan of workload E (lengths uniform from 1)")
@@ -132,7 +132,7 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench ycsb:", err)
 		return 1
 	}
-	rep, err := ycsb.RunYCSB(ctx, cfg)
+	rep, err := ycsb.Run(ctx, cfg)
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench ycsb:", werr)

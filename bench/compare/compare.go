@@ -15,10 +15,10 @@ import (
 	"github.com/corral-db/corral/bench/load"
 )
 
-// CompareConfig configures Compare. Start from DefaultCompareConfig: zero
+// Config configures Compare. Start from DefaultConfig: zero
 // counts and durations take the defaults, but a zero ValueSize means empty
 // values and a zero warm-up means none.
-type CompareConfig struct {
+type Config struct {
 	// Targets are measured in this order, each started afresh.
 	Targets []string
 	// Servers is the number of servers of each target: 1 (the default) is
@@ -162,9 +162,9 @@ func preloads(groups [][]string) bool {
 	return false
 }
 
-// DefaultCompareConfig is what `corral bench compare` runs without flags.
-func DefaultCompareConfig() CompareConfig {
-	return CompareConfig{
+// DefaultConfig is what `corral bench compare` runs without flags.
+func DefaultConfig() Config {
+	return Config{
 		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper},
 		Conns:   DefaultConns, Inflight: DefaultInflight, ValueSize: DefaultValueSize,
 		Warmup: DefaultWarmup, Duration: DefaultDuration,
@@ -173,7 +173,7 @@ func DefaultCompareConfig() CompareConfig {
 	}
 }
 
-func (c *CompareConfig) fill() {
+func (c *Config) fill() {
 	if len(c.Targets) == 0 {
 		c.Targets = []string{launch.TargetCorral, launch.TargetZooKeeper}
 	}
@@ -231,7 +231,7 @@ type Report struct {
 // measures the create, set, get and sequential create phases against it,
 // and stops it. A target that fails is reported and the others still run;
 // the returned error joins the failures.
-func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
+func Compare(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.fill()
 	if err := checkPhases(cfg.Phases); err != nil {
 		return nil, err
@@ -292,7 +292,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Report, error) {
 
 // compareTarget starts target, runs the phases of one group against it
 // and stops it.
-func compareTarget(ctx context.Context, cfg CompareConfig, work, target string, runNo int, phases []string) (bench.ServerInfo, []load.PhaseResult, error) {
+func compareTarget(ctx context.Context, cfg Config, work, target string, runNo int, phases []string) (bench.ServerInfo, []load.PhaseResult, error) {
 	info := bench.ServerInfo{Target: target, Run: runNo}
 	if len(cfg.Phases) > 1 {
 		info.Phases = phases

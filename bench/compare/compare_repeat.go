@@ -37,7 +37,7 @@ func runNumber(run, repeat int) int {
 // prepareOnce builds corral and finds ZooKeeper's jars once for all the
 // repetitions, rather than once per start. A failure is left for
 // compareTarget to meet and report per run.
-func prepareOnce(ctx context.Context, cfg *CompareConfig, work string) {
+func prepareOnce(ctx context.Context, cfg *Config, work string) {
 	for _, t := range cfg.Targets {
 		lc := launch.LaunchConfig{CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Log: cfg.Log}
 		if err := bench.PrepareLaunch(ctx, t, &lc, work); err == nil {

@@ -167,7 +167,7 @@ func TestRepeatTableAndJSON(t *testing.T) {
 // TestCompareRepeats: each repetition starts the target afresh and keeps
 // its files apart; every phase result carries its run.
 func TestCompareRepeats(t *testing.T) {
-	rep, out, work := fakeCompare(t, 2, 2, 200*time.Millisecond, func(c *CompareConfig) { c.Repeat = 2 })
+	rep, out, work := fakeCompare(t, 2, 2, 200*time.Millisecond, func(c *Config) { c.Repeat = 2 })
 	if rep.Env.Repeat != 2 || len(rep.Servers) != 2 || rep.Servers[0].Run != 1 || rep.Servers[1].Run != 2 {
 		t.Fatalf("env %+v servers %+v", rep.Env, rep.Servers)
 	}

@@ -29,11 +29,11 @@ func TestMain(m *testing.M) {
 // for the server (fakeServerEnv), with conns × inflight load for d per
 // phase and no warm-up; edit adjusts the rest. It returns the report, the
 // --out directory and the work directory.
-func fakeCompare(t *testing.T, conns, inflight int, d time.Duration, edit func(*CompareConfig)) (rep *Report, out, work string) {
+func fakeCompare(t *testing.T, conns, inflight int, d time.Duration, edit func(*Config)) (rep *Report, out, work string) {
 	t.Helper()
 	t.Setenv(fakeServerEnv, "1")
 	out, work = t.TempDir(), t.TempDir()
-	cfg := DefaultCompareConfig()
+	cfg := DefaultConfig()
 	cfg.Targets = []string{launch.TargetCorral}
 	cfg.CorralBin = os.Args[0]
 	cfg.Conns, cfg.Inflight = conns, inflight
@@ -93,7 +93,7 @@ func TestLaunchReportsAServerThatExits(t *testing.T) {
 }
 
 func TestCompareEnsembleSpreadsConnectionsAndSumsCPU(t *testing.T) {
-	rep, out, work := fakeCompare(t, 4, 2, 300*time.Millisecond, func(c *CompareConfig) { c.Servers = 3 })
+	rep, out, work := fakeCompare(t, 4, 2, 300*time.Millisecond, func(c *Config) { c.Servers = 3 })
 	if len(rep.Servers) != 1 {
 		t.Fatalf("servers %+v", rep.Servers)
 	}
@@ -136,7 +136,7 @@ func TestCompareEnsembleSpreadsConnectionsAndSumsCPU(t *testing.T) {
 
 // --durability reaches the launched server's zoo.cfg and the report.
 func TestCompareDurability(t *testing.T) {
-	rep, out, _ := fakeCompare(t, 1, 1, 100*time.Millisecond, func(c *CompareConfig) { c.Durability = "diskless" })
+	rep, out, _ := fakeCompare(t, 1, 1, 100*time.Millisecond, func(c *Config) { c.Durability = "diskless" })
 	zc, err := os.ReadFile(filepath.Join(out, "corral.zoo.cfg"))
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestCompareDurability(t *testing.T) {
 	if !strings.Contains(b.String(), "durability diskless (corral: durability=diskless; ZooKeeper: forceSync=yes)") {
 		t.Errorf("report does not state the durability:\n%s", b.String())
 	}
-	if _, err := Compare(context.Background(), CompareConfig{Targets: []string{launch.TargetZooKeeper}, Durability: "diskless"}); err == nil {
+	if _, err := Compare(context.Background(), Config{Targets: []string{launch.TargetZooKeeper}, Durability: "diskless"}); err == nil {
 		t.Error("diskless ZooKeeper accepted")
 	}
 }
@@ -186,7 +186,7 @@ func TestParsePhases(t *testing.T) {
 // Without a create phase before them, set and get address nodes created
 // unmeasured, the same number for every target.
 func TestCompareSetWithoutCreatePreloads(t *testing.T) {
-	rep, _, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *CompareConfig) {
+	rep, _, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *Config) {
 		c.Phases, c.Keys = [][]string{{"set", "get"}}, 50
 	})
 	if len(rep.Results) != 2 {
@@ -207,7 +207,7 @@ func TestCompareSetWithoutCreatePreloads(t *testing.T) {
 // Phases run in the order given; each group of them on a fresh start of
 // the target, recorded as a server of its own.
 func TestComparePhasesRunInTheOrderGiven(t *testing.T) {
-	rep, out, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *CompareConfig) {
+	rep, out, _ := fakeCompare(t, 2, 2, 300*time.Millisecond, func(c *Config) {
 		c.Phases = [][]string{{"seqcreate"}, {"create", "get"}}
 	})
 	var phases []string

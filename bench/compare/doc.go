@@ -2,5 +2,6 @@
 // ZooKeeper started in turn from one zoo.cfg (standalone or an ensemble)
 // and measured under the same phases (create, set, get, seqcreate), once
 // or --repeat times interleaved, with the Markdown table of ratios and the
-// JSON lines of every phase (Report); Run measures servers already up.
+// JSON lines of every phase (Config, DefaultConfig, Compare, Report); Run
+// (RunConfig) measures servers already up.
 package compare

@@ -3,5 +3,5 @@
 // and ZooKeeper with and without forceSync: create and getData throughput
 // over time, CPU at a fixed write rate, a message queue, snapshot latency
 // and restoration after a leader kill against the tree's size
-// (RunDurability, DurabilityReport).
+// (Config, DefaultConfig, Run, Report).
 package durability

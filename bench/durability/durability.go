@@ -16,9 +16,9 @@ import (
 	"github.com/corral-db/corral/bench/load"
 )
 
-// DurabilityConfig configures RunDurability. Start from
-// DefaultDurabilityConfig; a zero phase duration skips that phase.
-type DurabilityConfig struct {
+// Config configures RunDurability. Start from
+// DefaultConfig; a zero phase duration skips that phase.
+type Config struct {
 	// Targets are measured in this order, each a fresh ensemble.
 	Targets []DurabilityTarget
 	// Servers is the ensemble size.
@@ -54,7 +54,7 @@ type DurabilityConfig struct {
 	SessionTimeout time.Duration
 	Timing         launch.Timing
 	// WorkDir, Keep, OutDir, CorralBin, ZKLib, Java, JavaHeap and
-	// GlobalOutstandingLimit are as in CompareConfig.
+	// GlobalOutstandingLimit are as in compare.Config.
 	WorkDir                string
 	Keep                   bool
 	OutDir                 string
@@ -114,10 +114,10 @@ const (
 // takes longer than the rest of the run together.
 func DefaultDurTreeCounts() []int64 { return []int64{100000, 250000, 500000} }
 
-// DefaultDurabilityConfig is what `corral bench durability` runs without
+// DefaultConfig is what `corral bench durability` runs without
 // flags.
-func DefaultDurabilityConfig() DurabilityConfig {
-	return DurabilityConfig{
+func DefaultConfig() Config {
+	return Config{
 		Targets: DurabilityTargets(), Servers: DefaultDurServers,
 		Clients: DefaultDurClients, ValueSize: DefaultDurValueSize, Warmup: DefaultDurWarmup,
 		CreateDuration: DefaultDurCreateDuration, GetDuration: DefaultDurGetDuration,
@@ -131,8 +131,8 @@ func DefaultDurabilityConfig() DurabilityConfig {
 	}
 }
 
-func (c *DurabilityConfig) Fill() error {
-	d := DefaultDurabilityConfig()
+func (c *Config) Fill() error {
+	d := DefaultConfig()
 	if len(c.Targets) == 0 {
 		c.Targets = d.Targets
 	}
@@ -176,15 +176,15 @@ func (c *DurabilityConfig) Fill() error {
 	return c.checkTreeCounts()
 }
 
-// DurabilityReport is the outcome of a durability run.
-type DurabilityReport struct {
+// Report is the outcome of a durability run.
+type Report struct {
 	Start, End  time.Time
 	CommandLine string
 	// Env is the machine and the load average at the start.
 	Env bench.Env
 	// LoadAvgEnd is the load average when the last configuration stopped.
 	LoadAvgEnd string
-	Config     DurabilityConfig
+	Config     Config
 	Servers    []DurabilityServer
 	Phases     []DurPhase
 	// Trees are the ensembles of the tree-size figures (5.3 and 5.4).
@@ -202,7 +202,7 @@ type DurabilityServer struct {
 	Info   bench.ServerInfo
 }
 
-// RunDurability runs the thesis's evaluation (chapter 5) against each
+// Run runs the thesis's evaluation (chapter 5) against each
 // configuration in turn: it starts an ensemble on 127.0.0.1 from a
 // generated zoo.cfg with the configuration's durability lines, runs the
 // CPU, queue, create and get phases (Fig. 5.5, 5.6, 5.1, 5.2), and stops
@@ -211,7 +211,7 @@ type DurabilityServer struct {
 // (Fig. 5.4) at each size asked for. A configuration that fails is
 // reported and the others still run; the returned error joins the
 // failures.
-func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport
 		return nil, err
 	}
 	defer cleanup()
-	rep := &DurabilityReport{Start: time.Now(), CommandLine: cfg.CommandLine, Env: bench.NewEnv(), Config: cfg}
+	rep := &Report{Start: time.Now(), CommandLine: cfg.CommandLine, Env: bench.NewEnv(), Config: cfg}
 	rep.Env.WorkDir, rep.Env.Servers, rep.Env.Timing = work, cfg.Servers, cfg.Timing
 	rep.Env.GlobalOutstandingLimit = cfg.GlobalOutstandingLimit
 	defer func() {
@@ -269,7 +269,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig) (*DurabilityReport
 
 // durabilityTarget starts one configuration's ensemble, runs the phases
 // and stops it.
-func durabilityTarget(ctx context.Context, cfg DurabilityConfig, base launch.LaunchConfig, work string, t DurabilityTarget) (DurabilityServer, []DurPhase, error) {
+func durabilityTarget(ctx context.Context, cfg Config, base launch.LaunchConfig, work string, t DurabilityTarget) (DurabilityServer, []DurPhase, error) {
 	srv := DurabilityServer{Target: t, ZooCfg: t.Durability.Lines(), Info: bench.ServerInfo{Target: t.Name}}
 	if t.Server == launch.TargetZooKeeper {
 		srv.Info.JavaHeap = cfg.JavaHeap

@@ -21,7 +21,7 @@ type durRow struct {
 
 // durTable writes one Markdown table of phase's rows: a column per
 // configuration in run order.
-func durTable(w io.Writer, rep *DurabilityReport, phase string, rows []durRow) {
+func durTable(w io.Writer, rep *Report, phase string, rows []durRow) {
 	configs := durConfigs(rep)
 	fmt.Fprintf(w, "| %s |", phase)
 	for _, c := range configs {
@@ -44,7 +44,7 @@ func durTable(w io.Writer, rep *DurabilityReport, phase string, rows []durRow) {
 }
 
 // durConfigs are the configurations of the report in run order.
-func durConfigs(rep *DurabilityReport) []string {
+func durConfigs(rep *Report) []string {
 	var out []string
 	for _, s := range rep.Servers {
 		out = append(out, s.Target.Name)
@@ -53,7 +53,7 @@ func durConfigs(rep *DurabilityReport) []string {
 }
 
 // phase returns the result of phase against config, or nil.
-func (rep *DurabilityReport) phase(config, phase string) *DurPhase {
+func (rep *Report) phase(config, phase string) *DurPhase {
 	for i := range rep.Phases {
 		if p := &rep.Phases[i]; p.Config == config && p.Phase == phase {
 			return p
@@ -169,7 +169,7 @@ type durRatio struct {
 // durRatios are the create-throughput ratios the issue sets targets for:
 // diskless against ZooKeeper with fsync (at least 4x) and against corral's
 // sync mode (at least 1.3x). Only pairs that both ran are given.
-func durRatios(rep *DurabilityReport) []durRatio {
+func durRatios(rep *Report) []durRatio {
 	var out []durRatio
 	for _, t := range []struct {
 		num, den string
@@ -191,7 +191,7 @@ func durRatios(rep *DurabilityReport) []durRatio {
 // WriteDurabilityMarkdown writes the report: the command and conditions,
 // a table per phase, the issue's targets, the plots and the per-second
 // series.
-func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
+func WriteDurabilityMarkdown(w io.Writer, rep *Report) {
 	c, e := rep.Config, rep.Env
 	fmt.Fprintf(w, "## corral bench durability\n\n")
 	if rep.CommandLine != "" {
@@ -401,7 +401,7 @@ func WriteDurabilityMarkdown(w io.Writer, rep *DurabilityReport) {
 	}
 }
 
-func (rep *DurabilityReport) hasPhase(phase string) bool {
+func (rep *Report) hasPhase(phase string) bool {
 	for _, p := range rep.Phases {
 		if p.Phase == phase {
 			return true
@@ -421,7 +421,7 @@ func intCells(v []int64, n int) []string {
 
 // seriesTable writes a table with a row per second and a column per
 // configuration.
-func seriesTable(w io.Writer, rep *DurabilityReport, phase, title string, values func(p *DurPhase) []string) {
+func seriesTable(w io.Writer, rep *Report, phase, title string, values func(p *DurPhase) []string) {
 	configs := durConfigs(rep)
 	cols := make([][]string, len(configs))
 	rows := 0
@@ -504,7 +504,7 @@ type durPhaseRecord struct {
 // WriteDurabilityJSONLines writes a "run" line (conditions, configurations,
 // the create ratios) and a "phase" line per phase result, then the
 // tree-size figures' lines (writeDurTreeJSONLines).
-func WriteDurabilityJSONLines(w io.Writer, rep *DurabilityReport) error {
+func WriteDurabilityJSONLines(w io.Writer, rep *Report) error {
 	c := rep.Config
 	run := durRunRecord{
 		Record: "run", Start: rep.Start.UTC().Format(time.RFC3339), Command: rep.CommandLine, CPUs: rep.Env.CPUs,
@@ -538,7 +538,7 @@ func WriteDurabilityJSONLines(w io.Writer, rep *DurabilityReport) error {
 }
 
 // Markdown writes the report for people.
-func (r *DurabilityReport) Markdown(w io.Writer) { WriteDurabilityMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WriteDurabilityMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *DurabilityReport) JSONLines(w io.Writer) error { return WriteDurabilityJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WriteDurabilityJSONLines(w, r) }

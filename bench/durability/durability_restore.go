@@ -85,7 +85,7 @@ func (tr *durTree) restore(ctx context.Context, n int64) DurRestore {
 	if c, err := znodeCount(ctx, tr.ens.Member(tr.leader).Addr); err == nil {
 		res.ZnodeCount = c
 	}
-	fcfg := failover.FailoverConfig{
+	fcfg := failover.Config{
 		Target: tr.target.Server, Servers: len(tr.ens.Members), Timing: tr.cfg.Timing, ValueSize: tr.cfg.ValueSize,
 		RecoveryTimeout: restoreRecoveryTimeout, WholeTimeout: restoreWholeTimeout, Log: tr.cfg.Log,
 	}

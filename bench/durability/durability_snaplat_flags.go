@@ -43,7 +43,7 @@ func parseDurFigs(s string) (map[string]bool, error) {
 
 // selectFigs skips the phases of the figures not in figs: their durations
 // become 0 and their tree sizes empty.
-func (c *DurabilityConfig) selectFigs(figs map[string]bool) {
+func (c *Config) selectFigs(figs map[string]bool) {
 	if !figs[DurFigCreate] {
 		c.CreateDuration = 0
 	}
@@ -110,7 +110,7 @@ func FormatDurCounts(c []int64) string {
 }
 
 // ParseTreeFlags applies --figs, --snap-counts and --restore-counts.
-func (c *DurabilityConfig) ParseTreeFlags(figs, snap, restore string) error {
+func (c *Config) ParseTreeFlags(figs, snap, restore string) error {
 	var err error
 	if c.SnapCounts, err = parseDurCounts(snap); err != nil {
 		return fmt.Errorf("--snap-counts: %w", err)

@@ -17,7 +17,7 @@ import (
 
 // treeConfigs are the configurations that had a tree ensemble, in run
 // order.
-func treeConfigs(rep *DurabilityReport) []string {
+func treeConfigs(rep *Report) []string {
 	var out []string
 	for _, t := range rep.Trees {
 		out = append(out, t.Target.Name)
@@ -26,7 +26,7 @@ func treeConfigs(rep *DurabilityReport) []string {
 }
 
 // treeSizesOf are the sizes some configuration measured, ascending.
-func treeSizesOf(rep *DurabilityReport, restores bool) []int64 {
+func treeSizesOf(rep *Report, restores bool) []int64 {
 	var s, r []int64
 	for _, t := range rep.Trees {
 		for _, p := range t.Snapshots {
@@ -42,7 +42,7 @@ func treeSizesOf(rep *DurabilityReport, restores bool) []int64 {
 	return treeSizes(s, nil)
 }
 
-func (rep *DurabilityReport) tree(config string) *DurTreeRun {
+func (rep *Report) tree(config string) *DurTreeRun {
 	for i := range rep.Trees {
 		if rep.Trees[i].Target.Name == config {
 			return &rep.Trees[i]
@@ -52,7 +52,7 @@ func (rep *DurabilityReport) tree(config string) *DurTreeRun {
 }
 
 // snapshotAt is config's snapshot measurement at size n, or nil.
-func (rep *DurabilityReport) snapshotAt(config string, n int64) *DurSnapshot {
+func (rep *Report) snapshotAt(config string, n int64) *DurSnapshot {
 	if t := rep.tree(config); t != nil {
 		for i := range t.Snapshots {
 			if t.Snapshots[i].Znodes == n {
@@ -64,7 +64,7 @@ func (rep *DurabilityReport) snapshotAt(config string, n int64) *DurSnapshot {
 }
 
 // restoreAt is config's restoration trial at size n, or nil.
-func (rep *DurabilityReport) restoreAt(config string, n int64) *DurRestore {
+func (rep *Report) restoreAt(config string, n int64) *DurRestore {
 	if t := rep.tree(config); t != nil {
 		for i := range t.Restores {
 			if t.Restores[i].Znodes == n {
@@ -77,7 +77,7 @@ func (rep *DurabilityReport) restoreAt(config string, n int64) *DurRestore {
 
 // sizeTable writes a table with a row per size and a column per
 // configuration; cell returns "" for no value.
-func sizeTable(w io.Writer, rep *DurabilityReport, sizes []int64, cell func(config string, n int64) string) {
+func sizeTable(w io.Writer, rep *Report, sizes []int64, cell func(config string, n int64) string) {
 	configs := treeConfigs(rep)
 	fmt.Fprintf(w, "| znodes |")
 	for _, c := range configs {
@@ -111,7 +111,7 @@ type durRestoreRatio struct {
 
 // durRestoreRatios are the ratios at the sizes both configurations
 // Measured without error.
-func durRestoreRatios(rep *DurabilityReport) []durRestoreRatio {
+func durRestoreRatios(rep *Report) []durRestoreRatio {
 	const target = 1.5
 	var out []durRestoreRatio
 	for _, n := range treeSizesOf(rep, true) {
@@ -127,7 +127,7 @@ func durRestoreRatios(rep *DurabilityReport) []durRestoreRatio {
 
 // writeDurTreeMarkdown writes the tree-size figures' part of the report;
 // nothing when no tree ensemble ran.
-func writeDurTreeMarkdown(w io.Writer, rep *DurabilityReport) {
+func writeDurTreeMarkdown(w io.Writer, rep *Report) {
 	if len(rep.Trees) == 0 {
 		return
 	}
@@ -289,7 +289,7 @@ type durRestoreRecord struct {
 // writeDurTreeJSONLines writes a "tree" line per tree ensemble, then a
 // "snapshot" line per Fig. 5.3 point and a "restore" line per Fig. 5.4
 // point.
-func writeDurTreeJSONLines(enc *json.Encoder, rep *DurabilityReport) error {
+func writeDurTreeJSONLines(enc *json.Encoder, rep *Report) error {
 	for _, t := range rep.Trees {
 		err := t.Err
 		if t.Info.Err != "" {

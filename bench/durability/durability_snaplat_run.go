@@ -62,7 +62,7 @@ const (
 
 // durTree is one configuration's tree ensemble while it is measured.
 type durTree struct {
-	cfg    DurabilityConfig
+	cfg    Config
 	target DurabilityTarget
 	ens    *launch.Ensemble
 	leader int
@@ -92,7 +92,7 @@ func treeSizes(snap, restore []int64) []int64 {
 // the sizes of cfg.SnapCounts and cfg.RestoreCounts, measures at each,
 // and stops the members by PID. A failed measurement is recorded and the
 // Run goes on, unless the ensemble is no longer whole.
-func durabilityTree(ctx context.Context, cfg DurabilityConfig, base launch.LaunchConfig, work string, t DurabilityTarget) (DurTreeRun, error) {
+func durabilityTree(ctx context.Context, cfg Config, base launch.LaunchConfig, work string, t DurabilityTarget) (DurTreeRun, error) {
 	run := DurTreeRun{DurabilityServer: DurabilityServer{Target: t, ZooCfg: t.Durability.Lines(), Info: bench.ServerInfo{Target: t.Name}}}
 	if t.Server == launch.TargetZooKeeper {
 		run.Info.JavaHeap = cfg.JavaHeap
@@ -233,12 +233,12 @@ func (tr *durTree) grow(ctx context.Context, n int64) (g DurGrowth, err error) {
 
 // TimePhases reports whether any of the time-series phases (Fig. 5.1,
 // 5.2, 5.5, 5.6) is to run.
-func (c *DurabilityConfig) TimePhases() bool {
+func (c *Config) TimePhases() bool {
 	return c.CPUDuration > 0 || c.QueueDuration > 0 || c.CreateDuration > 0 || c.GetDuration > 0
 }
 
 // checkTreeCounts checks the tree sizes and sorts them.
-func (c *DurabilityConfig) checkTreeCounts() error {
+func (c *Config) checkTreeCounts() error {
 	for _, counts := range []*[]int64{&c.SnapCounts, &c.RestoreCounts} {
 		for _, n := range *counts {
 			if n < MinDurTreeZnodes || n > MaxDurTreeZnodes {

@@ -12,10 +12,10 @@ import (
 )
 
 // Markdown writes the report for people.
-func (r *FactorialReport) Markdown(w io.Writer) { WriteFactorialMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WriteFactorialMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *FactorialReport) JSONLines(w io.Writer) error { return WriteFactorialJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WriteFactorialJSONLines(w, r) }
 
 // responseDesc names the response with its unit.
 func responseDesc(response string, workloads []string) string {
@@ -31,7 +31,7 @@ func responseDesc(response string, workloads []string) string {
 
 // WriteFactorialMarkdown writes the report: the design, the responses in
 // standard order, and the effects with their shares of the variation.
-func WriteFactorialMarkdown(w io.Writer, rep *FactorialReport) {
+func WriteFactorialMarkdown(w io.Writer, rep *Report) {
 	s, e := rep.Settings, rep.Env
 	k := len(s.Factors)
 	fmt.Fprintf(w, "## corral bench factorial\n\n")
@@ -101,7 +101,7 @@ func levelValues(s FactorialSettings, f string) []string {
 
 // writeFactorialResponses is the sign table's factor columns with every
 // replication's response and their mean, in standard order.
-func writeFactorialResponses(w io.Writer, rep *FactorialReport) {
+func writeFactorialResponses(w io.Writer, rep *Report) {
 	s := rep.Settings
 	n := 1 << len(s.Factors)
 	cells := make([][]string, n)
@@ -203,7 +203,7 @@ func writeFactorialEffects(w io.Writer, a *stats.FactorialAnalysis) {
 // WriteFactorialJSONLines writes one object per run (kind
 // "factorial_run"), one per effect (kind "factorial_effect") and the
 // whole analysis (kind "factorial_analysis"), when there is one.
-func WriteFactorialJSONLines(w io.Writer, rep *FactorialReport) error {
+func WriteFactorialJSONLines(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	start := rep.Start.UTC().Format(time.RFC3339)
 	type run struct {

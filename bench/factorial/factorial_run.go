@@ -43,8 +43,8 @@ const (
 	ResponseP99 = "p99" // 99th percentile latency, ms
 )
 
-// FactorialConfig configures Factorial. Start from DefaultFactorialConfig.
-type FactorialConfig struct {
+// Config configures Factorial. Start from DefaultConfig.
+type Config struct {
 	// Factors are the factors varied, in order: the first is A, the
 	// second B, ...
 	Factors []string
@@ -73,14 +73,14 @@ type FactorialConfig struct {
 	run scale.TrialRunner
 }
 
-// Factorial defaults.
+// Run defaults.
 const (
 	DefaultFactorialReps     = 2
 	DefaultFactorialInflight = 16
 	maxFactorialReps         = 10
 )
 
-// DefaultFactorialConfig is what `corral bench factorial` runs without
+// DefaultConfig is what `corral bench factorial` runs without
 // flags: corral, 2^3 over ensemble size (1 vs 3), value size (64 B vs 1
 // KiB) and durability (sync vs async), two replications, setData
 // throughput. The workload writes because two of the three factors act
@@ -89,8 +89,8 @@ const (
 // construction. 16 connections with 16 requests in flight saturate every
 // combination. 16 runs of a launch, 1000 creates and 3 s + 5 s take
 // about three minutes on 2 cores.
-func DefaultFactorialConfig() FactorialConfig {
-	return FactorialConfig{
+func DefaultConfig() Config {
+	return Config{
 		Factors: []string{FactorServers, FactorValue, FactorDurability},
 		Levels: map[string][]string{
 			FactorServers: {"1", "3"}, FactorValue: {"64", "1024"}, FactorDurability: {scale.LevelSync, scale.LevelAsync},
@@ -142,7 +142,7 @@ func applyLevel(spec *scale.TrialSpec, factor, level string) error {
 
 // experiments are the 2^k trial specifications in standard order, with
 // the levels each runs at, or the first invalid level or combination.
-func (c *FactorialConfig) experiments() ([]scale.TrialSpec, []map[string]string, error) {
+func (c *Config) experiments() ([]scale.TrialSpec, []map[string]string, error) {
 	k := len(c.Factors)
 	if k < 1 || k > len(FactorNames) {
 		return nil, nil, fmt.Errorf("bench: %d factors (want 1 to %d)", k, len(FactorNames))
@@ -195,7 +195,7 @@ func (c *FactorialConfig) experiments() ([]scale.TrialSpec, []map[string]string,
 	return specs, levels, nil
 }
 
-func (c *FactorialConfig) Validate() error {
+func (c *Config) Validate() error {
 	if _, _, err := c.experiments(); err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (c *FactorialConfig) Validate() error {
 }
 
 // responseOf is the response c analyses from a phase.
-func (c *FactorialConfig) responseOf(r *load.PhaseResult) (float64, bool) {
+func (c *Config) responseOf(r *load.PhaseResult) (float64, bool) {
 	if !scale.Usable(r) {
 		return 0, false
 	}
@@ -228,8 +228,8 @@ func (c *FactorialConfig) responseOf(r *load.PhaseResult) (float64, bool) {
 	return r.OpsPerSec, true
 }
 
-// FactorialReport is the outcome of Factorial.
-type FactorialReport struct {
+// Report is the outcome of Factorial.
+type Report struct {
 	Start    time.Time
 	Env      bench.Env
 	Command  string
@@ -271,11 +271,11 @@ type FactorialRun struct {
 	Err        string            `json:"error,omitempty"`
 }
 
-// Factorial runs the 2^k r design and analyses it. A run that fails is
+// Run runs the 2^k r design and analyses it. A run that fails is
 // reported and the others still run (their measurements are in the
 // report), but the analysis needs every cell; the returned error joins the
 // failures.
-func Factorial(ctx context.Context, cfg FactorialConfig) (*FactorialReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func Factorial(ctx context.Context, cfg FactorialConfig) (*FactorialReport, erro
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Timing = cfg.Timing.OrDefault()
-	rep := &FactorialReport{Start: time.Now(), Env: bench.NewEnv(), Command: cfg.Command}
+	rep := &Report{Start: time.Now(), Env: bench.NewEnv(), Command: cfg.Command}
 	rep.Settings = FactorialSettings{Factors: cfg.Factors, Levels: cfg.Levels, Reps: cfg.Reps, Seed: cfg.Seed,
 		Response: cfg.Response, Inflight: cfg.Inflight, Keys: cfg.Keys, Warmup: cfg.Warmup, Duration: cfg.Duration, Timing: cfg.Timing}
 	if slices.ContainsFunc(specs, func(s scale.TrialSpec) bool { return s.Target == launch.TargetZooKeeper }) {

@@ -52,9 +52,9 @@ func (a *additiveTrials) run(_ context.Context, spec scale.TrialSpec) (bench.Ser
 
 func TestFactorialDefaultDesign(t *testing.T) {
 	fake := &additiveTrials{}
-	cfg := DefaultFactorialConfig()
+	cfg := DefaultConfig()
 	cfg.run = fake.run
-	rep, err := Factorial(context.Background(), cfg)
+	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +148,9 @@ func TestFactorialDefaultDesign(t *testing.T) {
 func TestFactorialOrderFollowsSeed(t *testing.T) {
 	order := func(seed uint64) []int {
 		fake := &additiveTrials{}
-		cfg := DefaultFactorialConfig()
+		cfg := DefaultConfig()
 		cfg.run, cfg.Seed = fake.run, seed
-		rep, err := Factorial(context.Background(), cfg)
+		rep, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,13 +170,13 @@ func TestFactorialOrderFollowsSeed(t *testing.T) {
 
 func TestFactorialChosenFactorsAndResponse(t *testing.T) {
 	fake := &additiveTrials{}
-	cfg := DefaultFactorialConfig()
+	cfg := DefaultConfig()
 	cfg.run = fake.run
 	cfg.Factors = []string{FactorDurability, FactorServers}
 	cfg.Levels[FactorValue] = []string{"1024"}
 	cfg.Response = ResponseP99
 	cfg.Reps = 1
-	rep, err := Factorial(context.Background(), cfg)
+	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,9 +210,9 @@ func TestFactorialChosenFactorsAndResponse(t *testing.T) {
 
 func TestFactorialFailedRunLeavesNoAnalysis(t *testing.T) {
 	fake := &additiveTrials{fail: func(s scale.TrialSpec) bool { return s.Servers == 3 && s.Durability == scale.LevelAsync }}
-	cfg := DefaultFactorialConfig()
+	cfg := DefaultConfig()
 	cfg.run = fake.run
-	rep, err := Factorial(context.Background(), cfg)
+	rep, err := Run(context.Background(), cfg)
 	if err == nil || rep.Analysis != nil || rep.Err == "" {
 		t.Fatalf("error %v analysis %v", err, rep.Analysis)
 	}
@@ -240,12 +240,12 @@ func TestFactorialFailedRunLeavesNoAnalysis(t *testing.T) {
 }
 
 func TestFactorialRejectsInvalidCombination(t *testing.T) {
-	cfg := DefaultFactorialConfig()
+	cfg := DefaultConfig()
 	cfg.run = (&additiveTrials{}).run
 	cfg.Factors = []string{FactorTarget, FactorDurability}
 	cfg.Levels[FactorTarget] = []string{launch.TargetCorral, launch.TargetZooKeeper}
 	cfg.Levels[FactorDurability] = []string{scale.LevelSync, scale.LevelDiskless}
-	if _, err := Factorial(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "no diskless mode") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "no diskless mode") {
 		t.Errorf("error %v", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/corral-db/corral/bench/load"
 )
 
-// FailoverConfig configures Failover. Zero fields take the defaults below.
-type FailoverConfig struct {
+// Config configures Failover. Zero fields take the defaults below.
+type Config struct {
 	Target string
 	// Servers is the ensemble's size (DefaultFailoverServers).
 	Servers int
@@ -42,7 +42,7 @@ type FailoverConfig struct {
 	Log       *slog.Logger
 }
 
-// Failover defaults.
+// Run defaults.
 const (
 	DefaultFailoverServers   = 3
 	DefaultFailoverTrials    = 20
@@ -61,7 +61,7 @@ const (
 // FailoverPath is the node the failover writer overwrites.
 const FailoverPath = "/bench-failover"
 
-func (c *FailoverConfig) Fill() error {
+func (c *Config) Fill() error {
 	if c.Target == "" {
 		c.Target = launch.TargetCorral
 	}
@@ -108,8 +108,8 @@ func (c *FailoverConfig) Fill() error {
 	return nil
 }
 
-// FailoverReport is the outcome of Failover.
-type FailoverReport struct {
+// Report is the outcome of Failover.
+type Report struct {
 	Start  time.Time
 	Env    bench.Env
 	Target string
@@ -169,7 +169,7 @@ type FailoverTrial struct {
 }
 
 // Gaps are the gaps of the trials that measured one.
-func (r *FailoverReport) Gaps() []time.Duration {
+func (r *Report) Gaps() []time.Duration {
 	var g []time.Duration
 	for _, t := range r.Trials {
 		if t.measure {
@@ -180,13 +180,13 @@ func (r *FailoverReport) Gaps() []time.Duration {
 }
 
 // Summary is the gaps' percentiles.
-func (r *FailoverReport) Summary() GapSummary { return summarizeGaps(r.Gaps()) }
+func (r *Report) Summary() GapSummary { return summarizeGaps(r.Gaps()) }
 
-// Failover starts an ensemble of cfg.Target and kills its leader
+// Run starts an ensemble of cfg.Target and kills its leader
 // cfg.Trials times while a client writes, measuring the gap the client
 // sees each time. A trial that fails ends the run; the report holds the
 // trials so far.
-func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) 
 		return nil, err
 	}
 	defer cleanup()
-	rep := &FailoverReport{
+	rep := &Report{
 		Start: time.Now(), Env: bench.NewEnv(), Target: cfg.Target, Servers: cfg.Servers, Timing: cfg.Timing,
 		SessionTimeout: cfg.SessionTimeout, ValueSize: cfg.ValueSize, Pre: cfg.Pre,
 		RecoveryTimeout: cfg.RecoveryTimeout, WholeTimeout: cfg.WholeTimeout,
@@ -204,7 +204,7 @@ func Failover(ctx context.Context, cfg FailoverConfig) (*FailoverReport, error) 
 	if cfg.Target == launch.TargetZooKeeper {
 		rep.JavaHeap = cfg.JavaHeap
 	}
-	fail := func(err error) (*FailoverReport, error) {
+	fail := func(err error) (*Report, error) {
 		rep.Err = err.Error()
 		return rep, err
 	}
@@ -269,7 +269,7 @@ func SetupFailoverNode(ctx context.Context, addr string) error {
 
 // RunTrial kills the leader once under the writer. It returns the trial
 // and the session timeout the writer was granted.
-func RunTrial(ctx context.Context, cfg FailoverConfig, ens *launch.Ensemble, n int, data []byte) (FailoverTrial, time.Duration) {
+func RunTrial(ctx context.Context, cfg Config, ens *launch.Ensemble, n int, data []byte) (FailoverTrial, time.Duration) {
 	tr := FailoverTrial{Trial: n}
 	failed := func(err error) (FailoverTrial, time.Duration) {
 		tr.Err = err.Error()

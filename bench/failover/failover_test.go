@@ -21,7 +21,7 @@ func TestFailoverKillsAndRestartsTheLeader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	rep, err := Failover(ctx, FailoverConfig{
+	rep, err := Run(ctx, Config{
 		Target: launch.TargetCorral, CorralBin: os.Args[0], Trials: 3, Pre: 50 * time.Millisecond,
 		RecoveryTimeout: 10 * time.Second, WholeTimeout: 20 * time.Second,
 		WorkDir: t.TempDir(), OutDir: out,

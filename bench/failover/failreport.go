@@ -12,7 +12,7 @@ import (
 
 // WriteFailoverMarkdown writes the failover report: the conditions, the
 // gap percentiles and a row per trial.
-func WriteFailoverMarkdown(w io.Writer, rep *FailoverReport) {
+func WriteFailoverMarkdown(w io.Writer, rep *Report) {
 	e := rep.Env
 	fmt.Fprintf(w, "## corral bench failover\n\n")
 	fmt.Fprintf(w, "- started: %s\n", rep.Start.UTC().Format(time.RFC3339))
@@ -104,7 +104,7 @@ type failoverJSON struct {
 
 // WriteFailoverJSONLines writes one JSON object per trial ("kind":
 // "trial") and a summary ("kind": "summary") with every gap.
-func WriteFailoverJSONLines(w io.Writer, rep *FailoverReport) error {
+func WriteFailoverJSONLines(w io.Writer, rep *Report) error {
 	common := failoverJSON{
 		Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs, Target: rep.Target, Servers: rep.Servers,
 		SessionTimeoutMs: MsOf(rep.SessionTimeout), NegotiatedMs: MsOf(rep.Negotiated), ValueSize: rep.ValueSize,
@@ -136,7 +136,7 @@ func WriteFailoverJSONLines(w io.Writer, rep *FailoverReport) error {
 }
 
 // Markdown writes the report for people.
-func (r *FailoverReport) Markdown(w io.Writer) { WriteFailoverMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WriteFailoverMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *FailoverReport) JSONLines(w io.Writer) error { return WriteFailoverJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WriteFailoverJSONLines(w, r) }

@@ -12,13 +12,13 @@ import (
 	"github.com/corral-db/corral/bench/launch"
 )
 
-func sampleFailover() *FailoverReport {
+func sampleFailover() *Report {
 	trial := func(n, killed, newLeader int, gap time.Duration) FailoverTrial {
 		return FailoverTrial{Trial: n, Killed: killed, NewLeader: newLeader, WriterFrom: 1, WriterTo: 2,
 			GapMs: MsOf(gap), KillToWriteMs: MsOf(gap) - 2, LastBeforeKillMs: 2, FailedWrites: 1, Reconnects: 1,
 			RejoinMs: 1500, gap: gap, measure: true}
 	}
-	return &FailoverReport{
+	return &Report{
 		Start: time.Unix(0, 0), Env: bench.Env{CPUs: 2}, Target: launch.TargetZooKeeper, Servers: 3,
 		Timing: launch.DefaultTiming(), SessionTimeout: 10 * time.Second, Negotiated: 10 * time.Second,
 		ValueSize: 128, Pre: time.Second, RecoveryTimeout: time.Minute, WholeTimeout: 2 * time.Minute,

@@ -13,10 +13,10 @@ import (
 	"github.com/corral-db/corral/bench/load"
 )
 
-// FailuresConfig configures Failures: the ZooKeeper paper's Fig. 8,
+// Config configures Failures: the ZooKeeper paper's Fig. 8,
 // throughput over time of a fixed read/write mix while members of the
-// ensemble are killed and restarted. Start from DefaultFailuresConfig.
-type FailuresConfig struct {
+// ensemble are killed and restarted. Start from DefaultConfig.
+type Config struct {
 	// Targets are launched in this order, an ensemble of Servers each;
 	// ignored when Connect is set.
 	Targets []string
@@ -55,12 +55,12 @@ const (
 	maxFailuresBuckets      = 100_000
 )
 
-// DefaultFailuresConfig is what `corral bench failures` runs without
+// DefaultConfig is what `corral bench failures` runs without
 // flags.
-func DefaultFailuresConfig() FailuresConfig {
+func DefaultConfig() Config {
 	// A constant that parses (tested).
 	steps, _ := ParseSchedule(DefaultFailureSchedule)
-	return FailuresConfig{
+	return Config{
 		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: DefaultFailuresServers,
 		ReadPct: DefaultFailuresReadPct, Conns: bench.DefaultMixedConns, Inflight: bench.DefaultMixedInflight,
 		ValueSize: bench.DefaultMixedValue, Keys: bench.DefaultMixedKeys, Warmup: bench.DefaultMixedWarmup,
@@ -70,7 +70,7 @@ func DefaultFailuresConfig() FailuresConfig {
 	}
 }
 
-func (c *FailuresConfig) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if len(c.Connect) == 0 {
 		if len(c.Targets) == 0 {
@@ -114,8 +114,8 @@ func (c *FailuresConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// FailuresReport is the outcome of Failures.
-type FailuresReport struct {
+// Report is the outcome of Failures.
+type Report struct {
 	Start          time.Time
 	Env            bench.Env
 	Command        string
@@ -171,17 +171,17 @@ type FailureEvent struct {
 	Err    string `json:"error,omitempty"`
 }
 
-// Failures runs the failure experiment on each target in turn (or on the
+// Run runs the failure experiment on each target in turn (or on the
 // ensemble at cfg.Connect). A target that fails is reported and the others
 // still run; the returned error joins the failures.
-func Failures(ctx context.Context, cfg FailuresConfig) (*FailuresReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	rep := &FailuresReport{
+	rep := &Report{
 		Start: time.Now(), Env: bench.NewEnv(), Command: cfg.Command, Servers: cfg.Servers, ReadPct: cfg.ReadPct,
 		Keys: cfg.Keys, Bucket: cfg.Bucket, SessionTimeout: cfg.SessionTimeout, Schedule: cfg.Schedule,
 	}
@@ -239,7 +239,7 @@ func Failures(ctx context.Context, cfg FailuresConfig) (*FailuresReport, error) 
 
 // failuresTarget launches target's ensemble and runs the load and the
 // schedule against it.
-func failuresTarget(ctx context.Context, cfg FailuresConfig, run *FailuresRun, work string) error {
+func failuresTarget(ctx context.Context, cfg Config, run *FailuresRun, work string) error {
 	cfg.Log.Info("starting ensemble", "target", run.Target, "servers", cfg.Servers)
 	ens, leader, stop, err := cfg.Start(ctx, work, run.Target, cfg.Servers, fmt.Sprintf("%s-%d", run.Target, cfg.Servers))
 	if err != nil {
@@ -253,7 +253,7 @@ func failuresTarget(ctx context.Context, cfg FailuresConfig, run *FailuresRun, w
 // failuresLoad preloads the nodes, runs the clients over addrs for the
 // warm-up and the measured interval and, if ens is not nil, the schedule
 // against ens; it fills run's events, timeline and totals.
-func failuresLoad(ctx context.Context, cfg FailuresConfig, run *FailuresRun, addrs []string, ens *launch.Ensemble) error {
+func failuresLoad(ctx context.Context, cfg Config, run *FailuresRun, addrs []string, ens *launch.Ensemble) error {
 	ks, err := bench.Preload(ctx, run.Target, addrs, cfg.Keys, cfg.Conns, cfg.Inflight, cfg.ValueSize, cfg.SessionTimeout, cfg.Log)
 	if err != nil {
 		return err

@@ -12,10 +12,10 @@ import (
 )
 
 // Markdown writes the report for people.
-func (r *FailuresReport) Markdown(w io.Writer) { WriteFailuresMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WriteFailuresMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *FailuresReport) JSONLines(w io.Writer) error { return WriteFailuresJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WriteFailuresJSONLines(w, r) }
 
 // impactBefore is the interval before an event whose throughput is the
 // event's baseline.
@@ -86,7 +86,7 @@ func fmtRate(v float64) string {
 // WriteFailuresMarkdown writes the report: the conditions, the events with
 // the throughput around each, a timeline with one row per second and a
 // column group per target, and the totals.
-func WriteFailuresMarkdown(w io.Writer, rep *FailuresReport) {
+func WriteFailuresMarkdown(w io.Writer, rep *Report) {
 	e := rep.Env
 	fmt.Fprintf(w, "## corral bench failures\n\n")
 	fmt.Fprintf(w, "Throughput over time while servers are killed and restarted, after the ZooKeeper paper's §5.1, Fig. 8.\n\n")
@@ -165,7 +165,7 @@ func WriteFailuresMarkdown(w io.Writer, rep *FailuresReport) {
 	fmt.Fprintln(w)
 }
 
-func writeFailureEvents(w io.Writer, rep *FailuresReport) {
+func writeFailureEvents(w io.Writer, rep *Report) {
 	has := false
 	for _, r := range rep.Runs {
 		has = has || len(r.Events) > 0
@@ -197,7 +197,7 @@ func writeFailureEvents(w io.Writer, rep *FailuresReport) {
 // writeFailureTimeline writes one row per second: per target the
 // throughput, error replies, lost requests and reconnects, and the events
 // of that second.
-func writeFailureTimeline(w io.Writer, rep *FailuresReport) {
+func writeFailureTimeline(w io.Writer, rep *Report) {
 	if len(rep.Runs) == 0 {
 		return
 	}
@@ -266,7 +266,7 @@ type failuresWho struct {
 
 // WriteFailuresJSONLines writes per target a summary ("kind": "run"), a
 // line per event ("kind": "event") and one per bucket ("kind": "bucket").
-func WriteFailuresJSONLines(w io.Writer, rep *FailuresReport) error {
+func WriteFailuresJSONLines(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	for _, r := range rep.Runs {
 		c := failuresJSON{Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs, ReadPct: rep.ReadPct,

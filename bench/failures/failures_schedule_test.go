@@ -88,7 +88,7 @@ func TestDefaultScheduleIsThePapersSixEvents(t *testing.T) {
 	if last := steps[len(steps)-1]; last.Action != ActionRestart || last.At >= DefaultFailuresDuration {
 		t.Errorf("last step %v: every kill must be followed by a restart within the default duration %v", last, DefaultFailuresDuration)
 	}
-	cfg := DefaultFailuresConfig()
+	cfg := DefaultConfig()
 	if len(cfg.Schedule) != len(steps) || cfg.Validate() != nil {
 		t.Errorf("default config: %d steps, %v", len(cfg.Schedule), cfg.Validate())
 	}

@@ -32,12 +32,12 @@ func TestFailuresKillsRestartsAndKeepsCounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	cfg := DefaultFailuresConfig()
+	cfg := DefaultConfig()
 	cfg.Targets, cfg.Servers, cfg.Schedule = []string{launch.TargetCorral}, 3, steps
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 3, 2, 30, 16
 	cfg.Warmup, cfg.Duration, cfg.Bucket = 0, 3*time.Second, 100*time.Millisecond
 	cfg.CorralBin, cfg.WorkDir, cfg.OutDir = os.Args[0], t.TempDir(), out
-	rep, err := Failures(ctx, cfg)
+	rep, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +86,8 @@ func TestFailuresKillsRestartsAndKeepsCounting(t *testing.T) {
 }
 
 // syntheticFailuresReport has two targets with a dip after an event.
-func syntheticFailuresReport() *FailuresReport {
-	rep := &FailuresReport{
+func syntheticFailuresReport() *Report {
+	rep := &Report{
 		Start: time.Unix(0, 0), Servers: 5, ReadPct: 70, Keys: 100, Bucket: 100 * time.Millisecond,
 		SessionTimeout: 10 * time.Second,
 	}
@@ -167,11 +167,11 @@ func TestFailuresJSONLines(t *testing.T) {
 // did not start: no schedule, the clients and the buckets only.
 func TestFailuresRecordsARunningServer(t *testing.T) {
 	s := fakezk.NewServer(t, fakezk.InOrder, 0)
-	cfg := DefaultFailuresConfig()
+	cfg := DefaultConfig()
 	cfg.Connect, cfg.Schedule = []string{s.Addr()}, nil
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 2, 2, 20, 8
 	cfg.Warmup, cfg.Duration, cfg.Bucket = 0, 500*time.Millisecond, 100*time.Millisecond
-	rep, err := Failures(failuresBenchTestCtx(t), cfg)
+	rep, err := Run(failuresBenchTestCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestFailuresRecordsARunningServer(t *testing.T) {
 		t.Fatalf("report %+v", rep.Runs)
 	}
 	cfg.Schedule, _ = ParseSchedule("100ms:kill-leader")
-	if _, err := Failures(failuresBenchTestCtx(t), cfg); err == nil {
+	if _, err := Run(failuresBenchTestCtx(t), cfg); err == nil {
 		t.Error("a schedule was accepted for servers the benchmark did not start")
 	}
 	s.Check()

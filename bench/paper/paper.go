@@ -19,8 +19,8 @@ import (
 	"github.com/corral-db/corral/wire"
 )
 
-// PaperConfig configures Paper. Zero fields take DefaultPaperConfig's.
-type PaperConfig struct {
+// Config configures Paper. Zero fields take DefaultConfig's.
+type Config struct {
 	Targets []string
 	// Servers are Table 2's ensemble sizes; BarrierServers Table 3's.
 	Servers        []int
@@ -51,7 +51,7 @@ type PaperConfig struct {
 	Log       *slog.Logger
 }
 
-// Paper defaults: scaled so that the whole run, both targets, takes a few
+// Run defaults: scaled so that the whole run, both targets, takes a few
 // minutes on two cores.
 const (
 	DefaultPaperCreates     = 1000
@@ -63,9 +63,9 @@ const (
 	maxPaperBarriers        = 10_000
 )
 
-// DefaultPaperConfig is the default scaled-down run.
-func DefaultPaperConfig() PaperConfig {
-	return PaperConfig{
+// DefaultConfig is the default scaled-down run.
+func DefaultConfig() Config {
+	return Config{
 		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: []int{3, 5}, BarrierServers: 3,
 		Workers: []int{1, 10, 20}, Creates: DefaultPaperCreates, ValueSize: DefaultPaperValueSize,
 		Clients: []int{10, 20, 40}, Barriers: []int{20, 40},
@@ -74,7 +74,7 @@ func DefaultPaperConfig() PaperConfig {
 	}
 }
 
-func (c *PaperConfig) Validate() error {
+func (c *Config) Validate() error {
 	for _, t := range c.Targets {
 		if t != launch.TargetCorral && t != launch.TargetZooKeeper {
 			return fmt.Errorf("bench: unknown target %q (want %s or %s)", t, launch.TargetCorral, launch.TargetZooKeeper)
@@ -99,8 +99,8 @@ func (c *PaperConfig) Validate() error {
 	)
 }
 
-func (c *PaperConfig) fill() {
-	d := DefaultPaperConfig()
+func (c *Config) fill() {
+	d := DefaultConfig()
 	if c.CellTimeout <= 0 || c.CellTimeout > launch.MaxPhase {
 		c.CellTimeout = d.CellTimeout
 	}
@@ -125,11 +125,11 @@ func (c *PaperConfig) fill() {
 // paperRoot is the parent of Table 2's nodes.
 const paperRoot = "/bench-paper"
 
-// Paper starts, per target, an ensemble of each size Table 2 or 3 needs
+// Run starts, per target, an ensemble of each size Table 2 or 3 needs
 // (one ensemble serves both tables where sizes agree), runs the cells
 // against it and stops it by PID. A failed ensemble or cell is reported
 // and the run goes on; the returned error joins the failures.
-func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.fill()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
 		return nil, err
 	}
 	defer cleanup()
-	rep := &PaperReport{
+	rep := &Report{
 		Start: time.Now(), Env: bench.NewEnv(), Command: cfg.Command, Creates: cfg.Creates,
 		ValueSize: cfg.ValueSize, CellTimeout: cfg.CellTimeout,
 	}
@@ -169,7 +169,7 @@ func Paper(ctx context.Context, cfg PaperConfig) (*PaperReport, error) {
 }
 
 // paperEnsemble runs every cell that needs target's ensemble of n servers.
-func paperEnsemble(ctx context.Context, cfg PaperConfig, rep *PaperReport, work, target string, n int) error {
+func paperEnsemble(ctx context.Context, cfg Config, rep *Report, work, target string, n int) error {
 	pe := PaperEnsemble{Target: target, Servers: n}
 	lc := launch.LaunchConfig{
 		Dir: filepath.Join(work, fmt.Sprintf("%s-%d", target, n)), Timing: cfg.Timing, ReadyTimeout: bench.WholeTimeout,
@@ -236,7 +236,7 @@ func paperEnsemble(ctx context.Context, cfg PaperConfig, rep *PaperReport, work,
 }
 
 // openSessions opens n sessions, the i-th on addrs[i%len(addrs)].
-func openSessions(ctx context.Context, cfg PaperConfig, addrs []string, n int) ([]*client.Conn, error) {
+func openSessions(ctx context.Context, cfg Config, addrs []string, n int) ([]*client.Conn, error) {
 	conns := make([]*client.Conn, 0, n)
 	for i := range n {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -259,7 +259,7 @@ func closeSessions(conns []*client.Conn) {
 
 // runCreateCell measures Table 2's cell: cell.Workers sessions, each
 // creating cfg.Creates nodes in turn and deleting each asynchronously.
-func runCreateCell(ctx context.Context, cfg PaperConfig, addrs []string, cell CreateCell) CreateCell {
+func runCreateCell(ctx context.Context, cfg Config, addrs []string, cell CreateCell) CreateCell {
 	workers := cell.Workers
 	cell.Planned = workers * cfg.Creates
 	conns, err := openSessions(ctx, cfg, addrs, workers)
@@ -340,7 +340,7 @@ func createWorker(ctx context.Context, c *client.Conn, prefix string, data []byt
 // runBarrierCell measures Table 3's cell: cell.Clients sessions each
 // entering cell.Barriers double barriers in succession and then leaving
 // them all.
-func runBarrierCell(ctx context.Context, cfg PaperConfig, addrs []string, cell BarrierCell) BarrierCell {
+func runBarrierCell(ctx context.Context, cfg Config, addrs []string, cell BarrierCell) BarrierCell {
 	clients, barriers := cell.Clients, cell.Barriers
 	conns, err := openSessions(ctx, cfg, addrs, clients)
 	if err != nil {

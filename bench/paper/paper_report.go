@@ -11,10 +11,10 @@ import (
 	"github.com/corral-db/corral/bench"
 )
 
-// PaperReport is the outcome of Paper: the ZooKeeper paper's Tables 2 and
+// Report is the outcome of Paper: the ZooKeeper paper's Tables 2 and
 // 3 (Hunt et al., USENIX ATC 2010, §5.2 and §5.3), measured at a scale
 // this machine can run.
-type PaperReport struct {
+type Report struct {
 	Start   time.Time
 	Env     bench.Env
 	Command string
@@ -213,14 +213,14 @@ func joinErrs(s []string) string {
 const maxErrs = 3
 
 // Markdown writes the report for people.
-func (r *PaperReport) Markdown(w io.Writer) { WritePaperMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WritePaperMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *PaperReport) JSONLines(w io.Writer) error { return WritePaperJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WritePaperJSONLines(w, r) }
 
 // WritePaperMarkdown writes r as Markdown: the command, the scaling, and
 // one table per paper table.
-func WritePaperMarkdown(w io.Writer, r *PaperReport) {
+func WritePaperMarkdown(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "# The ZooKeeper paper's Tables 2 and 3, scaled down\n\n")
 	fmt.Fprintf(w, "Hunt, Konar, Junqueira, Reed: *ZooKeeper: Wait-free coordination for Internet-scale systems*, USENIX ATC 2010, §5.2 (Table 2) and §5.3 (Table 3). ")
 	fmt.Fprintf(w, "Measured with corral's Go client (`client/`, `client/recipes.DoubleBarrier`) against ensembles on 127.0.0.1.\n\n")
@@ -310,7 +310,7 @@ func orDash(s string) string {
 
 // WritePaperJSONLines writes one JSON object per line: the run, each
 // ensemble, then each cell, each tagged with its kind.
-func WritePaperJSONLines(w io.Writer, r *PaperReport) error {
+func WritePaperJSONLines(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	run := struct {
 		Kind        string  `json:"kind"`

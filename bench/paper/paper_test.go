@@ -93,7 +93,7 @@ func TestAggregateBarriers(t *testing.T) {
 }
 
 func TestPaperReportFormats(t *testing.T) {
-	r := &PaperReport{
+	r := &Report{
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "corral bench paper -creates 7",
 		Creates: 7, ValueSize: 1024, CellTimeout: 20 * time.Second,
 		Ensembles: []PaperEnsemble{{Target: launch.TargetCorral, Servers: 3, Version: "v1"}, {Target: launch.TargetZooKeeper, Servers: 3, Err: "no java"}},

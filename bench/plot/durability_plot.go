@@ -95,7 +95,7 @@ func writePNG(w io.Writer, p *plot.Plot) error {
 // 5.5). Each series has the whole seconds of its measured interval (a
 // partial last second would read as a dip). Figures no phase fed are left
 // out.
-func durabilityPlots(rep *durability.DurabilityReport) []linePlot {
+func durabilityPlots(rep *durability.Report) []linePlot {
 	whole := func(p *durability.DurPhase, v []int64) []float64 {
 		n := min(len(v), int(p.Seconds))
 		return durability.ToFloats(v[:n])
@@ -139,7 +139,7 @@ func durabilityPlots(rep *durability.DurabilityReport) []linePlot {
 // WriteDurabilityPlots writes the report's figures as PNG files into dir
 // and records their names in rep.Plots: the time series', then the
 // tree-size figures (durTreePlots).
-func WriteDurabilityPlots(dir string, rep *durability.DurabilityReport) error {
+func WriteDurabilityPlots(dir string, rep *durability.Report) error {
 	for _, lp := range durabilityPlots(rep) {
 		if err := writePlotFile(filepath.Join(dir, lp.File), lp); err != nil {
 			return err

@@ -121,10 +121,10 @@ func TestWriteDurabilityPlots(t *testing.T) {
 // numbers: create throughput is 1000 × (configuration index + 1) per
 // second, so diskless (index 2) is 3000/s, corral-sync 1000/s and
 // zk-forcesync 4000/s.
-func plotCannedDurabilityReport() *durability.DurabilityReport {
-	cfg := durability.DefaultDurabilityConfig()
+func plotCannedDurabilityReport() *durability.Report {
+	cfg := durability.DefaultConfig()
 	cfg.CreateDuration, cfg.GetDuration, cfg.CPUDuration, cfg.QueueDuration = 3*time.Second, 2*time.Second, 2*time.Second, 2*time.Second
-	rep := &durability.DurabilityReport{
+	rep := &durability.Report{
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), End: time.Date(2026, 1, 2, 3, 9, 5, 0, time.UTC),
 		CommandLine: "corral bench durability --create-duration 3s", Config: cfg,
 		Env:        bench.Env{GOOS: "linux", GOARCH: "amd64", CPUs: 2, GOMAXPROCS: 2, LoadAvg: "0.50 0.40 0.30", WorkDir: "/tmp/w"},

@@ -94,7 +94,7 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 // durTreePlots are Fig. 5.3 (snapshot latency) and Fig. 5.4 (restoration
 // time) against the size, one line per configuration; failed points are
 // left out, and a figure without any point is not drawn.
-func durTreePlots(rep *durability.DurabilityReport) []xyPlot {
+func durTreePlots(rep *durability.Report) []xyPlot {
 	snap := xyPlot{File: "snapshot.png", Title: "snapshot latency against the tree's size (Fig. 5.3)",
 		XLabel: "znodes (thousands)", YLabel: "snapshot duration (ms), mean over the members"}
 	rest := xyPlot{File: "restore.png", Title: "restoration after the leader is killed (Fig. 5.4)",

@@ -73,11 +73,11 @@ func TestWriteDurabilityTreePlots(t *testing.T) {
 // plotCannedTreeReport is a run of only the tree-size figures (--figs 5.3,5.4)
 // for three configurations at two sizes; ZooKeeper's restoration at the
 // larger size failed.
-func plotCannedTreeReport() *durability.DurabilityReport {
-	cfg := durability.DefaultDurabilityConfig()
+func plotCannedTreeReport() *durability.Report {
+	cfg := durability.DefaultConfig()
 	cfg.CreateDuration, cfg.GetDuration, cfg.CPUDuration, cfg.QueueDuration = 0, 0, 0, 0
 	cfg.SnapCounts, cfg.RestoreCounts = []int64{100000, 250000}, []int64{100000, 250000}
-	rep := &durability.DurabilityReport{
+	rep := &durability.Report{
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), End: time.Date(2026, 1, 2, 3, 9, 5, 0, time.UTC),
 		CommandLine: "corral bench durability --figs 5.3,5.4", Config: cfg,
 		Env: bench.Env{GOOS: "linux", GOARCH: "amd64", CPUs: 2, GOMAXPROCS: 2, LoadAvg: "0.50 0.40 0.30", WorkDir: "/tmp/w"},

@@ -32,7 +32,7 @@ const (
 // scale: the figure is about the shape of each target's dips and
 // recoveries (the tables compare the levels), and a target several times
 // faster would flatten the other's into the floor.
-func renderFailuresPlot(w io.Writer, rep *failures.FailuresReport) error {
+func renderFailuresPlot(w io.Writer, rep *failures.Report) error {
 	var runs []failures.FailuresRun
 	for _, r := range rep.Runs {
 		if len(r.Buckets) > 0 {
@@ -165,7 +165,7 @@ func addEventMarkers(p *plot.Plot, events []failures.FailureEvent, top float64) 
 }
 
 // WriteFailuresPlot writes the plot into dir and records it in rep.Plots.
-func WriteFailuresPlot(dir string, rep *failures.FailuresReport) error {
+func WriteFailuresPlot(dir string, rep *failures.Report) error {
 	f, err := os.Create(filepath.Join(dir, failures.FailuresPlotFile))
 	if err != nil {
 		return err

@@ -31,14 +31,14 @@ func TestFailuresPlotRenders(t *testing.T) {
 	if cfg.Height <= cfg.Width/2 || len(rep.Plots) != 1 {
 		t.Errorf("png %dx%d, plots %v", cfg.Width, cfg.Height, rep.Plots)
 	}
-	if err := renderFailuresPlot(&bytes.Buffer{}, &failures.FailuresReport{}); err == nil {
+	if err := renderFailuresPlot(&bytes.Buffer{}, &failures.Report{}); err == nil {
 		t.Error("a report without a timeline was plotted")
 	}
 }
 
 // plotSyntheticFailuresReport has two targets with a dip after an event.
-func plotSyntheticFailuresReport() *failures.FailuresReport {
-	rep := &failures.FailuresReport{
+func plotSyntheticFailuresReport() *failures.Report {
+	rep := &failures.Report{
 		Start: time.Unix(0, 0), Servers: 5, ReadPct: 70, Keys: 100, Bucket: 100 * time.Millisecond,
 		SessionTimeout: 10 * time.Second,
 	}

@@ -23,7 +23,7 @@ const ReadRatioPlotFile = "readratio.png"
 // other target. The y axis is logarithmic: local reads make the 100% end
 // an order of magnitude above the 0% end, which a linear axis would
 // flatten into the floor.
-func renderReadRatioPlot(w io.Writer, rep *readratio.ReadRatioReport) error {
+func renderReadRatioPlot(w io.Writer, rep *readratio.Report) error {
 	p := plot.New()
 	p.Title.Text = "saturated throughput vs read ratio (ZooKeeper paper Fig. 5)"
 	if rep.LeaderOnly {
@@ -78,7 +78,7 @@ func renderReadRatioPlot(w io.Writer, rep *readratio.ReadRatioReport) error {
 }
 
 // WriteReadRatioPlot writes the plot into dir and records it in rep.Plots.
-func WriteReadRatioPlot(dir string, rep *readratio.ReadRatioReport) error {
+func WriteReadRatioPlot(dir string, rep *readratio.Report) error {
 	f, err := os.Create(filepath.Join(dir, ReadRatioPlotFile))
 	if err != nil {
 		return err

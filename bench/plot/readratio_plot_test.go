@@ -47,14 +47,14 @@ func TestReadRatioJSONLinesAndPlot(t *testing.T) {
 	if _, err := png.DecodeConfig(f); err != nil || len(rep.Plots) != 1 {
 		t.Errorf("png: %v, plots %v", err, rep.Plots)
 	}
-	if err := renderReadRatioPlot(&bytes.Buffer{}, &readratio.ReadRatioReport{Ratios: []int{0}}); err == nil {
+	if err := renderReadRatioPlot(&bytes.Buffer{}, &readratio.Report{Ratios: []int{0}}); err == nil {
 		t.Error("a report without throughput was plotted")
 	}
 }
 
 // plotSyntheticReadRatioReport has corral at twice ZooKeeper's throughput.
-func plotSyntheticReadRatioReport() *readratio.ReadRatioReport {
-	rep := &readratio.ReadRatioReport{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
+func plotSyntheticReadRatioReport() *readratio.Report {
+	rep := &readratio.Report{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
 	rep.Env.CPUs = 2
 	for _, n := range []int{3, 5} {
 		for _, t := range []string{launch.TargetCorral, launch.TargetZooKeeper} {

@@ -20,7 +20,7 @@ const ScalePlotFile = "usl.png"
 // renderScalePlot draws throughput against N: every measurement as a
 // point and each target's fitted USL curve, in one colour per target, as
 // PNG into w. A report without any usable measurement is an error.
-func renderScalePlot(w io.Writer, rep *scale.ScaleReport) error {
+func renderScalePlot(w io.Writer, rep *scale.Report) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("throughput against N servers with %d·N clients (%s), USL fits", rep.Config.ClientsPerServer, rep.Config.Workload)
 	p.X.Label.Text = "N (servers; clients scale with them)"
@@ -103,7 +103,7 @@ func (integerTicks) Ticks(min, max float64) []plot.Tick {
 
 // WriteScalePlot writes the report's figure as dir/usl.png and records
 // its name in rep.Plots.
-func WriteScalePlot(dir string, rep *scale.ScaleReport) error {
+func WriteScalePlot(dir string, rep *scale.Report) error {
 	path := filepath.Join(dir, ScalePlotFile)
 	f, err := os.Create(path)
 	if err != nil {

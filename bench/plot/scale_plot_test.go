@@ -21,7 +21,7 @@ import (
 
 func TestScalePlot(t *testing.T) {
 	f := &plotFakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: plotFakeCorralCurve, launch.TargetZooKeeper: plotFakeZKCurve}}
-	rep, err := scale.Scale(context.Background(), plotFakeScaleConfig(f))
+	rep, err := scale.Run(context.Background(), plotFakeScaleConfig(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestScalePlot(t *testing.T) {
 		t.Error("report does not show the plot")
 	}
 	// Nothing measured: no picture.
-	empty := &scale.ScaleReport{Fits: []scale.ScaleFit{{Target: launch.TargetCorral}}}
+	empty := &scale.Report{Fits: []scale.ScaleFit{{Target: launch.TargetCorral}}}
 	if err := WriteScalePlot(t.TempDir(), empty); err == nil {
 		t.Error("plotted a report without measurements")
 	}
@@ -82,8 +82,8 @@ type plotFakeTrials struct {
 	fail func(spec scale.TrialSpec) error
 }
 
-func plotFakeScaleConfig(f *plotFakeTrials) scale.ScaleConfig {
-	cfg := scale.DefaultScaleConfig()
+func plotFakeScaleConfig(f *plotFakeTrials) scale.Config {
+	cfg := scale.DefaultConfig()
 	cfg.Reps = 2
 	cfg.Run = f.run
 	return cfg

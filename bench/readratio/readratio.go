@@ -14,10 +14,10 @@ import (
 	"github.com/corral-db/corral/bench/stats"
 )
 
-// ReadRatioConfig configures ReadRatio: the ZooKeeper paper's saturated
+// Config configures ReadRatio: the ZooKeeper paper's saturated
 // throughput against the share of reads (§5.1, Fig. 5 and Table 1; with
-// LeaderOnly, Fig. 6). Start from DefaultReadRatioConfig.
-type ReadRatioConfig struct {
+// LeaderOnly, Fig. 6). Start from DefaultConfig.
+type Config struct {
 	// Targets are launched in this order, an ensemble of each of Servers'
 	// Sizes each; ignored when Connect is set.
 	Targets []string
@@ -54,10 +54,10 @@ var defaultReadRatios = []int{0, 20, 40, 60, 80, 90, 100}
 // servers takes about five minutes on a 2-core machine.
 const DefaultReadRatioDuration = 5 * time.Second
 
-// DefaultReadRatioConfig is what `corral bench readratio` runs without
+// DefaultConfig is what `corral bench readratio` runs without
 // flags.
-func DefaultReadRatioConfig() ReadRatioConfig {
-	return ReadRatioConfig{
+func DefaultConfig() Config {
+	return Config{
 		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: []int{3, 5},
 		Ratios: append([]int(nil), defaultReadRatios...),
 		Conns:  bench.DefaultMixedConns, Inflight: bench.DefaultMixedInflight, ValueSize: bench.DefaultMixedValue, Keys: bench.DefaultMixedKeys,
@@ -90,7 +90,7 @@ func ParseReadRatios(s string) ([]int, error) {
 	return v, nil
 }
 
-func (c *ReadRatioConfig) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if len(c.Connect) == 0 {
 		if len(c.Targets) == 0 || len(c.Servers) == 0 {
@@ -123,8 +123,8 @@ func (c *ReadRatioConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ReadRatioReport is the outcome of ReadRatio.
-type ReadRatioReport struct {
+// Report is the outcome of ReadRatio.
+type Report struct {
 	Start   time.Time
 	Env     bench.Env
 	Command string
@@ -170,11 +170,11 @@ type RatioCell struct {
 	load.PhaseResult
 }
 
-// ReadRatio measures, for each target and ensemble size (or the ensemble
+// Run measures, for each target and ensemble size (or the ensemble
 // at cfg.Connect), the saturated throughput of a mix of getData and
 // setData at each read ratio. A failed ensemble or cell is reported and
 // the run goes on; the returned error joins the failures.
-func ReadRatio(ctx context.Context, cfg ReadRatioConfig) (*ReadRatioReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func ReadRatio(ctx context.Context, cfg ReadRatioConfig) (*ReadRatioReport, erro
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = bench.DefaultSessionTimeout
 	}
-	rep := &ReadRatioReport{
+	rep := &Report{
 		Start: time.Now(), Env: bench.NewEnv(), Command: cfg.Command, LeaderOnly: cfg.LeaderOnly,
 		Ratios: cfg.Ratios, Keys: cfg.Keys, SessionTimeout: cfg.SessionTimeout,
 	}
@@ -231,7 +231,7 @@ func ReadRatio(ctx context.Context, cfg ReadRatioConfig) (*ReadRatioReport, erro
 
 // ratioEnsemble launches target's ensemble of n, preloads it and measures
 // every ratio against it.
-func ratioEnsemble(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioReport, work, target string, n int) error {
+func ratioEnsemble(ctx context.Context, cfg Config, rep *Report, work, target string, n int) error {
 	re := RatioEnsemble{Target: target, Servers: n}
 	if target == launch.TargetZooKeeper {
 		re.JavaHeap = cfg.JavaHeap
@@ -259,7 +259,7 @@ func ratioEnsemble(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioRepor
 }
 
 // ratioConnected measures the running ensemble at cfg.Connect.
-func ratioConnected(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioReport) error {
+func ratioConnected(ctx context.Context, cfg Config, rep *Report) error {
 	const target = "server"
 	re := RatioEnsemble{Target: target, Servers: len(cfg.Connect), Addrs: cfg.Connect, Clients: cfg.Connect}
 	if out, err := load.FourLetter(ctx, cfg.Connect[0], "srvr"); err == nil {
@@ -281,7 +281,7 @@ func ratioConnected(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioRepo
 
 // ratioCells preloads the nodes over all of spread and measures each ratio
 // with the clients on clients.
-func ratioCells(ctx context.Context, cfg ReadRatioConfig, rep *ReadRatioReport, target string, n int,
+func ratioCells(ctx context.Context, cfg Config, rep *Report, target string, n int,
 	spread, clients []string, procs []load.ServerProc) error {
 	ks, err := bench.Preload(ctx, target, spread, cfg.Keys, cfg.Conns, cfg.Inflight, cfg.ValueSize, cfg.SessionTimeout, cfg.Log)
 	if err != nil {
@@ -429,7 +429,7 @@ func runMixedPhase(ctx context.Context, p mixedPhase) (RatioCell, error) {
 }
 
 // systems are the report's (target, size) pairs in the order measured.
-func (r *ReadRatioReport) systems() []RatioEnsemble {
+func (r *Report) systems() []RatioEnsemble {
 	var out []RatioEnsemble
 	seen := map[string]bool{}
 	for _, e := range r.Ensembles {
@@ -443,7 +443,7 @@ func (r *ReadRatioReport) systems() []RatioEnsemble {
 }
 
 // Cell returns the cell of target and size at pct, or nil.
-func (r *ReadRatioReport) Cell(target string, servers, pct int) *RatioCell {
+func (r *Report) Cell(target string, servers, pct int) *RatioCell {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Target == target && c.Servers == servers && c.ReadPct == pct {

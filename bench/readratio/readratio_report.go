@@ -14,13 +14,13 @@ import (
 )
 
 // Markdown writes the report for people.
-func (r *ReadRatioReport) Markdown(w io.Writer) { WriteReadRatioMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WriteReadRatioMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *ReadRatioReport) JSONLines(w io.Writer) error { return WriteReadRatioJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WriteReadRatioJSONLines(w, r) }
 
 // Sizes are the ensemble sizes of the report, in the order measured.
-func (r *ReadRatioReport) Sizes() []int {
+func (r *Report) Sizes() []int {
 	var out []int
 	for _, e := range r.Ensembles {
 		if !slices.Contains(out, e.Servers) {
@@ -31,7 +31,7 @@ func (r *ReadRatioReport) Sizes() []int {
 }
 
 // Targets are the report's targets, in the order measured.
-func (r *ReadRatioReport) Targets() []string {
+func (r *Report) Targets() []string {
 	var out []string
 	for _, e := range r.Ensembles {
 		if !slices.Contains(out, e.Target) {
@@ -45,7 +45,7 @@ func (r *ReadRatioReport) Targets() []string {
 // table (a row per read ratio, a column per server and ensemble size, and
 // corral ÷ ZooKeeper per size when both ran), the paper's Table 1 extremes,
 // a row of details per cell, and any failures.
-func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
+func WriteReadRatioMarkdown(w io.Writer, rep *Report) {
 	e := rep.Env
 	fig := "Fig. 5 and Table 1"
 	if rep.LeaderOnly {
@@ -135,7 +135,7 @@ func WriteReadRatioMarkdown(w io.Writer, rep *ReadRatioReport) {
 // WriteReadRatioTable writes the throughput table: a row per read ratio,
 // per ensemble size a column per target and, when corral and ZooKeeper
 // both ran, their ratio.
-func WriteReadRatioTable(w io.Writer, rep *ReadRatioReport) {
+func WriteReadRatioTable(w io.Writer, rep *Report) {
 	type column struct {
 		head  string
 		value func(pct int) string
@@ -192,7 +192,7 @@ func WriteReadRatioTable(w io.Writer, rep *ReadRatioReport) {
 
 // writeReadRatioExtremes writes the paper's Table 1: per ensemble the
 // throughput at 100% and at 0% reads, when both were measured.
-func writeReadRatioExtremes(w io.Writer, rep *ReadRatioReport) {
+func writeReadRatioExtremes(w io.Writer, rep *Report) {
 	if !slices.Contains(rep.Ratios, 0) || !slices.Contains(rep.Ratios, 100) {
 		return
 	}
@@ -211,7 +211,7 @@ func writeReadRatioExtremes(w io.Writer, rep *ReadRatioReport) {
 
 // writeReadRatioDetails writes a row per cell: latencies, errors, the mix
 // actually issued, and the CPU of servers and load generator.
-func writeReadRatioDetails(w io.Writer, rep *ReadRatioReport) {
+func writeReadRatioDetails(w io.Writer, rep *Report) {
 	if len(rep.Cells) == 0 {
 		return
 	}
@@ -262,7 +262,7 @@ type readRatioJSON struct {
 
 // WriteReadRatioJSONLines writes a line per ensemble ("kind": "ensemble")
 // and per cell ("kind": "cell").
-func WriteReadRatioJSONLines(w io.Writer, rep *ReadRatioReport) error {
+func WriteReadRatioJSONLines(w io.Writer, rep *Report) error {
 	common := readRatioJSON{Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs, LeaderOnly: rep.LeaderOnly, Keys: rep.Keys}
 	enc := json.NewEncoder(w)
 	for _, e := range rep.Ensembles {

@@ -65,12 +65,12 @@ func TestReadRatioAgainstFakeEnsemble(t *testing.T) {
 	for _, leaderOnly := range []bool{false, true} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		out := t.TempDir()
-		cfg := DefaultReadRatioConfig()
+		cfg := DefaultConfig()
 		cfg.Targets, cfg.Servers, cfg.Ratios, cfg.LeaderOnly = []string{launch.TargetCorral}, []int{3}, []int{100, 0}, leaderOnly
 		cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 3, 2, 30, 16
 		cfg.Warmup, cfg.Duration = 0, 300*time.Millisecond
 		cfg.CorralBin, cfg.WorkDir, cfg.OutDir = os.Args[0], t.TempDir(), out
-		rep, err := ReadRatio(ctx, cfg)
+		rep, err := Run(ctx, cfg)
 		cancel()
 		// The members share no state: a read of a node another member
 		// holds is an error reply, which is counted, not a failure.
@@ -107,8 +107,8 @@ func TestReadRatioAgainstFakeEnsemble(t *testing.T) {
 }
 
 // syntheticReadRatioReport has corral at twice ZooKeeper's throughput.
-func syntheticReadRatioReport() *ReadRatioReport {
-	rep := &ReadRatioReport{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
+func syntheticReadRatioReport() *Report {
+	rep := &Report{Start: time.Unix(0, 0), Ratios: []int{0, 50, 100}, Keys: 100}
 	rep.Env.CPUs = 2
 	for _, n := range []int{3, 5} {
 		for _, t := range []string{launch.TargetCorral, launch.TargetZooKeeper} {
@@ -172,11 +172,11 @@ func TestReadRatioTableWithOneTargetHasNoRatio(t *testing.T) {
 // --leader-only the clients go to the server that says it leads.
 func TestReadRatioConnectsToARunningServer(t *testing.T) {
 	s := fakezk.NewServer(t, fakezk.InOrder, 0)
-	cfg := DefaultReadRatioConfig()
+	cfg := DefaultConfig()
 	cfg.Connect, cfg.Ratios, cfg.LeaderOnly = []string{s.Addr()}, []int{50}, true
 	cfg.Conns, cfg.Inflight, cfg.Keys, cfg.ValueSize = 2, 2, 20, 8
 	cfg.Warmup, cfg.Duration = 0, 200*time.Millisecond
-	rep, err := ReadRatio(readratioBenchTestCtx(t), cfg)
+	rep, err := Run(readratioBenchTestCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

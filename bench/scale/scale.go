@@ -20,8 +20,8 @@ import (
 // 3, 4, 6, 8, the saturated throughput X(N) measured at each N and the
 // Universal Scalability Law fitted to it (see FitUSL).
 
-// ScaleConfig configures Scale. Start from DefaultScaleConfig.
-type ScaleConfig struct {
+// Config configures Scale. Start from DefaultConfig.
+type Config struct {
 	// Targets are measured in this order, each N afresh.
 	Targets []string
 	// Servers are the N to measure; those above MaxServers are skipped
@@ -60,7 +60,7 @@ type ScaleConfig struct {
 	Run TrialRunner
 }
 
-// Scale defaults: 6 sizes, a few minutes for both targets on 2 cores.
+// Run defaults: 6 sizes, a few minutes for both targets on 2 cores.
 const (
 	DefaultScaleClientsPerServer = 2
 	DefaultScaleKeys             = 1000
@@ -69,7 +69,7 @@ const (
 	maxScaleReps                 = 20
 )
 
-// DefaultScaleConfig is what `corral bench scale` runs without flags.
+// DefaultConfig is what `corral bench scale` runs without flags.
 //
 // The workload is getData. The study measured 95% reads and 5% updates of
 // 1 KB records, the mix it judged typical of ZooKeeper; of the workloads
@@ -80,8 +80,8 @@ const (
 // quorum. 1 KiB values match the study's records. k = 2 is the study's
 // second stage (1 server : 2 clients), and 32 requests in flight per
 // connection keep even N = 1 saturated.
-func DefaultScaleConfig() ScaleConfig {
-	return ScaleConfig{
+func DefaultConfig() Config {
+	return Config{
 		Targets: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: []int{1, 2, 3, 4, 6, 8}, MaxServers: 8,
 		ClientsPerServer: DefaultScaleClientsPerServer, Inflight: compare.DefaultInflight,
 		Workload: load.WorkloadGet, ValueSize: compare.DefaultValueSize, Keys: DefaultScaleKeys, Durability: LevelSync,
@@ -91,7 +91,7 @@ func DefaultScaleConfig() ScaleConfig {
 }
 
 // Validate checks the configuration without starting anything.
-func (c *ScaleConfig) Validate() error {
+func (c *Config) Validate() error {
 	if len(c.Targets) == 0 {
 		return errors.New("bench: no target")
 	}
@@ -134,7 +134,7 @@ func (c *ScaleConfig) Validate() error {
 }
 
 // Sizes are the distinct N to measure, ascending, capped by MaxServers.
-func (c *ScaleConfig) sizes() []int {
+func (c *Config) sizes() []int {
 	var ns []int
 	for _, n := range c.Servers {
 		if n >= 1 && n <= c.MaxServers && !slices.Contains(ns, n) {
@@ -145,8 +145,8 @@ func (c *ScaleConfig) sizes() []int {
 	return ns
 }
 
-// ScaleReport is the outcome of Scale.
-type ScaleReport struct {
+// Report is the outcome of Scale.
+type Report struct {
 	Start   time.Time
 	Env     bench.Env
 	Command string
@@ -215,12 +215,12 @@ type ScaleRow struct {
 	Efficiency float64 `json:"efficiency"`
 }
 
-// Scale runs the scaling experiment: for each target and each N, a fresh
+// Run runs the scaling experiment: for each target and each N, a fresh
 // set of N servers (a standalone server for N = 1), k·N connections,
 // Reps measured phases, then the USL fitted per target. A trial that fails
 // is reported and the next N still runs; the returned error joins the
 // failures.
-func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Timing = cfg.Timing.OrDefault()
-	rep := &ScaleReport{Start: time.Now(), Env: bench.NewEnv(), Command: cfg.Command}
+	rep := &Report{Start: time.Now(), Env: bench.NewEnv(), Command: cfg.Command}
 	rep.Config = ScaleSettings{
 		Targets: cfg.Targets, Servers: cfg.sizes(), ClientsPerServer: cfg.ClientsPerServer, Inflight: cfg.Inflight,
 		Workload: cfg.Workload, ValueSize: cfg.ValueSize, Keys: cfg.Keys, Durability: cfg.Durability,

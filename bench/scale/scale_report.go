@@ -14,14 +14,14 @@ import (
 )
 
 // Markdown writes the report for people.
-func (r *ScaleReport) Markdown(w io.Writer) { WriteScaleMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WriteScaleMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *ScaleReport) JSONLines(w io.Writer) error { return WriteScaleJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WriteScaleJSONLines(w, r) }
 
 // WriteScaleMarkdown writes the report: the conditions, a table and the
 // USL coefficients per target, and the failures.
-func WriteScaleMarkdown(w io.Writer, rep *ScaleReport) {
+func WriteScaleMarkdown(w io.Writer, rep *Report) {
 	c, e := rep.Config, rep.Env
 	fmt.Fprintf(w, "## corral bench scale\n\n")
 	fmt.Fprintf(w, "- started: %s\n", rep.Start.UTC().Format(time.RFC3339))
@@ -116,7 +116,7 @@ func durabilityDesc(level string) string {
 	return level
 }
 
-func writeScaleTarget(w io.Writer, rep *ScaleReport, f ScaleFit) {
+func writeScaleTarget(w io.Writer, rep *Report, f ScaleFit) {
 	fmt.Fprintf(w, "### %s\n\n", f.Target)
 	fmt.Fprintf(w, "| N | clients | X(N) ops/s | fitted X(N) | speedup | efficiency | p99 ms | server CPU µs/op | loadgen CPU %% |\n")
 	fmt.Fprintf(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -179,7 +179,7 @@ func peakDesc(fit *stats.USLFit) string {
 
 // scaleRunExtras are the p99 latency, server CPU per operation and load
 // generator share of the CPUs, averaged over target's usable phases at n.
-func scaleRunExtras(rep *ScaleReport, target string, n int) (p99, cpu, gen string) {
+func scaleRunExtras(rep *Report, target string, n int) (p99, cpu, gen string) {
 	p99, cpu, gen = "—", "—", "—"
 	for _, run := range rep.Runs {
 		if run.Target != target || run.N != n {
@@ -257,7 +257,7 @@ func fitTargets(fits []ScaleFit) []string {
 // WriteScaleJSONLines writes one object per measured phase (kind
 // "scale_point", with its N and repetition), one per failed trial without
 // phases (kind "scale_error"), and one per target's fit (kind "scale_fit").
-func WriteScaleJSONLines(w io.Writer, rep *ScaleReport) error {
+func WriteScaleJSONLines(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	start := rep.Start.UTC().Format(time.RFC3339)
 	type point struct {

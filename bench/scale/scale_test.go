@@ -65,8 +65,8 @@ var (
 	fakeZKCurve     = stats.USLParams{Lambda: 12000, Sigma: 0.2, Kappa: 0.02}
 )
 
-func fakeScaleConfig(f *fakeTrials) ScaleConfig {
-	cfg := DefaultScaleConfig()
+func fakeScaleConfig(f *fakeTrials) Config {
+	cfg := DefaultConfig()
 	cfg.Reps = 2
 	cfg.Run = f.run
 	return cfg
@@ -74,7 +74,7 @@ func fakeScaleConfig(f *fakeTrials) ScaleConfig {
 
 func TestScaleFitsEachTarget(t *testing.T) {
 	f := &fakeTrials{curves: map[string]stats.USLParams{launch.TargetCorral: fakeCorralCurve, launch.TargetZooKeeper: fakeZKCurve}}
-	rep, err := Scale(context.Background(), fakeScaleConfig(f))
+	rep, err := Run(context.Background(), fakeScaleConfig(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestScaleGoesOnAfterAFailedTrial(t *testing.T) {
 		}}
 	cfg := fakeScaleConfig(f)
 	cfg.Targets = []string{launch.TargetCorral}
-	rep, err := Scale(context.Background(), cfg)
+	rep, err := Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "corral n=3") {
 		t.Fatalf("error %v", err)
 	}
@@ -200,7 +200,7 @@ func TestScaleTooFewPointsToFit(t *testing.T) {
 		}}
 	cfg := fakeScaleConfig(f)
 	cfg.Targets = []string{launch.TargetCorral}
-	rep, _ := Scale(context.Background(), cfg)
+	rep, _ := Run(context.Background(), cfg)
 	if rep.Fits[0].Fit != nil || !strings.Contains(rep.Fits[0].Err, "3 distinct N") {
 		t.Errorf("fit %+v", rep.Fits[0])
 	}
@@ -217,7 +217,7 @@ func TestScaleSizesAndBase(t *testing.T) {
 	cfg.Targets = []string{launch.TargetCorral}
 	cfg.Servers = []int{4, 2, 3, 2, 8}
 	cfg.MaxServers = 4
-	rep, err := Scale(context.Background(), cfg)
+	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestScaleSizesAndBase(t *testing.T) {
 		t.Errorf("report:\n%s", md.String())
 	}
 	cfg.MaxServers = 3
-	if _, err := Scale(context.Background(), cfg); err == nil {
+	if _, err := Run(context.Background(), cfg); err == nil {
 		t.Error("two sizes accepted")
 	}
 }
@@ -251,7 +251,7 @@ func TestScaleStopsWithContext(t *testing.T) {
 		}}
 	cfg := fakeScaleConfig(f)
 	cfg.Targets = []string{launch.TargetCorral}
-	rep, err := Scale(ctx, cfg)
+	rep, err := Run(ctx, cfg)
 	if !errors.Is(err, context.Canceled) || len(rep.Runs) != 2 {
 		t.Errorf("error %v after %d runs", err, len(rep.Runs))
 	}

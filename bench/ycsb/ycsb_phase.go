@@ -27,7 +27,7 @@ type ycsbTarget struct {
 	// inserts is the insert key sequence, carried from one workload to the
 	// next so that every workload reads what earlier ones inserted.
 	inserts *ackCounter
-	cfg     *YCSBConfig
+	cfg     *Config
 	log     *slog.Logger
 }
 

@@ -15,10 +15,10 @@ import (
 )
 
 // Markdown writes the report for people.
-func (r *YCSBReport) Markdown(w io.Writer) { WriteYCSBMarkdown(w, r) }
+func (r *Report) Markdown(w io.Writer) { WriteYCSBMarkdown(w, r) }
 
 // JSONLines writes the report one JSON object a line.
-func (r *YCSBReport) JSONLines(w io.Writer) error { return WriteYCSBJSONLines(w, r) }
+func (r *Report) JSONLines(w io.Writer) error { return WriteYCSBJSONLines(w, r) }
 
 // ycsbCell formats v, or "—" when it does not apply.
 func ycsbCell(format string, v float64, ok bool) string {
@@ -126,7 +126,7 @@ func WriteYCSBRatios(w io.Writer, results []YCSBResult) {
 
 // WriteYCSBMarkdown writes the report: the conditions, a table per
 // system, the ratios when corral and ZooKeeper both ran, and the notes.
-func WriteYCSBMarkdown(w io.Writer, rep *YCSBReport) {
+func WriteYCSBMarkdown(w io.Writer, rep *Report) {
 	e, cfg := rep.Env, rep.Config
 	fmt.Fprintf(w, "## corral bench ycsb\n\n")
 	fmt.Fprintf(w, "- started: %s", rep.Start.UTC().Format(time.RFC3339))
@@ -277,7 +277,7 @@ func writeServerLine(w io.Writer, s bench.ServerInfo) {
 	fmt.Fprintln(w)
 }
 
-func ycsbMaxLoadgenShare(rep *YCSBReport) (float64, bool) {
+func ycsbMaxLoadgenShare(rep *Report) (float64, bool) {
 	var best float64
 	ok := false
 	for _, r := range rep.Results {
@@ -291,7 +291,7 @@ func ycsbMaxLoadgenShare(rep *YCSBReport) (float64, bool) {
 
 // ycsbMaxOtherShare is the largest share of the machine's CPU that was
 // busy outside the servers and the generator in a phase (see otherCPU).
-func ycsbMaxOtherShare(rep *YCSBReport) (float64, bool) {
+func ycsbMaxOtherShare(rep *Report) (float64, bool) {
 	var worst float64
 	ok := false
 	for _, r := range rep.Results {
@@ -307,7 +307,7 @@ func ycsbMaxOtherShare(rep *YCSBReport) (float64, bool) {
 
 // WriteYCSBJSONLines writes one JSON object per system and workload (the
 // load included).
-func WriteYCSBJSONLines(w io.Writer, rep *YCSBReport) error {
+func WriteYCSBJSONLines(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	start := rep.Start.UTC().Format(time.RFC3339)
 	for _, r := range rep.Results {

@@ -16,8 +16,8 @@ import (
 	"github.com/corral-db/corral/bench/stats"
 )
 
-// YCSBConfig configures RunYCSB. Start from DefaultYCSBConfig.
-type YCSBConfig struct {
+// Config configures RunYCSB. Start from DefaultConfig.
+type Config struct {
 	// Workloads run in this order against each system, after one load.
 	Workloads []YCSBWorkload
 	// RecordCount records are loaded (YCSB's recordcount).
@@ -95,11 +95,11 @@ const (
 	ycsbLoadPhase = "load"
 )
 
-// DefaultYCSBConfig is what `corral bench ycsb` runs without flags:
+// DefaultConfig is what `corral bench ycsb` runs without flags:
 // every workload against a launched corral and ZooKeeper.
-func DefaultYCSBConfig() YCSBConfig {
+func DefaultConfig() Config {
 	w, _ := ParseYCSBWorkloads(DefaultYCSBWorkloads, "", 0)
-	return YCSBConfig{
+	return Config{
 		Workloads: w, RecordCount: DefaultYCSBRecordCount, Threads: DefaultYCSBThreads,
 		LoadInflight: DefaultYCSBLoadInflight, Warmup: DefaultYCSBWarmup, Duration: DefaultYCSBDuration,
 		Seed: DefaultYCSBSeed, Launch: []string{launch.TargetCorral, launch.TargetZooKeeper}, Servers: DefaultYCSBServers,
@@ -109,8 +109,8 @@ func DefaultYCSBConfig() YCSBConfig {
 	}
 }
 
-func (c *YCSBConfig) Fill() error {
-	d := DefaultYCSBConfig()
+func (c *Config) Fill() error {
+	d := DefaultConfig()
 	if len(c.Workloads) == 0 {
 		c.Workloads = d.Workloads
 	}
@@ -188,13 +188,13 @@ func (c *YCSBConfig) Fill() error {
 	return nil
 }
 
-// YCSBReport is the outcome of a YCSB run.
-type YCSBReport struct {
+// Report is the outcome of a YCSB run.
+type Report struct {
 	Start, End  time.Time
 	CommandLine string
 	Env         bench.Env
 	LoadAvgEnd  string
-	Config      YCSBConfig
+	Config      Config
 	Servers     []bench.ServerInfo
 	Results     []YCSBResult
 }
@@ -247,16 +247,16 @@ type YCSBOpResult struct {
 	Intended *stats.Latency `json:"intended_latency,omitempty"`
 }
 
-// RunYCSB loads the records and runs the workloads against running
+// Run loads the records and runs the workloads against running
 // servers (cfg.Connect) or against each launched system in turn, which it
 // starts on 127.0.0.1 from the same generated zoo.cfg and stops by PID. A
 // system or workload that fails is reported and the rest still run; the
 // returned error joins the failures.
-func RunYCSB(ctx context.Context, cfg YCSBConfig) (*YCSBReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
-	rep := &YCSBReport{Start: time.Now(), CommandLine: cfg.CommandLine, Env: bench.NewEnv(), Config: cfg}
+	rep := &Report{Start: time.Now(), CommandLine: cfg.CommandLine, Env: bench.NewEnv(), Config: cfg}
 	rep.Env.Conns, rep.Env.Warmup, rep.Env.Duration = cfg.Threads, cfg.Warmup, cfg.Duration
 	rep.Env.ValueSize, rep.Env.GlobalOutstandingLimit = ycsbRecordSize, cfg.GlobalOutstandingLimit
 	defer func() {
@@ -307,7 +307,7 @@ func RunYCSB(ctx context.Context, cfg YCSBConfig) (*YCSBReport, error) {
 // ycsbLaunched starts target as compare does (standalone for one server,
 // else an ensemble with the threads spread followers first), runs the
 // load and the workloads, and stops it.
-func ycsbLaunched(ctx context.Context, cfg *YCSBConfig, work, target string) (bench.ServerInfo, []YCSBResult, error) {
+func ycsbLaunched(ctx context.Context, cfg *Config, work, target string) (bench.ServerInfo, []YCSBResult, error) {
 	info := bench.ServerInfo{Target: target}
 	fail := func(err error) (bench.ServerInfo, []YCSBResult, error) {
 		info.Err = err.Error()
@@ -354,7 +354,7 @@ func ycsbLaunched(ctx context.Context, cfg *YCSBConfig, work, target string) (be
 
 // ycsbSystem runs the load (unless skipped) and every workload against
 // one system.
-func ycsbSystem(ctx context.Context, cfg *YCSBConfig, name string, addrs []string, procs []load.ServerProc, table string) ([]YCSBResult, error) {
+func ycsbSystem(ctx context.Context, cfg *Config, name string, addrs []string, procs []load.ServerProc, table string) ([]YCSBResult, error) {
 	tg := &ycsbTarget{
 		name: name, addrs: addrs, procs: procs, table: ycsbRoot + "/" + table,
 		inserts: newAckCounter(cfg.RecordCount), cfg: cfg, log: cfg.Log,

@@ -13,8 +13,8 @@ import (
 	"github.com/corral-db/corral/bench/stats"
 )
 
-func ycsbTestConfig(addr string, workloads string) YCSBConfig {
-	cfg := DefaultYCSBConfig()
+func ycsbTestConfig(addr string, workloads string) Config {
+	cfg := DefaultConfig()
 	cfg.Workloads, _ = ParseYCSBWorkloads(workloads, "", 0)
 	cfg.Connect, cfg.Launch = []string{addr}, nil
 	cfg.RecordCount, cfg.Threads, cfg.LoadInflight = 200, 4, 8
@@ -23,18 +23,18 @@ func ycsbTestConfig(addr string, workloads string) YCSBConfig {
 	return cfg
 }
 
-func runYCSBTest(t *testing.T, cfg YCSBConfig) *YCSBReport {
+func runYCSBTest(t *testing.T, cfg Config) *Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := RunYCSB(ctx, cfg)
+	rep, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
 }
 
-func ycsbResult(t *testing.T, rep *YCSBReport, workload string) *YCSBResult {
+func ycsbResult(t *testing.T, rep *Report, workload string) *YCSBResult {
 	t.Helper()
 	for i := range rep.Results {
 		if rep.Results[i].Workload == workload {
@@ -183,7 +183,7 @@ func TestYCSBReportRatios(t *testing.T) {
 		return stats.Latency{Count: 10, P50: p50, P99: 2 * p50, P999: 3 * p50, Max: 4 * p50}
 	}
 	cpu := func(v float64) *float64 { return &v }
-	rep := &YCSBReport{Start: time.Unix(0, 0), Config: DefaultYCSBConfig(), Results: []YCSBResult{
+	rep := &Report{Start: time.Unix(0, 0), Config: DefaultConfig(), Results: []YCSBResult{
 		{Target: launch.TargetCorral, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 2000, OpsPerSec: 2000, ServerCPU: cpu(1),
 			PerOp: []YCSBOpResult{{Op: "read", Ops: 1000, OpsPerSec: 1000, Latency: lat(100), Intended: &stats.Latency{Count: 1, P50: 500}}}},
 		{Target: launch.TargetZooKeeper, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 1000, OpsPerSec: 1000, ServerCPU: cpu(1),
