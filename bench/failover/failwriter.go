@@ -149,7 +149,7 @@ func (w *failWriter) interrupt() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.c != nil {
-		w.c.Nc.SetDeadline(time.Unix(1, 0))
+		w.c.NetConn.SetDeadline(time.Unix(1, 0))
 	}
 }
 
@@ -157,7 +157,7 @@ func (w *failWriter) drop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.c != nil {
-		w.c.Nc.Close()
+		w.c.NetConn.Close()
 		w.c = nil
 	}
 }
@@ -235,7 +235,7 @@ func (w *failWriter) connect(ctx context.Context, addr string) (*load.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &load.Conn{Nc: nc, Br: bufio.NewReaderSize(nc, 4096)}
+	c := &load.Conn{NetConn: nc, Reader: bufio.NewReaderSize(nc, 4096)}
 	dl, _ := ctx.Deadline()
 	nc.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
@@ -292,11 +292,11 @@ func (w *failWriter) setData() (wire.Code, error) {
 	if c == nil {
 		return 0, net.ErrClosed
 	}
-	c.Nc.SetDeadline(time.Now().Add(w.readTimeout()))
+	c.NetConn.SetDeadline(time.Now().Add(w.readTimeout()))
 	xid := c.NextXid()
 	var e wire.Encoder
 	load.AppendSetData(&e, xid, w.path, w.data)
-	if _, err := c.Nc.Write(e.B); err != nil {
+	if _, err := c.NetConn.Write(e.B); err != nil {
 		return 0, err
 	}
 	for {

@@ -134,8 +134,8 @@ func (cl *tlClient) connectRound(ctx context.Context) (*load.Conn, int) {
 // was closed after its replies) or until the connection breaks (the
 // error). It closes the socket.
 func (cl *tlClient) serve(ctx context.Context, c *load.Conn) error {
-	defer c.Nc.Close()
-	stop := context.AfterFunc(ctx, func() { c.Nc.Close() })
+	defer c.NetConn.Close()
+	stop := context.AfterFunc(ctx, func() { c.NetConn.Close() })
 	defer stop()
 	readTimeout := c.Timeout * 2 / 3
 	if readTimeout <= 0 {
@@ -152,12 +152,12 @@ func (cl *tlClient) serve(ctx context.Context, c *load.Conn) error {
 		rerr = cl.readLoop(c, p, kinds, readTimeout)
 		if rerr != nil {
 			// Unblock a writer stuck on a full socket.
-			c.Nc.Close()
+			c.NetConn.Close()
 		}
 	}()
 	werr := cl.writeLoop(ctx, c, p, kinds, readDone)
 	if werr != nil && werr != errReaderDone {
-		c.Nc.Close()
+		c.NetConn.Close()
 	}
 	t := time.NewTimer(closeDrain)
 	stalled := false
@@ -165,7 +165,7 @@ func (cl *tlClient) serve(ctx context.Context, c *load.Conn) error {
 	case <-readDone:
 	case <-t.C:
 		stalled = true
-		c.Nc.Close()
+		c.NetConn.Close()
 		<-readDone
 	}
 	t.Stop()
@@ -231,7 +231,7 @@ func (cl *tlClient) writeLoop(ctx context.Context, c *load.Conn, p *load.Pipe, k
 			p.Fifo <- load.Pending{Xid: xid, Sent: now}
 			kinds <- read
 		}
-		if _, err := c.Nc.Write(e.B); err != nil {
+		if _, err := c.NetConn.Write(e.B); err != nil {
 			return err
 		}
 	}
@@ -247,17 +247,17 @@ func (cl *tlClient) readLoop(c *load.Conn, p *load.Pipe, kinds <-chan bool, read
 	var freed int64
 	deadlineSet := time.Time{}
 	for {
-		if freed > 0 && c.Br.Buffered() < len(hdr) {
+		if freed > 0 && c.Reader.Buffered() < len(hdr) {
 			p.Release(freed)
 			freed = 0
 		}
 		// Moving the deadline costs a timer update; once per quarter of
 		// the timeout is enough to catch a server that stopped answering.
 		if now := time.Now(); now.Sub(deadlineSet) > readTimeout/4 {
-			c.Nc.SetReadDeadline(now.Add(readTimeout))
+			c.NetConn.SetReadDeadline(now.Add(readTimeout))
 			deadlineSet = now
 		}
-		if _, err := io.ReadFull(c.Br, hdr[:]); err != nil {
+		if _, err := io.ReadFull(c.Reader, hdr[:]); err != nil {
 			if p.CloseSent.Load() && len(p.Fifo) == 1 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 				// Closed on closeSession without a reply: all answered.
 				return nil
@@ -269,7 +269,7 @@ func (cl *tlClient) readLoop(c *load.Conn, p *load.Pipe, kinds <-chan bool, read
 			return fmt.Errorf("%w: length %d", load.ErrBadFrame, n)
 		}
 		if rest := n - load.ReplyHeaderSize; rest > 0 {
-			if _, err := c.Br.Discard(rest); err != nil {
+			if _, err := c.Reader.Discard(rest); err != nil {
 				return err
 			}
 		}

@@ -12,12 +12,12 @@ import (
 	"github.com/corral-db/corral/wire"
 )
 
-// Conn is one client session on one TCP connection. Between Dial and run it
-// is used synchronously (roundTrip); run turns it into a pipelined writer
+// Conn is one client session on one TCP connection. Between Dial and Run it
+// is used synchronously (roundTrip, Call); Run turns it into a pipelined writer
 // and reader pair and ends the session.
 type Conn struct {
-	Nc        net.Conn
-	Br        *bufio.Reader
+	NetConn   net.Conn
+	Reader    *bufio.Reader
 	Timeout   time.Duration // negotiated session timeout
 	SessionID int64
 	xid       int32
@@ -40,7 +40,7 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{Nc: nc, Br: bufio.NewReaderSize(nc, readBufSize)}
+	c := &Conn{NetConn: nc, Reader: bufio.NewReaderSize(nc, readBufSize)}
 	if err := c.handshake(ctx, timeout); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("%s: %w", addr, err)
@@ -53,11 +53,11 @@ func (c *Conn) handshake(ctx context.Context, timeout time.Duration) error {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	c.Nc.SetDeadline(deadline)
+	c.NetConn.SetDeadline(deadline)
 	defer c.clearDeadline()
 	var e wire.Encoder
 	appendConnect(&e, int32(timeout/time.Millisecond))
-	if _, err := c.Nc.Write(e.B); err != nil {
+	if _, err := c.NetConn.Write(e.B); err != nil {
 		return err
 	}
 	body, err := c.ReadFrame()
@@ -76,7 +76,7 @@ func (c *Conn) handshake(ctx context.Context, timeout time.Duration) error {
 // ReadFrame reads one length-prefixed frame into c.frame.
 func (c *Conn) ReadFrame() ([]byte, error) {
 	var lb [4]byte
-	if _, err := io.ReadFull(c.Br, lb[:]); err != nil {
+	if _, err := io.ReadFull(c.Reader, lb[:]); err != nil {
 		return nil, err
 	}
 	n := int(int32(binary.BigEndian.Uint32(lb[:])))
@@ -87,7 +87,7 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 		c.frame = make([]byte, n)
 	}
 	c.frame = c.frame[:n]
-	if _, err := io.ReadFull(c.Br, c.frame); err != nil {
+	if _, err := io.ReadFull(c.Reader, c.frame); err != nil {
 		return nil, err
 	}
 	return c.frame, nil
@@ -110,14 +110,14 @@ func (c *Conn) roundTrip(ctx context.Context, build func(e *wire.Encoder, xid in
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	c.Nc.SetDeadline(deadline)
+	c.NetConn.SetDeadline(deadline)
 	defer c.clearDeadline()
 	return c.exchange(build)
 }
 
 // clearDeadline removes the connection's deadline.
 func (c *Conn) clearDeadline() {
-	c.Nc.SetDeadline(time.Time{})
+	c.NetConn.SetDeadline(time.Time{})
 	c.callDeadline = time.Time{}
 }
 
@@ -127,7 +127,7 @@ func (c *Conn) exchange(build func(e *wire.Encoder, xid int32)) (replyHeader, []
 	xid := c.NextXid()
 	c.enc.Reset()
 	build(&c.enc, xid)
-	if _, err := c.Nc.Write(c.enc.B); err != nil {
+	if _, err := c.NetConn.Write(c.enc.B); err != nil {
 		return replyHeader{}, nil, err
 	}
 	for {
@@ -168,8 +168,8 @@ func (c *Conn) CloseSession(ctx context.Context) error {
 	_, _, err := c.roundTrip(ctx, func(e *wire.Encoder, xid int32) {
 		appendCloseSession(e, xid)
 	})
-	c.Nc.Close()
+	c.NetConn.Close()
 	return err
 }
 
-func (c *Conn) Close() error { return c.Nc.Close() }
+func (c *Conn) Close() error { return c.NetConn.Close() }

@@ -176,9 +176,9 @@ func (c *Conn) Run(ctx context.Context, src source, inflight int, w *Window) (Co
 // write. done releases it all and closes the socket.
 func (c *Conn) bound(ctx context.Context, w *Window) (_ context.Context, cancel, done func()) {
 	ctx, cancel = context.WithDeadlineCause(ctx, w.End.Add(w.Drain), ErrStalled)
-	stop := context.AfterFunc(ctx, func() { c.Nc.Close() })
+	stop := context.AfterFunc(ctx, func() { c.NetConn.Close() })
 	return ctx, cancel, func() {
-		c.Nc.Close()
+		c.NetConn.Close()
 		stop()
 		cancel()
 	}
@@ -193,7 +193,7 @@ func (c *Conn) keepAlive(e *wire.Encoder, p *Pipe, sentSinceTick bool) error {
 	}
 	e.Reset()
 	appendPing(e)
-	_, err := c.Nc.Write(e.B)
+	_, err := c.NetConn.Write(e.B)
 	return err
 }
 
@@ -226,7 +226,7 @@ func (c *Conn) sendBatch(e *wire.Encoder, p *Pipe, src source, batch []Pending, 
 	for _, q := range batch {
 		p.Fifo <- q
 	}
-	if _, err := c.Nc.Write(e.B); err != nil {
+	if _, err := c.NetConn.Write(e.B); err != nil {
 		return batch, err
 	}
 	p.writes++
@@ -281,7 +281,7 @@ func (c *Conn) SendClose(e *wire.Encoder, p *Pipe) error {
 	appendCloseSession(e, xid)
 	p.Fifo <- Pending{Xid: xid, Close: true}
 	p.CloseSent.Store(true)
-	_, err := c.Nc.Write(e.B)
+	_, err := c.NetConn.Write(e.B)
 	return err
 }
 
@@ -291,7 +291,7 @@ func (c *Conn) readLoop(p *Pipe, w *Window, st *ConnStats) error {
 	for {
 		// About to block for more bytes: hand the answered slots back
 		// first, so the writer refills the window in one write.
-		if freed > 0 && c.Br.Buffered() < len(hdr) {
+		if freed > 0 && c.Reader.Buffered() < len(hdr) {
 			p.Release(freed)
 			if w.replies != nil {
 				w.replies.Add(freed)
@@ -337,7 +337,7 @@ func (c *Conn) readLoop(p *Pipe, w *Window, st *ConnStats) error {
 // readReplyHeader reads one reply frame, keeping its header and
 // discarding its body: the load generator needs only the xid and error.
 func (c *Conn) readReplyHeader(hdr *[4 + ReplyHeaderSize]byte) (replyHeader, error) {
-	if _, err := io.ReadFull(c.Br, hdr[:]); err != nil {
+	if _, err := io.ReadFull(c.Reader, hdr[:]); err != nil {
 		return replyHeader{}, err
 	}
 	n := int(int32(binary.BigEndian.Uint32(hdr[:4])))
@@ -345,7 +345,7 @@ func (c *Conn) readReplyHeader(hdr *[4 + ReplyHeaderSize]byte) (replyHeader, err
 		return replyHeader{}, fmt.Errorf("%w: length %d", ErrBadFrame, n)
 	}
 	if rest := n - ReplyHeaderSize; rest > 0 {
-		if _, err := c.Br.Discard(rest); err != nil {
+		if _, err := c.Reader.Discard(rest); err != nil {
 			return replyHeader{}, err
 		}
 	}

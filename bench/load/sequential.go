@@ -55,7 +55,7 @@ func (c *Conn) sequentialLoop(src source, w *Window, st *ConnStats) error {
 		xid := c.NextXid()
 		e.Reset()
 		src.Next(&e, xid)
-		if _, err := c.Nc.Write(e.B); err != nil {
+		if _, err := c.NetConn.Write(e.B); err != nil {
 			return err
 		}
 		st.writes++
@@ -76,7 +76,7 @@ func (c *Conn) sequentialLoop(src source, w *Window, st *ConnStats) error {
 	xid := c.NextXid()
 	e.Reset()
 	appendCloseSession(&e, xid)
-	if _, err := c.Nc.Write(e.B); err != nil {
+	if _, err := c.NetConn.Write(e.B); err != nil {
 		return err
 	}
 	_, err := c.readReply(xid, &hdr)

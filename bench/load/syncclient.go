@@ -51,7 +51,7 @@ func (c *Conn) Call(ctx context.Context, build func(e *wire.Encoder, xid int32))
 		want = d
 	}
 	if c.callDeadline.IsZero() || c.callDeadline.After(want) || c.callDeadline.Sub(now) < callDeadlineSlack {
-		c.Nc.SetDeadline(want)
+		c.NetConn.SetDeadline(want)
 		c.callDeadline = want
 	}
 	h, body, err := c.exchange(build)

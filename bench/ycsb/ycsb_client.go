@@ -25,7 +25,7 @@ func newYCSBSession(c *load.Conn) *ycsbSession { return &ycsbSession{c: c} }
 
 // send writes what has been encoded.
 func (s *ycsbSession) send() error {
-	_, err := s.c.Nc.Write(s.e.B)
+	_, err := s.c.NetConn.Write(s.e.B)
 	s.e.Reset()
 	return err
 }
