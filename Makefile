@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/corral
+# The benchmark is a binary of its own (it links plotting; the server does
+# not); `corral bench` runs the corral-bench found beside it.
+BENCHBIN := bin/corral-bench
 # The end-to-end suites drive a race-detector build, so data races in the
 # server show up under real client load.
 RACEBIN := bin/corral-race
@@ -29,6 +32,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/corral
+	$(GO) build -o $(BENCHBIN) ./cmd/corral-bench
 
 build-race:
 	$(GO) build -race -o $(RACEBIN) ./cmd/corral

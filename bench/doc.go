@@ -1,6 +1,19 @@
 // Package bench measures corral and Apache ZooKeeper side by side: a load
 // generator that speaks the ZooKeeper client protocol, launchers for both
-// servers from one generated zoo.cfg, and the `corral bench` command.
+// servers from one generated zoo.cfg, and the experiments (compare, run,
+// failover, durability, paper, readratio, failures, ycsb, scale,
+// factorial), each a Config, its default and a function that runs it and
+// returns a report with its Markdown and JSON lines.
+//
+// Below it: package stats (histograms, USL fit, factorial analysis),
+// package load (the load generator) and package launch (starting corral
+// and ZooKeeper servers and ensembles). Above it: package plot (the
+// figures, the only importer of gonum) and package command (the
+// corral-bench command line). Imports point one way:
+//
+//	stats <- load <- launch <- bench <- plot <- command
+//
+// bench/internal/fakezk holds the fake servers the tests run against.
 //
 // # Usage
 //
@@ -65,7 +78,7 @@
 // failover starts an ensemble as compare does and creates /bench-failover.
 // Each trial waits until the ensemble is whole, opens a writer session on a
 // follower (the followers in turn) that overwrites /bench-failover in a
-// closed loop, lets it write for at least --pre, SIGKILLs the leader by
+// Closed loop, lets it write for at least --pre, SIGKILLs the leader by
 // PID, and waits until a write issued after the kill succeeds. The writer
 // behaves as a client walking its connect string: a request unanswered for
 // 2/3 of the session timeout (the Java client's read timeout) or a closed
@@ -73,7 +86,7 @@
 // (id, password, lastZxidSeen) and starting a new one only if the ensemble
 // says it expired; after trying every server in vain it pauses 25ms (the
 // Java client sleeps up to a second or two, which would blur what is
-// measured here). The killed server is then restarted from its zoo.cfg and
+// Measured here). The killed server is then restarted from its zoo.cfg and
 // data, and the trial ends when the ensemble is whole again.
 //
 // A trial's gap is measured on the client's clock (harness and writer share
@@ -85,7 +98,7 @@
 // kill-to-write time, failed writes and reconnects, the new leader and how
 // long the killed server took to rejoin, and the timing (tickTime,
 // initLimit, syncLimit, session timeout asked and granted); the JSON lines
-// hold one object per trial and a summary with every gap. Every wait is
+// Hold one object per trial and a summary with every gap. Every wait is
 // bounded: a trial that fails ends the run, with the trials so far
 // reported.
 //
@@ -150,13 +163,13 @@
 // (latcdf.go).
 //
 // With --rate R the create, set and get phases run open loop (run's
-// measured phase too): R requests per second in total on a fixed schedule,
+// Measured phase too): R requests per second in total on a fixed schedule,
 // connection i of n sending its k-th request at t0 + (i + k·n)/R whatever
 // the replies (openloop.go; the schedule is durability_pacer.go's). At
 // most --inflight requests are outstanding per connection, so memory stays
 // bounded; a request due while its connection's window is full waits and
 // leaves when a slot frees, and those still waiting at the end of the
-// measured interval are reported as unsent. Beside the usual latencies
+// Measured interval are reported as unsent. Beside the usual latencies
 // (from the actual send) the table gives p50/p99/p99.9/max "from
 // intended": from the time the schedule meant the request to leave, so a
 // stall is charged for every request it delayed (no coordinated
@@ -167,18 +180,19 @@
 // (target, run, phase, elapsed of warm-up plus measured time, replies per
 // second over the last second), redrawn in place, and leaves a line with
 // its result; log records are written above it. Elsewhere the log's phase
-// start and end lines are the progress. -q silences both (progress.go).
+// Start and end lines are the progress. -q silences both (progress.go).
 //
-// While trying the harness without a complete cmd/corral:
+// The command is the binary cmd/corral-bench; `corral bench ARGS` runs it
+// with the calling corral binary as the server under test:
 //
-//	go run ./bench/internal/benchmain compare --targets zookeeper
+//	go run ./cmd/corral-bench compare --targets zookeeper
 //
 // # How the load generator works
 //
 // Each connection has one writer and one reader goroutine. The writer takes
 // as many free window slots as there are (at most --inflight outstanding),
 // encodes that many requests into one buffer with the wire primitives and
-// writes them with one syscall; the reader reads replies through a 64 KiB
+// Writes them with one syscall; the reader reads replies through a 64 KiB
 // buffer, matches each to the oldest outstanding request through a FIFO
 // (ZooKeeper answers a connection's requests in order, so a mismatch is an
 // error, ErrXidMismatch), frees its slot and records its latency into the
@@ -186,7 +200,7 @@
 // The histograms are merged at the end of the phase. A connection idle for
 // a third of its session timeout pings; pings are matched out of band
 // (xid -2), as the Java client does. At the end each connection sends
-// closeSession behind its last requests, so the reply to it means all
+// CloseSession behind its last requests, so the reply to it means all
 // replies are in, and the session does not linger to expire during the
 // next phase.
 //
@@ -204,7 +218,7 @@
 // are reported per million operations ("fsyncs per 1M ops") and by server.
 // Server CPU comes from /proc/<pid>/stat, the generator's from getrusage,
 // and the whole machine's from /proc/stat, each read at both ends of the
-// measured interval. Server and generator share the machine's CPUs; the
+// Measured interval. Server and generator share the machine's CPUs; the
 // report states the generator's share so one can see it is not the
 // bottleneck, and warns when much CPU went elsewhere (a busy machine makes
 // every number suspect). The generator also logs how many requests each

@@ -2,13 +2,14 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 )
 
 // What readratio and failures share: the flags of a mixed read/write load,
@@ -17,7 +18,7 @@ import (
 
 // Mixed-load defaults, sized for a 2-core machine. 30 connections divide
 // evenly over ensembles of 3 and 5, so every member serves as many
-// sessions; 32 requests in flight each keep about a thousand outstanding,
+// Sessions; 32 requests in flight each keep about a thousand outstanding,
 // which saturates the servers here (the paper's 250 clients with at least
 // 100 each saturated 50 dual-core machines).
 const (
@@ -26,7 +27,7 @@ const (
 	DefaultMixedKeys     = 10000
 	DefaultMixedValue    = 1024
 	DefaultMixedWarmup   = 2 * time.Second
-	maxMixedKeys         = 1_000_000
+	MaxMixedKeys         = 1_000_000
 )
 
 // LaunchBoth is the --launch value that measures both servers in one run.
@@ -35,72 +36,17 @@ const LaunchBoth = "both"
 // ParseLaunch turns a --launch value into the targets to start, in order.
 func ParseLaunch(s string) ([]string, error) {
 	switch s {
-	case TargetCorral, TargetZooKeeper:
+	case launch.TargetCorral, launch.TargetZooKeeper:
 		return []string{s}, nil
 	case LaunchBoth:
-		return []string{TargetCorral, TargetZooKeeper}, nil
+		return []string{launch.TargetCorral, launch.TargetZooKeeper}, nil
 	}
-	return nil, fmt.Errorf("bench: --launch %q (want %s, %s or %s)", s, TargetCorral, TargetZooKeeper, LaunchBoth)
+	return nil, fmt.Errorf("bench: --launch %q (want %s, %s or %s)", s, launch.TargetCorral, launch.TargetZooKeeper, LaunchBoth)
 }
 
-// mixedFlags are the flags of a mixed read/write load.
-type mixedFlags struct {
-	launch, connect string
-	conns, inflight int
-	value           int
-	keys            int64
-	warmup          time.Duration
-	sessionTimeout  time.Duration
-	out             string
-	quiet           bool
-}
-
-func (m *mixedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.launch, "launch", LaunchBoth, "servers to start on 127.0.0.1 and measure in turn: corral, zookeeper or both (same zoo.cfg)")
-	fs.StringVar(&m.connect, "connect", "", "comma-separated host:port list of a running ensemble to measure instead of launching one")
-	fs.IntVar(&m.conns, "conns", DefaultMixedConns, "client connections (sessions)")
-	fs.IntVar(&m.inflight, "inflight", DefaultMixedInflight, "requests in flight per connection")
-	fs.IntVar(&m.value, "value", DefaultMixedValue, "setData value size and preloaded node size in bytes (paper: 1 KiB)")
-	fs.Int64Var(&m.keys, "keys", DefaultMixedKeys, "nodes preloaded before measuring; requests pick one uniformly at random")
-	fs.DurationVar(&m.warmup, "warmup", DefaultMixedWarmup, "unmeasured warm-up before each measurement")
-	fs.DurationVar(&m.sessionTimeout, "session-timeout", DefaultSessionTimeout, "session timeout every client asks for")
-	fs.StringVar(&m.out, "out", "", "directory for report.md, results.jsonl, the PNG plot and server logs "+
-		"(default: the report and JSON lines go to stdout and no plot is drawn)")
-	fs.BoolVar(&m.quiet, "q", false, "no progress messages on stderr")
-}
-
-// validate checks the flags and returns the targets to launch, or the
-// addresses to connect to.
-func (m *mixedFlags) validate() (targets, addrs []string, err error) {
-	switch {
-	case m.conns < 1 || m.conns > maxConns:
-		return nil, nil, fmt.Errorf("--conns must be in [1, %d]", maxConns)
-	case m.inflight < 1 || m.inflight > maxInflight:
-		return nil, nil, fmt.Errorf("--inflight must be in [1, %d]", maxInflight)
-	case m.value < 0 || m.value > 1<<20-1024:
-		return nil, nil, errors.New("--value must be in [0, 1047552] (jute.maxbuffer)")
-	case m.keys < 1 || m.keys > maxMixedKeys:
-		return nil, nil, fmt.Errorf("--keys must be in [1, %d]", maxMixedKeys)
-	case m.warmup < 0 || m.warmup > maxPhase:
-		return nil, nil, fmt.Errorf("--warmup must be in [0, %v]", maxPhase)
-	case m.sessionTimeout <= 0 || m.sessionTimeout > 10*time.Minute:
-		return nil, nil, errors.New("--session-timeout must be in (0, 10m]")
-	}
-	if addrs = splitList(m.connect); len(addrs) > 0 {
-		return nil, addrs, nil
-	}
-	targets, err = ParseLaunch(m.launch)
-	return targets, nil, err
-}
-
-func (m *mixedFlags) logger(env CommandEnv) *slog.Logger {
-	l := loadFlags{quiet: m.quiet}
-	return l.logger(env)
-}
-
-// launchSpec is how readratio and failures start servers.
-type launchSpec struct {
-	Timing    Timing
+// LaunchSpec is how readratio and failures start servers.
+type LaunchSpec struct {
+	Timing    launch.Timing
 	WorkDir   string
 	Keep      bool
 	OutDir    string
@@ -111,17 +57,12 @@ type launchSpec struct {
 	Log       *slog.Logger
 }
 
-func (s *launchSpec) fromFlags(sf serverFlags) {
-	s.CorralBin, s.ZKLib, s.Java, s.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	s.WorkDir, s.Keep, s.Timing = sf.workDir, sf.keep, sf.timing
-}
-
-// prepare builds corral or fetches ZooKeeper's jars for each target once,
+// Prepare builds corral or fetches ZooKeeper's jars for each target once,
 // so that every ensemble of a run starts the same binaries.
-func (s *launchSpec) prepare(ctx context.Context, targets []string, work string) error {
+func (s *LaunchSpec) Prepare(ctx context.Context, targets []string, work string) error {
 	for _, t := range targets {
 		lc := s.config(work, t)
-		if err := prepareLaunch(ctx, t, &lc, work); err != nil {
+		if err := PrepareLaunch(ctx, t, &lc, work); err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 		s.CorralBin, s.ZKLib = lc.CorralBin, lc.ZKLib
@@ -129,22 +70,22 @@ func (s *launchSpec) prepare(ctx context.Context, targets []string, work string)
 	return nil
 }
 
-func (s *launchSpec) config(dir, target string) LaunchConfig {
+func (s *LaunchSpec) config(dir, target string) launch.LaunchConfig {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
-	return LaunchConfig{
-		Dir: dir, Timing: s.Timing.orDefault(), ReadyTimeout: wholeTimeout,
+	return launch.LaunchConfig{
+		Dir: dir, Timing: s.Timing.OrDefault(), ReadyTimeout: WholeTimeout,
 		CorralBin: s.CorralBin, Java: s.Java, JavaHeap: s.JavaHeap, ZKLib: s.ZKLib, Log: s.Log,
 	}
 }
 
-// start launches target's ensemble of n servers in work and waits until it
+// Start launches target's ensemble of n servers in work and waits until it
 // is whole; it returns the ensemble, its leader and what stops it and
 // saves its members' output and zoo.cfg into OutDir as base.sN.*.
-func (s *launchSpec) start(ctx context.Context, work, target string, n int, base string) (*Ensemble, int, func(), error) {
+func (s *LaunchSpec) Start(ctx context.Context, work, target string, n int, base string) (*launch.Ensemble, int, func(), error) {
 	lc := s.config(filepath.Join(work, base), target)
-	ens, err := LaunchEnsemble(ctx, target, EnsembleConfig{LaunchConfig: lc, Servers: n})
+	ens, err := launch.LaunchEnsemble(ctx, target, launch.EnsembleConfig{LaunchConfig: lc, Servers: n})
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -153,8 +94,8 @@ func (s *launchSpec) start(ctx context.Context, work, target string, n int, base
 		for _, m := range ens.Members {
 			if s.OutDir != "" {
 				name := fmt.Sprintf("%s.s%d", base, m.ID)
-				copyFile(m.LogPath, filepath.Join(s.OutDir, name+".log"))
-				copyFile(m.ZooCfgPath, filepath.Join(s.OutDir, name+".zoo.cfg"))
+				CopyFile(m.LogPath, filepath.Join(s.OutDir, name+".log"))
+				CopyFile(m.ZooCfgPath, filepath.Join(s.OutDir, name+".zoo.cfg"))
 			}
 			if !s.Keep {
 				// Free the disk before the next ensemble starts.
@@ -162,7 +103,7 @@ func (s *launchSpec) start(ctx context.Context, work, target string, n int, base
 			}
 		}
 	}
-	leader, err := ens.WaitWhole(ctx, wholeTimeout)
+	leader, err := ens.WaitWhole(ctx, WholeTimeout)
 	if err != nil {
 		stop()
 		return nil, 0, nil, err
@@ -170,31 +111,31 @@ func (s *launchSpec) start(ctx context.Context, work, target string, n int, base
 	return ens, leader, stop, nil
 }
 
-// memberProcs names every running member's process with its role, for CPU
+// MemberProcs names every running member's process with its role, for CPU
 // measurement.
-func memberProcs(ens *Ensemble, leader int) []ServerProc {
-	var procs []ServerProc
+func MemberProcs(ens *launch.Ensemble, leader int) []load.ServerProc {
+	var procs []load.ServerProc
 	for _, m := range ens.Members {
 		if pid := m.PID(); pid > 0 {
-			mode := ModeFollower
+			mode := launch.ModeFollower
 			if m.ID == leader {
-				mode = ModeLeader
+				mode = launch.ModeLeader
 			}
-			procs = append(procs, ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: pid})
+			procs = append(procs, load.ServerProc{Name: fmt.Sprintf("server.%d %s", m.ID, mode), PID: pid})
 		}
 	}
 	return procs
 }
 
-// preload creates keys nodes of valueSize bytes under DefaultRoot, spread
+// Preload creates keys nodes of valueSize bytes under DefaultRoot, spread
 // over addrs, unmeasured, and returns them.
-func preload(ctx context.Context, target string, addrs []string, keys int64, conns, inflight, valueSize int,
-	sessionTimeout time.Duration, log *slog.Logger) (*KeySpace, error) {
+func Preload(ctx context.Context, target string, addrs []string, keys int64, conns, inflight, valueSize int,
+	sessionTimeout time.Duration, log *slog.Logger) (*load.KeySpace, error) {
 	log.Info("preloading nodes", "target", target, "keys", keys, "bytes", valueSize)
-	r, err := RunPhase(ctx, PhaseConfig{
-		Target: target, Phase: "preload", Addrs: addrs, Workload: WorkloadCreate,
+	r, err := load.RunPhase(ctx, load.PhaseConfig{
+		Target: target, Phase: "preload", Addrs: addrs, Workload: load.WorkloadCreate,
 		Conns: int(min(int64(conns), keys)), Inflight: inflight, ValueSize: valueSize,
-		Duration: populateLimit, MaxOps: keys, SessionTimeout: sessionTimeout, Log: log,
+		Duration: PopulateLimit, MaxOps: keys, SessionTimeout: sessionTimeout, Log: log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: preloading %d nodes: %w", keys, err)
@@ -205,15 +146,15 @@ func preload(ctx context.Context, target string, addrs []string, keys int64, con
 	return r.Keys, nil
 }
 
-// probeLeader asks each address for srvr and returns the index of the one
+// ProbeLeader asks each address for srvr and returns the index of the one
 // that leads (or serves standalone), or -1.
-func probeLeader(ctx context.Context, addrs []string) int {
+func ProbeLeader(ctx context.Context, addrs []string) int {
 	for i, a := range addrs {
-		out, err := fourLetter(ctx, a, "srvr")
+		out, err := load.FourLetter(ctx, a, "srvr")
 		if err != nil {
 			continue
 		}
-		if m := srvrMode(out); m == ModeLeader || m == ModeStandalone {
+		if m := launch.SrvrMode(out); m == launch.ModeLeader || m == launch.ModeStandalone {
 			return i
 		}
 	}

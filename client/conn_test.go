@@ -214,7 +214,7 @@ func TestReconnectPriming(t *testing.T) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		c, err := Connect(context.Background(), []string{f.addr() + "/root"}, AuthDigest("u", "p"))
+		c, err := Connect(context.Background(), []string{f.addr() + "/chroot"}, AuthDigest("u", "p"))
 		ch <- res{c, err}
 	}()
 	fc := f.accept()
@@ -300,9 +300,9 @@ func TestReconnectPriming(t *testing.T) {
 	var s2 wire.SetWatches2
 	sw.decode(t, &s2)
 	if sw.hdr.Type != wire.OpSetWatches2 || sw.hdr.Xid <= 0 || s2.RelativeZxid != 74 ||
-		!slices.Equal(s2.DataWatches, []string{"/root/d"}) || !slices.Equal(s2.ExistWatches, []string{"/root/e"}) ||
-		!slices.Equal(s2.ChildWatches, []string{"/root/c"}) || !slices.Equal(s2.PersistentWatches, []string{"/root/p"}) ||
-		!slices.Equal(s2.PersistentRecursiveWatches, []string{"/root"}) {
+		!slices.Equal(s2.DataWatches, []string{"/chroot/d"}) || !slices.Equal(s2.ExistWatches, []string{"/chroot/e"}) ||
+		!slices.Equal(s2.ChildWatches, []string{"/chroot/c"}) || !slices.Equal(s2.PersistentWatches, []string{"/chroot/p"}) ||
+		!slices.Equal(s2.PersistentRecursiveWatches, []string{"/chroot"}) {
 		t.Fatalf("SetWatches2 %+v %+v", sw.hdr, s2)
 	}
 	q := fc2.next()

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -152,7 +155,7 @@ func (s *testServer) settle(ctx context.Context, p string, exists bool) {
 	}
 	for _, m := range s.ens.Servers() {
 		c := connect(s.t, m.Addr())
-		eventually(s.t, fmt.Sprintf("%s on %s exists=%v", p, m.Addr(), exists), func() bool {
+		testutil.Eventually(s.t, waitLimit, fmt.Sprintf("%s on %s exists=%v", p, m.Addr(), exists), func() bool {
 			st, err := c.Exists(ctx, p)
 			return err == nil && (st != nil) == exists
 		})
@@ -343,18 +346,6 @@ func waitState(t *testing.T, events <-chan client.Event, s client.State) {
 	}
 }
 
-// eventually polls cond until it holds or waitLimit passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true within %s", what, waitLimit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // gate is a client.DialFunc the test can cut: Cut closes the live
 // connections and makes dials fail until Heal.
 type gate struct {
@@ -362,6 +353,45 @@ type gate struct {
 	open  bool
 	conns []net.Conn
 	dials int
+	// sent holds, per dialed connection in dial order, the first bytes
+	// the client wrote on it (up to sentLimit).
+	sent []*recordingConn
+}
+
+// sentLimit bounds what a gate records of each connection.
+const sentLimit = 64 << 10
+
+// recordingConn keeps the first sentLimit bytes written to it.
+type recordingConn struct {
+	net.Conn
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (c *recordingConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	if room := sentLimit - len(c.buf); room > 0 {
+		c.buf = append(c.buf, b[:min(len(b), room)]...)
+	}
+	c.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+// frames splits what was written into length-prefixed frames; a partial
+// last frame is left out.
+func (c *recordingConn) frames() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out [][]byte
+	for b := c.buf; len(b) >= 4; {
+		n := int(binary.BigEndian.Uint32(b))
+		if len(b) < 4+n {
+			break
+		}
+		out = append(out, b[4:4+n])
+		b = b[4+n:]
+	}
+	return out
 }
 
 func newGate() *gate { return &gate{open: true} }
@@ -378,11 +408,26 @@ func (g *gate) dial(ctx context.Context, network, addr string) (net.Conn, error)
 	if err != nil {
 		return nil, err
 	}
+	rc := &recordingConn{Conn: c}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.dials++
-	g.conns = append(g.conns, c)
-	return c, nil
+	g.conns = append(g.conns, rc)
+	g.sent = append(g.sent, rc)
+	return rc, nil
+}
+
+// Sent returns the frames the client wrote on each dialed connection, in
+// dial order: the ConnectRequest first, then requests (header first).
+func (g *gate) Sent() [][][]byte {
+	g.mu.Lock()
+	conns := slices.Clone(g.sent)
+	g.mu.Unlock()
+	out := make([][][]byte, len(conns))
+	for i, c := range conns {
+		out[i] = c.frames()
+	}
+	return out
 }
 
 func (g *gate) Dials() int {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 	"github.com/corral-db/corral/wire"
 )
@@ -198,7 +199,7 @@ func TestRestrictedConfig(t *testing.T) {
 
 	// Connections count per IP, four-letter-word ones included: wait until
 	// the start-up probes are gone and srvr's own connection is the only one.
-	eventually(t, eventTimeout, "no other connections", func() bool {
+	testutil.Eventually(t, eventTimeout, "no other connections", func() bool {
 		return strings.Contains(srv.MustFourLetter("srvr"), "\nConnections: 1\n")
 	})
 	a := harness.DialSession(t, srv.Addr(), 30000)
@@ -217,7 +218,7 @@ func TestRestrictedConfig(t *testing.T) {
 	b.Call(wire.OpCloseSession, nil)
 	b.ExpectClosed()
 	var d *harness.Raw
-	eventually(t, eventTimeout, "a new connection after one closed", func() bool {
+	testutil.Eventually(t, eventTimeout, "a new connection after one closed", func() bool {
 		d = harness.Dial(t, srv.Addr())
 		_, err := d.Connect(harness.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), ReadOnly: &f})
 		return err == nil

@@ -203,18 +203,6 @@ func noEventYet(t testing.TB, ch <-chan zk.Event) {
 	}
 }
 
-// eventually polls cond until it holds or the limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true within %s", what, limit)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // root creates a fresh persistent node named after the test, so tests that
 // share a server never see each other's nodes.
 func root(t testing.TB, c *zk.Conn) string {

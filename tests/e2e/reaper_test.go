@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -49,7 +50,7 @@ func TestReaper(t *testing.T) {
 		marker := try(c.CreateContainer(base+"/marker", nil, zk.FlagContainer, open)).must(t)
 		try(c.Create(marker+"/k", nil, 0, open)).must(t)
 		mustOK(t, c.Delete(marker+"/k", -1))
-		eventually(t, reapTimeout, "marker container reaped", func() bool {
+		testutil.Eventually(t, reapTimeout, "marker container reaped", func() bool {
 			ok, _, err := c.Exists(marker)
 			return err == nil && !ok
 		})
@@ -67,7 +68,7 @@ func TestReaper(t *testing.T) {
 		_, _, ch, err := c.ExistsW(p)
 		mustOK(t, err)
 		expectEventWithin(t, ch, reapTimeout, zk.EventNodeDeleted, p)
-		eventually(t, reapTimeout, "sequential TTL node reaped", func() bool {
+		testutil.Eventually(t, reapTimeout, "sequential TTL node reaped", func() bool {
 			ok, _, err := c.Exists(s)
 			return err == nil && !ok
 		})
@@ -82,7 +83,7 @@ func TestReaper(t *testing.T) {
 		p := try(c.CreateTTL(base+"/parent", nil, zk.FlagTTL, open, time.Second)).must(t)
 		try(c.Create(p+"/kid", nil, 0, open)).must(t)
 		marker := try(c.CreateTTL(base+"/marker", nil, zk.FlagTTL, open, time.Second)).must(t)
-		eventually(t, reapTimeout, "marker TTL node reaped", func() bool {
+		testutil.Eventually(t, reapTimeout, "marker TTL node reaped", func() bool {
 			ok, _, err := c.Exists(marker)
 			return err == nil && !ok
 		})
@@ -91,7 +92,7 @@ func TestReaper(t *testing.T) {
 			t.Fatal("TTL node with a child was reaped")
 		}
 		mustOK(t, c.Delete(p+"/kid", -1))
-		eventually(t, reapTimeout, "emptied TTL node reaped", func() bool {
+		testutil.Eventually(t, reapTimeout, "emptied TTL node reaped", func() bool {
 			ok, _, err := c.Exists(p)
 			return err == nil && !ok
 		})

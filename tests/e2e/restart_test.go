@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 	"github.com/corral-db/corral/wire"
 )
@@ -63,7 +64,7 @@ func TestRestart(t *testing.T) {
 	}
 	// Closing the session now removes the ephemeral as usual.
 	c.Close()
-	eventually(t, eventTimeout, "ephemeral removed after close", func() bool {
+	testutil.Eventually(t, eventTimeout, "ephemeral removed after close", func() bool {
 		ok, _, err := other.Exists("/r/eph")
 		return err == nil && !ok
 	})

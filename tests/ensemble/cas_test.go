@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -85,7 +86,7 @@ func testLinearizableCAS(t *testing.T, n int) {
 	waitOps := func(k int, after string) {
 		t.Helper()
 		target := h.completed() + k
-		waitUntil(t, progressWait, after+": CAS clients complete operations", func() bool {
+		testutil.Eventually(t, progressWait, after+": CAS clients complete operations", func() bool {
 			select {
 			case <-done:
 				t.Fatalf("after %s: the CAS clients reached their bounds before %d more operations", after, k)

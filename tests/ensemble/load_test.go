@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -162,7 +163,7 @@ func (l *createLoad) waitProgress(t *testing.T, k int, after string) {
 func (l *createLoad) pause(t *testing.T) {
 	t.Helper()
 	l.gate.close()
-	waitUntil(t, drainWait, "in-flight creates finish", l.gate.idle)
+	testutil.Eventually(t, drainWait, "in-flight creates finish", l.gate.idle)
 }
 
 func (l *createLoad) resume() { l.gate.open() }

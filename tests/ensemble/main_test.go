@@ -284,18 +284,6 @@ func definite(err error) bool {
 	return false
 }
 
-// waitUntil polls cond until it holds or limit passes, then fails.
-func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true within %s", what, limit)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // sameZnodeCount waits until every member in idx (all members if none)
 // reports the same zk_znode_count and returns it. Followers apply commits
 // a little after the leader, so counts are compared only once the writes

@@ -1,0 +1,398 @@
+package command
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The reference (BENCHMARKS.md) is generated from the stored reports of
+// the runs (docs/bench/runs/*.md) by `corral-bench report-md`: for each
+// experiment the newest stored run of the command that defines it, the
+// report's main table, the command, and a link to the whole report; the
+// headline ratios against ZooKeeper at the top. Nothing in it is typed by
+// hand but the method and the list below.
+
+// refExperiment is one section of the reference.
+type refExperiment struct {
+	title string
+	// glob picks the experiment's stored runs in the runs directory; the
+	// newest (by name: the names end in their start time) is shown.
+	glob    string
+	command string
+	what    string
+	// tables are the report's tables shown, by the heading they follow
+	// (the first table after it); rows, if set, keeps only the rows it
+	// accepts (cells without the outer pipes).
+	tables []refTable
+	// headline, if set, adds rows to the headline table from the report.
+	headline func(run string, tabs []mdTable) []headlineRow
+	// figures are the experiment's stored figures, relative to the
+	// repository's root (the reports link theirs by bare file name).
+	figures []string
+}
+
+type refTable struct {
+	heading string
+	rows    func(cells []string) bool
+}
+
+type headlineRow struct{ experiment, measure, ratio, run string }
+
+// refExperiments is the reference's content, in order.
+var refExperiments = []refExperiment{
+	{
+		title:   "compare: standalone",
+		glob:    "compare-repeat3-fresh-*.md",
+		command: "corral-bench compare --repeat 3 --phases seqcreate/create/set,get --keys 200000 --out DIR",
+		what:    "one server each; 32 connections × 32 requests in flight of 1 KiB (seqcreate: one request at a time), each target started afresh per group of phases, three interleaved runs; medians",
+		tables:  []refTable{{heading: "## corral bench compare", rows: compareRow}},
+		headline: func(run string, tabs []mdTable) []headlineRow {
+			return ratioRows("compare, standalone", run, tabs)
+		},
+		figures: latencyFigures("docs/bench/compare"),
+	},
+	{
+		title:   "compare: 3-server ensembles",
+		glob:    "compare-3n-repeat2-2*.md",
+		command: "corral-bench compare --servers 3 --repeat 2 --phases create/set,get/seqcreate --keys 200000 --out DIR",
+		what:    "as standalone, with 3-server ensembles on loopback and two interleaved runs",
+		tables:  []refTable{{heading: "## corral bench compare", rows: compareRow}},
+		headline: func(run string, tabs []mdTable) []headlineRow {
+			return ratioRows("compare, 3 servers", run, tabs)
+		},
+		figures: latencyFigures("docs/bench/compare-3n"),
+	},
+	{
+		title:   "durability modes (the diskless thesis, Figs. 5.1-5.6)",
+		glob:    "durability-2*.md",
+		command: "corral-bench durability --create-duration 10s --get-duration 5s --cpu-duration 5s --queue-duration 5s --out DIR",
+		what:    "3-server ensembles of corral sync, async and diskless and ZooKeeper with and without forceSync",
+		tables: []refTable{
+			{heading: "#### Create throughput (Fig. 5.1)"},
+			{heading: "### Create throughput targets (reported, not asserted)"},
+			{heading: "#### Restoration after a leader kill (Fig. 5.4): kill → first write accepted, ms"},
+		},
+		headline: func(run string, tabs []mdTable) []headlineRow {
+			t := findTable(tabs, "### Create throughput targets (reported, not asserted)")
+			if t == nil {
+				return nil
+			}
+			var out []headlineRow
+			for _, r := range t.rows {
+				if len(r) >= 2 {
+					out = append(out, headlineRow{"durability", r[0], r[1], run})
+				}
+			}
+			return out
+		},
+		figures: []string{
+			"docs/bench/durability/create.png", "docs/bench/durability/get.png", "docs/bench/durability/cpu.png",
+			"docs/bench/durability/queue.png", "docs/bench/durability/snapshot.png", "docs/bench/durability/restore.png",
+		},
+	},
+	{
+		title:   "failover",
+		glob:    "failover-corral-*.md",
+		command: "corral-bench failover --target corral --trials 20 --out DIR",
+		what:    "the write gap seen by one client when the leader of a 3-server ensemble is killed",
+		tables:  []refTable{{heading: "## corral bench failover"}},
+	},
+	{
+		title:   "throughput against the read ratio (ZooKeeper paper, Fig. 5 and Table 1)",
+		glob:    "readratio-*.md",
+		command: "corral-bench readratio --out DIR",
+		what:    "3 and 5 servers, 30 connections × 32 in flight, 1 KiB values",
+		tables:  []refTable{{heading: "### Throughput (ops/s)"}},
+		figures: []string{"docs/bench/experiments/readratio.png"},
+	},
+	{
+		title:   "failures (ZooKeeper paper, Fig. 8)",
+		glob:    "failures-*.md",
+		command: "corral-bench failures --out DIR",
+		what:    "5 servers under a 70% read load while members are killed and restarted",
+		tables:  []refTable{{heading: "### Totals over the measured interval"}},
+		figures: []string{"docs/bench/experiments/failures.png"},
+	},
+	{
+		title:   "YCSB",
+		glob:    "ycsb-*.md",
+		command: "corral-bench ycsb --out DIR",
+		what:    "workloads A-F and S over 1 KB records, 3 servers, 16 threads",
+		tables:  []refTable{{heading: "### corral / zookeeper"}},
+	},
+	{
+		title:   "scale (Universal Scalability Law)",
+		glob:    "scale-*.md",
+		command: "corral-bench scale --out DIR",
+		what:    "N = 1, 2, 3, 4, 6, 8 servers with 2N clients, getData",
+		tables:  []refTable{{heading: "### USL coefficients side by side"}},
+		figures: []string{"docs/bench/experiments/usl.png"},
+	},
+	{
+		title:   "2^k r factorial",
+		glob:    "factorial-*.md",
+		command: "corral-bench factorial --out DIR",
+		what:    "2^3 × 2 over servers, value size and durability",
+		tables:  []refTable{{heading: "### Effects and allocation of variation"}},
+	},
+}
+
+// latencyFigures are compare's latency percentile plots stored in dir.
+func latencyFigures(dir string) []string {
+	var out []string
+	for _, p := range []string{"create", "set", "get", "seqcreate"} {
+		out = append(out, dir+"/latency-"+p+".png")
+	}
+	return out
+}
+
+// compareRow keeps the throughput and latency rows of a compare table.
+func compareRow(cells []string) bool {
+	return len(cells) > 1 && slices.Contains([]string{"ops/s", "p50 ms", "p99 ms", "server CPU µs/op"}, cells[1])
+}
+
+// ratioRows are the ops/s ratios of a compare report.
+func ratioRows(experiment, run string, tabs []mdTable) []headlineRow {
+	t := findTable(tabs, "## corral bench compare")
+	if t == nil {
+		return nil
+	}
+	col := slices.IndexFunc(t.header, func(h string) bool { return strings.HasPrefix(h, "corral/zookeeper") })
+	var out []headlineRow
+	for _, r := range t.rows {
+		if col >= 0 && len(r) > col && len(r) > 1 && r[1] == "ops/s" {
+			out = append(out, headlineRow{experiment, r[0] + " ops/s", r[col], run})
+		}
+	}
+	return out
+}
+
+// mdTable is one Markdown table of a report and the heading above it.
+type mdTable struct {
+	heading string
+	lines   []string // as written, header and separator included
+	header  []string
+	rows    [][]string
+}
+
+// parseTables reads the tables of a Markdown document.
+func parseTables(md string) []mdTable {
+	var out []mdTable
+	heading := ""
+	var cur *mdTable
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "|") {
+			if cur == nil {
+				out = append(out, mdTable{heading: heading})
+				cur = &out[len(out)-1]
+			}
+			cur.lines = append(cur.lines, line)
+			cells := splitRow(line)
+			switch len(cur.lines) {
+			case 1:
+				cur.header = cells
+			case 2: // separator
+			default:
+				cur.rows = append(cur.rows, cells)
+			}
+			continue
+		}
+		cur = nil
+		if strings.HasPrefix(line, "#") {
+			heading = strings.TrimSpace(line)
+		}
+	}
+	return out
+}
+
+func splitRow(line string) []string {
+	line = strings.TrimSpace(line)
+	line = strings.TrimPrefix(line, "|")
+	line = strings.TrimSuffix(line, "|")
+	cells := strings.Split(line, "|")
+	for i := range cells {
+		cells[i] = strings.TrimSpace(cells[i])
+	}
+	return cells
+}
+
+// findTable is the first table after heading.
+func findTable(tabs []mdTable, heading string) *mdTable {
+	for i := range tabs {
+		if tabs[i].heading == heading {
+			return &tabs[i]
+		}
+	}
+	return nil
+}
+
+// newestRun is the last of the runs matching glob, by name.
+func newestRun(fsys []string, glob string) (string, bool) {
+	var match []string
+	for _, name := range fsys {
+		if ok, _ := path.Match(glob, name); ok {
+			match = append(match, name)
+		}
+	}
+	if len(match) == 0 {
+		return "", false
+	}
+	slices.Sort(match)
+	return match[len(match)-1], true
+}
+
+// reportStart is the "started" line of a report, or "".
+func reportStart(md string) string {
+	for _, line := range strings.Split(md, "\n") {
+		if v, ok := strings.CutPrefix(line, "- started: "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+const refMethod = `## Method
+
+- **One machine, one invocation.** Every table comes from one command
+  that starts corral and Apache ZooKeeper 3.9.3 in turn on 127.0.0.1,
+  from the same generated zoo.cfg, and drives both with the same load
+  generator (the ZooKeeper client protocol, pipelined). Ratios compare
+  figures of the same run, never of different runs.
+- **The machine**: 2 cores shared by the servers and the load
+  generator; each report states the load average at its start, the
+  load generator's CPU share, and the CPU busy outside both ("other
+  CPU s"), which marks a disturbed run.
+- **Noise**: targets start afresh for each group of phases; with
+  --repeat N the runs are interleaved (corral, ZooKeeper, corral, ...)
+  and the tables show medians with min–max, the relative standard
+  deviation and the paired runs' ratios.
+- **Builds**: make build (bin/corral, bin/corral-bench) and
+  make zookeeper (the jars); each report names the server binaries.
+- **This file** is generated from the stored reports in
+  docs/bench/runs/ by the command in its first line; the history of
+  what was tried is in the commit messages and docs/bench/notes/.
+`
+
+// writeReference writes the reference from the reports in runsDir,
+// linking them as linkDir/<name>.
+func writeReference(w io.Writer, runsDir, linkDir string) error {
+	entries, err := os.ReadDir(runsDir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".md") {
+			names = append(names, e.Name())
+		}
+	}
+	type section struct {
+		exp  refExperiment
+		run  string
+		md   string
+		tabs []mdTable
+	}
+	var sections []section
+	var headline []headlineRow
+	for _, exp := range refExperiments {
+		run, ok := newestRun(names, exp.glob)
+		if !ok {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(runsDir, run))
+		if err != nil {
+			return err
+		}
+		s := section{exp: exp, run: run, md: string(b), tabs: parseTables(string(b))}
+		sections = append(sections, s)
+		if exp.headline != nil {
+			headline = append(headline, exp.headline(run, s.tabs)...)
+		}
+	}
+	if len(sections) == 0 {
+		return fmt.Errorf("no stored run in %s matches an experiment", runsDir)
+	}
+	link := func(run string) string { return path.Join(linkDir, run) }
+
+	fmt.Fprintf(w, "# Benchmarks\n\n")
+	fmt.Fprintf(w, "<!-- Generated by `go run ./cmd/corral-bench report-md --runs %s --out BENCHMARKS.md`; edit bench/command/reference.go, not this file. -->\n\n", linkDir)
+	fmt.Fprintf(w, "corral against Apache ZooKeeper 3.9.3 on one 2-core machine, each\n")
+	fmt.Fprintf(w, "experiment's newest stored run. corral ÷ ZooKeeper, higher is better\n")
+	fmt.Fprintf(w, "for throughput:\n\n")
+	fmt.Fprintf(w, "| experiment | measure | ratio | run |\n|---|---|---:|---|\n")
+	for _, h := range headline {
+		fmt.Fprintf(w, "| %s | %s | %s | [%s](%s) |\n", h.experiment, h.measure, h.ratio, strings.TrimSuffix(h.run, ".md"), link(h.run))
+	}
+	fmt.Fprintf(w, "\n%s", refMethod)
+	for _, s := range sections {
+		fmt.Fprintf(w, "\n## %s\n\n", s.exp.title)
+		what := s.exp.what
+		what = strings.ToUpper(what[:1]) + what[1:]
+		fmt.Fprintf(w, "%s. Run started %s; [full report](%s).\n\n", what, reportStart(s.md), link(s.run))
+		fmt.Fprintf(w, "```sh\n%s\n```\n", s.exp.command)
+		for _, sel := range s.exp.tables {
+			t := findTable(s.tabs, sel.heading)
+			if t == nil {
+				return fmt.Errorf("%s: no table after %q", s.run, sel.heading)
+			}
+			fmt.Fprintln(w)
+			if h := strings.TrimLeft(sel.heading, "# "); !strings.HasPrefix(h, "corral bench") {
+				fmt.Fprintf(w, "%s:\n\n", h)
+			}
+			fmt.Fprintln(w, t.lines[0])
+			fmt.Fprintln(w, t.lines[1])
+			for i, r := range t.rows {
+				if sel.rows == nil || sel.rows(r) {
+					fmt.Fprintln(w, t.lines[2+i])
+				}
+			}
+		}
+		if len(s.exp.figures) > 0 {
+			fmt.Fprintf(w, "\nFigures (the last stored; `git log` on a figure names its run):")
+			for _, f := range s.exp.figures {
+				fmt.Fprintf(w, " [%s](%s)", strings.TrimSuffix(path.Base(f), ".png"), f)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+// referenceCommand runs `corral-bench report-md`.
+func referenceCommand(args []string, env CommandEnv) int {
+	fs := flag.NewFlagSet("report-md", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	runs := fs.String("runs", "docs/bench/runs", "directory of the stored run reports (linked relative to the output file's directory as given)")
+	out := fs.String("out", "", "file to write (default: stdout)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "corral bench report-md: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	var b strings.Builder
+	if err := writeReference(&b, *runs, filepath.ToSlash(*runs)); err != nil {
+		fmt.Fprintf(env.Stderr, "corral bench report-md: %v\n", err)
+		return 1
+	}
+	if *out == "" {
+		fmt.Fprint(env.Stdout, b.String())
+		return 0
+	}
+	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "corral bench report-md: %v\n", err)
+		return 1
+	}
+	return 0
+}

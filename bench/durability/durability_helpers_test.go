@@ -1,0 +1,3 @@
+package durability
+
+func durabilityF64(v float64) *float64 { return &v }

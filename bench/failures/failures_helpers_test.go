@@ -1,0 +1,24 @@
+package failures
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/bench/failover"
+	"github.com/corral-db/corral/bench/internal/fakezk"
+)
+
+func failuresBenchTestCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakezk.ProcessEnv) == "1" {
+		os.Exit(fakezk.ServeMain(os.Args[1:], failover.FailoverPath))
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,255 @@
+package fakezk
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// Tree is an in-memory server for the durability phases: it decodes
+// every request strictly, keeps a tree with sequential nodes, answers
+// each request as it is read, and records what a queue test checks: the
+// order in which each session deleted nodes, and any node deleted twice.
+type Tree struct {
+	t  *testing.T
+	Ln net.Listener
+	wg sync.WaitGroup
+
+	Mu       sync.Mutex
+	Nodes    map[string][]byte
+	Seq      map[string]int // next sequence number per parent
+	ops      map[wire.Op]int
+	deleted  map[string]bool
+	Deletes  map[int64][]string // session -> paths it deleted, in order
+	Sessions int64
+	Closed   int
+	problems []string
+}
+
+func NewTree(t *testing.T) *Tree {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Tree{
+		t: t, Ln: ln, Nodes: map[string][]byte{"/": {}}, Seq: map[string]int{},
+		ops: map[wire.Op]int{}, deleted: map[string]bool{}, Deletes: map[int64][]string{},
+	}
+	f.wg.Add(1)
+	go f.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		f.wg.Wait()
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		for _, p := range f.problems {
+			t.Error("fake server:", p)
+		}
+	})
+	return f
+}
+
+func (f *Tree) Addr() string { return f.Ln.Addr().String() }
+
+func (f *Tree) problem(format string, args ...any) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+}
+
+func (f *Tree) accept() {
+	defer f.wg.Done()
+	for {
+		nc, err := f.Ln.Accept()
+		if err != nil {
+			return
+		}
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			defer nc.Close()
+			f.serve(nc)
+		}()
+	}
+}
+
+func (f *Tree) serve(nc net.Conn) {
+	nc.SetDeadline(time.Now().Add(time.Minute)) // bound a broken test
+	br := bufio.NewReader(nc)
+	b, err := readFrame(br)
+	if err != nil {
+		f.problem("handshake: %v", err)
+		return
+	}
+	d := wire.NewDecoder(b)
+	d.Int()
+	d.Long()
+	timeout := d.Int()
+	d.Long()
+	d.Buffer()
+	d.Bool()
+	if d.Err() != nil || timeout <= 0 {
+		f.problem("bad ConnectRequest % x", b)
+		return
+	}
+	f.Mu.Lock()
+	f.Sessions++
+	sid := f.Sessions
+	f.Mu.Unlock()
+	var e wire.Encoder
+	at := beginFrame(&e)
+	e.Int(0)
+	e.Int(timeout)
+	e.Long(sid)
+	e.Buffer(make([]byte, passwdSize))
+	e.Bool(false)
+	endFrame(&e, at)
+	if _, err := nc.Write(e.B); err != nil {
+		return
+	}
+	for {
+		b, err := readFrame(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				f.problem("read: %v", err)
+			}
+			return
+		}
+		if len(b) < 8 {
+			f.problem("short request % x", b)
+			return
+		}
+		xid := int32(binary.BigEndian.Uint32(b))
+		op := wire.Op(binary.BigEndian.Uint32(b[4:]))
+		reply := f.answer(sid, xid, op, b[8:])
+		if reply == nil {
+			return
+		}
+		if _, err := nc.Write(reply); err != nil {
+			return
+		}
+		if op == wire.OpCloseSession {
+			return
+		}
+	}
+}
+
+func parentOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+func (f *Tree) answer(sid int64, xid int32, op wire.Op, body []byte) []byte {
+	d := wire.NewDecoder(body)
+	var out wire.Encoder
+	at := beginFrame(&out)
+	code := wire.CodeOK
+	var replyBody func()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.ops[op]++
+	switch op {
+	case wire.OpCreate:
+		path, data, acl, mode := d.String(), d.Buffer(), d.ACLs(), d.Int()
+		if len(acl) != 1 || acl[0] != wire.OpenACLUnsafe[0] || data == nil ||
+			mode != wire.ModePersistent && mode != wire.ModePersistentSequential {
+			f.problems = append(f.problems, fmt.Sprintf("bad create %q acl %v mode %d", path, acl, mode))
+		}
+		parent := parentOf(path)
+		if mode == wire.ModePersistentSequential {
+			path = fmt.Sprintf("%s%010d", path, f.Seq[parent])
+			f.Seq[parent]++
+		}
+		switch {
+		case f.Nodes[parent] == nil:
+			code = wire.CodeNoNode
+		case f.Nodes[path] != nil:
+			code = wire.CodeNodeExists
+		default:
+			f.Nodes[path] = data
+			replyBody = func() { out.String(path) }
+		}
+	case wire.OpGetData:
+		path, watch := d.String(), d.Bool()
+		if watch {
+			f.problems = append(f.problems, fmt.Sprintf("getData %q with a watch", path))
+		}
+		if data := f.Nodes[path]; data == nil {
+			code = wire.CodeNoNode
+		} else {
+			replyBody = func() { out.Buffer(data); out.Stat(&wire.Stat{DataLength: int32(len(data))}) }
+		}
+	case wire.OpDelete:
+		path, version := d.String(), d.Int()
+		if version != -1 {
+			f.problems = append(f.problems, fmt.Sprintf("bad delete %q version %d", path, version))
+		}
+		if f.Nodes[path] == nil {
+			code = wire.CodeNoNode
+		} else {
+			if f.deleted[path] {
+				f.problems = append(f.problems, fmt.Sprintf("%s deleted twice", path))
+			}
+			delete(f.Nodes, path)
+			f.deleted[path] = true
+			f.Deletes[sid] = append(f.Deletes[sid], path)
+		}
+	case wire.OpGetChildren:
+		path, watch := d.String(), d.Bool()
+		if watch {
+			f.problems = append(f.problems, fmt.Sprintf("getChildren %q with a watch", path))
+		}
+		if f.Nodes[path] == nil {
+			code = wire.CodeNoNode
+			break
+		}
+		var names []string
+		for p := range f.Nodes {
+			if p != "/" && parentOf(p) == path {
+				names = append(names, p[len(path)+1:])
+			}
+		}
+		// A real server lists in no particular order; reverse order makes
+		// a consumer that forgets to sort take messages out of order.
+		slices.Sort(names)
+		slices.Reverse(names)
+		replyBody = func() { out.Strings(names) }
+	case wire.OpCloseSession:
+		f.Closed++
+	default:
+		f.problems = append(f.problems, fmt.Sprintf("unexpected op %d", op))
+		return nil
+	}
+	if d.Err() != nil || d.Remaining() != 0 {
+		f.problems = append(f.problems, fmt.Sprintf("op %d: decode error %v, %d bytes left", op, d.Err(), d.Remaining()))
+		return nil
+	}
+	out.Int(xid)
+	out.Long(1)
+	out.Int(int32(code))
+	if code == wire.CodeOK && replyBody != nil {
+		replyBody()
+	}
+	endFrame(&out, at)
+	return out.B
+}
+
+func (f *Tree) Count(op wire.Op) int {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return f.ops[op]
+}

@@ -1,0 +1,251 @@
+package fakezk
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/wire"
+)
+
+// YCSB is an in-memory server for the YCSB phases: it decodes every
+// request strictly, keeps versioned nodes (setData checks the version),
+// answers each request as it is read (so pipelined requests are answered
+// in order), and answers srvr.
+type YCSB struct {
+	t  *testing.T
+	ln net.Listener
+	wg sync.WaitGroup
+
+	// Drop, if set, says which sessions (numbered from 1 in the order
+	// they were established) have their connection closed, unanswered,
+	// at their first getData: a server dying under those clients.
+	Drop func(session int64) bool
+	// ConflictAll fails every conditional setData with BadVersion, as if
+	// another client always wrote in between.
+	ConflictAll bool
+
+	Mu          sync.Mutex
+	nodes       map[string]*ycsbNode
+	ops         map[wire.Op]int
+	SetVersions map[int32]int // setData requests by version asked
+	Sessions    int64
+	Closed      int
+	problems    []string
+}
+
+type ycsbNode struct {
+	data    []byte
+	version int32
+}
+
+func NewYCSB(t *testing.T) *YCSB {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &YCSB{t: t, ln: ln, nodes: map[string]*ycsbNode{"/": {}}, ops: map[wire.Op]int{}, SetVersions: map[int32]int{}}
+	f.wg.Add(1)
+	go f.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		f.wg.Wait()
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		for _, p := range f.problems {
+			t.Error("fake server:", p)
+		}
+	})
+	return f
+}
+
+func (f *YCSB) Addr() string { return f.ln.Addr().String() }
+
+func (f *YCSB) problem(format string, args ...any) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+}
+
+func (f *YCSB) accept() {
+	defer f.wg.Done()
+	for {
+		nc, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			defer nc.Close()
+			f.serve(nc)
+		}()
+	}
+}
+
+func (f *YCSB) serve(nc net.Conn) {
+	nc.SetDeadline(time.Now().Add(time.Minute)) // bound a broken test
+	br := bufio.NewReader(nc)
+	if word, err := br.Peek(4); err == nil && strings.Trim(string(word), "abcdefghijklmnopqrstuvwxyz") == "" {
+		io.WriteString(nc, "Zookeeper version: ycsb fake\nMode: standalone\n")
+		return
+	}
+	b, err := readFrame(br)
+	if err != nil {
+		f.problem("handshake: %v", err)
+		return
+	}
+	d := wire.NewDecoder(b)
+	d.Int()
+	d.Long()
+	timeout := d.Int()
+	d.Long()
+	d.Buffer()
+	d.Bool()
+	if d.Err() != nil || timeout <= 0 {
+		f.problem("bad ConnectRequest % x", b)
+		return
+	}
+	f.Mu.Lock()
+	f.Sessions++
+	sid := f.Sessions
+	f.Mu.Unlock()
+	var e wire.Encoder
+	at := beginFrame(&e)
+	e.Int(0)
+	e.Int(timeout)
+	e.Long(sid)
+	e.Buffer(make([]byte, passwdSize))
+	e.Bool(false)
+	endFrame(&e, at)
+	if _, err := nc.Write(e.B); err != nil {
+		return
+	}
+	for {
+		b, err := readFrame(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				f.problem("read: %v", err)
+			}
+			return
+		}
+		if len(b) < 8 {
+			f.problem("short request % x", b)
+			return
+		}
+		xid := int32(binary.BigEndian.Uint32(b))
+		op := wire.Op(binary.BigEndian.Uint32(b[4:]))
+		if op == wire.OpGetData && f.Drop != nil && f.Drop(sid) {
+			return // dies without answering
+		}
+		reply := f.answer(xid, op, b[8:])
+		if reply == nil {
+			return
+		}
+		if _, err := nc.Write(reply); err != nil {
+			return
+		}
+		if op == wire.OpCloseSession {
+			return
+		}
+	}
+}
+
+func (f *YCSB) answer(xid int32, op wire.Op, body []byte) []byte {
+	d := wire.NewDecoder(body)
+	var out wire.Encoder
+	at := beginFrame(&out)
+	code := wire.CodeOK
+	var replyBody func()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.ops[op]++
+	switch op {
+	case wire.OpCreate:
+		path, data, acl, mode := d.String(), d.Buffer(), d.ACLs(), d.Int()
+		if len(acl) != 1 || acl[0] != wire.OpenACLUnsafe[0] || data == nil || mode != wire.ModePersistent {
+			f.problems = append(f.problems, fmt.Sprintf("bad create %q acl %v mode %d", path, acl, mode))
+		}
+		switch {
+		case f.nodes[parentOf(path)] == nil:
+			code = wire.CodeNoNode
+		case f.nodes[path] != nil:
+			code = wire.CodeNodeExists
+		default:
+			f.nodes[path] = &ycsbNode{data: data}
+			replyBody = func() { out.String(path) }
+		}
+	case wire.OpGetData:
+		path, watch := d.String(), d.Bool()
+		if watch {
+			f.problems = append(f.problems, fmt.Sprintf("getData %q with a watch", path))
+		}
+		if n := f.nodes[path]; n == nil {
+			code = wire.CodeNoNode
+		} else {
+			st := wire.Stat{Version: n.version, DataLength: int32(len(n.data))}
+			data := n.data
+			replyBody = func() { out.Buffer(data); out.Stat(&st) }
+		}
+	case wire.OpSetData:
+		path, data, version := d.String(), d.Buffer(), d.Int()
+		f.SetVersions[version]++
+		n := f.nodes[path]
+		switch {
+		case len(data) != ycsbRecordSize:
+			f.problems = append(f.problems, fmt.Sprintf("setData %q of %d bytes", path, len(data)))
+		case n == nil:
+			code = wire.CodeNoNode
+		case version != -1 && (f.ConflictAll || version != n.version):
+			code = wire.CodeBadVersion
+		default:
+			n.data, n.version = data, n.version+1
+			st := wire.Stat{Version: n.version, DataLength: int32(len(data))}
+			replyBody = func() { out.Stat(&st) }
+		}
+	case wire.OpCloseSession:
+		f.Closed++
+	default:
+		f.problems = append(f.problems, fmt.Sprintf("unexpected op %d", op))
+		return nil
+	}
+	if d.Err() != nil || d.Remaining() != 0 {
+		f.problems = append(f.problems, fmt.Sprintf("op %d: decode error %v, %d bytes left", op, d.Err(), d.Remaining()))
+		return nil
+	}
+	out.Int(xid)
+	out.Long(1)
+	out.Int(int32(code))
+	if code == wire.CodeOK && replyBody != nil {
+		replyBody()
+	}
+	endFrame(&out, at)
+	return out.B
+}
+
+func (f *YCSB) Count(op wire.Op) int {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return f.ops[op]
+}
+
+// Records returns the children of table and their data.
+func (f *YCSB) Records(table string) map[string][]byte {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	out := map[string][]byte{}
+	for p, n := range f.nodes {
+		if parentOf(p) == table {
+			out[p] = n.data
+		}
+	}
+	return out
+}
