@@ -142,3 +142,42 @@ func (r *Ring) Split(keys [][]byte) []Batch {
 	slices.SortFunc(out, func(a, b Batch) int { return int(int64(a.Group) - int64(b.Group)) })
 	return out
 }
+
+// BisectTokens picks n new tokens that each halve the largest range at
+// the time of picking (the new tokens included), so that a group added
+// with them takes its ranges from the most loaded ones. Ties go to the
+// range earliest in ring order. It returns nil on an empty ring or when
+// no range can be halved any more.
+func (r *Ring) BisectTokens(n int) []uint64 {
+	if r.Len() == 0 || n <= 0 || n > MaxTokens {
+		return nil
+	}
+	pts := make([]uint64, 0, r.Len()+n)
+	for _, t := range r.tokens {
+		pts = append(pts, t.Token)
+	}
+	var out []uint64
+	for range n {
+		// The largest range (prev, pts[i]]; a single point owns all 2^64.
+		best, bestSize, full := -1, uint64(0), len(pts) == 1
+		for i := range pts {
+			size := pts[i] - pts[(i+len(pts)-1)%len(pts)]
+			if best < 0 || size > bestSize {
+				best, bestSize = i, size
+			}
+		}
+		if !full && bestSize < 2 {
+			return out // nothing left to halve
+		}
+		start := pts[(best+len(pts)-1)%len(pts)]
+		half := bestSize / 2
+		if full {
+			half = 1 << 63
+		}
+		mid := start + half
+		out = append(out, mid)
+		pts = append(pts, mid)
+		slices.Sort(pts)
+	}
+	return out
+}

@@ -452,3 +452,53 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+func TestBisectTokens(t *testing.T) {
+	one, _ := New(1, []Token{{100, 1}})
+	if got := one.BisectTokens(1); !slices.Equal(got, []uint64{100 + 1<<63}) {
+		t.Fatalf("bisect a single-token ring: %#x", got)
+	}
+	// Four groups added by bisection to a one-token ring split it evenly.
+	r := one
+	for g := GroupID(2); g <= 4; g++ {
+		next, moves, err := r.AddGroup(g, r.BisectTokens(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(moves) != 1 {
+			t.Fatalf("adding %v: moves %v", g, moves)
+		}
+		r = next
+	}
+	for _, g := range r.Groups() {
+		rs := r.Ranges(g)
+		if len(rs) != 1 || rs[0].Size() != 1<<62 {
+			t.Fatalf("%v owns %v, want a quarter of the ring: %v", g, rs, r)
+		}
+	}
+	for i := 0; i < *seeds; i++ {
+		rng := newRNG(t, i)
+		r := randomRing(rng)
+		n := 1 + rng.IntN(4)
+		toks := r.BisectTokens(n)
+		// Every pick halves the largest range available at its turn, so
+		// the new group's tokens are distinct and new.
+		if len(toks) == 0 {
+			continue // a ring of adjacent tokens has nothing to halve
+		}
+		if _, _, err := r.AddGroup(99, toks); err != nil {
+			t.Fatalf("seed %d: %v: bisected tokens %#x: %v", i, r, toks, err)
+		}
+		if r.Len() == 1 {
+			continue // the whole ring: covered above
+		}
+		var largest uint64
+		for _, tk := range r.tokens {
+			rg, _ := r.RangeOfHash(tk.Token)
+			largest = max(largest, rg.Size())
+		}
+		if rg, _ := r.RangeOfHash(toks[0]); rg.Size() != largest {
+			t.Fatalf("seed %d: %v: first pick %#x not in a largest range", i, r, toks[0])
+		}
+	}
+}
