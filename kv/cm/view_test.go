@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/kv/ring"
+	"github.com/corral-db/corral/tests/harness"
 )
 
 // waitState waits until the View's state satisfies ok.
@@ -144,4 +146,106 @@ func TestViewStops(t *testing.T) {
 	if v.Err() == nil {
 		t.Fatal("view stopped without saying why")
 	}
+}
+
+// TestViewBadRecordKeepsLastGood: a record that does not parse is
+// reported by LastError and the last good value kept; znodes that are not
+// part of the layout are ignored.
+func TestViewBadRecordKeepsLastGood(t *testing.T) {
+	srv := env.Start(t)
+	c := connect(t, srv.Addr())
+	s := newStore(t, c)
+	ctx := testCtx(t)
+	if err := s.RegisterGroup(ctx, 1, members(1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordLeader(ctx, 1, leader(2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Watch(ctx, connect(t, srv.Addr()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if l, ok := v.Current().LeaderOf(1); !ok || l != leader(2, 1) {
+		t.Fatalf("initial leader %+v %v", l, ok)
+	}
+	for _, p := range []string{DefaultRoot + "/junk", s.l.groupsPath() + "/not-a-group", s.l.groupsPath() + "/01"} {
+		if _, err := c.Create(ctx, p, []byte("x"), openACL, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Set(ctx, s.l.leaderPath(1), []byte("{broken"), -1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(waitLimit)
+	for v.LastError() == nil {
+		select {
+		case <-v.Changed():
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("a broken leader record was never reported")
+		}
+	}
+	if !errors.Is(v.LastError(), ErrBadRecord) {
+		t.Fatalf("LastError %v, want ErrBadRecord", v.LastError())
+	}
+	st := v.Current()
+	if l, ok := st.LeaderOf(1); !ok || l != leader(2, 1) || len(st.Groups) != 1 {
+		t.Fatalf("after a broken record: %+v", st)
+	}
+	// Repaired, it is read again (the View retries on its own).
+	if _, err := c.Set(ctx, s.l.leaderPath(1), encodeLeader(leader(3, 2)), -1); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, v, "the repaired leader", func(st *State) bool {
+		l, ok := st.LeaderOf(1)
+		return ok && l == leader(3, 2)
+	})
+}
+
+// TestViewCatchesUpAfterReconnect: changes made while the View's session
+// is disconnected (its server stopped) are not replayed as events; the
+// View re-reads everything once its session is back (on the same member,
+// restarted: it is the only address the View's client has).
+func TestViewCatchesUpAfterReconnect(t *testing.T) {
+	ens := env.StartEnsemble(t, 3, harness.EnsembleConfig{TickTime: harness.TickTime})
+	leaderIdx := ens.WaitAll()
+	// The View's session on a follower, so that stopping it needs no
+	// election.
+	var follower int
+	for _, i := range ens.Followers(leaderIdx) {
+		follower = i
+		break
+	}
+	vc, err := client.Connect(testCtx(t), []string{ens.Server(follower).Addr()}, client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vc.Close() })
+	v, err := Watch(testCtx(t), vc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	s := newStore(t, connect(t, ens.Server(leaderIdx).Addr()))
+	ctx := testCtx(t)
+	if err := s.RegisterGroup(ctx, 1, members(1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, v, "group 1", func(st *State) bool { _, ok := st.Groups[1]; return ok })
+
+	ens.Server(follower).Stop()
+	if err := s.RecordLeader(ctx, 1, leader(7, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterGroup(ctx, 2, members(4)); err != nil {
+		t.Fatal(err)
+	}
+	ens.Server(follower).StartAgain()
+	waitState(t, v, "the changes made while disconnected", func(st *State) bool {
+		l, ok := st.LeaderOf(1)
+		_, two := st.Groups[2]
+		return ok && l == leader(7, 3) && two
+	})
 }
