@@ -62,11 +62,30 @@ type Router struct {
 	// wantRing is the newest ring version a server reported (WrongRange);
 	// routing waits until st's ring reaches it.
 	wantRing uint64
+	// updated is closed (and replaced) by each Update or learnt leader.
+	updated chan struct{}
 }
 
 // New returns a Router with no configuration: Route fails with ErrNoRing
 // until Update.
-func New() *Router { return &Router{learnt: map[ring.GroupID]cm.Leader{}} }
+func New() *Router {
+	return &Router{learnt: map[ring.GroupID]cm.Leader{}, updated: make(chan struct{})}
+}
+
+// Updated returns a channel closed at the next change of what the Router
+// knows (an Update, or a leader learnt from NotLeader). Take it before
+// Route, so that a change between the two is not missed.
+func (r *Router) Updated() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.updated
+}
+
+// changedLocked wakes the waiters of Updated.
+func (r *Router) changedLocked() {
+	close(r.updated)
+	r.updated = make(chan struct{})
+}
 
 // Update installs a new configuration. A State whose ring is older than
 // the one held keeps the held ring (the CM's ring version never goes
@@ -87,6 +106,7 @@ func (r *Router) Update(st *cm.State) {
 			delete(r.learnt, g)
 		}
 	}
+	r.changedLocked()
 }
 
 // Route is the target for a row key.
@@ -190,6 +210,7 @@ func (r *Router) Observe(t Target, err error) Action {
 		cur, ok := r.leaderLockedSafe(g)
 		if !ok || nl.Epoch > cur.Epoch {
 			r.learnt[g] = cm.Leader{Epoch: nl.Epoch, ID: nl.LeaderID, Addr: nl.LeaderAddr}
+			r.changedLocked()
 			if nl.LeaderAddr == "" {
 				return WaitConfig
 			}
