@@ -14,7 +14,9 @@
 // RegisterGroup, DeregisterGroup, and RecordLeader, the conditional update
 // a newly elected group leader makes: it succeeds only if the stored epoch
 // is lower than the caller's, so a deposed leader cannot overwrite a newer
-// one.
+// one. Announcer wraps it for a storage node: the node reports each epoch
+// in which it becomes leader, and the Announcer records it, retrying lost
+// writes, until it succeeds or is refused as stale.
 //
 // View reads it once and keeps a copy current through one persistent
 // recursive watch on the root (addWatch PERSISTENT_RECURSIVE), re-reading
