@@ -75,23 +75,27 @@ func Watch(ctx context.Context, c *client.Conn, root string) (*View, error) {
 		changed: make(chan struct{}, 1),
 		dirty:   map[dirtyKey]struct{}{},
 	}
-	st, err := s.Load(ctx)
-	if err != nil {
-		cancel()
-		rmCtx, rmCancel := context.WithTimeout(context.Background(), time.Second)
-		_ = w.Remove(rmCtx)
-		rmCancel()
-		return nil, err
-	}
-	v.cur = st
+	// The pump runs before the first read: events that arrive meanwhile
+	// must be drained, or a full watcher would stall the replies the read
+	// waits for. What they mark is read again afterwards.
+	ready := make(chan struct{}) // closed once cur holds the first read
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); v.pump(ctx) }()
-	go func() { defer wg.Done(); v.load(ctx) }()
+	go func() { defer wg.Done(); v.load(ctx, ready) }()
 	go func() {
 		wg.Wait()
 		close(v.done)
 	}()
+	st, err := s.Load(ctx)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	v.mu.Lock()
+	v.cur = st
+	v.mu.Unlock()
+	close(ready)
 	return v, nil
 }
 
@@ -190,8 +194,14 @@ func (v *View) mark(ev client.Event) {
 	}
 }
 
-// load re-reads what is dirty whenever kicked, until ctx ends.
-func (v *View) load(ctx context.Context) {
+// load re-reads what is dirty whenever kicked, from when ready is closed
+// until ctx ends.
+func (v *View) load(ctx context.Context, ready <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-ready:
+	}
 	var retry <-chan time.Time
 	for {
 		select {

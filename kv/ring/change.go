@@ -1,6 +1,7 @@
 package ring
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -139,7 +140,7 @@ func (r *Ring) Split(keys [][]byte) []Batch {
 		}
 		out[j].Indexes = append(out[j].Indexes, i)
 	}
-	slices.SortFunc(out, func(a, b Batch) int { return int(int64(a.Group) - int64(b.Group)) })
+	slices.SortFunc(out, func(a, b Batch) int { return cmp.Compare(a.Group, b.Group) })
 	return out
 }
 

@@ -1,6 +1,7 @@
 package ring
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,15 +56,7 @@ func New(version uint64, tokens []Token) (*Ring, error) {
 		return nil, ErrTooManyTokens
 	}
 	ts := slices.Clone(tokens)
-	slices.SortFunc(ts, func(a, b Token) int {
-		switch {
-		case a.Token < b.Token:
-			return -1
-		case a.Token > b.Token:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ts, func(a, b Token) int { return cmp.Compare(a.Token, b.Token) })
 	for i, t := range ts {
 		if t.Group == 0 {
 			return nil, ErrZeroGroup
