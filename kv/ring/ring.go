@@ -102,8 +102,12 @@ func Build(groups []GroupID, perGroup int, seed uint64) (*Ring, error) {
 }
 
 // SeededTokens returns n tokens for group g derived from seed as Build
-// does, skipping any token in taken (which it does not modify).
+// does, skipping any token in taken (which it does not modify). It
+// returns nil unless 0 < n <= MaxTokens.
 func SeededTokens(g GroupID, n int, seed uint64, taken map[uint64]bool) []uint64 {
+	if n <= 0 || n > MaxTokens {
+		return nil
+	}
 	out := make([]uint64, 0, n)
 	mine := make(map[uint64]bool, n)
 	var buf [20]byte

@@ -405,6 +405,9 @@ func TestNewRejectsBadTokens(t *testing.T) {
 	if _, _, err := r.AddGroup(3, nil); !errors.Is(err, ErrNoTokens) {
 		t.Errorf("AddGroup with no tokens: %v", err)
 	}
+	if _, _, err := r.AddGroupSeeded(3, 1<<40, 1); !errors.Is(err, ErrNoTokens) {
+		t.Errorf("AddGroupSeeded with absurdly many tokens: %v", err)
+	}
 	if _, _, err := r.RemoveGroup(3); !errors.Is(err, ErrNoSuchGroup) {
 		t.Errorf("RemoveGroup of an absent group: %v", err)
 	}
