@@ -46,6 +46,9 @@ func runServer(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go gcpace.Run(ctx, gcpace.DefaultHeadroom(), logger)
+	if gcpace.SetMemoryLimit(cfg.MemoryLimit) {
+		logger.Info("memory limit set", "memory.limit", cfg.MemoryLimit)
+	}
 	if err := serve(ctx, cfg, logger, nil); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
