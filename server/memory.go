@@ -3,6 +3,7 @@ package server
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync/atomic"
 	"time"
 )
@@ -53,6 +54,17 @@ func (s *Server) releaseMemory(why string) {
 		log.Info("returned free memory to the OS", "after", why, "retainedBefore", before>>20, "retainedAfter", retainedHeap()>>20,
 			"unit", "MiB", "took", time.Since(start))
 	}()
+}
+
+// liveHeap is the heap the last collection found live (0 before the
+// first).
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // retainedHeap is the heap memory the runtime holds from the OS.
