@@ -51,10 +51,13 @@ type Result struct {
 // replaying the log over a fuzzy snapshot) changes what it safely can and
 // reports why in r.Err (see doc.go for the replay rules).
 //
-// Apply copies tx.Data into an allocation of its own: a txn's data may be
-// a slice of a larger record (a leader's proposal, txn.AppendShared) that
-// the tree would otherwise keep alive for the node's lifetime (200 bytes
-// more per 100-byte znode). ACL lists are interned (copied once per
+// A create copies tx.Data into an allocation of its own: a txn's data may
+// be a slice of a larger record (a leader's proposal, txn.AppendShared)
+// that the tree would otherwise keep alive for the node's lifetime (200
+// bytes more per 100-byte znode on a leader). setData keeps tx.Data
+// without copying, allocating nothing: the caller must not modify it
+// afterwards, and on a leader the record stays alive until the node's
+// data is replaced again. ACL lists are interned (copied once per
 // distinct list).
 func (t *Tree) Apply(h *txn.Header, tx *txn.Txn, r *Result) {
 	r.Err = wire.CodeOK
@@ -281,7 +284,9 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 	}
 	t.nodeSum -= n.hash
 	t.dataSize += int64(len(tx.Data) - n.dataSize())
-	n.setData(bytes.Clone(tx.Data))
+	// Kept as given, not copied as a create's is: setData is the hot
+	// path that allocates nothing (see Apply).
+	n.setData(tx.Data)
 	n.stat.Version = tx.Version
 	n.stat.Mzxid = h.Zxid
 	n.stat.Mtime = h.Time
