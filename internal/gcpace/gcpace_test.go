@@ -71,8 +71,8 @@ func TestDefaultHeadroom(t *testing.T) {
 	if h == 0 || h > maxHeadroom {
 		t.Fatalf("DefaultHeadroom() = %d, want (0, %d]", h, maxHeadroom)
 	}
-	if m := physicalMemory(); m > 0 && h > m/16 {
-		t.Fatalf("DefaultHeadroom() = %d on a machine of %d bytes: more than a sixteenth", h, m)
+	if m := physicalMemory(); m > 0 && h > m/64 {
+		t.Fatalf("DefaultHeadroom() = %d on a machine of %d bytes: more than a sixty-fourth", h, m)
 	}
 }
 
