@@ -11,8 +11,9 @@ import (
 // A SNAP replaces the whole tree: the old one, and the snapshot's bytes it
 // was decoded from, become garbage the size of the tree; on the leader
 // that sent it, the snapshot file read into memory does. The collector
-// frees them at its next cycle, which internal/gcpace puts up to 512 MiB
-// of allocation away, and the runtime keeps the freed pages resident
+// frees them at its next cycle, which internal/gcpace puts half the live
+// heap (at least 64 MiB) of allocation away, and the runtime keeps the
+// freed pages resident
 // (it returns memory above the heap goal, and the goal is far above).
 // A member that has just installed a 500k-node tree was left 200-300 MB
 // larger than one restarted from its own snapshot (Fig. 5.4's trials), and
