@@ -167,6 +167,12 @@ type Config struct {
 	// Durability is corral's durability key (sync|async|diskless). Unset,
 	// it is async if forceSync=no and sync otherwise.
 	Durability Durability
+
+	// MemoryLimit is corral's memory.limit key: the soft memory limit of
+	// the server's process in bytes (the Go runtime's, as GOMEMLIMIT),
+	// written as an integer with an optional K, M, G or T suffix (powers
+	// of 1024). 0, the default, is no limit; GOMEMLIMIT, if set, wins.
+	MemoryLimit int64
 	// PurgeTimeMs and NumberToRetain are the diskless thesis's snapshot
 	// purger keys (its Appendix A.3): every PurgeTime ms keep the newest
 	// NumberToRetain snapshots. 0 leaves purging to autopurge.*.

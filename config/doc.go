@@ -21,8 +21,10 @@
 // cannot be used is an error naming the key and the value (*KeyError,
 // wrapping ErrInvalid).
 //
-// corral adds one key, durability=sync|async|diskless (default: async if
-// forceSync=no, else sync), which ZooKeeper ignores.
+// corral adds two keys, which ZooKeeper ignores: durability=sync|async|
+// diskless (default: async if forceSync=no, else sync), and memory.limit,
+// the process's soft memory limit in bytes (optional K/M/G/T suffix;
+// default none).
 //
 // Deliberate divergences from ZooKeeper, each commented where it lives:
 //

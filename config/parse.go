@@ -291,6 +291,10 @@ func (p *parser) apply(key, value string, line int) error {
 		// Boolean.parseBoolean: anything but "true" is false.
 		c.Metrics.ExportJvmInfo = strings.EqualFold(value, "true")
 		return nil
+	case "memory.limit":
+		v, err := parseBytes(key, value)
+		c.MemoryLimit = v
+		return err
 	}
 	if strings.HasPrefix(key, serverKeyPrefix) {
 		return p.addServer(key, value)
@@ -555,6 +559,37 @@ const (
 
 // parseInt is Integer.parseInt (decimal, optional sign, 32 bits) with a
 // range check.
+// parseBytes reads a non-negative byte count with an optional K, M, G or T
+// suffix (powers of 1024, either case, optionally followed by "B" or
+// "iB"): "512M", "2GiB", "1073741824".
+func parseBytes(key, value string) (int64, error) {
+	num := strings.TrimSuffix(value, "B")
+	if num != value {
+		num = strings.TrimSuffix(num, "i")
+	}
+	shift := 0
+	if n := len(num); n > 0 {
+		switch num[n-1] {
+		case 'k', 'K':
+			shift = 10
+		case 'm', 'M':
+			shift = 20
+		case 'g', 'G':
+			shift = 30
+		case 't', 'T':
+			shift = 40
+		}
+		if shift > 0 {
+			num = num[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 0 || v > (1<<62)>>shift {
+		return 0, &KeyError{Key: key, Value: value, Reason: "want a byte count such as 2G, 512M or 1073741824"}
+	}
+	return v << shift, nil
+}
+
 func parseInt(key, value string, lo, hi int) (int, error) {
 	v, err := strconv.ParseInt(value, 10, 32)
 	if err != nil {

@@ -259,6 +259,26 @@ func TestDuplicateKeyWarning(t *testing.T) {
 	}
 }
 
+// TestMemoryLimit: memory.limit takes a byte count with an optional
+// power-of-1024 suffix; unset it is 0 (no limit).
+func TestMemoryLimit(t *testing.T) {
+	for in, want := range map[string]int64{
+		"":                          0,
+		"memory.limit=1073741824\n": 1 << 30,
+		"memory.limit=512M\n":       512 << 20,
+		"memory.limit=2GiB\n":       2 << 30,
+		"memory.limit=3g\n":         3 << 30,
+		"memory.limit=64KB\n":       64 << 10,
+		"memory.limit=1T\n":         1 << 40,
+		"memory.limit=0\n":          0,
+	} {
+		c, warnings := mustParse(t, base+in)
+		if c.MemoryLimit != want || len(warnings) != 0 {
+			t.Errorf("%q: MemoryLimit %d, warnings %q; want %d and none", in, c.MemoryLimit, warnings, want)
+		}
+	}
+}
+
 func TestDurabilityForceSyncConflictWarns(t *testing.T) {
 	_, warnings := mustParse(t, base+"forceSync=no\ndurability=sync\n")
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "forceSync=no has no effect") {
@@ -298,6 +318,10 @@ func TestErrorsNameKeyAndValue(t *testing.T) {
 		{base + "forceSync=false", "forceSync", "false"},
 		{base + "forceSync=No", "forceSync", "No"},
 		{base + "durability=fast", "durability", "fast"},
+		{base + "memory.limit=lots", "memory.limit", "lots"},
+		{base + "memory.limit=-1G", "memory.limit", "-1G"},
+		{base + "memory.limit=1P", "memory.limit", "1P"},
+		{base + "memory.limit=99999999T", "memory.limit", "99999999T"},
 		{base + "extendedTypesEnabled=yes", "extendedTypesEnabled", "yes"},
 		{base + "standaloneEnabled=1", "standaloneEnabled", "1"},
 		{base + "reconfigEnabled=on", "reconfigEnabled", "on"},

@@ -113,6 +113,10 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 		b.WriteString("# corral only; ZooKeeper ignores it.\n")
 		put("durability", string(c.Durability))
 	}
+	if c.MemoryLimit > 0 {
+		b.WriteString("# corral only; ZooKeeper ignores it.\n")
+		put("memory.limit", strconv.FormatInt(c.MemoryLimit, 10))
+	}
 
 	for _, s := range c.Servers {
 		put(fmt.Sprintf("server.%d", s.ID), s.String())

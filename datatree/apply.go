@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/corral-db/corral/txn"
@@ -50,8 +51,13 @@ type Result struct {
 // replaying the log over a fuzzy snapshot) changes what it safely can and
 // reports why in r.Err (see doc.go for the replay rules).
 //
-// Apply keeps tx.Data as the node's data without copying: the caller must
-// not modify it afterwards. ACL lists are interned (copied once per
+// A create copies tx.Data into an allocation of its own: a txn's data may
+// be a slice of a larger record (a leader's proposal, txn.AppendShared)
+// that the tree would otherwise keep alive for the node's lifetime (200
+// bytes more per 100-byte znode on a leader). setData keeps tx.Data
+// without copying, allocating nothing: the caller must not modify it
+// afterwards, and on a leader the record stays alive until the node's
+// data is replaced again. ACL lists are interned (copied once per
 // distinct list).
 func (t *Tree) Apply(h *txn.Header, tx *txn.Txn, r *Result) {
 	r.Err = wire.CodeOK
@@ -189,18 +195,15 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 		return wire.CodeNodeExists
 	}
 	t.raiseParent(parent, tx.ParentCVersion, h.Zxid)
-	t.nodeSum -= parent.hash
-	parent.addChild(BaseName(path))
-	parent.rehash()
-	t.nodeSum += parent.hash
 
 	z := h.Zxid
 	n := &Node{
-		data: tx.Data,
+		path: path,
 		acl:  acl,
 		stat: PStat{Czxid: z, Mzxid: z, Ctime: h.Time, Mtime: h.Time, EphemeralOwner: owner, Pzxid: z},
 	}
-	n.content = contentHash(path, n.data)
+	n.setData(bytes.Clone(tx.Data))
+	parent.addChild(n)
 	n.rehash()
 	t.insert(path, n)
 	t.quotaCreated(path, n)
@@ -240,20 +243,20 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 	if parent == nil {
 		return wire.CodeNoNode
 	}
-	t.nodeSum -= parent.hash
-	delete(parent.children, BaseName(path))
 	if zxid > parent.stat.Pzxid {
+		t.nodeSum -= parent.hash
 		parent.stat.Pzxid = zxid
+		parent.rehash()
+		t.nodeSum += parent.hash
 	}
-	parent.rehash()
-	t.nodeSum += parent.hash
 
 	n := t.nodes[path]
 	if n == nil {
 		return wire.CodeNoNode
 	}
+	parent.removeChild(n)
 	acl := n.acl.acl
-	if len(n.children) > 0 {
+	if n.numChildren() > 0 {
 		// Only in replay: the snapshot caught children created after this
 		// delete (in a later incarnation of the node). Later txns in the log
 		// re-create them; leaving them would orphan them.
@@ -268,14 +271,12 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 }
 
 func (t *Tree) removeDescendants(path string, n *Node) {
-	for name := range n.children {
-		cp := path + "/" + name
-		if c := t.nodes[cp]; c != nil {
-			t.removeDescendants(cp, c)
-			t.remove(cp, c)
-		}
+	for _, c := range n.childNodes() {
+		t.removeDescendants(c.path, c)
+		t.remove(c.path, c)
+		c.slot = -1
 	}
-	clear(n.children)
+	n.kids = nil
 }
 
 func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) wire.Code {
@@ -283,14 +284,15 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 	if n == nil {
 		return wire.CodeNoNode
 	}
-	t.quotaDataChanged(tx.Path, int64(len(tx.Data)-len(n.data)))
+	t.quotaDataChanged(tx.Path, int64(len(tx.Data)-n.dataSize()))
 	t.nodeSum -= n.hash
-	t.dataSize += int64(len(tx.Data) - len(n.data))
-	n.data = tx.Data
+	t.dataSize += int64(len(tx.Data) - n.dataSize())
+	// Kept as given, not copied as a create's is: setData is the hot
+	// path that allocates nothing (see Apply).
+	n.setData(tx.Data)
 	n.stat.Version = tx.Version
 	n.stat.Mzxid = h.Zxid
 	n.stat.Mtime = h.Time
-	n.content = contentHash(tx.Path, n.data)
 	n.rehash()
 	t.nodeSum += n.hash
 	n.Stat(st)

@@ -38,7 +38,13 @@ func (b *Builder) AddNode(path string, data []byte, acl []wire.ACL, st PStat) er
 	if _, dup := b.t.nodes[path]; dup {
 		return fmt.Errorf("datatree: node %q added twice", path)
 	}
-	b.t.nodes[path] = &Node{data: data, acl: b.t.acls.intern(acl), stat: st}
+	n := &Node{path: path, acl: b.t.acls.intern(acl), stat: st, slot: -1}
+	// The node keeps its own copy, as a created one does.
+	if data != nil {
+		data = append(make([]byte, 0, len(data)), data...)
+	}
+	n.setData(data)
+	b.t.nodes[path] = n
 	b.paths = append(b.paths, path)
 	return nil
 }

@@ -8,8 +8,8 @@
 // pure rules the request pipeline needs before a transaction exists: path
 // validation, ACL checks and fixup, digest ids, sequential suffixes.
 //
-// The tree is a map from full path to node plus a set of child names per
-// node. Apply follows ZooKeeper 3.9's DataTree.processTxn, including the
+// The tree is a map from full path to node plus, for each parent, a list
+// of its children (node.go says how a node is kept small). Apply follows ZooKeeper 3.9's DataTree.processTxn, including the
 // stat quirks clients can observe: the stored cversion is a child-create
 // counter and clients see 2*counter - numChildren; the ephemeralOwner of
 // container and TTL nodes is stored with ZooKeeper's markers and shown as 0.

@@ -35,21 +35,17 @@ func invariantError(tr *Tree) error {
 			if parent == nil {
 				return fmt.Errorf("%s: parent missing", p)
 			}
-			if _, ok := parent.children[BaseName(p)]; !ok {
-				return fmt.Errorf("%s: not in its parent's children", p)
+			if k := parent.childNodes(); n.slot < 0 || int(n.slot) >= len(k) || k[n.slot] != n {
+				return fmt.Errorf("%s: not in its parent's children at its slot %d", p, n.slot)
 			}
 		}
-		for c := range n.children {
-			cp := p + "/" + c
-			if p == RootPath {
-				cp = "/" + c
-			}
-			if tr.nodes[cp] == nil {
-				return fmt.Errorf("%s: child %q has no node", p, c)
-			}
+		if n.path != p {
+			return fmt.Errorf("%s: node says its path is %s", p, n.path)
 		}
-		if n.content != contentHash(p, n.data) {
-			return fmt.Errorf("%s: stale content hash", p)
+		for i, c := range n.childNodes() {
+			if tr.nodes[c.path] != c || ParentPath(c.path) != p || int(c.slot) != i {
+				return fmt.Errorf("%s: child %q at %d not in the map, or not its child, or slot %d", p, c.path, i, c.slot)
+			}
 		}
 		h := n.hash
 		n.rehash()
@@ -57,7 +53,7 @@ func invariantError(tr *Tree) error {
 			return fmt.Errorf("%s: stale node hash", p)
 		}
 		sum += n.hash
-		size += int64(len(p) + len(n.data))
+		size += int64(len(p) + n.dataSize())
 		refs[n.acl]++
 		switch kindOf(n.stat.EphemeralOwner) {
 		case kindEphemeral:
@@ -176,12 +172,12 @@ func diffTrees(a, b *Tree) string {
 			out = append(out, "only in first: "+p)
 		case n.stat != m.stat:
 			out = append(out, fmt.Sprintf("%s: stat %+v vs %+v", p, n.stat, m.stat))
-		case !bytes.Equal(n.data, m.data) || (n.data == nil) != (m.data == nil):
+		case !bytes.Equal(n.Data(), m.Data()) || (n.Data() == nil) != (m.Data() == nil):
 			out = append(out, p+": data differs")
 		case !equalACL(n.acl.acl, m.acl.acl):
 			out = append(out, fmt.Sprintf("%s: acl %v vs %v", p, n.acl.acl, m.acl.acl))
-		case len(n.children) != len(m.children):
-			out = append(out, fmt.Sprintf("%s: %d vs %d children", p, len(n.children), len(m.children)))
+		case n.numChildren() != m.numChildren():
+			out = append(out, fmt.Sprintf("%s: %d vs %d children", p, n.numChildren(), m.numChildren()))
 		}
 	}
 	for p := range b.nodes {

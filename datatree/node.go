@@ -2,6 +2,7 @@ package datatree
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/corral-db/corral/wire"
 )
@@ -64,25 +65,112 @@ func kindOf(owner int64) ownerKind {
 // returns. The slices Data and ACL return are never modified in place
 // (setData and setACL replace them), so they may be used after the lock is
 // released; the stat and children may not.
+//
+// A node is 128 bytes: a tree of a million znodes spends most of its heap
+// on them. The path is stored once (the same string is the node's key in
+// Tree.nodes and its base name is the parent's name for it); the data is a
+// pointer and a length rather than a slice header; the children are a
+// slice of pointers allocated only for parents, and each child keeps its
+// index in it, so adding and removing one is O(1).
 type Node struct {
-	data     []byte
-	acl      *aclEntry
-	stat     PStat
-	children map[string]struct{} // base names; nil until the first child
-	// content is xxh64(data) seeded with xxh64(path): the expensive part of
-	// the node's digest, recomputed only when the data changes.
-	content uint64
+	// path is the node's full path (the same string as its key in
+	// Tree.nodes).
+	path string
+	// data and dataLen are the node's data, dataLen -1 for null data (see
+	// setData and Data).
+	data *byte
+	acl  *aclEntry
+	// kids are the node's children; nil until the first child.
+	kids *childList
 	// hash is this node's term in Tree.digest.
 	hash uint64
-	// path is the node's full path (the same string as its key in
-	// Tree.nodes) and pos its index in Tree.order, for snapshots.
-	path string
+	stat PStat
+	// dataLen is len(data), or -1 for null data.
+	dataLen int32
+	// pos is the node's index in Tree.order, for snapshots; slot its index
+	// in its parent's kids.
 	pos  int32
+	slot int32
+}
+
+// childList holds a parent's children in no particular order; each child's
+// slot is its index here. A parent whose children are all gone keeps an
+// empty one.
+type childList struct {
+	nodes []*Node
+}
+
+// setData makes b the node's data; a nil b is null data.
+func (n *Node) setData(b []byte) {
+	if b == nil {
+		n.data, n.dataLen = nil, -1
+		return
+	}
+	// SliceData of a non-nil empty slice is not nil, so an empty value
+	// stays distinct from a null one.
+	n.data, n.dataLen = unsafe.SliceData(b), int32(len(b))
+}
+
+// dataSize is len(n.Data()).
+func (n *Node) dataSize() int { return int(max(n.dataLen, 0)) }
+
+// addChild appends c to n's children.
+func (n *Node) addChild(c *Node) {
+	if n.kids == nil {
+		n.kids = &childList{}
+	}
+	c.slot = int32(len(n.kids.nodes))
+	n.kids.nodes = append(n.kids.nodes, c)
+}
+
+// removeChild takes c out of n's children (if it is there), moving the
+// last child into its slot. A list emptied of many children is released.
+func (n *Node) removeChild(c *Node) {
+	if n.kids == nil {
+		return
+	}
+	kids := n.kids.nodes
+	i := int(c.slot)
+	if i < 0 || i >= len(kids) || kids[i] != c {
+		return
+	}
+	last := len(kids) - 1
+	kids[i] = kids[last]
+	kids[i].slot = int32(i)
+	kids[last] = nil
+	c.slot = -1
+	n.kids.nodes = kids[:last]
+	// An emptied list stays (a lock's parent gains and loses one child
+	// over and over); one far larger than its children is shrunk.
+	if cap(kids) > 64 && last < cap(kids)/4 {
+		n.kids.nodes = append([]*Node(nil), kids[:last]...)
+	}
+}
+
+// numChildren is the number of children.
+func (n *Node) numChildren() int {
+	if n.kids == nil {
+		return 0
+	}
+	return len(n.kids.nodes)
+}
+
+// childNodes returns the children; the caller must not keep or modify it.
+func (n *Node) childNodes() []*Node {
+	if n.kids == nil {
+		return nil
+	}
+	return n.kids.nodes
 }
 
 // Data returns the node's data (nil if the node was created with null
 // data). Callers must not modify it.
-func (n *Node) Data() []byte { return n.data }
+func (n *Node) Data() []byte {
+	if n.dataLen < 0 {
+		return nil
+	}
+	return unsafe.Slice(n.data, n.dataLen)
+}
 
 // ACL returns the node's ACL list, shared with every node that has the
 // same list. Callers must not modify it.
@@ -92,13 +180,13 @@ func (n *Node) ACL() []wire.ACL { return n.acl.acl }
 func (n *Node) Persisted() PStat { return n.stat }
 
 // NumChildren is the number of children.
-func (n *Node) NumChildren() int { return len(n.children) }
+func (n *Node) NumChildren() int { return n.numChildren() }
 
 // Children appends the base names of the node's children, in no
 // particular order (ZooKeeper returns hash-set order too).
 func (n *Node) Children(dst []string) []string {
-	for name := range n.children {
-		dst = append(dst, name)
+	for _, c := range n.childNodes() {
+		dst = append(dst, BaseName(c.path))
 	}
 	return dst
 }
@@ -107,7 +195,7 @@ func (n *Node) Children(dst []string) []string {
 // is 2*creates - numChildren (creates plus deletes), ephemeralOwner is 0
 // for container and TTL nodes.
 func (n *Node) Stat(out *wire.Stat) {
-	nc := int32(len(n.children))
+	nc := int32(n.numChildren())
 	out.Czxid = n.stat.Czxid
 	out.Mzxid = n.stat.Mzxid
 	out.Ctime = n.stat.Ctime
@@ -119,7 +207,7 @@ func (n *Node) Stat(out *wire.Stat) {
 	if kindOf(n.stat.EphemeralOwner) != kindEphemeral {
 		out.EphemeralOwner = 0
 	}
-	out.DataLength = int32(len(n.data))
+	out.DataLength = int32(n.dataSize())
 	out.NumChildren = nc
 	out.Pzxid = n.stat.Pzxid
 }
@@ -138,11 +226,18 @@ func (n *Node) TTL() (int64, bool) {
 	return n.stat.EphemeralOwner & MaxTTL, true
 }
 
-// rehash recomputes the node's digest term from its cached content hash,
-// ACL and stat. It does not touch the tree's sum; callers do.
+// rehash recomputes the node's digest term from its path, data, ACL and
+// stat. It does not touch the tree's sum; callers do. The data's hash is
+// not kept (8 bytes a node): a stat-only change, mostly a parent's counter
+// and pzxid when a child comes or goes, hashes the path and data again.
 func (n *Node) rehash() {
+	n.rehashContent(contentHash(n.path, n.Data()))
+}
+
+// rehashContent is rehash with the content hash already computed.
+func (n *Node) rehashContent(content uint64) {
 	s := &n.stat
-	h := mix(n.content, n.acl.hash)
+	h := mix(content, n.acl.hash)
 	h = mix(h, uint64(s.Czxid))
 	h = mix(h, uint64(s.Mzxid))
 	h = mix(h, uint64(s.Ctime))

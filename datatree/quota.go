@@ -135,7 +135,7 @@ func (t *Tree) quotaCreated(path string, n *Node) {
 		}
 	}
 	if p := t.quotaPrefix(path); p != "" {
-		t.addQuotaUsage(p, int64(len(n.data)), 1)
+		t.addQuotaUsage(p, int64(n.dataSize()), 1)
 	}
 }
 
@@ -145,7 +145,7 @@ func (t *Tree) quotaDeleted(path string, n *Node) {
 		delete(t.quotas, strings.TrimPrefix(parent, QuotaPath))
 	}
 	if p := t.quotaPrefix(path); p != "" {
-		t.addQuotaUsage(p, -int64(len(n.data)), -1)
+		t.addQuotaUsage(p, -int64(n.dataSize()), -1)
 	}
 }
 
@@ -163,7 +163,7 @@ func (t *Tree) addQuotaUsage(prefix string, bytesDiff, countDiff int64) {
 	if n == nil {
 		return // ZooKeeper logs "Missing node for stat" and goes on
 	}
-	s := ParseStatsTrack(n.data)
+	s := ParseStatsTrack(n.Data())
 	s[StatCount] = s.Get(StatCount) + countDiff
 	s[StatBytes] = s.Get(StatBytes) + bytesDiff
 	t.setQuotaData(sp, n, []byte(s.String()))
@@ -183,15 +183,9 @@ func (t *Tree) recountQuota(path string) {
 		var walk func(p string, n *Node)
 		walk = func(p string, n *Node) {
 			count++
-			bytes += int64(len(n.data))
-			for name := range n.children {
-				cp := p + "/" + name
-				if p == RootPath {
-					cp = "/" + name
-				}
-				if c := t.nodes[cp]; c != nil {
-					walk(cp, c)
-				}
+			bytes += int64(n.dataSize())
+			for _, c := range n.childNodes() {
+				walk(c.path, c)
 			}
 		}
 		walk(path, n)
@@ -203,9 +197,8 @@ func (t *Tree) recountQuota(path string) {
 // keeping the digest and the data size right.
 func (t *Tree) setQuotaData(path string, n *Node, data []byte) {
 	t.nodeSum -= n.hash
-	t.dataSize += int64(len(data) - len(n.data))
-	n.data = data
-	n.content = contentHash(path, data)
+	t.dataSize += int64(len(data) - n.dataSize())
+	n.setData(data)
 	n.rehash()
 	t.nodeSum += n.hash
 }
@@ -219,7 +212,7 @@ func (t *Tree) setupQuota() {
 			continue
 		}
 		// ZooKeeper takes only limit nodes that are leaves.
-		if n := t.nodes[path]; len(n.children) > 0 {
+		if n := t.nodes[path]; n.numChildren() > 0 {
 			continue
 		}
 		q := ParentPath(path)[len(QuotaPath):]
@@ -269,7 +262,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaViolat
 	if ln == nil {
 		return nil
 	}
-	limits := ParseStatsTrack(ln.data)
+	limits := ParseStatsTrack(ln.Data())
 	checkCount := countDiff != 0 && (limits.Get(StatCount) > -1 || limits.Get(StatCountHardLimit) > -1)
 	checkBytes := bytesDiff != 0 && (limits.Get(StatBytes) > -1 || limits.Get(StatByteHardLimit) > -1)
 	if !checkCount && !checkBytes {
@@ -279,7 +272,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaViolat
 	if sn == nil {
 		return nil
 	}
-	usage := ParseStatsTrack(sn.data)
+	usage := ParseStatsTrack(sn.Data())
 	var out []QuotaViolation
 	check := func(bytes bool, cur, diff int64, soft, hard int64) bool {
 		v := QuotaViolation{Prefix: prefix, Bytes: bytes, Current: cur + diff, Hard: hard > -1, Limit: soft}

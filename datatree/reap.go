@@ -18,7 +18,7 @@ func (t *Tree) ReapCandidates(nowMs int64, maxNeverUsedMs int64, dst []string) [
 	start := len(dst)
 	for p := range t.containers {
 		n := t.nodes[p]
-		if n == nil || len(n.children) != 0 {
+		if n == nil || n.numChildren() != 0 {
 			continue
 		}
 		if n.stat.CVersion > 0 || (maxNeverUsedMs > 0 && nowMs-n.stat.Mtime > maxNeverUsedMs) {
@@ -27,7 +27,7 @@ func (t *Tree) ReapCandidates(nowMs int64, maxNeverUsedMs int64, dst []string) [
 	}
 	for p := range t.ttls {
 		n := t.nodes[p]
-		if n == nil || len(n.children) != 0 {
+		if n == nil || n.numChildren() != 0 {
 			continue
 		}
 		if ttl, ok := n.TTL(); ok && ttl != 0 && nowMs-n.stat.Mtime > ttl {

@@ -134,13 +134,14 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 		}
 		b = append(b[:0], tagNode)
 		b = appendSnapString(b, path)
-		if n.data == nil {
+		data := n.Data()
+		if data == nil {
 			b = append(b, 0)
 		} else {
-			b = binary.AppendUvarint(b, uint64(len(n.data))+1)
+			b = binary.AppendUvarint(b, uint64(len(data))+1)
 		}
 		sw.write(b)
-		sw.write(n.data)
+		sw.write(data)
 		s := &n.stat
 		b = binary.AppendUvarint(b[:0], ref)
 		b = binary.AppendVarint(b, s.Czxid)
@@ -305,7 +306,8 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 				data = sr.bytes(int(min(dl-1, maxSnapField+1)))
 			}
 			ref := sr.uvarint()
-			n := &Node{data: data}
+			n := &Node{path: path, slot: -1}
+			n.setData(data)
 			s := &n.stat
 			s.Czxid = sr.varint()
 			s.Mzxid = sr.varint()
@@ -389,7 +391,7 @@ func (t *Tree) link(paths []string) error {
 		t.order = make([]*Node, 0, len(t.nodes))
 		for _, p := range fileOrder {
 			if n := t.nodes[p]; n != nil {
-				t.appendOrder(p, n)
+				t.appendOrder(n)
 			}
 		}
 	}()
@@ -402,9 +404,8 @@ func (t *Tree) link(paths []string) error {
 				t.acls.release(n.acl)
 				continue
 			}
-			parent.addChild(BaseName(p))
+			parent.addChild(n)
 		}
-		n.content = contentHash(p, n.data)
 		n.rehash()
 		t.index(p, n)
 	}

@@ -12,8 +12,8 @@ import (
 // reading under the read lock.
 type Tree struct {
 	// nodes maps every full path ("/" for the root) to its node. Lookups by
-	// path are the hot operation; the per-node child sets exist for listing
-	// children and are keyed by base names that share the path strings.
+	// path are the hot operation; the per-node child lists exist for
+	// listing and counting children and hold the nodes themselves.
 	nodes map[string]*Node
 	root  *Node
 	// order holds every node once, in the order they were inserted, nil
@@ -55,7 +55,6 @@ type Tree struct {
 	sessionSum uint64
 
 	scratch []string // reused by closeSession
-	pathBuf []byte   // reused when building descendants' paths
 }
 
 func newEmptyTree() *Tree {
@@ -86,39 +85,28 @@ func New() *Tree {
 }
 
 func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int32) *Node {
-	n := &Node{data: data, acl: t.acls.intern(acl)}
+	n := &Node{path: path, acl: t.acls.intern(acl), slot: -1}
+	n.setData(data)
 	n.stat.Aversion = aversion
 	if path != RootPath {
 		p := t.nodes[ParentPath(path)]
-		t.nodeSum -= p.hash
-		p.addChild(BaseName(path))
-		p.rehash()
-		t.nodeSum += p.hash
+		p.addChild(n)
 	}
-	n.content = contentHash(path, data)
 	n.rehash()
 	t.insert(path, n)
 	return n
-}
-
-func (n *Node) addChild(name string) {
-	if n.children == nil {
-		n.children = make(map[string]struct{})
-	}
-	n.children[name] = struct{}{}
 }
 
 // insert adds n (hash already computed) to the map, the order and the
 // indexes.
 func (t *Tree) insert(path string, n *Node) {
 	t.nodes[path] = n
-	t.appendOrder(path, n)
+	t.appendOrder(n)
 	t.index(path, n)
 }
 
 // appendOrder puts n at the end of t.order.
-func (t *Tree) appendOrder(path string, n *Node) {
-	n.path = path
+func (t *Tree) appendOrder(n *Node) {
 	n.pos = int32(len(t.order))
 	t.order = append(t.order, n)
 }
@@ -158,7 +146,7 @@ func (t *Tree) compactOrder() {
 // index accounts for n, already in the map, in the sums and indexes.
 func (t *Tree) index(path string, n *Node) {
 	t.nodeSum += n.hash
-	t.dataSize += int64(len(path) + len(n.data))
+	t.dataSize += int64(len(path) + n.dataSize())
 	switch kindOf(n.stat.EphemeralOwner) {
 	case kindEphemeral:
 		owner := n.stat.EphemeralOwner
@@ -182,7 +170,7 @@ func (t *Tree) remove(path string, n *Node) {
 	delete(t.nodes, path)
 	t.unorder(n)
 	t.nodeSum -= n.hash
-	t.dataSize -= int64(len(path) + len(n.data))
+	t.dataSize -= int64(len(path) + n.dataSize())
 	t.acls.release(n.acl)
 	switch kindOf(n.stat.EphemeralOwner) {
 	case kindEphemeral:
@@ -285,26 +273,15 @@ func (t *Tree) CountDescendants(path string) int {
 	if n == nil {
 		return 0
 	}
-	buf := append(t.pathBuf[:0], path...)
-	c, buf := t.countUnder(buf, n)
-	t.pathBuf = buf[:0]
-	return c
+	return countUnder(n)
 }
 
-func (t *Tree) countUnder(buf []byte, n *Node) (int, []byte) {
+func countUnder(n *Node) int {
 	c := 0
-	for name := range n.children {
-		l := len(buf)
-		buf = append(buf, '/')
-		buf = append(buf, name...)
-		if child := t.nodes[string(buf)]; child != nil {
-			var k int
-			k, buf = t.countUnder(buf, child)
-			c += 1 + k
-		}
-		buf = buf[:l]
+	for _, child := range n.childNodes() {
+		c += 1 + countUnder(child)
 	}
-	return c, buf
+	return c
 }
 
 // Digest is an order-independent digest of the whole replicated state —
@@ -335,11 +312,10 @@ func (t *Tree) SetLocalConfig(data []byte, mtime int64) {
 		return
 	}
 	t.nodeSum -= n.hash
-	n.data = data
+	n.setData(data)
 	n.stat.Version = -1
 	n.stat.Mzxid = 0
 	n.stat.Mtime = mtime
-	n.content = contentHash(ConfigPath, data)
 	n.rehash()
 	t.nodeSum += n.hash
 }

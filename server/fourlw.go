@@ -157,7 +157,9 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 	s.mu.RLock()
 	ephemerals := s.tree.EphemeralCount()
 	dataSize := s.tree.ApproximateDataSize()
+	nodes := int64(s.tree.NodeCount())
 	s.mu.RUnlock()
+	live := liveHeap()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fds, maxFds := fdCounts()
@@ -191,6 +193,11 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 		{Name: "fsync_count", Value: s.store.fsyncs.Load()},
 		{Name: "pending_changes", Value: s.pendingCount()},
 		{Name: "go_heap_inuse_bytes", Value: int64(ms.HeapInuse)},
+		// The live heap as of the last collection, over the znodes: what
+		// a znode costs in memory, the tree's share being most of it. The
+		// heap is the process's (a test may run several servers in one).
+		{Name: "heap_live_bytes", Value: live},
+		{Name: "heap_live_bytes_per_znode", Value: live / max(nodes, 1)},
 		{Name: "go_goroutines", Value: runtime.NumGoroutine()},
 	}
 	if s.rep != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync/atomic"
 	"time"
 )
@@ -10,8 +11,9 @@ import (
 // A SNAP replaces the whole tree: the old one, and the snapshot's bytes it
 // was decoded from, become garbage the size of the tree; on the leader
 // that sent it, the snapshot file read into memory does. The collector
-// frees them at its next cycle, which internal/gcpace puts up to 512 MiB
-// of allocation away, and the runtime keeps the freed pages resident
+// frees them at its next cycle, which internal/gcpace puts half the live
+// heap (at least 64 MiB) of allocation away, and the runtime keeps the
+// freed pages resident
 // (it returns memory above the heap goal, and the goal is far above).
 // A member that has just installed a 500k-node tree was left 200-300 MB
 // larger than one restarted from its own snapshot (Fig. 5.4's trials), and
@@ -53,6 +55,17 @@ func (s *Server) releaseMemory(why string) {
 		log.Info("returned free memory to the OS", "after", why, "retainedBefore", before>>20, "retainedAfter", retainedHeap()>>20,
 			"unit", "MiB", "took", time.Since(start))
 	}()
+}
+
+// liveHeap is the heap the last collection found live (0 before the
+// first).
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // retainedHeap is the heap memory the runtime holds from the OS.

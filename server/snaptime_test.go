@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,5 +130,41 @@ func TestMntrFsyncTime(t *testing.T) {
 	}
 	if after := count(); after <= before {
 		t.Fatalf("zk_cnt_fsynctime %v after three acknowledged creates, was %v", after, before)
+	}
+}
+
+// TestMntrHeapPerZnode: mntr reports the live heap and its share per
+// znode; after a collection the live heap holds at least the tree's
+// paths and data.
+func TestMntrHeapPerZnode(t *testing.T) {
+	ts := startServer(t, Options{FS: vfs.NewMem(), DataDir: "/data", PreallocSize: 1 << 20,
+		FourLetterWords: map[string]bool{"mntr": true}})
+	c := dial(t, ts.addr)
+	data := make([]byte, 4096)
+	for i := range 50 {
+		if _, code := c.create(fmt.Sprintf("/m%02d", i), data, 0); code != 0 {
+			t.Fatalf("create: %v", code)
+		}
+	}
+	runtime.GC()
+	out, err := fourLetter(ts.addr, "mntr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mntrValues(t, out)
+	num := func(k string) int64 {
+		v, err := strconv.ParseInt(m[k], 10, 64)
+		if err != nil {
+			t.Fatalf("%s = %q: %v\n%s", k, m[k], err, out)
+		}
+		return v
+	}
+	live, per, raw := num("zk_heap_live_bytes"), num("zk_heap_live_bytes_per_znode"), num("zk_approximate_data_size")
+	ts.mu.RLock()
+	nodes := int64(ts.tree.NodeCount())
+	ts.mu.RUnlock()
+	if live < raw || per != live/nodes {
+		t.Errorf("heap_live_bytes %d (data %d), per znode %d for %d znodes: want live >= data and per = live/znodes",
+			live, raw, per, nodes)
 	}
 }

@@ -20,7 +20,7 @@ const (
 // getData and exists, fired by create, delete, setData) or child watches
 // (set by getChildren, fired by delete and by a child's create or delete).
 type watchTable struct {
-	paths map[string]map[*conn]uint8
+	paths map[string]*watchSet
 	// recursive counts registrations with modeRecursive, so triggering
 	// skips the walk over ancestors when there are none.
 	recursive int
@@ -43,8 +43,8 @@ type watchManager struct {
 
 func newWatchManager() *watchManager {
 	return &watchManager{
-		data:   watchTable{paths: map[string]map[*conn]uint8{}},
-		child:  watchTable{paths: map[string]map[*conn]uint8{}},
+		data:   watchTable{paths: map[string]*watchSet{}},
+		child:  watchTable{paths: map[string]*watchSet{}},
 		byConn: map[*conn]map[string]struct{}{},
 	}
 }
@@ -60,10 +60,7 @@ func (w *watchManager) index(path string, c *conn) {
 
 // forget drops path from c's index once neither table holds c there.
 func (w *watchManager) forget(path string, c *conn) {
-	if _, ok := w.data.paths[path][c]; ok {
-		return
-	}
-	if _, ok := w.child.paths[path][c]; ok {
+	if w.data.get(path, c) != 0 || w.child.get(path, c) != 0 {
 		return
 	}
 	if m := w.byConn[c]; m != nil {
@@ -74,64 +71,70 @@ func (w *watchManager) forget(path string, c *conn) {
 	}
 }
 
-func (t *watchTable) add(path string, c *conn, mode uint8) {
-	m := t.paths[path]
-	if m == nil {
-		m = make(map[*conn]uint8, 1)
-		t.paths[path] = m
+// add sets mode bits of c on path. It returns the path string the table
+// keeps, for the caller's index to share.
+func (t *watchTable) add(path string, c *conn, mode uint8) string {
+	ws := t.paths[path]
+	if ws == nil {
+		ws = &watchSet{path: path}
+		t.paths[path] = ws
 	}
-	old := m[c]
+	old := ws.get(c)
 	if mode&modeRecursive != 0 && old&modeRecursive == 0 {
 		t.recursive++
 	}
-	m[c] = old | mode
+	ws.set(c, old|mode)
+	return ws.path
+}
+
+// get returns c's mode bits on path (0 if none).
+func (t *watchTable) get(path string, c *conn) uint8 {
+	if ws := t.paths[path]; ws != nil {
+		return ws.get(c)
+	}
+	return 0
 }
 
 // clear removes the given mode bits of c on path; it reports whether any
 // were set.
 func (t *watchTable) clear(path string, c *conn, mode uint8) bool {
-	m := t.paths[path]
-	old, ok := m[c]
-	if !ok || old&mode == 0 {
+	ws := t.paths[path]
+	if ws == nil {
+		return false
+	}
+	old := ws.get(c)
+	if old&mode == 0 {
 		return false
 	}
 	if old&mode&modeRecursive != 0 {
 		t.recursive--
 	}
-	if nm := old &^ mode; nm != 0 {
-		m[c] = nm
-	} else {
-		delete(m, c)
-		if len(m) == 0 {
-			delete(t.paths, path)
-		}
+	ws.set(c, old&^mode)
+	if ws.len() == 0 {
+		delete(t.paths, path)
 	}
 	return true
 }
 
 func (t *watchTable) has(path string, c *conn, mode uint8) bool {
-	return t.paths[path][c]&mode != 0
+	return t.get(path, c)&mode != 0
 }
 
 // trigger collects the connections an event on path fires in this table,
 // consuming standard watches: watchers on the path itself in any mode, and
 // recursive watchers on its ancestors (WatchManager.triggerWatch).
 func (t *watchTable) trigger(path string, fired map[*conn]struct{}, suppress map[*conn]struct{}, gone *[]*conn) {
-	if m := t.paths[path]; m != nil {
-		for c, mode := range m {
-			if mode&modeStandard != 0 {
-				if mode == modeStandard {
-					delete(m, c)
-					*gone = append(*gone, c)
-				} else {
-					m[c] = mode &^ modeStandard
-				}
-			}
+	if ws := t.paths[path]; ws != nil {
+		ws.each(func(c *conn, mode uint8) uint8 {
 			if _, skip := suppress[c]; !skip {
 				fired[c] = struct{}{}
 			}
-		}
-		if len(m) == 0 {
+			if mode == modeStandard {
+				*gone = append(*gone, c)
+			}
+			return mode &^ modeStandard
+		})
+		if ws.len() == 0 {
 			delete(t.paths, path)
 		}
 	}
@@ -145,27 +148,28 @@ func (t *watchTable) trigger(path string, fired map[*conn]struct{}, suppress map
 		} else {
 			p = p[:i]
 		}
-		for c, mode := range t.paths[p] {
-			if mode&modeRecursive != 0 {
-				if _, skip := suppress[c]; !skip {
-					fired[c] = struct{}{}
+		if ws := t.paths[p]; ws != nil {
+			ws.each(func(c *conn, mode uint8) uint8 {
+				if mode&modeRecursive != 0 {
+					if _, skip := suppress[c]; !skip {
+						fired[c] = struct{}{}
+					}
 				}
-			}
+				return mode
+			})
 		}
 	}
 }
 
 func (w *watchManager) addData(path string, c *conn) {
 	w.mu.Lock()
-	w.data.add(path, c, modeStandard)
-	w.index(path, c)
+	w.index(w.data.add(path, c, modeStandard), c)
 	w.mu.Unlock()
 }
 
 func (w *watchManager) addChild(path string, c *conn) {
 	w.mu.Lock()
-	w.child.add(path, c, modeStandard)
-	w.index(path, c)
+	w.index(w.child.add(path, c, modeStandard), c)
 	w.mu.Unlock()
 }
 
@@ -174,9 +178,9 @@ func (w *watchManager) addChild(path string, c *conn) {
 func (w *watchManager) addPersistent(path string, c *conn, recursive bool) {
 	w.mu.Lock()
 	if recursive {
-		w.data.add(path, c, modeRecursive)
+		path = w.data.add(path, c, modeRecursive)
 	} else {
-		w.data.add(path, c, modePersist)
+		path = w.data.add(path, c, modePersist)
 		w.child.add(path, c, modePersist)
 	}
 	w.index(path, c)
@@ -287,12 +291,13 @@ func (w *watchManager) dataWatchesBySession() (bySession map[int64][]string, con
 	defer w.mu.Unlock()
 	bySession = map[int64][]string{}
 	seen := map[*conn]struct{}{}
-	for p, m := range w.data.paths {
-		for c := range m {
+	for p, ws := range w.data.paths {
+		ws.each(func(c *conn, mode uint8) uint8 {
 			bySession[c.sessionID()] = append(bySession[c.sessionID()], p)
 			seen[c] = struct{}{}
 			total++
-		}
+			return mode
+		})
 	}
 	return bySession, len(seen), len(w.data.paths), total
 }
@@ -303,11 +308,11 @@ func (w *watchManager) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := 0
-	for _, m := range w.data.paths {
-		n += len(m)
+	for _, ws := range w.data.paths {
+		n += ws.len()
 	}
-	for _, m := range w.child.paths {
-		n += len(m)
+	for _, ws := range w.child.paths {
+		n += ws.len()
 	}
 	return n
 }

@@ -60,6 +60,19 @@ func runEnsemble(args []string) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go gcpace.Run(ctx, gcpace.DefaultHeadroom(), logger)
+	// The members share this process: its limit is the sum of theirs,
+	// if every member has one.
+	var limit int64
+	for _, cfg := range cfgs {
+		if cfg.MemoryLimit <= 0 {
+			limit = 0
+			break
+		}
+		limit += cfg.MemoryLimit
+	}
+	if gcpace.SetMemoryLimit(limit) {
+		logger.Info("memory limit set", "memory.limit", limit)
+	}
 
 	var (
 		wg    sync.WaitGroup

@@ -55,6 +55,9 @@ func runServer(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go gcpace.Run(ctx, gcpace.DefaultHeadroom(), logger)
+	if gcpace.SetMemoryLimit(cfg.MemoryLimit) {
+		logger.Info("memory limit set", "memory.limit", cfg.MemoryLimit)
+	}
 	initial, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "corral: %v\n", err)

@@ -1,5 +1,5 @@
-// Package gcpace keeps the Go collector's heap goal at least a fixed
-// headroom above the live heap.
+// Package gcpace paces the Go collector: garbage proportional to the live
+// heap, with a floor, and an optional memory limit from zoo.cfg.
 //
 // With GOGC=100 the collector runs each time the heap doubles, so a
 // server whose live heap is a small tree collects very often: each cycle
@@ -12,18 +12,22 @@
 // garbage without marking the old.
 //
 // Run raises GOGC after each cycle so that the next goal is live +
-// max(live, headroom): GOGC=100 once the live heap exceeds the headroom,
-// fewer cycles below it, at the cost of at most headroom bytes of garbage
-// more. The headroom is 512 MiB, or a sixteenth of the machine's memory
-// if that is less. Setting GOGC in the environment turns it off, so an
-// operator's choice wins; GOMEMLIMIT, if set, still caps the heap as
-// usual.
+// max(live*Proportion/100, headroom): garbage proportional to the live
+// heap (Proportion is 50: GOGC=50) once the tree is large, and a floor of
+// headroom bytes (64 MiB, or a sixty-fourth of the machine's memory if
+// that is less) so that a small tree is not marked over and over. Setting
+// GOGC in the environment turns it off, so an operator's choice wins.
 //
-// What it buys and costs, measured (BENCHMARKS.md, eleventh session):
-// about 6% less CPU per create for the members of a diskless ensemble
-// under 60 synchronous clients, with 1-2 collections instead of about 20
-// while a member grows its tree to 440k znodes, and a resident size of
-// 600-730 MB there instead of 285-440 MB. A SIGKILLed server's sockets
-// close only after the kernel has freed its memory, so a larger heap
-// also delays its peers' noticing (about 0.1 s per GB here).
+// SetMemoryLimit applies zoo.cfg's memory.limit as the runtime's soft
+// memory limit (GOMEMLIMIT, if set, wins): near it the collector runs as
+// often as it must to stay under, whatever the pacing above would do.
+//
+// History: the floor was 512 MiB (or a sixteenth of memory) with no
+// proportion, which bought about 6% less CPU per create for the members
+// of a diskless ensemble under 60 synchronous clients (BENCHMARKS.md,
+// eleventh session) but left 600-730 MB resident for a 440k-znode tree
+// instead of 285-440 MB; issue 27 traded it for memory proportional to
+// the tree. A SIGKILLed server's sockets close only after the kernel has
+// freed its memory, so a larger heap also delays its peers' noticing
+// (about 0.1 s per GB here).
 package gcpace

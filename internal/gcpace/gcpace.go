@@ -10,16 +10,24 @@ import (
 )
 
 // maxHeadroom is the least garbage the collector lets accumulate before
-// a cycle, on a machine with 8 GiB or more. A server's live heap is
-// mostly its tree; below this size the collector runs less often than
-// GOGC=100 would have it.
-const maxHeadroom = 512 << 20
+// a cycle (the floor of the headroom), on a machine with 4 GiB or more.
+// A server's live heap is mostly its tree; below twice this size the
+// collector runs less often than GOGC=Proportion would have it.
+const maxHeadroom = 64 << 20
 
-// DefaultHeadroom is maxHeadroom, or a sixteenth of the machine's memory
-// if that is less (many servers on a small machine: a test suite's).
+// Proportion is the garbage, in percent of the live heap, the collector
+// lets accumulate above the floor: the heap goal is live +
+// max(live*Proportion/100, headroom). A large tree then costs half its
+// size again, not twice it, and the collector marks it at most every
+// half-tree of allocation.
+const Proportion = 50
+
+// DefaultHeadroom is maxHeadroom, or a sixty-fourth of the machine's
+// memory if that is less (many servers on a small machine: a test
+// suite's).
 func DefaultHeadroom() uint64 {
-	if m := physicalMemory(); m > 0 && m/16 < maxHeadroom {
-		return m / 16
+	if m := physicalMemory(); m > 0 && m/64 < maxHeadroom {
+		return m / 64
 	}
 	return maxHeadroom
 }
@@ -82,12 +90,29 @@ func Run(ctx context.Context, headroom uint64, logger *slog.Logger) {
 const minLive = 4 << 20
 
 // Percent is the GOGC that puts the next heap goal at live +
-// max(live, headroom).
+// max(live*Proportion/100, headroom).
 func Percent(live, headroom uint64) int {
 	live = max(live, minLive)
-	if live >= headroom {
-		return 100
+	if live*Proportion/100 >= headroom {
+		return Proportion
 	}
 	p := float64(headroom) / float64(live) * 100 // no overflow for any headroom
-	return int(min(p, maxPercent))
+	return int(min(max(p, Proportion), maxPercent))
+}
+
+// SetMemoryLimit sets the runtime's soft memory limit
+// (debug.SetMemoryLimit) to limit bytes, the memory.limit key of
+// zoo.cfg; near it the collector runs as often as it must, whatever
+// GOGC says. It does nothing for 0 (no limit) or when GOMEMLIMIT is set
+// in the environment, so an operator's choice wins. It returns whether
+// it set the limit.
+func SetMemoryLimit(limit int64) bool {
+	if limit <= 0 {
+		return false
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return false
+	}
+	debug.SetMemoryLimit(limit)
+	return true
 }

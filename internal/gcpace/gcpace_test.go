@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -16,12 +17,13 @@ func TestPercent(t *testing.T) {
 		live, headroom uint64
 		want           int
 	}{
-		{live: 1024 * mib, headroom: 512 * mib, want: 100},
-		{live: 512 * mib, headroom: 512 * mib, want: 100},
-		{live: 256 * mib, headroom: 512 * mib, want: 200},
-		{live: 64 * mib, headroom: 512 * mib, want: 800},
-		{live: 0, headroom: 512 * mib, want: 12800},    // counted as 4 MiB: a 512 MiB first goal
+		{live: 1024 * mib, headroom: 64 * mib, want: Proportion}, // proportional above the floor
+		{live: 128 * mib, headroom: 64 * mib, want: Proportion},
+		{live: 64 * mib, headroom: 64 * mib, want: 100},
+		{live: 16 * mib, headroom: 64 * mib, want: 400},
+		{live: 0, headroom: 64 * mib, want: 1600},      // counted as 4 MiB: a 64 MiB first goal
 		{live: 1, headroom: 1 << 62, want: maxPercent}, // bounded
+		{live: 1024 * mib, headroom: 0, want: Proportion},
 	} {
 		if got := Percent(c.live, c.headroom); got != c.want {
 			t.Errorf("Percent(%d, %d) = %d, want %d", c.live, c.headroom, got, c.want)
@@ -69,7 +71,32 @@ func TestDefaultHeadroom(t *testing.T) {
 	if h == 0 || h > maxHeadroom {
 		t.Fatalf("DefaultHeadroom() = %d, want (0, %d]", h, maxHeadroom)
 	}
-	if m := physicalMemory(); m > 0 && h > m/16 {
-		t.Fatalf("DefaultHeadroom() = %d on a machine of %d bytes: more than a sixteenth", h, m)
+	if m := physicalMemory(); m > 0 && h > m/64 {
+		t.Fatalf("DefaultHeadroom() = %d on a machine of %d bytes: more than a sixty-fourth", h, m)
+	}
+}
+
+// TestSetMemoryLimit: a positive limit becomes the runtime's unless
+// GOMEMLIMIT is set; 0 leaves it alone.
+func TestSetMemoryLimit(t *testing.T) {
+	orig := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(orig)
+	if SetMemoryLimit(0) {
+		t.Fatal("SetMemoryLimit(0) set a limit")
+	}
+	if debug.SetMemoryLimit(-1) != orig {
+		t.Fatal("SetMemoryLimit(0) changed the limit")
+	}
+	const limit = 3 << 30
+	set := SetMemoryLimit(limit)
+	got := debug.SetMemoryLimit(-1)
+	if _, env := os.LookupEnv("GOMEMLIMIT"); env {
+		if set || got != orig {
+			t.Fatalf("with GOMEMLIMIT set, SetMemoryLimit set %v, limit %d", set, got)
+		}
+		return
+	}
+	if !set || got != limit {
+		t.Fatalf("SetMemoryLimit(%d): set %v, runtime limit %d", limit, set, got)
 	}
 }
