@@ -65,6 +65,9 @@ type Config struct {
 	// phase or recovering flag, on the goroutine that calls Process,
 	// before the Ready's committed entries are applied.
 	OnSoftState func(prev, cur zab.SoftState)
+	// OnSnapshot, if set, learns each snapshot MaybeSnapshot took: its
+	// zxid and whether it was a busy one (those move the log cut).
+	OnSnapshot func(z zab.Zxid, busy bool)
 	// OnDriverMessage, if set, receives the MsgDriver messages peers send
 	// (request forwarding and the like), on the goroutine that calls Step.
 	OnDriverMessage func(m zab.Message)

@@ -18,6 +18,11 @@ func (d *Driver) Process() error {
 			return nil
 		}
 		rd := d.node.Ready()
+		if rd.Empty() {
+			// zab could not read what it has to hand out (it logged why).
+			d.mu.Unlock()
+			return nil
+		}
 		if rd.Truncate != nil || rd.Snapshot != nil {
 			d.gen++
 		}

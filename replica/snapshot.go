@@ -37,6 +37,9 @@ func (d *Driver) MaybeSnapshot(ctx context.Context) (bool, error) {
 		d.cutLogLocked(z)
 		d.mu.Unlock()
 	}
+	if d.cfg.OnSnapshot != nil {
+		d.cfg.OnSnapshot(z, kind == snapBusy)
+	}
 	return true, nil
 }
 
@@ -53,10 +56,13 @@ func (d *Driver) MaybeSnapshot(ctx context.Context) (bool, error) {
 // they moved the cut past a crashed member's snapshot after one busy and
 // one idle snapshot.
 //
-// The cut never passes what the state machine holds durably: below it,
-// only the log keeps the entries.
+// The cut never passes what the state machine holds durably (below it,
+// only the log keeps the entries), nor what zab has handed out to apply:
+// after a SNAP whose image reflects a later zxid than it names, the
+// entries in between are still to come through Ready.Committed (the
+// driver skips them), and zab must still be able to read them.
 func (d *Driver) cutLogLocked(z zab.Zxid) {
-	at := min(z, d.sm.Durable())
+	at := min(z, d.sm.Durable(), d.node.Status().Applied)
 	if d.diskless && !d.cfg.Breaks.CutAtNewest {
 		prev := d.prevSnap
 		d.prevSnap = at
