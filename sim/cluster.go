@@ -334,7 +334,7 @@ func (c *Cluster) deliver(m zab.Message) {
 	if m.Type == zab.MsgSync && int(m.Sync) < len(c.Stats.Syncs) {
 		c.Stats.Syncs[m.Sync]++
 	}
-	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.Mode == ModeDiskless {
+	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.Mode == ModeDiskless && !c.opts.OutcomesOnly {
 		if err := c.checkSnapNeeded(s, c.servers[m.From]); err != nil {
 			c.fail(err)
 			return
@@ -370,7 +370,7 @@ func (c *Cluster) process(s *server) {
 // the messages on the network.
 func (c *Cluster) send(s *server, msgs []zab.Message) {
 	for _, m := range msgs {
-		if s.fuzzy && (m.Type == zab.MsgVote || m.Type == zab.MsgFollowerInfo) && !m.NonVoting {
+		if s.fuzzy && !c.opts.OutcomesOnly && (m.Type == zab.MsgVote || m.Type == zab.MsgFollowerInfo) && !m.NonVoting {
 			c.fail(fmt.Errorf("server %d restarted from a partial state offers its vote (%v) before a leader synchronized it", s.id, m.Type))
 			return
 		}
@@ -415,7 +415,7 @@ func (c *Cluster) applied(s *server, e zab.Entry, m machine) error {
 	}
 	if isNew {
 		c.note(s.id, "commit "+e.Zxid.String())
-		if c.opts.Mode != ModeDiskless {
+		if c.opts.Mode != ModeDiskless && !c.opts.OutcomesOnly {
 			if err := c.checkDurable(e.Zxid); err != nil {
 				c.fail(err)
 				return err

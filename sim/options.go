@@ -38,6 +38,11 @@ type Options struct {
 	// Breaks deliberately break a rule of the driver (the simulator's
 	// self-test, bite_test.go).
 	Breaks replica.Breaks
+	// OutcomesOnly turns off the checks of the driver's rules (Persisted
+	// before ACK, the recovering vote, the diskless log cut), leaving the
+	// outcomes (agreeing prefixes, nothing committed lost, liveness): the
+	// self-test measures how soon a broken rule shows in them.
+	OutcomesOnly bool
 	// NoBusySnapshots turns off diskless busy snapshots (scripted tests
 	// control what a restarted server has).
 	NoBusySnapshots bool
