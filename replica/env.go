@@ -24,6 +24,10 @@ type Env struct {
 	Send func(msgs []zab.Message)
 	// Clock reads time for snapshot scheduling (spacing, idle lulls).
 	Clock Clock
+	// SnapshotImage, if set, returns the bytes of the snapshot at z that a
+	// SNAP names (the log's cut), for owners that keep snapshot files (the
+	// znode tree); otherwise the driver asks StateMachine.WriteSnapshot.
+	SnapshotImage func(z zab.Zxid) ([]byte, error)
 }
 
 // LogStore is the on-disk replication log. The driver calls it from one

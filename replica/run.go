@@ -23,13 +23,12 @@ func (d *Driver) Run(ctx context.Context, recv <-chan zab.Message, tick time.Dur
 	defer cancel(nil)
 	var wg sync.WaitGroup
 	if !d.diskless {
-		d.lq.mu.Lock()
-		d.lq.bounded = true
-		d.lq.mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.logLoop(ctx, cancel)
+			if err := d.RunLog(ctx); err != nil {
+				cancel(err)
+			}
 		}()
 	}
 	wg.Add(1)
@@ -85,8 +84,14 @@ loop:
 	return err
 }
 
-// logLoop writes queued entries and syncs them, one sync per group.
-func (d *Driver) logLoop(ctx context.Context, stop context.CancelCauseFunc) {
+// RunLog is the log goroutine: it writes queued entries and syncs them,
+// one sync per group, until ctx ends or the log store fails (the error).
+// Run starts it; an owner with a node loop of its own runs it beside.
+// While it runs, Process waits when maxQueuedLogOps are queued.
+func (d *Driver) RunLog(ctx context.Context) error {
+	d.lq.mu.Lock()
+	d.lq.bounded = true
+	d.lq.mu.Unlock()
 	defer func() {
 		// Nobody drains the queue any more: stop bounding it, and wake a
 		// Process waiting for room.
@@ -98,13 +103,15 @@ func (d *Driver) logLoop(ctx context.Context, stop context.CancelCauseFunc) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-d.lq.ready:
 		}
 		if err := d.SyncLog(); err != nil {
-			d.log.Error("log write failed", "err", err)
-			stop(err)
-			return
+			return err
 		}
 	}
 }
+
+// Wake returns a channel signalled when the node may have work for
+// Process: an owner with a node loop of its own selects on it.
+func (d *Driver) Wake() <-chan struct{} { return d.wake }

@@ -43,6 +43,22 @@ func (d *Driver) MaybeSnapshot(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// CutLog cuts the log at a busy snapshot at z that the owner took itself
+// (an owner that schedules its own snapshots instead of MaybeSnapshot).
+func (d *Driver) CutLog(z zab.Zxid) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cutLogLocked(z)
+}
+
+// PrevBusySnapshot returns the busy snapshot a diskless member's log is
+// kept back to (the one the next busy snapshot cuts at).
+func (d *Driver) PrevBusySnapshot() zab.Zxid {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.prevSnap
+}
+
 // cutLogLocked drops the in-memory log up to a busy snapshot just taken
 // at z; a learner further behind gets a snapshot (SNAP).
 //
@@ -99,16 +115,24 @@ func (d *Driver) attachSnapshotsLocked(msgs []zab.Message) {
 		if sn == nil || sn.Data != nil {
 			continue
 		}
-		var b bytes.Buffer
-		z, err := d.sm.WriteSnapshot(context.Background(), &b)
-		if err == nil && z < sn.Zxid {
-			err = fmt.Errorf("image at %v is older than the log's cut %v", z, sn.Zxid)
+		var data []byte
+		var err error
+		if d.env.SnapshotImage != nil {
+			data, err = d.env.SnapshotImage(sn.Zxid)
+		} else {
+			var b bytes.Buffer
+			var z zab.Zxid
+			z, err = d.sm.WriteSnapshot(context.Background(), &b)
+			if err == nil && z < sn.Zxid {
+				err = fmt.Errorf("image at %v is older than the log's cut %v", z, sn.Zxid)
+			}
+			data = b.Bytes()
 		}
 		if err != nil {
 			d.log.Error("cannot send a snapshot to a learner", "to", msgs[i].To, "zxid", sn.Zxid, "err", err)
 			continue
 		}
-		msgs[i].Snapshot = &zab.Snapshot{Zxid: sn.Zxid, Data: b.Bytes()}
+		msgs[i].Snapshot = &zab.Snapshot{Zxid: sn.Zxid, Data: data}
 	}
 }
 
