@@ -47,6 +47,7 @@ type StateMachine interface {
 	// InstallSnapshot replaces the whole state with an image written by
 	// WriteSnapshot (of any replica), durably (Durable reports at least
 	// the returned zxid), and returns the zxid it reflects; the driver
-	// then skips the committed entries the image covers.
+	// then skips the committed entries at or below it. A fuzzy image
+	// returns the zxid it started at, from which replay repairs it.
 	InstallSnapshot(ctx context.Context, r io.Reader) (zab.Zxid, error)
 }

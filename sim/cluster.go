@@ -429,17 +429,20 @@ func (c *Cluster) applied(s *server, e zab.Entry, m machine) error {
 }
 
 // checkSnapNeeded (diskless): a leader keeps its log back to the busy
-// snapshot before its newest, so a learner whose state is at least there
+// snapshot before its newest, so a learner whose log reaches there
 // (a member restarted from its own last snapshot) catches up by DIFF or
 // TRUNC; a SNAP then means the log was cut too far.
 func (c *Cluster) checkSnapNeeded(to, from *server) error {
 	if !from.up || len(from.busy) < 2 {
 		return nil
 	}
+	// The learner's log end, not its state: after a SNAP whose image was
+	// newer than the zxid it named, the state runs ahead of the log, and
+	// the log is what the leader decides from.
 	prev := from.busy[len(from.busy)-2]
-	if to.sm.m.zxid >= prev && to.sm.m.zxid > 0 {
-		return fmt.Errorf("leader %d sent a SNAP to %d, whose state (%v) is at or after the leader's previous busy snapshot (%v)",
-			from.id, to.id, to.sm.m.zxid, prev)
+	if last := to.d.LastZxid(); last >= prev && last > 0 {
+		return fmt.Errorf("leader %d sent a SNAP to %d, whose log ends (%v) at or after the leader's previous busy snapshot (%v)",
+			from.id, to.id, last, prev)
 	}
 	return nil
 }
