@@ -185,6 +185,15 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	st.drive = rp.sm.driveSnapshots
 	recovering := d.Status().Recovering
 	last := d.LastZxid()
+	if recovering {
+		// After a crash of a majority every member restarts so, and the
+		// ensemble waits for good (the safe choice): say what to do.
+		s.log.Warn("diskless member restarted from a partial snapshot: it is recovering and will neither vote "+
+			"nor count toward a quorum until a synchronized leader has brought it up to date. If a majority "+
+			"crashed at once, the ensemble stays unavailable until enough members with complete state return; "+
+			"restarting in another durability mode starts from the snapshots on disk and loses the writes after them",
+			"id", ens.ID, "snapshot", hex(snapZxid))
+	}
 	s.log.Info("replica ready", "id", ens.ID, "recovering", recovering, "voters", ens.Voters, "observers", ens.Observers,
 		"acceptedEpoch", hs.AcceptedEpoch, "currentEpoch", hs.CurrentEpoch,
 		"snapshot", hex(snapZxid), "lastLogged", hex(int64(last)))
