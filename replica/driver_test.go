@@ -313,3 +313,44 @@ func TestSchedulerDisklessExposureBound(t *testing.T) {
 		}
 	}
 }
+
+// A Persisted report for entries appended before a Ready that cut the log
+// (TRUNC, SNAP) is dropped: it would vouch for entries that no longer
+// exist, and the ones that replaced them are not synced.
+func TestStalePersistedIsDropped(t *testing.T) {
+	g := newGroup(t, 1, Sync, Schedule{})
+	g.write(1)
+	g.noSync = true
+	d := g.m[1].d
+	z, err := d.Propose([]byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Process(); err != nil {
+		t.Fatal(err)
+	}
+	// A cut comes between the append and its sync.
+	d.mu.Lock()
+	d.gen++
+	d.mu.Unlock()
+	if err := d.SyncLog(); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Status().Persisted; p >= z {
+		t.Fatalf("persisted %v after a stale report for %v", p, z)
+	}
+	// A report of the current generation counts.
+	z2, err := d.Propose([]byte("y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Process(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SyncLog(); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Status().Persisted; p != z2 {
+		t.Fatalf("persisted %v, want %v", p, z2)
+	}
+}
