@@ -2,6 +2,7 @@ package datalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -497,4 +498,40 @@ func (l *Log) Close() error {
 		return ferr
 	}
 	return nil
+}
+
+// ErrEndOfSegment is returned by Next at the end of a segment's records.
+var ErrEndOfSegment = errors.New("datalog: end of segment")
+
+// Next reads the header of the record at p (not its payload, nor its
+// checksum: Read checks that) and returns its meta, payload length and the
+// position after it. At the end of p's segment it returns ErrEndOfSegment.
+func (l *Log) Next(p Pos) (m Meta, n int, next Pos, err error) {
+	l.rmu.RLock()
+	defer l.rmu.RUnlock()
+	l.mu.Lock()
+	seg := l.findLocked(p.Seg)
+	var limit int64
+	if seg != nil {
+		limit = seg.end
+	}
+	l.mu.Unlock()
+	if seg == nil || p.Off < headerSize {
+		return Meta{}, 0, Pos{}, fmt.Errorf("%w: %s", ErrNotFound, p)
+	}
+	if p.Off+recordHeaderSize > limit {
+		return Meta{}, 0, Pos{}, ErrEndOfSegment
+	}
+	var h [recordHeaderSize]byte
+	if _, err := seg.f.ReadAt(h[:], p.Off); err != nil {
+		return Meta{}, 0, Pos{}, fmt.Errorf("datalog: reading %s at offset %d: %w", segmentName(seg.seq), p.Off, err)
+	}
+	ph, st, why := parseRecordHeader(h[:], limit-p.Off-recordHeaderSize)
+	if st != recOK {
+		if why == "" {
+			why = "no record"
+		}
+		return Meta{}, 0, Pos{}, fmt.Errorf("%w: %s at offset %d: %s", ErrCorrupt, segmentName(seg.seq), p.Off, why)
+	}
+	return ph.meta, int(ph.length), Pos{p.Seg, p.Off + RecordSize(int(ph.length))}, nil
 }
