@@ -310,9 +310,20 @@ func (s *State) WriteSnapshot(ctx context.Context, w io.Writer) (zab.Zxid, error
 }
 
 // InstallSnapshot replaces every log with a portable image's: the data
-// log is emptied and refilled with the image's bytes, synced before it
-// returns.
+// log is emptied and refilled with the image's bytes, synced, and a local
+// snapshot written, before it returns (Durable reports the image's zxid).
 func (s *State) InstallSnapshot(ctx context.Context, r io.Reader) (zab.Zxid, error) {
+	z, err := s.install(ctx, r)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.Snapshot(ctx); err != nil {
+		return 0, err
+	}
+	return z, nil
+}
+
+func (s *State) install(ctx context.Context, r io.Reader) (zab.Zxid, error) {
 	ir := newImageReader(r)
 	img := ir.header()
 	if ir.err == nil && img.kind != snapPortable {

@@ -487,3 +487,31 @@ func (s *State) failWaiters(err error) {
 		delete(s.waiters, z)
 	}
 }
+
+func (s *State) notePersisted(z zab.Zxid, p datalog.Pos) {
+	s.mu.Lock()
+	s.persisted[z] = p
+	s.mu.Unlock()
+}
+
+// cutAfter cuts the data log at the first payload persisted for an entry
+// after z (none of them was applied: a TRUNC cuts only uncommitted
+// entries).
+func (s *State) cutAfter(z zab.Zxid) error {
+	s.mu.Lock()
+	var cut *datalog.Pos
+	for ez, p := range s.persisted {
+		if ez > z {
+			if cut == nil || p.Less(*cut) {
+				q := p
+				cut = &q
+			}
+			delete(s.persisted, ez)
+		}
+	}
+	s.mu.Unlock()
+	if cut == nil {
+		return nil
+	}
+	return s.dl.Cut(*cut)
+}
