@@ -48,6 +48,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	probe := &crashFS{mem: vfs.NewMem()}
 	written, _ := crashWorkload(probe, 1)
 	steps := probe.steps
+	t.Logf("%d mutating steps", steps)
 	if len(written) != 30 || steps < 100 {
 		t.Fatalf("probe run: %d records, %d steps", len(written), steps)
 	}
