@@ -69,13 +69,22 @@ func OpenLocal(opts LocalOptions) (*Local, error) {
 		s.Close()
 		return nil, err
 	}
+	referenced := map[datalog.Pos]bool{}
 	err = w.ReadFrom(int64(s.Applied())+1, func(z int64, data []byte) error {
+		if m, err := Decode(data); err == nil && m.Local != nil {
+			referenced[*m.Local] = true
+		}
 		return s.Apply([]zab.Entry{{Zxid: zab.Zxid(z), Data: append([]byte(nil), data...)}})
 	})
 	if err != nil {
 		w.Close()
 		s.Close()
 		return nil, fmt.Errorf("rlog: replaying the WAL: %w", err)
+	}
+	if err := s.CutOrphans(referenced); err != nil {
+		w.Close()
+		s.Close()
+		return nil, err
 	}
 	next := max(zab.Zxid(w.LastZxid()), s.Applied()) + 1
 	if next == 1 {

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/vfs"
+	"github.com/corral-db/corral/wal"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -33,6 +37,8 @@ type Member struct {
 	// mu orders Prepare and the proposal, so that the leader's view
 	// assigns offsets in zxid order.
 	mu sync.Mutex
+	// store is the log store OpenMember opened (nil otherwise).
+	store *Store
 }
 
 // NewMember wires s to d. Call it before d runs; cfg is the Config the
@@ -102,3 +108,70 @@ func (mb *Member) Do(ctx context.Context, req Mutation) (Result, error) {
 
 // Driver returns the member's driver.
 func (mb *Member) Driver() *replica.Driver { return mb.d }
+
+// MemberConfig configures OpenMember.
+type MemberConfig struct {
+	ID     uint64
+	Voters []uint64
+	FS     vfs.FS
+	Dir    string
+	// Send hands messages to the transport (transport.Transport.Send).
+	Send     func([]zab.Message)
+	Schedule replica.Schedule
+	State    Options // FS and Dir are set from above
+	WAL      wal.Options
+	Logger   *slog.Logger
+	// Zab timing in ticks, as replica.Config (0: zab's defaults).
+	ElectionTick, HeartbeatTick, InitLimit, SyncLimit int
+}
+
+// OpenMember opens a member's disk (State, WAL, epochs) in cfg.Dir and
+// builds its sync-mode driver; Run runs it.
+func OpenMember(cfg MemberConfig) (*Member, error) {
+	so := cfg.State
+	so.FS, so.Dir, so.Logger = cfg.FS, cfg.Dir, cfg.Logger
+	s, err := Open(so)
+	if err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(s, cfg.FS, cfg.Dir, cfg.WAL)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	hsStore, hs, err := OpenHardState(cfg.FS, cfg.Dir)
+	if err == nil {
+		var ents []zab.Entry
+		if ents, err = st.Load(); err == nil {
+			rc := replica.Config{ID: cfg.ID, Voters: cfg.Voters, Mode: replica.Sync, SM: s,
+				HardState: hs, Log: ents, Schedule: cfg.Schedule, Logger: cfg.Logger,
+				ElectionTick: cfg.ElectionTick, HeartbeatTick: cfg.HeartbeatTick,
+				InitLimit: cfg.InitLimit, SyncLimit: cfg.SyncLimit,
+				Env: replica.Env{Log: st, HardState: hsStore, Send: cfg.Send}}
+			mb := NewMember(s, &rc)
+			var d *replica.Driver
+			if d, err = replica.New(rc); err == nil {
+				mb.Attach(d)
+				mb.store = st
+				return mb, nil
+			}
+		}
+	}
+	st.Close()
+	s.Close()
+	return nil, err
+}
+
+// Run runs the member's driver until ctx ends.
+func (mb *Member) Run(ctx context.Context, recv <-chan zab.Message, tick time.Duration) error {
+	return mb.d.Run(ctx, recv, tick)
+}
+
+// Close closes what OpenMember opened; call it after Run returned.
+func (mb *Member) Close() error {
+	var err error
+	if mb.store != nil {
+		err = mb.store.Close()
+	}
+	return errors.Join(err, mb.s.Close())
+}

@@ -104,10 +104,19 @@ type State struct {
 	applied   zab.Zxid
 	durable   zab.Zxid
 	persisted map[zab.Zxid]datalog.Pos // payloads written by Persist, by zxid, not yet applied
-	pending   []unsynced               // in data-log order
-	prep      map[string]*prepLog      // the leader's view ahead of apply
-	waiters   map[zab.Zxid]chan Result
-	closed    bool
+	// early holds payloads Apply wrote because their entry committed
+	// before this member's log store had it (a leader may commit on its
+	// followers' acknowledgements before its own disk write): Persist
+	// reuses them, so each entry has one record. Only with a Store.
+	early    map[zab.Zxid]datalog.Pos
+	hasStore bool
+	pending  []unsynced          // in data-log order
+	prep     map[string]*prepLog // the leader's view ahead of apply
+	waiters  map[zab.Zxid]chan Result
+	// tail holds, from Open until the WAL has been read (CutOrphans), the
+	// positions of the data-log records after the local snapshot.
+	tail   []datalog.Pos
+	closed bool
 }
 
 // Open opens (or creates) the State in opts.Dir: the data log, and the
@@ -120,6 +129,7 @@ func Open(opts Options) (*State, error) {
 		logs:      map[string]*logState{},
 		byID:      map[uint64]*logState{},
 		persisted: map[zab.Zxid]datalog.Pos{},
+		early:     map[zab.Zxid]datalog.Pos{},
 		prep:      map[string]*prepLog{},
 		waiters:   map[zab.Zxid]chan Result{},
 	}
@@ -140,6 +150,8 @@ func Open(opts Options) (*State, error) {
 	dopts.OnRecover = func(p datalog.Pos, m datalog.Meta, n int) {
 		if m.Zxid <= snapZxid {
 			covered[recKey{p.Seg, m.Log}] += datalog.RecordSize(n)
+		} else {
+			s.tail = append(s.tail, p)
 		}
 	}
 	dl, err := datalog.Open(opts.FS, filepath.Join(opts.Dir, "data"), dopts)
@@ -207,13 +219,21 @@ func (s *State) Persist(ctx context.Context, ent zab.Entry) (wal []byte, end dat
 	if m.Op != OpAppend || m.Payload == nil {
 		return ent.Data, datalog.Pos{}, nil
 	}
-	pos, end, err := s.dl.Append(ctx, datalog.Meta{Zxid: int64(ent.Zxid), Log: m.Log, Offset: m.Offset}, m.Payload)
-	if err != nil {
-		return nil, datalog.Pos{}, err
-	}
+	// Under mu, so that Apply's fallback (storeLocked) and Persist never
+	// both write one entry's payload.
 	s.mu.Lock()
-	s.persisted[ent.Zxid] = pos
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	pos, ok := s.early[ent.Zxid]
+	delete(s.early, ent.Zxid)
+	if ok {
+		end = datalog.Pos{Seg: pos.Seg, Off: pos.Off + datalog.RecordSize(int(m.Length))}
+	} else {
+		pos, end, err = s.dl.Append(ctx, datalog.Meta{Zxid: int64(ent.Zxid), Log: m.Log, Offset: m.Offset}, m.Payload)
+		if err != nil {
+			return nil, datalog.Pos{}, err
+		}
+		s.persisted[ent.Zxid] = pos
+	}
 	wal, _, err = SplitPayload(ent.Data, pos)
 	return wal, end, err
 }
@@ -367,6 +387,9 @@ func (s *State) storeLocked(z zab.Zxid, m Mutation, l *logState) (pos, end datal
 	if err != nil {
 		return pos, end, fmt.Errorf("rlog: storing append %#x: %w", int64(z), err)
 	}
+	if s.hasStore {
+		s.early[z] = pos
+	}
 	return pos, end, nil
 }
 
@@ -514,4 +537,28 @@ func (s *State) cutAfter(z zab.Zxid) error {
 		return nil
 	}
 	return s.dl.Cut(*cut)
+}
+
+// CutOrphans cuts the data log at its first record after the local
+// snapshot that no WAL record references: a payload written before a
+// crash whose WAL record never became durable. Payloads are written in
+// zxid order and each WAL record after its payload, so such records are a
+// suffix of the data log; left in place, one would shadow the append that
+// later takes its offset. referenced holds the positions the WAL's
+// records after the snapshot name. Call it once, after reading the WAL.
+func (s *State) CutOrphans(referenced map[datalog.Pos]bool) error {
+	s.mu.Lock()
+	tail := s.tail
+	s.tail = nil
+	s.mu.Unlock()
+	i := len(tail)
+	for i > 0 && !referenced[tail[i-1]] {
+		i--
+	}
+	if i == len(tail) {
+		return nil
+	}
+	s.opts.Logger.Warn("rlog: cutting data-log payloads no WAL record references (written before a crash)",
+		"position", tail[i].String(), "records", len(tail)-i)
+	return s.dl.Cut(tail[i])
 }

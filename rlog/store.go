@@ -19,9 +19,8 @@ import (
 // then syncs the WAL: an append's data is durable before its commit
 // record, and the driver acknowledges only after Sync.
 type Store struct {
-	s   *State
-	w   *wal.Log
-	end datalog.Pos // data end of the newest appended payload
+	s *State
+	w *wal.Log
 }
 
 // OpenStore opens the WAL in dir/wal for s.
@@ -30,18 +29,18 @@ func OpenStore(s *State, fsys vfs.FS, dir string, opts wal.Options) (*Store, err
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.hasStore = true
+	s.mu.Unlock()
 	return &Store{s: s, w: w}, nil
 }
 
 // Append persists payloads and buffers the WAL records.
 func (st *Store) Append(ents []zab.Entry) error {
 	for _, e := range ents {
-		walData, end, err := st.s.Persist(context.Background(), e)
+		walData, _, err := st.s.Persist(context.Background(), e)
 		if err != nil {
 			return err
-		}
-		if end != (datalog.Pos{}) {
-			st.end = end
 		}
 		if err := st.w.Append(int64(e.Zxid), walData); err != nil {
 			return err
@@ -50,12 +49,13 @@ func (st *Store) Append(ents []zab.Entry) error {
 	return nil
 }
 
-// Sync syncs the data log up to the newest payload, then the WAL.
+// Sync syncs the data log up to everything written so far (every payload
+// the WAL's records name, and any Apply wrote early), then the WAL. It
+// waits for the data log's current end rather than a remembered one: a
+// SNAP or TRUNC may have cut the data log below it.
 func (st *Store) Sync() error {
-	if st.end != (datalog.Pos{}) {
-		if err := st.s.WaitData(context.Background(), st.end); err != nil {
-			return err
-		}
+	if err := st.s.WaitData(context.Background(), st.s.dl.Written()); err != nil {
+		return err
 	}
 	return st.w.Sync()
 }
@@ -75,6 +75,7 @@ func (st *Store) TruncateAfter(z zab.Zxid) error {
 // twice.
 func (st *Store) Load() ([]zab.Entry, error) {
 	var out []zab.Entry
+	referenced := map[datalog.Pos]bool{}
 	err := st.w.ReadFrom(int64(st.s.Applied())+1, func(z int64, data []byte) error {
 		m, err := Decode(data)
 		if err != nil {
@@ -84,6 +85,7 @@ func (st *Store) Load() ([]zab.Entry, error) {
 			out = append(out, zab.Entry{Zxid: zab.Zxid(z), Data: append([]byte(nil), data...)})
 			return nil
 		}
+		referenced[*m.Local] = true
 		payload, err := st.s.Payload(*m.Local)
 		if err != nil {
 			return fmt.Errorf("rlog: WAL record %#x: %w", z, err)
@@ -96,7 +98,10 @@ func (st *Store) Load() ([]zab.Entry, error) {
 		out = append(out, zab.Entry{Zxid: zab.Zxid(z), Data: prop})
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, st.s.CutOrphans(referenced)
 }
 
 // PurgeBefore drops WAL segments below z (the driver's log cut).

@@ -7,16 +7,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/corral-db/corral/replica"
 	"github.com/corral-db/corral/rlog"
 	"github.com/corral-db/corral/rlog/rlogclient"
 	"github.com/corral-db/corral/rlog/rlogsvc"
+	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
 	"google.golang.org/grpc"
 )
@@ -39,6 +43,12 @@ const logUsage = `usage:
   corral log serve-local -dir D [-listen 127.0.0.1:0]
     run the log service over ONE unreplicated member's state in D (not an
     ensemble: for trying the API and CLI); prints "api endpoints: HOST:PORT".
+
+  corral log serve-member -id N -peers 1=HOST:QPORT:EPORT,... -dir D [-listen ADDR] [-snapcount N]
+    run one member of a replica group that holds only logs (zab over TCP
+    among the peers, sync mode), serving the API on ADDR; prints
+    "api endpoints: HOST:PORT". Writes go to the leader: a client given every
+    member's endpoint finds it.
 `
 
 // runLog is `corral log SUBCOMMAND ...`.
@@ -50,6 +60,9 @@ func runLog(args []string) int {
 	sub, args := args[0], args[1:]
 	if sub == "serve-local" {
 		return logServeLocal(args)
+	}
+	if sub == "serve-member" {
+		return logServeMember(args)
 	}
 	fs := flag.NewFlagSet("corral log "+sub, flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(os.Stderr, logUsage) }
@@ -256,6 +269,75 @@ func logServeLocal(args []string) int {
 	}()
 	if err := srv.Serve(lis); err != nil {
 		fmt.Fprintln(os.Stderr, "corral log serve-local:", err)
+		return 1
+	}
+	return 0
+}
+
+// logServeMember runs one member of a logs-only replica group.
+func logServeMember(args []string) int {
+	fs := flag.NewFlagSet("corral log serve-member", flag.ContinueOnError)
+	id := fs.Uint64("id", 0, "this member's id")
+	peersFlag := fs.String("peers", "", "every member: ID=HOST:QPORT:EPORT,...")
+	dir := fs.String("dir", "", "the member's directory")
+	listen := fs.String("listen", "127.0.0.1:0", "api address")
+	snapCount := fs.Int("snapcount", 0, "snapshot every ~N log records (100000 if 0)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	peers := map[uint64]transport.Peer{}
+	var voters []uint64
+	for _, p := range strings.Split(*peersFlag, ",") {
+		k, v, ok := strings.Cut(p, "=")
+		pid, err := strconv.ParseUint(k, 10, 64)
+		host, ports, ok2 := strings.Cut(v, ":")
+		q, e, ok3 := strings.Cut(ports, ":")
+		if !ok || !ok2 || !ok3 || err != nil || pid == 0 {
+			fmt.Fprintf(os.Stderr, "corral log serve-member: bad peer %q (want ID=HOST:QPORT:EPORT)\n", p)
+			return 2
+		}
+		peers[pid] = transport.Peer{QuorumAddr: net.JoinHostPort(host, q), ElectionAddr: net.JoinHostPort(host, e)}
+		voters = append(voters, pid)
+	}
+	if *dir == "" || *id == 0 || peers[*id] == (transport.Peer{}) || fs.NArg() != 0 {
+		fmt.Fprint(os.Stderr, logUsage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tr, err := transport.NewTCP(ctx, transport.TCPConfig{ID: *id, Peers: peers, Logger: logger})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)
+		return 1
+	}
+	defer tr.Close()
+	mb, err := rlog.OpenMember(rlog.MemberConfig{ID: *id, Voters: voters, FS: vfs.OS(), Dir: *dir,
+		Send: tr.Send, Logger: logger, Schedule: replica.Schedule{SnapCount: *snapCount},
+		// A 50 ms tick with the server's proportions (a 500 ms tickTime
+		// in tenths): initLimit 5 s, syncLimit 2.5 s.
+		ElectionTick: 2, HeartbeatTick: 5, InitLimit: 100, SyncLimit: 50})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)
+		return 1
+	}
+	lis, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)
+		return 1
+	}
+	srv := grpc.NewServer()
+	rlogsvc.New(mb).Register(srv)
+	go srv.Serve(lis)
+	fmt.Printf("api endpoints: %s\n", lis.Addr())
+	os.Stdout.Sync()
+	err = mb.Run(ctx, tr.Recv(), 50*time.Millisecond)
+	srv.GracefulStop()
+	if cerr := mb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)
 		return 1
 	}
 	return 0

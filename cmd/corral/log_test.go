@@ -8,20 +8,43 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+)
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
 )
 
 // buildCorral builds the real binary once per test run.
 func buildCorral(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "corral")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "corral-log-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "corral")
+		cmd := exec.Command("go", "build", "-o", builtBin, ".")
+		cmd.Stderr = os.Stderr
+		buildErr = cmd.Run()
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v", buildErr)
 	}
-	return bin
+	return builtBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 // TestLogCommands runs `corral log serve-local` and every `corral log`
