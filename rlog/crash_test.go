@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/corral-db/corral/rlog/datalog"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/zab"
 )
@@ -228,5 +229,56 @@ func TestApplyDeterministic(t *testing.T) {
 	ba, bb := readAll(t, a, "d", sa.Start), readAll(t, b, "d", sb.Start)
 	if !bytes.Equal(ba, bb) || int64(len(ba)) != off-sa.Start {
 		t.Fatal(fmt.Sprintf("bytes differ: %d vs %d", len(ba), len(bb)))
+	}
+}
+
+// TestInstallSurvivesRestart: after InstallSnapshot the state is durable
+// on its own (local snapshot over the new records, old ones released);
+// an image that fails midway leaves the old state whole.
+func TestInstallSurvivesRestart(t *testing.T) {
+	src := openLocal(t, vfs.NewMem())
+	defer src.Close()
+	must(t, src, Mutation{Op: OpCreate, Name: "n"})
+	var want []byte
+	for i := range 20 {
+		b := bytes.Repeat([]byte{byte(i + 1)}, 3000)
+		must(t, src, NewAppend("n", NoOffset, b))
+		want = append(want, b...)
+	}
+	var img bytes.Buffer
+	if _, err := src.State().WriteSnapshot(context.Background(), &img); err != nil {
+		t.Fatal(err)
+	}
+	mem := vfs.NewMem()
+	dst := openLocal(t, mem)
+	must(t, dst, Mutation{Op: OpCreate, Name: "old"})
+	must(t, dst, NewAppend("old", NoOffset, bytes.Repeat([]byte{9}, 50000)))
+	// A damaged image changes nothing.
+	if _, err := dst.State().InstallSnapshot(context.Background(), bytes.NewReader(img.Bytes()[:img.Len()-3])); err == nil {
+		t.Fatal("install of a cut image succeeded")
+	}
+	if got := readAll(t, dst.State(), "old", 0); len(got) != 50000 {
+		t.Fatalf("a failed install damaged the state: %d bytes", len(got))
+	}
+	before := dst.State().dl.Segments()
+	if _, err := dst.State().InstallSnapshot(context.Background(), bytes.NewReader(img.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	var live int64
+	for _, sg := range dst.State().dl.Segments() {
+		live += sg.Live
+	}
+	if live > int64(len(want))+20*datalog.RecordSize(0)+1<<20 {
+		t.Fatalf("%d live bytes after the install (segments before %v): the old records were not released", live, before)
+	}
+	dst.Close()
+	mem.Crash()
+	dst = openLocal(t, mem)
+	defer dst.Close()
+	if got := readAll(t, dst.State(), "n", 0); !bytes.Equal(got, want) {
+		t.Fatal("the installed log differs after a restart")
+	}
+	if _, err := dst.State().Stat("old"); err == nil {
+		t.Fatal("a log the image does not hold survived")
 	}
 }

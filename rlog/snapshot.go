@@ -309,38 +309,48 @@ func (s *State) WriteSnapshot(ctx context.Context, w io.Writer) (zab.Zxid, error
 	return img.applied, nil
 }
 
-// InstallSnapshot replaces every log with a portable image's: the data
-// log is emptied and refilled with the image's bytes, synced, and a local
-// snapshot written, before it returns (Durable reports the image's zxid).
+// InstallSnapshot replaces every log with a portable image's. The
+// image's bytes are appended to the data log after what is there, synced,
+// and a local snapshot naming only them is written; only then are the old
+// logs' records released. A crash midway leaves the old local snapshot,
+// WAL and records intact, and the new records an unreferenced suffix that
+// the next Open cuts (CutOrphans). It returns once the new state is
+// durable (Durable reports the image's zxid).
 func (s *State) InstallSnapshot(ctx context.Context, r io.Reader) (zab.Zxid, error) {
-	z, err := s.install(ctx, r)
+	z, old, err := s.install(ctx, r)
 	if err != nil {
 		return 0, err
 	}
 	if _, err := s.Snapshot(ctx); err != nil {
 		return 0, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range old {
+		for _, u := range l.x.segs {
+			if err := s.dl.Release(u.seg, u.bytes); err != nil {
+				return 0, err
+			}
+		}
+	}
 	return z, nil
 }
 
-func (s *State) install(ctx context.Context, r io.Reader) (zab.Zxid, error) {
+// install reads an image into new logs and, once their bytes are synced,
+// makes them the state; it returns the logs they replace.
+func (s *State) install(ctx context.Context, r io.Reader) (zab.Zxid, map[string]*logState, error) {
 	ir := newImageReader(r)
 	img := ir.header()
 	if ir.err == nil && img.kind != snapPortable {
 		ir.fail("not a portable image")
 	}
 	if ir.err != nil {
-		return 0, ir.err
+		return 0, nil, ir.err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.dl.Cut(datalog.Pos{}); err != nil {
-		return 0, err
-	}
-	s.logs, s.byID = map[string]*logState{}, map[uint64]*logState{}
-	s.pending, s.persisted = nil, map[zab.Zxid]datalog.Pos{}
-	clear(s.prep)
-	var last datalog.Pos
+	logs, byID := map[string]*logState{}, map[uint64]*logState{}
+	last := s.dl.Written()
 	for _, il := range img.logs {
 		l := &logState{name: il.st.Name, id: il.st.ID, start: il.st.Start, end: il.st.Start, sealed: il.st.Sealed, last: il.last}
 		for ir.err == nil {
@@ -355,7 +365,7 @@ func (s *State) install(ctx context.Context, r io.Reader) (zab.Zxid, error) {
 			}
 			pos, end, err := s.dl.Append(ctx, datalog.Meta{Zxid: int64(img.applied), Log: l.id, Offset: l.end}, buf)
 			if err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 			l.x.add(l.end, int64(n), pos, s.opts.IndexEvery)
 			l.end += int64(n)
@@ -365,18 +375,24 @@ func (s *State) install(ctx context.Context, r io.Reader) (zab.Zxid, error) {
 			ir.fail(fmt.Sprintf("log %q: %d bytes, its end says %d", l.name, l.end-l.start, il.st.End-il.st.Start))
 		}
 		l.committed = l.end
-		s.logs[l.name], s.byID[l.id] = l, l
+		logs[l.name], byID[l.id] = l, l
 	}
 	ir.trailer()
 	if ir.err != nil {
-		return 0, ir.err
+		// The records written stay unreferenced: garbage the next Open
+		// releases or cuts.
+		return 0, nil, ir.err
 	}
 	if err := s.dl.WaitSynced(ctx, last); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	old := s.logs
+	s.logs, s.byID = logs, byID
+	s.pending, s.persisted, s.early = nil, map[zab.Zxid]datalog.Pos{}, map[zab.Zxid]datalog.Pos{}
+	clear(s.prep)
 	s.applied = img.applied
 	s.wake()
-	return img.applied, nil
+	return img.applied, old, nil
 }
 
 // Snapshot writes the local image (metadata and this member's index, no
