@@ -391,16 +391,24 @@ func (s *State) install(ctx context.Context, r io.Reader) (zab.Zxid, map[string]
 	s.pending, s.persisted, s.early = nil, map[zab.Zxid]datalog.Pos{}, map[zab.Zxid]datalog.Pos{}
 	clear(s.prep)
 	s.applied = img.applied
+	s.applyMark = 0
 	s.wake()
 	return img.applied, old, nil
 }
 
 // Snapshot writes the local image (metadata and this member's index, no
-// payload) once the data log has synced everything applied, and returns
-// the zxid it covers, which Durable reports from then on.
+// payload) once the data log has synced everything applied; Durable
+// reports the zxid it covers from then on. It returns that zxid, except
+// after an InstallSnapshot and before the next Apply, when it returns the
+// last zxid Apply was handed (0 if none): the driver cuts its in-memory
+// log at what Snapshot returns, and an image may reflect a later zxid
+// than the SNAP it came in, whose entries the driver has not yet walked
+// past (cutting there left zab unable to read entries it still had to
+// hand out; docs/design/rlog.md).
 func (s *State) Snapshot(ctx context.Context) (zab.Zxid, error) {
 	s.mu.Lock()
 	img := s.captureLocked(snapLocal)
+	mark := min(s.applyMark, img.applied)
 	s.mu.Unlock()
 	if err := s.dl.WaitSynced(ctx, s.dl.Written()); err != nil {
 		return 0, err
@@ -432,7 +440,7 @@ func (s *State) Snapshot(ctx context.Context) (zab.Zxid, error) {
 	s.mu.Lock()
 	s.durable = max(s.durable, img.applied)
 	s.mu.Unlock()
-	return img.applied, nil
+	return mark, nil
 }
 
 // readLocalSnapshot reads the local image, if there is one.
@@ -470,7 +478,7 @@ type recKey struct {
 func (s *State) restoreLocked(img *image, covered map[recKey]int64) error {
 	referenced := map[recKey]int64{}
 	if img != nil {
-		s.applied, s.durable = img.applied, img.applied
+		s.applied, s.durable, s.applyMark = img.applied, img.applied, img.applied
 		for _, il := range img.logs {
 			l := &logState{name: il.st.Name, id: il.st.ID, start: il.st.Start, end: il.st.End,
 				committed: il.st.End, sealed: il.st.Sealed, last: il.last, x: il.x}

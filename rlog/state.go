@@ -98,11 +98,14 @@ type State struct {
 	nmu    sync.Mutex
 	notify chan struct{} // closed and replaced on every change readers wait for
 
-	mu        sync.Mutex
-	logs      map[string]*logState
-	byID      map[uint64]*logState
-	applied   zab.Zxid
-	durable   zab.Zxid
+	mu      sync.Mutex
+	logs    map[string]*logState
+	byID    map[uint64]*logState
+	applied zab.Zxid
+	durable zab.Zxid
+	// applyMark is the last zxid Apply was handed (0 after an install,
+	// until the next Apply): see Snapshot.
+	applyMark zab.Zxid
 	persisted map[zab.Zxid]datalog.Pos // payloads written by Persist, by zxid, not yet applied
 	// early holds payloads Apply wrote because their entry committed
 	// before this member's log store had it (a leader may commit on its
@@ -260,6 +263,7 @@ func (s *State) Apply(ents []zab.Entry) error {
 		if e.Zxid <= s.applied {
 			continue
 		}
+		s.applyMark = e.Zxid
 		res, name, err := s.applyLocked(e)
 		if err != nil {
 			return err
