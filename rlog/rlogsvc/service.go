@@ -12,6 +12,17 @@ import (
 // MaxWait bounds a read's long poll, whatever the request asks.
 const MaxWait = 5 * time.Minute
 
+// MaxReadBytes bounds one reply's bytes, whatever the request asks, well
+// under gRPC's default 4 MiB message limit.
+const MaxReadBytes = 1 << 20
+
+func readMax(n int64) int64 {
+	if n <= 0 || n > MaxReadBytes {
+		return MaxReadBytes
+	}
+	return n
+}
+
 // Service implements corral.rlog.v1.Logs.
 type Service struct {
 	rlogv1.UnimplementedLogsServer
@@ -70,7 +81,7 @@ func (s *Service) Read(ctx context.Context, req *rlogv1.ReadRequest) (*rlogv1.Re
 		ctx, cancel = context.WithTimeout(ctx, min(wait, MaxWait))
 		defer cancel()
 	}
-	r, err := s.p.State().Read(ctx, req.GetName(), req.GetOffset(), req.GetMaxBytes(), wait > 0)
+	r, err := s.p.State().Read(ctx, req.GetName(), req.GetOffset(), readMax(req.GetMaxBytes()), wait > 0)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -81,7 +92,7 @@ func (s *Service) Tail(req *rlogv1.TailRequest, stream grpc.ServerStreamingServe
 	ctx := stream.Context()
 	off := req.GetOffset()
 	for ctx.Err() == nil {
-		r, err := s.p.State().Read(ctx, req.GetName(), off, req.GetMaxBytes(), true)
+		r, err := s.p.State().Read(ctx, req.GetName(), off, readMax(req.GetMaxBytes()), true)
 		if err != nil {
 			return toStatus(err)
 		}
