@@ -19,9 +19,13 @@ var (
 	buildErr  error
 )
 
-// buildCorral builds the real binary once per test run.
+// buildCorral returns the real binary: $CORRAL_BIN if set (make e2e
+// builds one), else one built once per test run.
 func buildCorral(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("CORRAL_BIN"); bin != "" {
+		return bin
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "corral-log-test")
 		if err != nil {
