@@ -282,3 +282,43 @@ func TestInstallSurvivesRestart(t *testing.T) {
 		t.Fatal("a log the image does not hold survived")
 	}
 }
+
+// TestCrashDuringInstall: a crash after an image's bytes are written but
+// before the local snapshot naming them leaves the old state whole, and
+// the image's records are cut at the next start.
+func TestCrashDuringInstall(t *testing.T) {
+	src := openLocal(t, vfs.NewMem())
+	defer src.Close()
+	must(t, src, Mutation{Op: OpCreate, Name: "n"})
+	must(t, src, NewAppend("n", NoOffset, bytes.Repeat([]byte{1}, 40000)))
+	var img bytes.Buffer
+	if _, err := src.State().WriteSnapshot(context.Background(), &img); err != nil {
+		t.Fatal(err)
+	}
+	mem := vfs.NewMem()
+	dst := openLocal(t, mem)
+	must(t, dst, Mutation{Op: OpCreate, Name: "old"})
+	old := bytes.Repeat([]byte{2}, 30000)
+	must(t, dst, NewAppend("old", NoOffset, old))
+	written := dst.State().dl.Written()
+	// The first half of InstallSnapshot, then the crash.
+	if _, _, err := dst.State().install(context.Background(), bytes.NewReader(img.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if !written.Less(dst.State().dl.Synced()) {
+		t.Fatal("the image's records were not written and synced")
+	}
+	dst.Close()
+	mem.Crash()
+	dst = openLocal(t, mem)
+	defer dst.Close()
+	if got := readAll(t, dst.State(), "old", 0); !bytes.Equal(got, old) {
+		t.Fatalf("the old log after a crash during an install: %d bytes", len(got))
+	}
+	if _, err := dst.State().Stat("n"); err == nil {
+		t.Fatal("the half-installed image's log exists")
+	}
+	if w := dst.State().dl.Written(); w != written {
+		t.Fatalf("the data log ends at %v after the restart, want the image's records cut back to %v", w, written)
+	}
+}
