@@ -214,3 +214,69 @@ func TestGroupReplicatesLogs(t *testing.T) {
 		t.Fatal("member 2 caught up from an empty disk without a SNAP")
 	}
 }
+
+// TestStorePurgesWAL: a local snapshot lets the Store drop the WAL
+// segments it covers, and a restart still finds everything.
+func TestStorePurgesWAL(t *testing.T) {
+	mem := vfs.NewMem()
+	open := func() (*State, *Store) {
+		s, err := Open(Options{FS: mem, Dir: "p", DataLog: datalog.Options{SegmentSize: 1 << 16, PrepareInline: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := OpenStore(s, mem, "p", wal.Options{SegmentSize: 1024, PrepareInline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, st
+	}
+	s, st := open()
+	z := zab.Zxid(1 << 32)
+	var ents []zab.Entry
+	next := func(m Mutation) zab.Entry {
+		z++
+		return zab.Entry{Zxid: z, Data: Encode(nil, &m)}
+	}
+	ents = append(ents, next(Mutation{Op: OpCreate, Name: "w"}))
+	id := uint64(z)
+	var want []byte
+	for i := range 100 {
+		p := bytes.Repeat([]byte{byte(i)}, 100)
+		m := NewAppend("w", NoOffset, p)
+		m.Log, m.Offset = id, int64(len(want))
+		want = append(want, p...)
+		ents = append(ents, next(m))
+	}
+	if err := st.Append(ents); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ents); err != nil {
+		t.Fatal(err)
+	}
+	walFiles := func() int {
+		names, _ := mem.List("p/wal")
+		return len(names)
+	}
+	before := walFiles()
+	if _, err := s.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if after := walFiles(); after >= before || before < 3 {
+		t.Fatalf("WAL files: %d before the snapshot, %d after", before, after)
+	}
+	st.Close()
+	s.Close()
+	mem.Crash()
+	s, st = open()
+	defer s.Close()
+	defer st.Close()
+	if ents, err := st.Load(); err != nil || len(ents) != 0 {
+		t.Fatalf("load after the snapshot: %d entries, %v", len(ents), err)
+	}
+	if got := readAll(t, s, "w", 0); !bytes.Equal(got, want) {
+		t.Fatal("the log differs after the restart")
+	}
+}

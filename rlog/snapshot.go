@@ -439,7 +439,11 @@ func (s *State) Snapshot(ctx context.Context) (zab.Zxid, error) {
 	}
 	s.mu.Lock()
 	s.durable = max(s.durable, img.applied)
+	onDurable := s.onDurable
 	s.mu.Unlock()
+	if onDurable != nil {
+		onDurable(img.applied)
+	}
 	return mark, nil
 }
 

@@ -113,9 +113,12 @@ type State struct {
 	// reuses them, so each entry has one record. Only with a Store.
 	early    map[zab.Zxid]datalog.Pos
 	hasStore bool
-	pending  []unsynced          // in data-log order
-	prep     map[string]*prepLog // the leader's view ahead of apply
-	waiters  map[zab.Zxid]chan Result
+	// onDurable, set by OpenStore, learns each new local snapshot's zxid
+	// (the Store drops WAL segments below it).
+	onDurable func(zab.Zxid)
+	pending   []unsynced          // in data-log order
+	prep      map[string]*prepLog // the leader's view ahead of apply
+	waiters   map[zab.Zxid]chan Result
 	// tail holds, from Open until the WAL has been read (CutOrphans), the
 	// positions of the data-log records after the local snapshot.
 	tail   []datalog.Pos

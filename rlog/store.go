@@ -29,10 +29,12 @@ func OpenStore(s *State, fsys vfs.FS, dir string, opts wal.Options) (*Store, err
 	if err != nil {
 		return nil, err
 	}
+	st := &Store{s: s, w: w}
 	s.mu.Lock()
 	s.hasStore = true
+	s.onDurable = st.purge
 	s.mu.Unlock()
-	return &Store{s: s, w: w}, nil
+	return st, nil
 }
 
 // Append persists payloads and buffers the WAL records.
@@ -104,8 +106,15 @@ func (st *Store) Load() ([]zab.Entry, error) {
 	return out, st.s.CutOrphans(referenced)
 }
 
-// PurgeBefore drops WAL segments below z (the driver's log cut).
-func (st *Store) PurgeBefore(z zab.Zxid) error { return st.w.PurgeBefore(int64(z)) }
+// purge drops the WAL segments whose records a local snapshot at z
+// covers: a restart replays the WAL only after the snapshot, and the
+// driver serves learners from its in-memory log. A failure is only
+// logged (the segments stay, and the next snapshot tries again).
+func (st *Store) purge(z zab.Zxid) {
+	if err := st.w.PurgeBefore(int64(z) + 1); err != nil {
+		st.s.opts.Logger.Warn("rlog: purging the WAL", "below", fmt.Sprintf("%#x", int64(z)+1), "err", err)
+	}
+}
 
 // Close closes the WAL.
 func (st *Store) Close() error { return st.w.Close() }
