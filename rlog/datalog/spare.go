@@ -1,0 +1,113 @@
+package datalog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/corral-db/corral/vfs"
+)
+
+// zeroSyncEvery is how many zero bytes are written between two fdatasyncs
+// of the spare (wal/spare.go says why a MiB).
+const zeroSyncEvery = 1 << 20
+
+type spareState int
+
+const (
+	spareNone    spareState = iota // no spare, none being prepared
+	sparePending                   // the preparer owes a result on res
+	spareReady                     // the spare is zero-filled and durable
+)
+
+// preparer zero-fills the next segment's file ahead of time. It touches
+// only the spare file and the directory; the Log, holding wmu, sends one
+// request on kick and takes its outcome from res, so neither blocks.
+type preparer struct {
+	kick chan struct{}
+	res  chan error
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startPreparer(fsys vfs.FS, dir string, size int64) *preparer {
+	p := &preparer{
+		kick: make(chan struct{}, 1),
+		res:  make(chan error, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-p.kick:
+			}
+			p.res <- prepareSpare(fsys, dir, size, p.stop)
+		}
+	}()
+	return p
+}
+
+func (p *preparer) halt() {
+	close(p.stop)
+	<-p.done
+}
+
+// prepareSpare creates (or truncates) the spare and fills it with size
+// durable zero bytes, then makes its name durable.
+func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) error {
+	name := filepath.Join(dir, spareName)
+	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", spareName, err)
+	}
+	for off := int64(0); off < size && err == nil; off += zeroSyncEvery {
+		err = vfs.WriteZeros(f, off, min(off+zeroSyncEvery, size), stop)
+		if err == nil {
+			err = f.Sync()
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.SyncDir(dir)
+	}
+	if err != nil && !errors.Is(err, vfs.ErrStopped) {
+		return fmt.Errorf("preparing %s: %w", spareName, err)
+	}
+	return err
+}
+
+// kickPreparer asks for the next spare. wmu is held.
+func (l *Log) kickPreparer() {
+	if l.prep == nil || l.spare != spareNone {
+		return
+	}
+	l.prep.kick <- struct{}{}
+	l.spare = sparePending
+}
+
+// takeSpare returns once the spare file exists, zero-filled and durable,
+// with at least size bytes. wmu is held.
+func (l *Log) takeSpare(size int64) error {
+	if l.spare == sparePending {
+		if err := <-l.prep.res; err == nil {
+			l.spare = spareReady
+		} else {
+			l.spare = spareNone
+			l.log.Warn("datalog: spare preparation failed; preparing inline", "err", err)
+		}
+	}
+	if l.spare != spareReady || size > l.opts.SegmentSize {
+		if err := prepareSpare(l.fs, l.dir, size, nil); err != nil {
+			return err
+		}
+		l.spare = spareReady
+	}
+	return nil
+}
