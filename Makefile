@@ -25,7 +25,8 @@ FUZZ_TARGETS := \
 	./txn:FuzzDecode ./datatree:FuzzReadSnapshot ./datatree:FuzzSnapshotLinking \
 	./config:FuzzParse ./config:FuzzReadProperties ./transport:FuzzDecodeMessage \
 	./server:FuzzDecodeCheckpoint ./zkfmt:FuzzDecodeSnapshot ./zkfmt:FuzzLogReader \
-	./zkfmt:FuzzDecodeTxn ./datatree:FuzzStatsTrack ./kv/ring:FuzzDecode ./kv/cm:FuzzDecodeRecords
+	./zkfmt:FuzzDecodeTxn ./datatree:FuzzStatsTrack ./kv/ring:FuzzDecode ./kv/cm:FuzzDecodeRecords \
+	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation
 
 .PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean
 
