@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -8,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/corral-db/corral/server"
 	"github.com/corral-db/corral/server/flw"
+	"github.com/corral-db/corral/zab"
 )
 
 // commandTable is ZooKeeper 3.9.3's Commands, with its names (primary
@@ -82,6 +86,8 @@ var commandTable = []*command{
 		// corral keeps no per-observer connection statistics to reset.
 	}},
 	{names: []string{"restore", "rest"}, serverRequired: true, auth: true, post: true, run: cmdRestore},
+	// corral's own: hand leadership to another voter (zab/transfer.go).
+	{names: []string{"transfer_leadership", "tlead"}, serverRequired: true, auth: true, post: true, run: cmdTransferLeadership},
 	{names: []string{"ruok"}, serverRequired: true, run: func(*AdminServer, *http.Request, *response) {}},
 	{names: []string{"set_trace_mask", "stmk"}, run: func(a *AdminServer, req *http.Request, r *response) {
 		v := req.URL.Query()
@@ -416,4 +422,27 @@ func cmdRestore(a *AdminServer, req *http.Request, r *response) {
 	}
 	r.status = http.StatusNotImplemented
 	r.err = "restore is not implemented by corral yet"
+}
+
+// cmdTransferLeadership is corral's own command: POST with ?to=ID asks
+// this server, which must lead, to hand leadership to voter ID. It answers
+// once the transfer has started ("transfer_to"); the leader command shows
+// when it is done. A transfer that does not complete within the ensemble's
+// initLimit is cancelled and this server leads on.
+func cmdTransferLeadership(a *AdminServer, req *http.Request, r *response) {
+	to, err := strconv.ParseUint(req.URL.Query().Get("to"), 10, 64)
+	if err != nil || to == 0 {
+		r.status, r.err = http.StatusBadRequest, "transfer_leadership requires to=<server id>"
+		return
+	}
+	switch err := a.src.TransferLeadership(to); {
+	case err == nil:
+		r.put("transfer_to", to)
+	case errors.Is(err, zab.ErrNotLeader), errors.Is(err, server.ErrStandalone):
+		r.status, r.err = http.StatusConflict, "this server is not the leader: "+err.Error()
+	case errors.Is(err, zab.ErrTransferTarget):
+		r.status, r.err = http.StatusBadRequest, fmt.Sprintf("server %d cannot lead: %v", to, err)
+	default:
+		r.status, r.err = http.StatusServiceUnavailable, err.Error()
+	}
 }

@@ -34,6 +34,7 @@ type CommandSource interface {
 	LastSnapshot() (zxid int64, modified time.Time, ok bool)
 	AdminAuthorized(scheme, auth, ip, path string, perm int32) (authenticated, authorized bool)
 	WriteSnapshotFile(dir string) (path string, zxid int64, err error)
+	TransferLeadership(to uint64) error
 }
 
 // AdminOptions configure an AdminServer.

@@ -16,6 +16,7 @@ import (
 	"github.com/corral-db/corral/internal/metric"
 	"github.com/corral-db/corral/server"
 	"github.com/corral-db/corral/server/flw"
+	"github.com/corral-db/corral/zab"
 )
 
 // fakeServer is a CommandSource with fixed answers.
@@ -25,6 +26,13 @@ type fakeServer struct {
 	resets       int
 	authzFor     string // the digest auth that is authorized
 	snapshotData string
+	transferTo   uint64 // the last TransferLeadership target
+	transferErr  error
+}
+
+func (f *fakeServer) TransferLeadership(to uint64) error {
+	f.transferTo = to
+	return f.transferErr
 }
 
 func (f *fakeServer) FourLetterState(word string) *flw.State {
@@ -212,5 +220,34 @@ func TestSnapshotAndRestoreSwitches(t *testing.T) {
 	}
 	if st, _, m, _ := call(t, "GET", srv.URL+"/cmds/ruok", "", nil); st != 200 || m["command"] != "ruok" {
 		t.Errorf("ruok under admin.commandURL=/cmds: %d %v", st, m)
+	}
+}
+
+func TestTransferLeadership(t *testing.T) {
+	src, srv, _ := newTestAdmin(t, nil)
+	u := srv.URL + "/commands/transfer_leadership?to=2"
+	if st, _, _, _ := call(t, "POST", u, "", nil); st != 401 {
+		t.Errorf("transfer without auth: %d, want 401", st)
+	}
+	if st, _, _, _ := call(t, "GET", u, "digest super:test", nil); st != http.StatusMethodNotAllowed {
+		t.Errorf("GET transfer: %d, want 405", st)
+	}
+	if src.transferTo != 0 {
+		t.Fatalf("refused requests reached the server: to=%d", src.transferTo)
+	}
+	if st, _, _, _ := call(t, "POST", srv.URL+"/commands/tlead?to=x", "digest super:test", nil); st != 400 {
+		t.Errorf("transfer to=x: %d, want 400", st)
+	}
+	st, _, m, _ := call(t, "POST", u, "digest super:test", nil)
+	if st != 200 || m["transfer_to"] != float64(2) || src.transferTo != 2 {
+		t.Errorf("transfer: %d %v (server saw to=%d)", st, m, src.transferTo)
+	}
+	src.transferErr = zab.ErrNotLeader
+	if st, _, m, _ := call(t, "POST", u, "digest super:test", nil); st != http.StatusConflict || m["error"] == nil {
+		t.Errorf("transfer on a follower: %d %v, want 409 with an error", st, m)
+	}
+	src.transferErr = zab.ErrTransferTarget
+	if st, _, _, _ := call(t, "POST", u, "digest super:test", nil); st != 400 {
+		t.Errorf("transfer to an observer: %d, want 400", st)
 	}
 }

@@ -209,6 +209,19 @@ func (d *Driver) ProposeWith(build func(z zab.Zxid) ([]byte, error)) (zab.Zxid, 
 	return z, nil
 }
 
+// TransferLeadership asks this leader to hand leadership to member to
+// (zab/transfer.go): proposals fail with zab.ErrTransferring until the
+// target leads, or until the transfer times out and this leader resumes.
+// It fails with zab.ErrNotLeader on a member that does not lead and with
+// zab.ErrTransferTarget for an observer, an unknown or a recovering
+// member.
+func (d *Driver) TransferLeadership(to uint64) error {
+	d.mu.Lock()
+	defer d.signal()
+	defer d.mu.Unlock()
+	return d.node.TransferLeadership(to)
+}
+
 // ConfirmLeadership starts a leadership confirmation round (zab/confirm.go)
 // and returns its number; Confirmed reports the last round a quorum
 // confirmed.

@@ -156,3 +156,17 @@ func (s *Server) WriteSnapshotFile(dir string) (path string, zxid int64, err err
 	}
 	return path, zxid, nil
 }
+
+// ErrStandalone is TransferLeadership's answer on a standalone server.
+var ErrStandalone = fmt.Errorf("server: standalone, no ensemble to lead")
+
+// TransferLeadership asks this server, the ensemble's leader, to hand
+// leadership to member to (replica.Driver.TransferLeadership). Writes in
+// flight meanwhile are answered with connection loss and retried by
+// clients on the new leader, as after any change of leader.
+func (s *Server) TransferLeadership(to uint64) error {
+	if s.rep == nil {
+		return ErrStandalone
+	}
+	return s.rep.d.TransferLeadership(to)
+}

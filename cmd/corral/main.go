@@ -23,6 +23,7 @@ func commands() []command {
 		{"console", "console -server host:port[,...] [-listen A] [-writable]  serve the web console", runConsole},
 		{"import-zookeeper", "import-zookeeper -from ZK_DATADIR [-from-log DIR] -to DATADIR [-to-log DIR]  convert a ZooKeeper dataDir", runImportZooKeeper},
 		{"export-zookeeper", "export-zookeeper -from DATADIR [-from-log DIR] -to ZK_DATADIR [-to-log DIR]  write a ZooKeeper dataDir", runExportZooKeeper},
+		{"transfer-leader", "transfer-leader -admin HOST:PORT -to ID [-auth user:pw]  hand leadership to another voter", runTransferLeader},
 		{"version", "version                    print the version", runVersion},
 	}
 }

@@ -40,6 +40,9 @@ type EnsembleConfig struct {
 	// Server holds what every member shares with a single test server:
 	// the 4lw whitelist, the reaper period, connection limit, Extra lines.
 	Server Config
+	// MemberExtra, if set, gives member i (0-based) zoo.cfg lines of its
+	// own, such as an AdminServer port.
+	MemberExtra func(i int) []string
 }
 
 func (c EnsembleConfig) tickTime() time.Duration {
@@ -179,6 +182,11 @@ func (en *Ensemble) zooCfg(i int) string {
 	fmt.Fprintf(&b, "syncLimit=%d\n", en.cfg.syncLimit())
 	if en.members[i].observer {
 		b.WriteString("peerType=observer\n")
+	}
+	if en.cfg.MemberExtra != nil {
+		for _, l := range en.cfg.MemberExtra(i) {
+			b.WriteString(l + "\n")
+		}
 	}
 	for j, m := range en.members {
 		fmt.Fprintf(&b, "%s\n", m.serverLine(en.servers[j].Port))

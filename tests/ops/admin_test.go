@@ -153,7 +153,15 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 	// The listing names the same commands.
 	_, _, rl := ref.get(t, "", nil)
 	_, _, gl := got.get(t, "", nil)
-	if a, b := links(rl), links(gl); !equalStrings(a, b) {
+	// corral's own commands (transfer_leadership) come on top of
+	// ZooKeeper's.
+	var gls []string
+	for _, l := range links(gl) {
+		if !strings.Contains(l, "transfer_leadership") {
+			gls = append(gls, l)
+		}
+	}
+	if a, b := links(rl), gls; !equalStrings(a, b) {
 		t.Errorf("command listing differs:\nzookeeper %v\ncorral    %v", a, b)
 	}
 

@@ -3,12 +3,15 @@ package ops
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/corral-db/corral/internal/testport"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -83,5 +86,81 @@ func TestEnsembleMetricsAndZabCommands(t *testing.T) {
 	}
 	if cc := vv["current_config"].(map[string]any); len(cc) != 3 {
 		t.Errorf("voting_view = %v", vv)
+	}
+}
+
+// TestTransferLeadership hands leadership from the leader to each other
+// voter in turn through the AdminServer's transfer_leadership command
+// while a client writes: the target leads afterwards, and every write
+// the client saw acknowledged is present on every member.
+func TestTransferLeadership(t *testing.T) {
+	if env.Kind != harness.Corral {
+		t.Skip("corral's own command")
+	}
+	ports := []int{testport.Free(t), testport.Free(t), testport.Free(t)}
+	en := env.StartEnsemble(t, 3, harness.EnsembleConfig{MemberExtra: func(i int) []string {
+		return []string{"admin.enableServer=true", "admin.serverAddress=127.0.0.1",
+			"admin.serverPort=" + strconv.Itoa(ports[i])}
+	}})
+	auth := "digest " + harness.SuperUser + ":" + harness.SuperPassword
+	post := func(i int, to int) (int, map[string]any) {
+		t.Helper()
+		u := fmt.Sprintf("http://127.0.0.1:%d/commands/transfer_leadership?to=%d", ports[i], to)
+		req, _ := http.NewRequest(http.MethodPost, u, nil)
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, m
+	}
+
+	c := connect(t, en.Server(0).Addr())
+	var acked []string
+	n := 0
+	write := func(k int) {
+		for j := 0; j < k; j++ {
+			p := fmt.Sprintf("/t%d", n)
+			n++
+			if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err == nil {
+				acked = append(acked, p)
+			}
+		}
+	}
+	write(20)
+	for round := 0; round < 2; round++ {
+		leader := en.WaitQuorum()
+		target := (leader + 1) % en.Len()
+		if st, m := post(target, en.ID(leader)); st != http.StatusConflict {
+			t.Errorf("transfer asked of follower %d: %d %v, want 409", en.ID(target), st, m)
+		}
+		st, m := post(leader, en.ID(target))
+		if st != http.StatusOK || m["transfer_to"] != float64(en.ID(target)) {
+			t.Fatalf("transfer %d -> %d: %d %v", en.ID(leader), en.ID(target), st, m)
+		}
+		write(20)
+		testutil.Eventually(t, 30*time.Second, fmt.Sprintf("member %d leads", en.ID(target)), func() bool {
+			return en.Leader() == target
+		})
+		write(20)
+	}
+	if len(acked) == 0 {
+		t.Fatal("no write was acknowledged")
+	}
+	for i := 0; i < en.Len(); i++ {
+		mc := connect(t, en.Server(i).Addr())
+		if _, err := mc.Sync("/"); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range acked {
+			if ok, _, err := mc.Exists(p); err != nil || !ok {
+				t.Errorf("member %d: acknowledged %s missing (%v)", i+1, p, err)
+			}
+		}
 	}
 }
