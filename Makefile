@@ -21,7 +21,7 @@ FUZZ_TARGETS := \
 	./wire:FuzzDecodeRequest ./wire:FuzzDecodeConnect ./wire:FuzzDecodeMulti ./wire:FuzzReadFrame \
 	./txn:FuzzDecode ./datatree:FuzzReadSnapshot ./datatree:FuzzSnapshotLinking \
 	./config:FuzzParse ./config:FuzzReadProperties ./transport:FuzzDecodeMessage \
-	./server:FuzzDecodeCheckpoint
+	./server:FuzzDecodeCheckpoint ./kv:FuzzDecodeMutation
 
 .PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean
 
