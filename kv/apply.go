@@ -65,14 +65,21 @@ func (s *Store) Apply(ents []zab.Entry) error {
 			return err
 		}
 	}
+	wo := pebble.NoSync
+	if s.opts.PebbleWAL {
+		wo = pebble.Sync
+	}
 	s.mu.Lock()
-	err := a.b.Commit(pebble.NoSync)
+	err := a.b.Commit(wo)
 	if err == nil {
 		s.tables = a.tables
 		s.nextID = a.nextID
 		s.applied.Store(uint64(last))
 	}
 	s.mu.Unlock()
+	if err == nil && s.opts.PebbleWAL {
+		s.advanceDurable(last)
+	}
 	if err != nil {
 		return fmt.Errorf("kv: commit: %w", err)
 	}

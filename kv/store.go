@@ -27,6 +27,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MemTableSize is pebble's memtable size; pebble's default when 0.
 	MemTableSize uint64
+	// PebbleWAL keeps pebble's own WAL and syncs it at every Apply, for a
+	// store that no replication log precedes (LocalGroup). Durable is then
+	// Applied. A replica group leaves it off: the zab log is the WAL.
+	PebbleWAL bool
 }
 
 // Store is the key-value state machine: one pebble database fed by
@@ -89,7 +93,7 @@ func Open(o Options) (*Store, error) {
 func (s *Store) pebbleOptions() *pebble.Options {
 	po := &pebble.Options{
 		FS:         s.fs,
-		DisableWAL: true,
+		DisableWAL: !s.opts.PebbleWAL,
 		Logger:     pebbleLogger{s.log},
 	}
 	if s.opts.MemTableSize > 0 {

@@ -50,6 +50,9 @@ const (
 //	ALREADY_EXISTS      CreateTable of an existing table
 //	UNAVAILABLE         not the leader (NotLeader detail), or no leader
 //	                    now (retry after a pause)
+//	ABORTED             leadership was lost after the write was proposed:
+//	                    it may or may not have applied (safe to retry a
+//	                    put or delete; check a conditional write first)
 //	DEADLINE_EXCEEDED   the deadline passed before the write applied; the
 //	                    write may or may not have happened
 //
@@ -202,6 +205,9 @@ func (c *kVClient) CheckAndDelete(ctx context.Context, in *CheckAndDeleteRequest
 //	ALREADY_EXISTS      CreateTable of an existing table
 //	UNAVAILABLE         not the leader (NotLeader detail), or no leader
 //	                    now (retry after a pause)
+//	ABORTED             leadership was lost after the write was proposed:
+//	                    it may or may not have applied (safe to retry a
+//	                    put or delete; check a conditional write first)
 //	DEADLINE_EXCEEDED   the deadline passed before the write applied; the
 //	                    write may or may not have happened
 //
