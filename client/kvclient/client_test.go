@@ -123,14 +123,26 @@ func TestClientAgainstLeaderViaFollower(t *testing.T) {
 
 	// Bad input: clear InvalidArgument errors.
 	for name, err := range map[string]error{
-		"unknown table":  func() error { _, err := c.Put(ctx, &kvpb.PutRequest{Table: "nope", Row: []byte("r"), Cells: []*kvpb.Cell{{Family: "cf"}}}); return err }(),
-		"unknown family": func() error { _, err := c.Put(ctx, &kvpb.PutRequest{Table: "t", Row: []byte("r"), Cells: []*kvpb.Cell{{Family: "nope"}}}); return err }(),
-		"big row":        func() error { _, err := c.Put(ctx, &kvpb.PutRequest{Table: "t", Row: make([]byte, kv.MaxRowLen+1), Cells: []*kvpb.Cell{{Family: "cf"}}}); return err }(),
+		"unknown table": func() error {
+			_, err := c.Put(ctx, &kvpb.PutRequest{Table: "nope", Row: []byte("r"), Cells: []*kvpb.Cell{{Family: "cf"}}})
+			return err
+		}(),
+		"unknown family": func() error {
+			_, err := c.Put(ctx, &kvpb.PutRequest{Table: "t", Row: []byte("r"), Cells: []*kvpb.Cell{{Family: "nope"}}})
+			return err
+		}(),
+		"big row": func() error {
+			_, err := c.Put(ctx, &kvpb.PutRequest{Table: "t", Row: make([]byte, kv.MaxRowLen+1), Cells: []*kvpb.Cell{{Family: "cf"}}})
+			return err
+		}(),
 		"big value": func() error {
 			_, err := c.Put(ctx, &kvpb.PutRequest{Table: "t", Row: []byte("r"), Cells: []*kvpb.Cell{{Family: "cf", Value: make([]byte, kv.MaxValueLen+1)}}})
 			return err
 		}(),
-		"no condition": func() error { _, err := c.CheckAndPut(ctx, &kvpb.CheckAndPutRequest{Table: "t", Row: []byte("r")}); return err }(),
+		"no condition": func() error {
+			_, err := c.CheckAndPut(ctx, &kvpb.CheckAndPutRequest{Table: "t", Row: []byte("r")})
+			return err
+		}(),
 		"get no table": func() error { _, err := c.Get(ctx, &kvpb.GetRequest{Table: "nope", Row: []byte("r")}); return err }(),
 		"get no row":   func() error { _, err := c.Get(ctx, &kvpb.GetRequest{Table: "t"}); return err }(),
 	} {
