@@ -13,9 +13,9 @@ import (
 // reaches the same state (a request that fails, say a write to a missing
 // table, is a result recorded the same way everywhere, not an error).
 //
-// Concurrency: Apply, InstallSnapshot and Close are called from one
-// goroutine (the driver's apply goroutine). Applied and Durable may be
-// called from any goroutine. Snapshot and WriteSnapshot may run
+// Concurrency: Apply and InstallSnapshot are called from one goroutine
+// (the one that calls Driver.Process: Run's node loop). Applied and
+// Durable may be called from any goroutine. Snapshot and WriteSnapshot may run
 // concurrently with Apply; each implementation says how it stays
 // consistent (the znode tree writes a fuzzy snapshot that replaying the
 // log from its zxid repairs; pebble flushes and checkpoints are
@@ -40,9 +40,14 @@ type StateMachine interface {
 	Snapshot(ctx context.Context) (zab.Zxid, error)
 	// WriteSnapshot writes a self-contained image of the state, for a
 	// learner that the log cannot bring up to date (SNAP), and returns the
-	// zxid it reflects.
+	// zxid it reflects: at least the log's cut (a state the driver asked
+	// Snapshot for), possibly later (the driver calls it on the leader's
+	// node loop, so it should be quick or read a file Snapshot wrote).
 	WriteSnapshot(ctx context.Context, w io.Writer) (zab.Zxid, error)
 	// InstallSnapshot replaces the whole state with an image written by
-	// WriteSnapshot (of any replica) and returns the zxid it reflects.
+	// WriteSnapshot (of any replica), durably (Durable reports at least
+	// the returned zxid), and returns the zxid it reflects; the driver
+	// then skips the committed entries at or below it. A fuzzy image
+	// returns the zxid it started at, from which replay repairs it.
 	InstallSnapshot(ctx context.Context, r io.Reader) (zab.Zxid, error)
 }

@@ -119,14 +119,15 @@ func (st *storage) snapshotBytes(zxid int64) ([]byte, error) {
 }
 
 // installSnapshot makes a snapshot received from the leader this server's
-// newest, durably, and returns the tree it holds. The log is cut back to
-// the snapshot by the caller.
-func (st *storage) installSnapshot(zxid int64, data []byte) (*datatree.Tree, error) {
+// newest, durably, and returns the tree it holds, whose LastZxid is the
+// zxid the snapshot started at (replay repairs it from there). The log is
+// cut back to the snapshot by the driver.
+func (st *storage) installSnapshot(data []byte) (*datatree.Tree, error) {
 	tree, err := datatree.ReadSnapshot(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("snapshot from the leader: %w", err)
 	}
-	w, err := snap.Create(st.fs, st.snapDir, zxid)
+	w, err := snap.Create(st.fs, st.snapDir, tree.LastZxid())
 	if err != nil {
 		return nil, err
 	}

@@ -300,8 +300,7 @@ func TestEnsembleSnapshotSync(t *testing.T) {
 	// Let a snapshot complete on the leader so its log is compacted.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		sn, _ := e.servers[leader].rep.ms.Snapshot()
-		if sn.Zxid > 0 {
+		if e.servers[leader].rep.d.LogFloor() > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -604,14 +603,14 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	// then checks that its in-memory log still starts at or before fz.
 	writeUntilSnapshot := func(rep *replica, who, prefix string) {
 		t.Helper()
-		for i := 0; rep.prevSnap.Load() <= fz; i++ {
+		for i := 0; int64(rep.d.PrevBusySnapshot()) <= fz; i++ {
 			if i == 4000 {
 				t.Fatalf("the %s took no snapshot after %x in %d writes", who, fz, i)
 			}
 			create(fmt.Sprintf("/%s%04d", prefix, i))
 		}
-		if sn, _ := rep.ms.Snapshot(); int64(sn.Zxid) > fz {
-			t.Fatalf("after its snapshot the %s's log starts at %v, past the follower's snapshot %x", who, sn.Zxid, fz)
+		if sn := rep.d.LogFloor(); int64(sn) > fz {
+			t.Fatalf("after its snapshot the %s's log starts at %v, past the follower's snapshot %x", who, sn, fz)
 		}
 	}
 	lrep := e.servers[leader].rep
@@ -623,7 +622,7 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 		create(fmt.Sprintf("/i%02d", i))
 	}
 	ldir := filepath.Join(e.opts[leader].DataDir, "version-2")
-	busy := lrep.prevSnap.Load()
+	busy := int64(lrep.d.PrevBusySnapshot())
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if infos, err := snap.Newest(vfs.OS(), ldir); err == nil && len(infos) > 0 && infos[0].Zxid > busy {
 			break
@@ -633,8 +632,8 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if sn, _ := lrep.ms.Snapshot(); int64(sn.Zxid) > fz {
-		t.Fatalf("after an idle snapshot the leader's log starts at %v, past the follower's snapshot %x", sn.Zxid, fz)
+	if sn := lrep.d.LogFloor(); int64(sn) > fz {
+		t.Fatalf("after an idle snapshot the leader's log starts at %v, past the follower's snapshot %x", sn, fz)
 	}
 	e.restart(f)
 	e.waitLeader()
@@ -642,7 +641,7 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	if ss := e.servers[f].rep.soft.Load(); ss == nil || ss.Recovering {
 		t.Fatalf("restarted follower's soft state %+v, want synchronized", ss)
 	}
-	if n := e.servers[f].rep.snapInstalls.Load(); n != 0 {
+	if n := e.servers[f].rep.d.SnapInstalls(); n != 0 {
 		t.Fatalf("restarted follower installed %d snapshots from the leader, want a DIFF", n)
 	}
 	// The restarted server's own first snapshot keeps its log back to the

@@ -2,12 +2,15 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/corral-db/corral/replica"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -47,20 +50,25 @@ type Stats struct {
 }
 
 type server struct {
-	id         uint64
-	voter      bool
-	disk       *disk
-	zn         *zab.Node
-	m          machine
-	soft       zab.SoftState
-	up         bool
-	restartAt  int64
-	restartM   machine
-	restartRec bool
-	paused     int64 // paused until
-	syncAt     int64 // pending fsync completion, 0 if none
-	period     int64 // time units per tick (clock drift)
-	nextTick   int64
+	id    uint64
+	voter bool
+	disk  *disk
+	d     *replica.Driver
+	sm    *simSM
+	soft  zab.SoftState
+	up    bool
+	// fuzzy is the simulator's own view of the recovering rule: the
+	// server restarted from a partial state (diskless) and no leader has
+	// synchronized it since (it has not reached broadcast).
+	fuzzy     bool
+	restartAt int64
+	paused    int64 // paused until
+	syncAt    int64 // pending fsync completion, 0 if none
+	period    int64 // time units per tick (clock drift)
+	nextTick  int64
+	// busy are the zxids of the busy snapshots of this incarnation, the
+	// state it started from first (the diskless log-cut check).
+	busy []zab.Zxid
 }
 
 // Failure is an invariant violation (or a liveness failure) of one run.
@@ -127,7 +135,7 @@ func NewCluster(opts Options) *Cluster {
 	}
 	c.net = newNetwork(c.ids)
 	for _, id := range c.ids {
-		c.start(c.servers[id], machine{}, false)
+		c.start(c.servers[id], machine{}, nil, false)
 	}
 	return c
 }
@@ -170,28 +178,69 @@ func (c *Cluster) note(id uint64, text string) {
 
 func (c *Cluster) chance(p float64) bool { return c.rng.Float64() < p }
 
-// start (re)creates a server's zab node from its disk.
-func (c *Cluster) start(s *server, m machine, recovering bool) {
-	zn, err := zab.NewNode(zab.Config{
+// start (re)creates a server's driver from its disk.
+func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
+	s.fuzzy = s.voter && c.opts.Mode == ModeDiskless && !complete && (s.disk.hs.AcceptedEpoch > 0 || s.disk.hs.CurrentEpoch > 0)
+	s.sm = &simSM{
+		m:    m,
+		disk: s.disk,
+		applied: func(e zab.Entry, m machine) error {
+			return c.applied(s, e, m)
+		},
+		install: func(m machine) error {
+			s.busy = []zab.Zxid{m.zxid}
+			return c.chk.restored(s.id, m)
+		},
+	}
+	s.disk.cur = &s.sm.m
+	s.disk.tear = func(n int) int {
+		if n == 0 {
+			return 0
+		}
+		return c.rng.IntN(n + 1)
+	}
+	env := replica.Env{
+		HardState: s.disk,
+		Send:      func(msgs []zab.Message) { c.send(s, msgs) },
+		Clock:     simClock{c},
+	}
+	if c.opts.Mode == ModeDiskless {
+		env.Checkpoints = s.disk
+	} else {
+		env.Log = s.disk
+	}
+	sched := replica.Schedule{SnapCount: 1 << 30, IdleQuiet: -1}
+	if c.opts.SnapCount > 0 && (c.opts.Compact || c.opts.Mode == ModeDiskless) && !c.opts.NoBusySnapshots {
+		sched = replica.Schedule{SnapCount: c.opts.SnapCount, IdleQuiet: 100, IdleMin: max(1, c.opts.SnapCount/8)}
+	}
+	d, err := replica.New(replica.Config{
 		ID:            s.id,
 		Voters:        c.voters,
 		Observers:     c.ids[len(c.voters):],
-		Storage:       s.disk.live,
-		Applied:       m.zxid,
-		Recovering:    recovering,
+		Mode:          c.opts.Mode.replica(),
+		Env:           env,
+		SM:            s.sm,
+		HardState:     s.disk.hs,
+		Log:           log,
+		Complete:      complete,
 		MaxCounter:    c.opts.MaxCounter,
 		MaxBatchBytes: c.opts.MaxBatchBytes,
-		Rand:          rand.New(rand.NewPCG(c.rng.Uint64(), s.id)),
-		// As the server: no peer acknowledgements in diskless mode
-		// (server/replica.go).
-		DisablePeerAcks: c.opts.Mode == ModeDiskless,
+		Schedule:      sched,
+		OnSoftState:   func(prev, cur zab.SoftState) { c.softChanged(s, cur) },
+		OnSnapshot: func(z zab.Zxid, busy bool) {
+			if busy {
+				s.busy = append(s.busy, z)
+			}
+		},
+		Rand:   rand.New(rand.NewPCG(c.rng.Uint64(), s.id)),
+		Breaks: c.opts.Breaks,
 	})
 	if err != nil {
-		c.fail(fmt.Errorf("server %d: NewNode: %w", s.id, err))
+		c.fail(fmt.Errorf("server %d: replica.New: %w", s.id, err))
 		return
 	}
-	s.zn = zn
-	s.m = m
+	s.d = d
+	s.busy = []zab.Zxid{m.zxid}
 	s.up = true
 	s.paused = 0
 	s.syncAt = 0
@@ -201,6 +250,11 @@ func (c *Cluster) start(s *server, m machine, recovering bool) {
 	}
 	c.process(s)
 }
+
+// simClock reads the simulated time: one unit is a millisecond.
+type simClock struct{ c *Cluster }
+
+func (k simClock) Now() time.Time { return time.Unix(0, k.c.now*int64(time.Millisecond)) }
 
 // RunFor advances the simulation by d time units (stopping at a failure).
 func (c *Cluster) RunFor(d int64) {
@@ -241,14 +295,10 @@ func (c *Cluster) step() {
 		s := c.servers[id]
 		if c.err == nil && s.up && s.syncAt != 0 && c.now >= s.syncAt && c.now >= s.paused {
 			s.syncAt = 0
-			z := s.disk.fsync()
-			s.zn.Persisted(z)
-			// Half the time, send what Persisted caused at once, as the
-			// server's log goroutine does (zab.Node.TakeMessages).
-			if c.chance(0.5) {
-				for _, m := range s.zn.TakeMessages() {
-					c.net.send(m, c.now, 1+c.rng.Int64N(c.opts.MaxDelay))
-				}
+			// The group commit: what Persisted causes is sent at once.
+			if err := s.d.SyncLog(); err != nil {
+				c.fail(fmt.Errorf("server %d: SyncLog: %w", s.id, err))
+				return
 			}
 			c.process(s)
 		}
@@ -257,7 +307,7 @@ func (c *Cluster) step() {
 		s := c.servers[id]
 		if c.err == nil && s.up && c.now >= s.paused && c.now >= s.nextTick {
 			s.nextTick = c.now + s.period
-			s.zn.Tick()
+			s.d.Tick()
 			c.process(s)
 		}
 	}
@@ -284,113 +334,124 @@ func (c *Cluster) deliver(m zab.Message) {
 	if m.Type == zab.MsgSync && int(m.Sync) < len(c.Stats.Syncs) {
 		c.Stats.Syncs[m.Sync]++
 	}
-	if err := s.zn.Step(m); err != nil {
+	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.Mode == ModeDiskless && !c.opts.OutcomesOnly {
+		if err := c.checkSnapNeeded(s, c.servers[m.From]); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+	if err := s.d.Step(m); err != nil {
 		c.fail(fmt.Errorf("server %d: Step(%v): %w", s.id, m, err))
 		return
 	}
 	c.process(s)
 }
 
-// process is the driver loop of a server: it does what each Ready asks, in
-// the order zab.Ready documents, and checks the invariants.
+// process runs the server's driver until it has nothing to do, and asks
+// for an fsync (after a simulated latency) when it queued log writes.
 func (c *Cluster) process(s *server) {
-	for c.err == nil && s.up && s.zn.HasReady() {
-		rd := s.zn.Ready()
-		if rd.SoftState != nil {
-			prev := s.soft
-			s.soft = *rd.SoftState
-			c.note(s.id, fmt.Sprintf("%v %v leader=%d epoch=%d recovering=%v",
-				s.soft.State, s.soft.Phase, s.soft.Leader, s.soft.Epoch, s.soft.Recovering))
-			if err := c.chk.soft(s.id, s.soft); err != nil {
-				c.fail(err)
-				return
-			}
-			if s.soft.Epoch > c.Stats.MaxEpoch && s.soft.Established() {
-				c.Stats.MaxEpoch = s.soft.Epoch
-			}
-			// Diskless: entering election is a checkpoint; write a
-			// complete snapshot before taking part. Not while recovering:
-			// a fuzzy state is not complete, and marking it so would let
-			// the server restart as a voter that lacks acknowledged
-			// writes (server/replica.go checkpoint).
-			if c.opts.Mode == ModeDiskless && s.soft.State == zab.StateLooking && prev.State != zab.StateLooking && !s.soft.Recovering {
-				s.disk.checkpoint(s.m)
-			}
+	if c.err != nil || !s.up {
+		return
+	}
+	if err := s.d.Process(); err != nil {
+		c.fail(fmt.Errorf("server %d: %w", s.id, err))
+		return
+	}
+	if s.syncAt == 0 && s.d.Pending() {
+		delay := int64(1)
+		if c.opts.Mode == ModeSync {
+			delay += c.rng.Int64N(c.opts.MaxSyncDelay)
 		}
-		if rd.Snapshot != nil {
-			s.disk.installSnapshot(*rd.Snapshot)
-			s.m = decodeMachine(rd.Snapshot.Data)
-			if s.m.zxid != rd.Snapshot.Zxid {
-				c.fail(fmt.Errorf("server %d: snapshot data at %v for zxid %v", s.id, s.m.zxid, rd.Snapshot.Zxid))
-				return
-			}
-			if err := c.chk.restored(s.id, s.m); err != nil {
+		s.syncAt = c.now + delay
+	}
+}
+
+// send is a server's Env.Send: it checks what the server says and puts
+// the messages on the network.
+func (c *Cluster) send(s *server, msgs []zab.Message) {
+	for _, m := range msgs {
+		if s.fuzzy && !c.opts.OutcomesOnly && (m.Type == zab.MsgVote || m.Type == zab.MsgFollowerInfo) && !m.NonVoting {
+			c.fail(fmt.Errorf("server %d restarted from a partial state offers its vote (%v) before a leader synchronized it", s.id, m.Type))
+			return
+		}
+		if m.Type == zab.MsgProposal && len(m.Entries) > 0 {
+			if err := c.chk.appended(s.id, m.Entries); err != nil {
 				c.fail(err)
 				return
 			}
 		}
-		if rd.Truncate != nil {
-			if err := s.disk.truncate(*rd.Truncate); err != nil {
-				c.fail(fmt.Errorf("server %d: truncate %v: %w", s.id, *rd.Truncate, err))
-				return
-			}
-		}
-		if len(rd.Entries) > 0 {
-			if err := c.chk.appended(s.id, rd.Entries); err != nil {
+		c.net.send(m, c.now, 1+c.rng.Int64N(c.opts.MaxDelay))
+	}
+}
+
+// softChanged is a server's OnSoftState.
+func (c *Cluster) softChanged(s *server, cur zab.SoftState) {
+	s.soft = cur
+	if cur.Phase == zab.PhaseBroadcast && cur.State != zab.StateLooking {
+		// A leader synchronized it (or it leads, which a fuzzy server
+		// cannot: it does not vote).
+		s.fuzzy = false
+	}
+	c.note(s.id, fmt.Sprintf("%v %v leader=%d epoch=%d recovering=%v",
+		s.soft.State, s.soft.Phase, s.soft.Leader, s.soft.Epoch, s.soft.Recovering))
+	if err := c.chk.soft(s.id, s.soft); err != nil {
+		c.fail(err)
+		return
+	}
+	if s.soft.Epoch > c.Stats.MaxEpoch && s.soft.Established() {
+		c.Stats.MaxEpoch = s.soft.Epoch
+	}
+}
+
+// applied is a server's state machine hook: every entry it applies.
+func (c *Cluster) applied(s *server, e zab.Entry, m machine) error {
+	if c.err != nil {
+		return c.err
+	}
+	isNew, err := c.chk.applied(s.id, e, m)
+	if err != nil {
+		c.fail(err)
+		return err
+	}
+	if isNew {
+		c.note(s.id, "commit "+e.Zxid.String())
+		if c.opts.Mode != ModeDiskless && !c.opts.OutcomesOnly {
+			if err := c.checkDurable(e.Zxid); err != nil {
 				c.fail(err)
-				return
+				return err
 			}
-			if err := s.disk.append(rd.Entries); err != nil {
-				c.fail(fmt.Errorf("server %d: %w", s.id, err))
-				return
-			}
-			if c.opts.Mode == ModeSync && s.syncAt == 0 {
-				s.syncAt = c.now + 1 + c.rng.Int64N(c.opts.MaxSyncDelay)
-			}
-		}
-		if rd.HardState != nil {
-			if err := c.chk.hardState(s.id, *rd.HardState); err != nil {
-				c.fail(err)
-				return
-			}
-			s.disk.setHardState(*rd.HardState)
-		}
-		for _, m := range rd.Messages {
-			c.net.send(m, c.now, 1+c.rng.Int64N(c.opts.MaxDelay))
-		}
-		for _, e := range rd.Committed {
-			s.m.apply(e)
-			isNew, err := c.chk.applied(s.id, e, s.m)
-			if err != nil {
-				c.fail(err)
-				return
-			}
-			if isNew {
-				c.note(s.id, "commit "+e.Zxid.String())
-				if c.opts.Mode == ModeSync {
-					if err := c.checkDurable(e.Zxid); err != nil {
-						c.fail(err)
-						return
-					}
-				}
-			}
-			if c.marker != nil && bytes.Equal(e.Data, c.marker) {
-				c.markerApplied = true
-			}
-		}
-		s.zn.Advance(rd)
-		if c.opts.Mode == ModeDiskless && len(rd.Entries) > 0 {
-			// Diskless: a proposal is "durable" once in memory.
-			s.zn.Persisted(rd.Entries[len(rd.Entries)-1].Zxid)
 		}
 	}
+	if c.marker != nil && bytes.Equal(e.Data, c.marker) {
+		c.markerApplied = true
+	}
+	return nil
+}
+
+// checkSnapNeeded (diskless): a leader keeps its log back to the busy
+// snapshot before its newest, so a learner whose log reaches there
+// (a member restarted from its own last snapshot) catches up by DIFF or
+// TRUNC; a SNAP then means the log was cut too far.
+func (c *Cluster) checkSnapNeeded(to, from *server) error {
+	if !from.up || len(from.busy) < 2 {
+		return nil
+	}
+	// The learner's log end, not its state: after a SNAP whose image was
+	// newer than the zxid it named, the state runs ahead of the log, and
+	// the log is what the leader decides from.
+	prev := from.busy[len(from.busy)-2]
+	if last := to.d.LastZxid(); last >= prev && last > 0 {
+		return fmt.Errorf("leader %d sent a SNAP to %d, whose log ends (%v) at or after the leader's previous busy snapshot (%v)",
+			from.id, to.id, last, prev)
+	}
+	return nil
 }
 
 // checkDurable: a committed entry must be on the disks of a quorum.
 func (c *Cluster) checkDurable(z zab.Zxid) error {
 	n := 0
 	for _, id := range c.voters {
-		if c.servers[id].disk.durable(z) {
+		if s := c.servers[id]; s.disk.durable(z) {
 			n++
 		}
 	}
@@ -425,9 +486,13 @@ func (c *Cluster) Propose(data []byte) (zab.Zxid, error) {
 }
 
 func (c *Cluster) proposeAt(s *server, data []byte) (zab.Zxid, error) {
-	z, err := s.zn.Propose(data)
+	z, err := s.d.Propose(data)
 	if err != nil {
 		return 0, err
+	}
+	if err := c.chk.appended(s.id, []zab.Entry{{Zxid: z, Data: data}}); err != nil {
+		c.fail(err)
+		return z, err
 	}
 	c.proposed++
 	c.Stats.Proposed++
@@ -456,23 +521,19 @@ func (c *Cluster) proposeRandom() {
 	}
 }
 
-// housekeeping takes snapshots (compaction) and, in diskless mode, busy
-// snapshots.
+// housekeeping lets each running server take the snapshots its
+// scheduler asks for.
 func (c *Cluster) housekeeping() {
-	if c.opts.Compact && c.chance(0.02) {
-		s := c.servers[c.ids[c.rng.IntN(len(c.ids))]]
-		if snap, _ := s.disk.live.Snapshot(); s.up && s.m.zxid > snap.Zxid {
-			if err := s.disk.compact(s.m); err != nil {
-				c.fail(fmt.Errorf("server %d: compact at %v: %w", s.id, s.m.zxid, err))
-				return
-			}
-			c.note(s.id, "compact at "+s.m.zxid.String())
+	for _, id := range c.ids {
+		s := c.servers[id]
+		if c.err != nil || !s.up || c.now < s.paused {
+			continue
 		}
-	}
-	if c.opts.Mode == ModeDiskless && !c.opts.NoBusySnapshots && c.chance(0.02) {
-		s := c.servers[c.ids[c.rng.IntN(len(c.ids))]]
-		if s.up && s.disk.dirty {
-			s.disk.busySnapshot(s.m)
+		if took, err := s.d.MaybeSnapshot(context.Background()); err != nil {
+			c.fail(fmt.Errorf("server %d: %w", s.id, err))
+		} else if took {
+			c.note(s.id, "snapshot at "+s.sm.m.zxid.String())
+			c.process(s)
 		}
 	}
 }

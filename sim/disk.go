@@ -1,6 +1,12 @@
 package sim
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/corral-db/corral/replica"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -8,7 +14,8 @@ import (
 type Mode uint8
 
 const (
-	// ModeSync: a log entry survives a crash once fsynced; truncations,
+	// ModeSync: a log entry survives a crash once fsynced (a crash keeps a
+	// random prefix of the unsynced tail: a torn write); truncations,
 	// snapshots and the hard state are durable at once.
 	ModeSync Mode = iota
 	// ModeDiskless: no log on disk. Busy snapshots keep a partial state; a
@@ -16,139 +23,183 @@ const (
 	// whole log). A crash loses memory; a restart from a partial snapshot
 	// is recovering. Epochs are always persisted.
 	ModeDiskless
+	// ModeAsync: a log entry survives a (process) crash once written to
+	// the OS, which Sync does at once; the simulator crashes processes,
+	// not machines, which is the mode's promise.
+	ModeAsync
 )
 
 func (m Mode) String() string {
-	if m == ModeDiskless {
+	switch m {
+	case ModeDiskless:
 		return "diskless"
+	case ModeAsync:
+		return "async"
 	}
 	return "sync"
 }
 
-// disk is one server's storage: the live view the process reads (a
-// zab.MemoryStorage) and what of it survives a crash.
+func (m Mode) replica() replica.Mode {
+	switch m {
+	case ModeDiskless:
+		return replica.Diskless
+	case ModeAsync:
+		return replica.Async
+	}
+	return replica.Sync
+}
+
+// disk is one server's storage as it survives a crash. It is the
+// driver's Env: LogStore, HardStateStore and Checkpointer.
 type disk struct {
 	mode Mode
-	live *zab.MemoryStorage
+	hs   zab.HardState
+	// snap is the newest snapshot on disk.
+	snap machine
 
-	// Sync mode: the live log is durable up to syncedZxid; the snapshot
-	// and hard state in live are durable.
-	syncedZxid zab.Zxid
+	// Sync and async: the log, durable up to synced (an index into ents).
+	ents   []zab.Entry
+	synced int
 
-	// Diskless mode: what is on disk.
-	hs       zab.HardState
-	snap     zab.Snapshot
-	cpLog    []zab.Entry // log saved by a complete checkpoint
-	complete bool        // snap (+cpLog) is a complete checkpoint
-	dirty    bool        // the live log changed since that checkpoint
+	// Diskless: a complete checkpoint's log (after snap) and whether the
+	// checkpoint still holds.
+	cpLog    []zab.Entry
+	complete bool
+
+	// cur is the running server's state machine (Checkpoint snapshots it).
+	cur *machine
+	// tear decides how much of an unsynced tail a crash keeps.
+	tear func(n int) int
 }
 
-func newDisk(mode Mode) *disk {
-	return &disk{mode: mode, live: zab.NewMemoryStorage()}
-}
+func newDisk(mode Mode) *disk { return &disk{mode: mode, tear: func(int) int { return 0 }} }
 
-func (d *disk) setHardState(hs zab.HardState) {
-	d.live.SetHardState(hs)
-	d.hs = hs
-}
+func (d *disk) SaveHardState(hs zab.HardState) error { d.hs = hs; return nil }
 
-func (d *disk) installSnapshot(s zab.Snapshot) {
-	d.live.ApplySnapshot(s)
-	if d.mode == ModeSync {
-		d.syncedZxid = s.Zxid
-	} else {
-		d.dirty = true
-	}
-}
-
-func (d *disk) truncate(z zab.Zxid) error {
-	if err := d.live.Truncate(z); err != nil {
-		return err
-	}
-	d.syncedZxid = min(d.syncedZxid, z)
-	d.dirty = true
+func (d *disk) Append(ents []zab.Entry) error {
+	d.ents = append(d.ents, ents...)
 	return nil
 }
 
-func (d *disk) append(ents []zab.Entry) error {
-	if len(ents) == 0 {
-		return nil
+func (d *disk) Sync() error {
+	d.synced = len(d.ents)
+	return nil
+}
+
+func (d *disk) TruncateAfter(z zab.Zxid) error {
+	i := slices.IndexFunc(d.ents, func(e zab.Entry) bool { return e.Zxid > z })
+	if i >= 0 {
+		d.ents = slices.Clone(d.ents[:i])
 	}
-	d.dirty = true
-	return d.live.Append(ents)
+	d.synced = min(d.synced, len(d.ents))
+	return nil
 }
 
-func (d *disk) lastZxid() zab.Zxid {
-	z, _ := d.live.LastZxid()
-	return z
+func (d *disk) Checkpoint(entries func(after zab.Zxid) ([]zab.Entry, error)) error {
+	ents, err := entries(d.cur.zxid)
+	if err != nil {
+		return err
+	}
+	d.snap = *d.cur
+	d.cpLog = slices.Clone(ents)
+	d.complete = true
+	return nil
 }
 
-// fsync makes the whole live log durable (sync mode) and returns its end.
-func (d *disk) fsync() zab.Zxid {
-	d.syncedZxid = d.lastZxid()
-	return d.syncedZxid
+func (d *disk) Invalidate() error {
+	d.complete = false
+	return nil
 }
 
-// compact snapshots the state machine at m and drops the log it covers.
-// In sync mode the snapshot is durable at once; in diskless mode it stays
-// in memory (busySnapshot writes to disk).
-func (d *disk) compact(m machine) error {
-	return d.live.Compact(zab.Snapshot{Zxid: m.zxid, Data: m.encode()})
-}
-
-// busySnapshot writes a partial (fuzzy) snapshot in diskless mode.
-func (d *disk) busySnapshot(m machine) {
-	d.snap = zab.Snapshot{Zxid: m.zxid, Data: m.encode()}
+// snapshot writes m as the newest snapshot. Diskless: a busy (fuzzy)
+// snapshot, after which a checkpoint no longer applies.
+func (d *disk) snapshot(m machine) {
+	d.snap = m
 	d.cpLog = nil
 	d.complete = false
 }
 
-// checkpoint writes a complete snapshot in diskless mode: the state and
-// every log entry after it, accepted but uncommitted ones included.
-func (d *disk) checkpoint(m machine) {
-	d.snap = zab.Snapshot{Zxid: m.zxid, Data: m.encode()}
-	ents, err := d.live.Entries(m.zxid, d.lastZxid(), ^uint64(0))
-	if err != nil {
-		// The live log is compacted past the applied state: cannot happen,
-		// since the driver compacts only applied entries.
-		panic(err)
+// crash drops what does not survive a crash and returns what a restart
+// loads: the state, the log after it, and whether the state is a
+// complete checkpoint.
+func (d *disk) crash() (m machine, log []zab.Entry, complete bool) {
+	if d.mode == ModeDiskless {
+		if d.complete {
+			log = slices.Clone(d.cpLog)
+		}
+		return d.snap, log, d.complete
 	}
-	d.cpLog = append([]zab.Entry(nil), ents...)
-	d.complete = true
-	d.dirty = false
-}
-
-// crash drops what does not survive a crash and returns the state machine
-// the restarted server loads, and whether it restarts recovering.
-func (d *disk) crash() (machine, bool) {
+	keep := d.synced
 	if d.mode == ModeSync {
-		snap, _ := d.live.Snapshot()
-		if err := d.live.Truncate(max(d.syncedZxid, snap.Zxid)); err != nil {
-			panic(err)
-		}
-		return decodeMachine(snap.Data), false
+		keep += d.tear(len(d.ents) - d.synced)
 	}
-	recovering := !d.complete || d.dirty
-	d.live = zab.NewMemoryStorage()
-	d.live.SetHardState(d.hs)
-	d.live.ApplySnapshot(d.snap)
-	if !recovering {
-		if err := d.live.Append(d.cpLog); err != nil {
-			panic(err)
-		}
-	}
-	return decodeMachine(d.snap.Data), recovering
+	d.ents = slices.Clone(d.ents[:keep])
+	d.synced = keep
+	return d.snap, slices.Clone(d.ents), false
 }
 
 // durable reports whether z survives a crash of this server now.
 func (d *disk) durable(z zab.Zxid) bool {
-	snap, _ := d.live.Snapshot()
-	if z <= snap.Zxid {
+	if z <= d.snap.zxid {
 		return true
 	}
-	if z > d.syncedZxid {
-		return false
-	}
-	_, ok := d.live.Entry(z)
+	_, ok := slices.BinarySearchFunc(d.ents[:d.synced], z, func(e zab.Entry, z zab.Zxid) int {
+		switch {
+		case e.Zxid < z:
+			return -1
+		case e.Zxid > z:
+			return 1
+		}
+		return 0
+	})
 	return ok
+}
+
+// simSM is the state machine a simulated server's driver feeds: the hash
+// chain of machine, with the checker told of every entry.
+type simSM struct {
+	m       machine
+	disk    *disk
+	applied func(e zab.Entry, m machine) error
+	install func(m machine) error
+	// snaps records the snapshots taken (the log-cut check).
+	snaps int
+}
+
+func (s *simSM) Apply(ents []zab.Entry) error {
+	for _, e := range ents {
+		s.m.apply(e)
+		if err := s.applied(e, s.m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *simSM) Applied() zab.Zxid { return s.m.zxid }
+func (s *simSM) Durable() zab.Zxid { return s.disk.snap.zxid }
+
+func (s *simSM) Snapshot(context.Context) (zab.Zxid, error) {
+	s.disk.snapshot(s.m)
+	s.snaps++
+	return s.m.zxid, nil
+}
+
+func (s *simSM) WriteSnapshot(_ context.Context, w io.Writer) (zab.Zxid, error) {
+	_, err := w.Write(s.m.encode())
+	return s.m.zxid, err
+}
+
+func (s *simSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return 0, err
+	}
+	m := decodeMachine(b)
+	if len(b) != 16 {
+		return 0, fmt.Errorf("snapshot image of %d bytes", len(b))
+	}
+	s.m = m
+	s.disk.snapshot(m)
+	return m.zxid, s.install(m)
 }

@@ -1,9 +1,14 @@
-// Package sim is a deterministic simulator for the zab core: N servers
-// driven over a simulated network (FIFO links with delay, loss by breaking
-// a link as a TCP connection breaks, partitions, heals) and simulated
-// disks (a crash loses what was not fsynced; in diskless mode it loses the
-// log and keeps the last snapshot), with invariant checks after every
-// step:
+// Package sim is a deterministic simulator for the replication driver
+// as it ships: each of N servers is a replica.Driver (the same code the
+// server runs: Ready loop, group commit, snapshots and log cut, SNAP and
+// TRUNC install, diskless checkpoints, the recovering flag) over a zab
+// node, with a simulated network (FIFO links with delay, loss by breaking
+// a link as a TCP connection breaks, partitions, heals), simulated disks
+// (fsync latency; a crash loses what was not fsynced except a random
+// prefix of it, a torn tail; in diskless mode it loses the log and keeps
+// the last snapshot or complete checkpoint) and a simulated clock that
+// drives ticks and the snapshot scheduler. Modes sync, async and
+// diskless. Invariants are checked after every step:
 //
 //   - committed prefixes agree: every server applies the same entries in
 //     the same order, and none is ever lost or reordered;
@@ -11,8 +16,12 @@
 //   - at most one leader is established per epoch;
 //   - equal state digests at equal zxid (the state machine is a hash
 //     chain, so a skipped, repeated or reordered entry shows);
-//   - in sync mode, an entry is first applied only once a quorum of voters
-//     holds it durably;
+//   - in sync and async modes, an entry is first applied only once a
+//     quorum of voters holds it durably (Persisted before ACK);
+//   - a voter restarted from a partial state (diskless) never offers its
+//     vote before a leader has synchronized it (the recovering rule);
+//   - diskless: a leader never sends a SNAP to a member whose state is at
+//     or after its previous busy snapshot (the log cut);
 //   - epochs persisted only grow, acceptedEpoch >= currentEpoch;
 //   - at the end, with faults healed, the ensemble elects a leader and
 //     every server applies every committed entry (liveness).
@@ -21,6 +30,7 @@
 // failure reports its seed, the options and the last events.
 //
 //	go test ./sim/ -seeds=300          # what CI runs (the default)
+//	go test ./sim/ -seeds=3000 -mode=diskless   # one mode: sync, async, diskless
 //	go test ./sim/ -seeds=10000 -timeout=2h
 //	go test ./sim/ -seed=1234 -v       # replay one seed
 package sim

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/corral-db/corral/zab"
@@ -81,7 +82,7 @@ func (c *Cluster) unavailable() int {
 	n := 0
 	for _, id := range c.voters {
 		s := c.servers[id]
-		if !s.up || s.soft.Recovering {
+		if !s.up || s.fuzzy {
 			n++
 		}
 	}
@@ -117,14 +118,14 @@ func (c *Cluster) Crash(id uint64) {
 		return
 	}
 	s.up = false
-	s.zn = nil
+	s.d = nil
 	s.syncAt = 0
 	s.restartAt = 0
-	s.restartM, s.restartRec = s.disk.crash()
 	s.soft = zab.SoftState{}
 	c.net.isolate(id, c.ids)
 	c.Stats.Crashes++
-	c.note(id, "crash (restarts from "+s.restartM.zxid.String()+", recovering="+strconv.FormatBool(s.restartRec)+")")
+	m, _, complete := s.disk.crash()
+	c.note(id, "crash (restarts from "+m.zxid.String()+", complete="+strconv.FormatBool(complete)+")")
 }
 
 // Restart starts a crashed server again from its disk.
@@ -137,7 +138,8 @@ func (c *Cluster) Restart(id uint64) {
 func (c *Cluster) restart(s *server) {
 	s.restartAt = 0
 	c.note(s.id, "restart")
-	c.start(s, s.restartM, s.restartRec)
+	m, log, complete := s.disk.crash()
+	c.start(s, m, log, complete)
 }
 
 func (c *Cluster) partitionRandom() {
@@ -225,7 +227,7 @@ func (c *Cluster) describe() string {
 			out += fmt.Sprintf("[%d down] ", id)
 			continue
 		}
-		st := s.zn.Status()
+		st := s.d.Status()
 		out += fmt.Sprintf("[%d %v/%v leader=%d epoch=%d hs=%d/%d last=%v commit=%v pos=%d/%d rec=%v] ",
 			id, st.State, st.Phase, st.Leader, st.Epoch, st.AcceptedEpoch, st.CurrentEpoch, st.LastZxid, st.Commit,
 			c.chk.pos[id], len(c.chk.order)-1, st.Recovering)
@@ -239,7 +241,7 @@ func (c *Cluster) Status(id uint64) zab.Status {
 	if !s.up {
 		return zab.Status{}
 	}
-	return s.zn.Status()
+	return s.d.Status()
 }
 
 // Up reports whether a server is running.
@@ -251,9 +253,12 @@ func (c *Cluster) Committed() []zab.Zxid { return append([]zab.Zxid(nil), c.chk.
 // Holds reports whether a server's log or state holds z.
 func (c *Cluster) Holds(id uint64, z zab.Zxid) bool {
 	s := c.servers[id]
-	if s.m.zxid >= z && c.chk.pos[id] >= c.chk.index[z] {
+	if !s.up {
+		return s.disk.durable(z) || s.disk.complete && slices.ContainsFunc(s.disk.cpLog, func(e zab.Entry) bool { return e.Zxid == z })
+	}
+	if s.sm.m.zxid >= z && c.chk.pos[id] >= c.chk.index[z] {
 		return true
 	}
-	_, ok := s.disk.live.Entry(z)
+	_, ok := s.d.Entry(z)
 	return ok
 }

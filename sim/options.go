@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/corral-db/corral/replica"
 )
 
 // Options describe one simulated run. RandomOptions derives them from a
@@ -30,6 +32,17 @@ type Options struct {
 	MaxCounter    uint32 // zab.Config.MaxCounter (0: default)
 	MaxBatchBytes uint64 // zab.Config.MaxBatchBytes (0: default)
 	Compact       bool   // take snapshots and compact logs
+	// SnapCount is the snapshot scheduler's write count (Compact in sync
+	// and async modes; busy snapshots in diskless mode).
+	SnapCount int
+	// Breaks deliberately break a rule of the driver (the simulator's
+	// self-test, bite_test.go).
+	Breaks replica.Breaks
+	// OutcomesOnly turns off the checks of the driver's rules (Persisted
+	// before ACK, the recovering vote, the diskless log cut), leaving the
+	// outcomes (agreeing prefixes, nothing committed lost, liveness): the
+	// self-test measures how soon a broken rule shows in them.
+	OutcomesOnly bool
 	// NoBusySnapshots turns off diskless busy snapshots (scripted tests
 	// control what a restarted server has).
 	NoBusySnapshots bool
@@ -118,5 +131,11 @@ func RandomOptions(seed uint64) Options {
 	o.PauseRate = r.Float64() * 0.003 * storm
 	o.SlowRate = r.Float64() * 0.005 * storm
 	o.LeaderFaultRate = r.Float64() * 0.002 * storm
+	// Drawn last, so the draws above mean what they did before the
+	// simulator ran replica/.
+	o.SnapCount = 4 + r.IntN(60)
+	if o.Mode == ModeSync && r.IntN(3) == 0 {
+		o.Mode = ModeAsync
+	}
 	return o
 }

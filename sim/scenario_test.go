@@ -102,42 +102,57 @@ func TestRecoveringVotersCannotFormQuorum(t *testing.T) {
 }
 
 // TestCrashLosesUnsyncedWrites checks the simulated disk itself: a crash
-// in sync mode keeps fsynced entries only; in diskless mode it keeps the
-// last snapshot, and a complete checkpoint restores the log.
+// in sync mode keeps fsynced entries and, torn, a prefix of the rest; in
+// diskless mode it keeps the last snapshot, and a complete checkpoint the
+// log after it.
 func TestCrashLosesUnsyncedWrites(t *testing.T) {
 	e := func(c uint32) zab.Entry { return zab.Entry{Zxid: zab.NewZxid(1, c), Data: []byte{byte(c)}} }
+	last := func(ents []zab.Entry) zab.Zxid {
+		if len(ents) == 0 {
+			return 0
+		}
+		return ents[len(ents)-1].Zxid
+	}
 	d := newDisk(ModeSync)
-	if err := d.append([]zab.Entry{e(1), e(2)}); err != nil {
+	if err := d.Append([]zab.Entry{e(1), e(2)}); err != nil {
 		t.Fatal(err)
 	}
-	d.fsync()
-	if err := d.append([]zab.Entry{e(3)}); err != nil {
+	d.Sync()
+	if err := d.Append([]zab.Entry{e(3), e(4)}); err != nil {
 		t.Fatal(err)
 	}
 	if !d.durable(e(2).Zxid) || d.durable(e(3).Zxid) {
 		t.Fatal("durable() disagrees with the fsync")
 	}
-	d.crash()
-	if last := d.lastZxid(); last != e(2).Zxid {
-		t.Fatalf("after crash last = %v, want %v", last, e(2).Zxid)
+	d.tear = func(n int) int { return n - 1 }
+	if _, log, _ := d.crash(); last(log) != e(3).Zxid {
+		t.Fatalf("torn crash kept up to %v, want %v", last(log), e(3).Zxid)
+	}
+	d.tear = func(int) int { return 0 }
+	d.Append([]zab.Entry{e(4)})
+	if _, log, _ := d.crash(); last(log) != e(3).Zxid {
+		t.Fatalf("after crash last = %v, want %v", last(log), e(3).Zxid)
 	}
 
 	dl := newDisk(ModeDiskless)
-	if err := dl.append([]zab.Entry{e(1)}); err != nil {
-		t.Fatal(err)
-	}
 	var m machine
-	m.apply(e(1))
-	dl.checkpoint(machine{})
-	if _, rec := dl.crash(); rec || dl.lastZxid() != e(1).Zxid {
-		t.Fatalf("clean checkpoint: recovering=%v last=%v", rec, dl.lastZxid())
-	}
-	if err := dl.append([]zab.Entry{e(2)}); err != nil {
+	dl.cur = &m
+	entries := func(after zab.Zxid) ([]zab.Entry, error) { return []zab.Entry{e(1)}, nil }
+	if err := dl.Checkpoint(entries); err != nil {
 		t.Fatal(err)
 	}
-	dl.busySnapshot(m)
-	got, rec := dl.crash()
-	if !rec || got.zxid != e(1).Zxid || dl.lastZxid() != e(1).Zxid {
-		t.Fatalf("after a busy snapshot: machine at %v, recovering=%v, last=%v", got.zxid, rec, dl.lastZxid())
+	if _, log, complete := dl.crash(); !complete || last(log) != e(1).Zxid {
+		t.Fatalf("clean checkpoint: complete=%v last=%v", complete, last(log))
+	}
+	m.apply(e(1))
+	dl.snapshot(m)
+	got, log, complete := dl.crash()
+	if complete || got.zxid != e(1).Zxid || len(log) != 0 {
+		t.Fatalf("after a busy snapshot: machine at %v, complete=%v, log=%v", got.zxid, complete, log)
+	}
+	dl.Checkpoint(entries)
+	dl.Invalidate()
+	if _, _, complete := dl.crash(); complete {
+		t.Fatal("an invalidated checkpoint restarts complete")
 	}
 }

@@ -10,7 +10,7 @@ var (
 	flagSeeds = flag.Int("seeds", 300, "number of random seeds TestSeeds runs")
 	flagFirst = flag.Uint64("first", 1, "first seed of TestSeeds")
 	flagSeed  = flag.Uint64("seed", 0, "run only this seed (TestSeeds)")
-	flagMode  = flag.String("mode", "", "force every seed's durability mode: sync or diskless (default: the seed picks)")
+	flagMode  = flag.String("mode", "", "force every seed's durability mode: sync, async or diskless (default: the seed picks)")
 )
 
 // TestSeeds runs randomized fault schedules, one per seed, and fails on
@@ -39,9 +39,11 @@ func TestSeeds(t *testing.T) {
 			opts.Mode = ModeSync
 		case "diskless":
 			opts.Mode = ModeDiskless
+		case "async":
+			opts.Mode = ModeAsync
 		case "":
 		default:
-			t.Fatalf("-mode=%q: want sync or diskless", *flagMode)
+			t.Fatalf("-mode=%q: want sync, async or diskless", *flagMode)
 		}
 		st, err := Run(opts)
 		if err != nil {

@@ -1,0 +1,136 @@
+package replica
+
+import (
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// Mode is a durability mode (README's table): when a member acknowledges
+// a proposal.
+type Mode uint8
+
+const (
+	// Sync: after its log record is fsynced (group commit).
+	Sync Mode = iota
+	// Async: after its log record is written to the OS.
+	Async
+	// Diskless: once the proposal is in memory; no log on disk.
+	Diskless
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Async:
+		return "async"
+	case Diskless:
+		return "diskless"
+	}
+	return "sync"
+}
+
+// Config configures a Driver.
+type Config struct {
+	ID        uint64
+	Voters    []uint64
+	Observers []uint64
+	Mode      Mode
+	Env       Env
+	SM        StateMachine
+
+	// HardState is the epochs persisted at start.
+	HardState zab.HardState
+	// Log is what the log store holds after the state machine's Applied()
+	// at start (sync, async), or what a diskless checkpoint saved beside
+	// the snapshot it loaded. Every entry must be durable.
+	Log []zab.Entry
+	// Complete (diskless) says the state loaded at start is a complete
+	// checkpoint. A diskless member that took part in an epoch and
+	// restarts from anything else is recovering: it neither votes nor
+	// counts toward a quorum until a leader has synchronized it.
+	Complete bool
+
+	// Zab timing in ticks, as zab.Config (0: zab's defaults).
+	ElectionTick, HeartbeatTick, InitLimit, SyncLimit int
+	MaxBatchBytes                                     uint64
+	MaxCounter                                        uint32
+
+	// Schedule sets when snapshots are taken.
+	Schedule Schedule
+
+	// OnSoftState, if set, learns every change of role, leader, epoch,
+	// phase or recovering flag, on the goroutine that calls Process,
+	// before the Ready's committed entries are applied.
+	OnSoftState func(prev, cur zab.SoftState)
+	// OnSnapshot, if set, learns each snapshot MaybeSnapshot took: its
+	// zxid and whether it was a busy one (those move the log cut).
+	OnSnapshot func(z zab.Zxid, busy bool)
+	// OnDriverMessage, if set, receives the MsgDriver messages peers send
+	// (request forwarding and the like), on the goroutine that calls Step.
+	OnDriverMessage func(m zab.Message)
+
+	// Rand is the only randomness (zab's and the snapshot points'); nil
+	// seeds one from ID and the time.
+	Rand   *rand.Rand
+	Logger *slog.Logger
+
+	// Breaks deliberately violates one of the driver's rules. The
+	// simulator's self-test (sim/bite_test.go) sets them to show that it
+	// catches each violation; nothing else may.
+	Breaks Breaks
+}
+
+// Breaks name the rules the simulator must be able to catch a driver
+// breaking.
+type Breaks struct {
+	// AckBeforeDurable reports log entries Persisted as soon as they are
+	// appended, before the log store syncs them.
+	AckBeforeDurable bool
+	// IgnoreRecovering starts a diskless member restarted from a partial
+	// snapshot as a voter.
+	IgnoreRecovering bool
+	// CutAtNewest cuts a diskless member's log at its newest snapshot
+	// instead of the one before, so a member restarted from its own last
+	// snapshot needs a SNAP.
+	CutAtNewest bool
+}
+
+// Schedule is the snapshot policy.
+type Schedule struct {
+	// SnapCount: a snapshot starts after a random count of writes between
+	// SnapCount/2 and SnapCount (log records in sync and async modes,
+	// applied entries in diskless mode: the thesis's busy snapshots).
+	// Default 100000, ZooKeeper's.
+	SnapCount int
+	// Spacing: after a snapshot that took d, the next waits until
+	// Spacing*d has passed, so snapshots take at most 1/(1+Spacing) of a
+	// core. Default 4. Diskless busy snapshots are not spaced.
+	Spacing int
+	// IdleQuiet (diskless): once no write has come for this long and at
+	// least IdleMin writes came since the newest snapshot started, an idle
+	// snapshot is taken, spacing permitting. Default 100 ms; negative
+	// turns idle snapshots off.
+	IdleQuiet time.Duration
+	// IdleMin defaults to SnapCount/100 (at least 1).
+	IdleMin int
+}
+
+func (s *Schedule) setDefaults() {
+	if s.SnapCount <= 0 {
+		s.SnapCount = 100000
+	}
+	if s.Spacing <= 0 {
+		s.Spacing = 4
+	}
+	if s.IdleQuiet == 0 {
+		s.IdleQuiet = 100 * time.Millisecond
+	}
+	if s.IdleMin <= 0 {
+		s.IdleMin = max(s.SnapCount/100, 1)
+	}
+}
+
+var errConfig = errors.New("replica: invalid config")

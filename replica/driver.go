@@ -1,0 +1,279 @@
+package replica
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// Driver runs one member of a replica group: it feeds a zab.Node with
+// ticks, messages and proposals, and does what each Ready asks through
+// its Env, applying committed entries to its StateMachine.
+//
+// Goroutines. Step, Tick, Propose, ProposeWith and ReportUnreachable may
+// be called from any goroutine. Process is called by one goroutine at a
+// time (the node loop); SyncLog by one at a time (the log goroutine, or
+// the simulator); MaybeSnapshot by one at a time (the snapshot
+// goroutine). Run starts all three.
+//
+// Lock order: mu before lq.mu and before sched.mu; wmu (the log writer)
+// is never taken while holding mu, and mu may be taken while holding
+// wmu (persisted).
+type Driver struct {
+	cfg      Config
+	log      *slog.Logger
+	sm       StateMachine
+	env      Env
+	diskless bool
+	sched    *scheduler
+	lq       logQueue
+
+	// wmu serialises the log writer (SyncLog): appends, syncs and
+	// truncations reach the LogStore in queue order.
+	wmu sync.Mutex
+
+	// mu guards the node and everything that changes with it.
+	mu   sync.Mutex
+	node *zab.Node
+	// ms is the in-memory log zab reads; written under mu only.
+	ms *zab.MemoryStorage
+	// gen counts the Readys that truncated the log or installed a
+	// snapshot: a Persisted report for entries appended before is stale.
+	gen uint64
+	// soft is the last soft state the node reported.
+	soft zab.SoftState
+	// prevSnap (diskless) is the zxid of the newest busy snapshot, the one
+	// the log is cut at when the next is taken (cutLog).
+	prevSnap zab.Zxid
+	// snapInstalls counts the leader's snapshots installed (SNAP).
+	snapInstalls int
+	// wake is signalled when the node may have a Ready (Run's node loop).
+	wake chan struct{}
+}
+
+// New creates a Driver from the state the caller loaded (Config.SM's
+// Applied, Config.HardState, Config.Log).
+func New(cfg Config) (*Driver, error) {
+	if cfg.SM == nil || cfg.Env.Send == nil || cfg.Env.HardState == nil {
+		return nil, fmt.Errorf("%w: SM, Env.Send and Env.HardState are required", errConfig)
+	}
+	diskless := cfg.Mode == Diskless
+	if !diskless && cfg.Env.Log == nil {
+		return nil, fmt.Errorf("%w: mode %v needs Env.Log", errConfig, cfg.Mode)
+	}
+	if diskless && cfg.Env.Checkpoints == nil {
+		return nil, fmt.Errorf("%w: diskless mode needs Env.Checkpoints", errConfig)
+	}
+	if cfg.Env.Clock == nil {
+		cfg.Env.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.New(rand.NewPCG(cfg.ID, uint64(time.Now().UnixNano())))
+	}
+	d := &Driver{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		sm:       cfg.SM,
+		env:      cfg.Env,
+		diskless: diskless,
+		ms:       zab.NewMemoryStorage(),
+		wake:     make(chan struct{}, 1),
+	}
+	d.sched = newScheduler(cfg.Schedule, diskless, rand.New(rand.NewPCG(cfg.Rand.Uint64(), cfg.ID)))
+	d.lq.init()
+	applied := cfg.SM.Applied()
+	d.ms.SetHardState(cfg.HardState)
+	d.ms.ApplySnapshot(zab.Snapshot{Zxid: applied})
+	var ents []zab.Entry
+	for _, e := range cfg.Log {
+		if e.Zxid > applied {
+			ents = append(ents, e)
+		}
+	}
+	if err := d.ms.Append(ents); err != nil {
+		return nil, fmt.Errorf("replica: the log loaded at start: %w", err)
+	}
+	hs := cfg.HardState
+	// A diskless member restarted from a busy (fuzzy) snapshot holds an
+	// unknown prefix of what it acknowledged: it must not vote or count
+	// until a leader has synchronized it. One that never took part in an
+	// epoch acknowledged nothing.
+	recovering := diskless && !cfg.Complete && (hs.AcceptedEpoch > 0 || hs.CurrentEpoch > 0)
+	if cfg.Breaks.IgnoreRecovering {
+		recovering = false
+	}
+	node, err := zab.NewNode(zab.Config{
+		ID:            cfg.ID,
+		Voters:        cfg.Voters,
+		Observers:     cfg.Observers,
+		ElectionTick:  cfg.ElectionTick,
+		HeartbeatTick: cfg.HeartbeatTick,
+		InitLimit:     cfg.InitLimit,
+		SyncLimit:     cfg.SyncLimit,
+		MaxBatchBytes: cfg.MaxBatchBytes,
+		MaxCounter:    cfg.MaxCounter,
+		Storage:       d.ms,
+		Applied:       applied,
+		Recovering:    recovering,
+		// A diskless member acknowledges at once and is CPU-bound under
+		// load: there peer acknowledgements cost throughput for a latency
+		// that no disk holds up (server measurements in
+		// docs/design/replication.md).
+		DisablePeerAcks: diskless,
+		Rand:            cfg.Rand,
+		Logger:          cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.node = node
+	// A restarted member's log begins at its snapshot; its first busy
+	// snapshot keeps the log back to there (cutLog).
+	d.prevSnap = applied
+	return d, nil
+}
+
+// Step hands the node a message from a peer; MsgDriver messages go to
+// Config.OnDriverMessage instead.
+func (d *Driver) Step(m zab.Message) error {
+	if m.Type == zab.MsgDriver {
+		if d.cfg.OnDriverMessage != nil {
+			d.cfg.OnDriverMessage(m)
+		}
+		return nil
+	}
+	d.mu.Lock()
+	err := d.node.Step(m)
+	d.mu.Unlock()
+	d.signal()
+	return err
+}
+
+// Tick advances the node's clock by one tick.
+func (d *Driver) Tick() {
+	d.mu.Lock()
+	d.node.Tick()
+	d.mu.Unlock()
+	d.signal()
+}
+
+// ReportUnreachable tells the node that the link to peer broke.
+func (d *Driver) ReportUnreachable(peer uint64) {
+	d.mu.Lock()
+	d.node.ReportUnreachable(peer)
+	d.mu.Unlock()
+	d.signal()
+}
+
+// Propose proposes data on the established leader and returns its zxid;
+// it fails with zab.ErrNotLeader elsewhere. The entry reaches the state
+// machine's Apply once committed, on every member.
+func (d *Driver) Propose(data []byte) (zab.Zxid, error) {
+	d.mu.Lock()
+	z, err := d.node.Propose(data)
+	d.mu.Unlock()
+	d.signal()
+	return z, err
+}
+
+// ProposeWith proposes the data build returns for the zxid the entry
+// will get, atomically: a state machine whose entries name their own
+// zxid (the znode tree's transactions do) builds them here. build runs
+// under the driver's lock and must not call the Driver.
+func (d *Driver) ProposeWith(build func(z zab.Zxid) ([]byte, error)) (zab.Zxid, error) {
+	d.mu.Lock()
+	defer d.signal()
+	defer d.mu.Unlock()
+	z, err := d.node.NextZxid()
+	if err != nil {
+		return 0, err
+	}
+	data, err := build(z)
+	if err != nil {
+		return 0, err
+	}
+	got, err := d.node.Propose(data)
+	if err != nil {
+		return 0, err
+	}
+	if got != z {
+		return 0, fmt.Errorf("replica: proposal got zxid %v, assigned %v", got, z)
+	}
+	return z, nil
+}
+
+// ConfirmLeadership starts a leadership confirmation round (zab/confirm.go)
+// and returns its number; Confirmed reports the last round a quorum
+// confirmed.
+func (d *Driver) ConfirmLeadership() (uint64, error) {
+	d.mu.Lock()
+	defer d.signal()
+	defer d.mu.Unlock()
+	return d.node.ConfirmLeadership()
+}
+
+// Confirmed returns the last confirmation round a quorum confirmed.
+func (d *Driver) Confirmed() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.node.Confirmed()
+}
+
+// Status returns the node's status.
+func (d *Driver) Status() zab.Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.node.Status()
+}
+
+// SoftState returns the soft state the last Ready reported.
+func (d *Driver) SoftState() zab.SoftState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.soft
+}
+
+// LogFloor returns the zxid the in-memory log begins after (its cut): a
+// learner behind it is sent a snapshot.
+func (d *Driver) LogFloor() zab.Zxid {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	sn, _ := d.ms.Snapshot()
+	return sn.Zxid
+}
+
+// SnapInstalls counts the leader's snapshots this member installed.
+func (d *Driver) SnapInstalls() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.snapInstalls
+}
+
+// Entry returns the log entry z if the in-memory log holds it.
+func (d *Driver) Entry(z zab.Zxid) (zab.Entry, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ms.Entry(z)
+}
+
+// LastZxid returns the zxid of the last entry in the log.
+func (d *Driver) LastZxid() zab.Zxid {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	z, _ := d.ms.LastZxid()
+	return z
+}
+
+func (d *Driver) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,275 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {
+	s := newScheduler(Schedule{SnapCount: 10, Spacing: 4}, false, testRand())
+	now := time.Unix(0, 0)
+	if _, ok := s.due(now); ok {
+		t.Fatal("due with no writes")
+	}
+	s.wrote(10, now)
+	if k, ok := s.due(now); !ok || k != snapBusy {
+		t.Fatalf("after snapCount writes: due=%v kind=%v", ok, k)
+	}
+	s.start(snapBusy)
+	if _, ok := s.due(now); ok {
+		t.Fatal("due while one runs")
+	}
+	s.finish(now.Add(time.Second), time.Second)
+	s.wrote(10, now.Add(time.Second))
+	if _, ok := s.due(now.Add(4 * time.Second)); ok {
+		t.Fatal("due within the spacing (4 x the last snapshot's second)")
+	}
+	if _, ok := s.due(now.Add(5 * time.Second)); !ok {
+		t.Fatal("not due once the spacing ended")
+	}
+}
+
+func TestSchedulerDisklessIdleSnapshots(t *testing.T) {
+	s := newScheduler(Schedule{SnapCount: 1000, IdleQuiet: 100 * time.Millisecond, IdleMin: 5}, true, testRand())
+	now := time.Unix(0, 0)
+	s.wrote(3, now)
+	if _, ok := s.due(now.Add(time.Second)); ok {
+		t.Fatal("idle snapshot below IdleMin writes")
+	}
+	if s.idleDeclined() == 0 {
+		t.Fatal("the lull below IdleMin was not counted as declined")
+	}
+	s.wrote(3, now)
+	if _, ok := s.due(now.Add(50 * time.Millisecond)); ok {
+		t.Fatal("idle snapshot before the lull lasted IdleQuiet")
+	}
+	k, ok := s.due(now.Add(100 * time.Millisecond))
+	if !ok || k != snapIdle {
+		t.Fatalf("no idle snapshot in the lull: %v %v", ok, k)
+	}
+	s.start(k)
+	s.finish(now.Add(200*time.Millisecond), 100*time.Millisecond)
+	s.wrote(10, now.Add(200*time.Millisecond))
+	if _, ok := s.due(now.Add(400 * time.Millisecond)); ok {
+		t.Fatal("idle snapshot within the spacing")
+	}
+	if _, ok := s.due(now.Add(600 * time.Millisecond)); !ok {
+		t.Fatal("no idle snapshot after the spacing")
+	}
+	// Busy diskless snapshots are not spaced.
+	s.start(snapIdle)
+	s.finish(now.Add(time.Second), time.Hour)
+	s.wrote(1000, now.Add(time.Second))
+	if k, ok := s.due(now.Add(time.Second)); !ok || k != snapBusy {
+		t.Fatal("a diskless busy snapshot waited for the spacing")
+	}
+}
+
+func TestGroupReplicatesInEveryMode(t *testing.T) {
+	for _, mode := range []Mode{Sync, Async, Diskless} {
+		t.Run(mode.String(), func(t *testing.T) {
+			g := newGroup(t, 3, mode, Schedule{})
+			z := g.write(20)
+			want := g.m[1].sm.zxids()
+			if len(want) != 20 || want[19] != z {
+				t.Fatalf("member 1 applied %v", want)
+			}
+			for _, id := range g.ids[1:] {
+				if got := g.m[id].sm.zxids(); !slices.Equal(got, want) {
+					t.Fatalf("member %d applied %v, member 1 %v", id, got, want)
+				}
+			}
+		})
+	}
+}
+
+// A follower acknowledges only what its log store synced: with syncs
+// held back, nothing commits.
+func TestNothingCommitsBeforeTheLogIsSynced(t *testing.T) {
+	g := newGroup(t, 3, Sync, Schedule{})
+	l := g.stable()
+	g.noSync = true
+	z, err := g.m[l].d.Propose([]byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		g.step()
+	}
+	for _, id := range g.ids {
+		if g.m[id].sm.Applied() >= z {
+			t.Fatalf("member %d applied %v before any member synced its log", id, z)
+		}
+	}
+	for _, id := range g.ids {
+		if err := g.m[id].d.SyncLog(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !g.runUntil(200, func() bool { return g.m[l].sm.Applied() >= z }) {
+		t.Fatal("not committed after the syncs")
+	}
+}
+
+// The log is cut at busy snapshots; diskless keeps one interval more, and
+// idle snapshots do not move the cut.
+func TestLogCut(t *testing.T) {
+	t.Run("sync", func(t *testing.T) {
+		g := newGroup(t, 1, Sync, Schedule{SnapCount: 2})
+		z := g.write(5)
+		d := g.m[1].d
+		if ok, err := d.MaybeSnapshot(context.Background()); err != nil || !ok {
+			t.Fatalf("no snapshot: %v %v", ok, err)
+		}
+		if f := d.LogFloor(); f != z {
+			t.Fatalf("log cut at %v, want the snapshot %v", f, z)
+		}
+	})
+	t.Run("diskless", func(t *testing.T) {
+		g := newGroup(t, 1, Diskless, Schedule{SnapCount: 4, IdleQuiet: 50 * time.Millisecond, IdleMin: 1})
+		d := g.m[1].d
+		snap := func(want snapKind) {
+			t.Helper()
+			k, ok := d.sched.due(g.clock.Now())
+			if !ok || k != want {
+				t.Fatalf("due=%v kind=%v, want %v", ok, k, want)
+			}
+			if ok, err := d.MaybeSnapshot(context.Background()); err != nil || !ok {
+				t.Fatalf("no snapshot: %v %v", ok, err)
+			}
+		}
+		z1 := g.write(4)
+		snap(snapBusy)
+		if f := d.LogFloor(); f != 0 {
+			t.Fatalf("first busy snapshot cut the log at %v; want it kept back to the start", f)
+		}
+		z2 := g.write(4)
+		snap(snapBusy)
+		if f := d.LogFloor(); f != z1 {
+			t.Fatalf("second busy snapshot cut at %v, want the first (%v)", f, z1)
+		}
+		g.write(1)
+		g.clock.t = g.clock.t.Add(time.Second)
+		snap(snapIdle)
+		if f := d.LogFloor(); f != z1 {
+			t.Fatalf("an idle snapshot moved the cut to %v", f)
+		}
+		g.write(4)
+		snap(snapBusy)
+		if f := d.LogFloor(); f != z2 {
+			t.Fatalf("third busy snapshot cut at %v, want the second (%v)", f, z2)
+		}
+	})
+}
+
+// A member the log cannot bring up to date installs the leader's image.
+func TestSnapInstall(t *testing.T) {
+	g := newGroup(t, 3, Sync, Schedule{SnapCount: 2})
+	g.write(3)
+	l := g.stable()
+	var f uint64
+	for _, id := range g.ids {
+		if id != l {
+			f = id
+			break
+		}
+	}
+	// Cut off as a broken TCP connection is: both ends learn it.
+	g.cut[f] = true
+	g.m[l].d.ReportUnreachable(f)
+	g.m[f].d.ReportUnreachable(l)
+	z := g.write(10)
+	if ok, err := g.m[l].d.MaybeSnapshot(context.Background()); err != nil || !ok {
+		t.Fatalf("leader took no snapshot: %v %v", ok, err)
+	}
+	if g.m[l].d.LogFloor() != z {
+		t.Fatalf("leader's log cut at %v, want %v", g.m[l].d.LogFloor(), z)
+	}
+	delete(g.cut, f)
+	if !g.runUntil(3000, func() bool { return g.m[f].sm.Applied() >= z }) {
+		t.Fatalf("member %d did not catch up: %s", f, g.describe())
+	}
+	if n := g.m[f].d.SnapInstalls(); n != 1 {
+		t.Fatalf("member %d installed %d snapshots, want 1", f, n)
+	}
+	if got, want := g.m[f].sm.zxids(), g.m[l].sm.zxids(); !slices.Equal(got, want) {
+		t.Fatalf("after SNAP member %d holds %v, leader %v", f, got, want)
+	}
+	if log := g.m[f].log; len(log.ents) > 0 && log.ents[0].Zxid <= 0 {
+		t.Fatal("log not cut to the snapshot")
+	}
+}
+
+// Diskless: a member that loses its leader writes a complete checkpoint
+// before it votes; joining a leader invalidates it; a member restarted
+// from a partial snapshot is recovering and writes none.
+func TestCheckpointTriggers(t *testing.T) {
+	g := newGroup(t, 3, Diskless, Schedule{IdleQuiet: -1})
+	z := g.write(5)
+	l := g.stable()
+	var f uint64
+	for _, id := range g.ids {
+		if id != l {
+			f = id
+			break
+		}
+	}
+	fm := g.m[f]
+	if fm.ckpt.complete {
+		t.Fatal("a following member's checkpoint is complete")
+	}
+	n0 := fm.ckpt.n
+	g.crash(l)
+	if !g.runUntil(300, func() bool { return fm.ckpt.n > n0 }) {
+		t.Fatal("no checkpoint after the leader crashed")
+	}
+	if fm.ckpt.at < z {
+		t.Fatalf("checkpoint at %v, want it to hold %v", fm.ckpt.at, z)
+	}
+	// The old leader restarts from its (empty) partial state: recovering,
+	// it writes no checkpoint and needs a leader to vote again.
+	g.restart(l)
+	if !g.m[l].d.Status().Recovering {
+		t.Fatal("a member restarted from a partial snapshot is not recovering")
+	}
+	n := g.m[l].ckpt.n
+	if err := g.m[l].d.Checkpoint(); err != nil || g.m[l].ckpt.n != n {
+		t.Fatalf("a recovering member wrote a checkpoint (%v)", err)
+	}
+	g.stable()
+	if !g.runUntil(3000, func() bool { return g.m[l].sm.Applied() >= z && !g.m[l].d.Status().Recovering }) {
+		t.Fatal("the recovering member was not synchronized")
+	}
+	for _, id := range g.ids {
+		if g.m[id].ckpt.complete {
+			t.Fatalf("member %d still has a complete checkpoint after joining a leader", id)
+		}
+	}
+}
+
+func TestBreakIgnoreRecoveringStartsAVoter(t *testing.T) {
+	g := newGroup(t, 3, Diskless, Schedule{IdleQuiet: -1})
+	g.write(2)
+	l := g.stable()
+	g.crash(l)
+	g.breaks.IgnoreRecovering = true
+	g.restart(l)
+	if g.m[l].d.Status().Recovering {
+		t.Fatal("the break did not take")
+	}
+}
+
+func testRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
+
+func (g *group) describe() string {
+	s := ""
+	for _, id := range g.ids {
+		st := g.m[id].d.Status()
+		s += fmt.Sprintf("[%d %v/%v leader=%d last=%v commit=%v applied=%v floor=%v] ", id, st.State, st.Phase, st.Leader, st.LastZxid, st.Commit, g.m[id].sm.Applied(), g.m[id].d.LogFloor())
+	}
+	return s
+}

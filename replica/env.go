@@ -1,0 +1,81 @@
+package replica
+
+import (
+	"time"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// Env is everything a Driver does I/O through, in the way pebble's commit
+// pipeline takes a commitEnv: the server passes files and sockets, the
+// simulator (sim/) passes a simulated disk, network and clock, and unit
+// tests pass fakes. Log is nil in diskless mode; Checkpoints is used in
+// diskless mode only.
+type Env struct {
+	// Log is the replication log on disk (sync and async modes).
+	Log LogStore
+	// HardState persists zab's epochs; always durable, in every mode.
+	HardState HardStateStore
+	// Checkpoints writes diskless mode's complete checkpoints.
+	Checkpoints Checkpointer
+	// Send hands messages to the network. It must not block and must not
+	// keep msgs (it may keep the messages' Entries and Snapshot bytes):
+	// transport.Transport.Send has this contract.
+	Send func(msgs []zab.Message)
+	// Clock reads time for snapshot scheduling (spacing, idle lulls).
+	Clock Clock
+	// SnapshotImage, if set, returns the bytes of the snapshot at z that a
+	// SNAP names (the log's cut), for owners that keep snapshot files (the
+	// znode tree); otherwise the driver asks StateMachine.WriteSnapshot.
+	SnapshotImage func(z zab.Zxid) ([]byte, error)
+}
+
+// LogStore is the on-disk replication log. The driver calls it from one
+// goroutine at a time (the log goroutine in Run, or whoever calls
+// SyncLog), never concurrently.
+type LogStore interface {
+	// Append buffers entries after the last one; they need not be durable
+	// yet.
+	Append(ents []zab.Entry) error
+	// Sync makes every appended entry as durable as the mode promises
+	// (fsync in sync mode; written to the OS in async mode, with a
+	// periodic fsync the store schedules itself). The driver calls it once
+	// per group of appends (group commit) and reports the entries
+	// Persisted after it returns.
+	Sync() error
+	// TruncateAfter drops every entry after z, durably (TRUNC, SNAP).
+	TruncateAfter(z zab.Zxid) error
+}
+
+// HardStateStore persists zab's epochs.
+type HardStateStore interface {
+	// SaveHardState writes hs durably before it returns.
+	SaveHardState(hs zab.HardState) error
+}
+
+// Checkpointer writes diskless mode's complete checkpoint: a durable
+// image of the state machine plus every log entry after the zxid it
+// reflects, accepted but uncommitted ones included, so a restart from it
+// holds everything this server acknowledged (docs/design/diskless.md).
+type Checkpointer interface {
+	// Checkpoint writes the state machine's state and entries(z), where z
+	// is the zxid the written state reflects; entries returns every log
+	// entry after z.
+	Checkpoint(entries func(after zab.Zxid) ([]zab.Entry, error)) error
+	// Invalidate durably marks the last checkpoint as no longer complete:
+	// the member is about to acknowledge entries it does not hold. A
+	// restart from it is then recovering.
+	Invalidate() error
+}
+
+// Clock reads the time. Timers are the caller's business: Run ticks with
+// a time.Ticker, the simulator by its own clock.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }

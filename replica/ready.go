@@ -1,0 +1,144 @@
+package replica
+
+import (
+	"fmt"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// Process handles every Ready the node has, in the order zab.Ready
+// documents, and returns the first error that stops this member (a
+// failed disk); the caller stops the member then. One goroutine calls it
+// at a time.
+func (d *Driver) Process() error {
+	for {
+		d.mu.Lock()
+		if !d.node.HasReady() {
+			d.mu.Unlock()
+			return nil
+		}
+		rd := d.node.Ready()
+		if rd.Empty() {
+			// zab could not read what it has to hand out (it logged why).
+			d.mu.Unlock()
+			return nil
+		}
+		if rd.Truncate != nil || rd.Snapshot != nil {
+			d.gen++
+		}
+		gen := d.gen
+		prev := d.soft
+		if rd.SoftState != nil {
+			d.soft = *rd.SoftState
+		}
+		d.mu.Unlock()
+
+		if err := d.handle(rd, gen, prev); err != nil {
+			return err
+		}
+
+		d.mu.Lock()
+		d.node.RecycleMessages(rd.Messages)
+		d.node.Advance(rd)
+		if len(rd.Entries) > 0 && (d.diskless || d.cfg.Breaks.AckBeforeDurable) {
+			// Diskless: a proposal is durable once in memory.
+			d.node.Persisted(rd.Entries[len(rd.Entries)-1].Zxid)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// handle does what one Ready asks, without holding mu.
+func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState) error {
+	if rd.SoftState != nil {
+		if err := d.softChanged(prev, *rd.SoftState); err != nil {
+			return err
+		}
+	}
+	if rd.Snapshot != nil {
+		if err := d.installSnapshot(*rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	if rd.Truncate != nil {
+		d.mu.Lock()
+		err := d.ms.Truncate(*rd.Truncate)
+		d.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("replica: truncating the in-memory log: %w", err)
+		}
+		if !d.diskless {
+			if err := d.truncateLog(*rd.Truncate); err != nil {
+				return fmt.Errorf("replica: truncating the log: %w", err)
+			}
+		}
+	}
+	if len(rd.Entries) > 0 {
+		d.mu.Lock()
+		err := d.ms.Append(rd.Entries)
+		d.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("replica: appending to the in-memory log: %w", err)
+		}
+		if !d.diskless {
+			d.lq.push(logOp{entries: rd.Entries, gen: gen})
+			d.sched.wrote(len(rd.Entries), d.env.Clock.Now())
+		}
+	}
+	if rd.HardState != nil {
+		if err := d.env.HardState.SaveHardState(*rd.HardState); err != nil {
+			return fmt.Errorf("replica: writing the epochs: %w", err)
+		}
+		d.mu.Lock()
+		d.ms.SetHardState(*rd.HardState)
+		d.mu.Unlock()
+	}
+	if len(rd.Messages) > 0 {
+		d.mu.Lock()
+		d.attachSnapshotsLocked(rd.Messages)
+		d.mu.Unlock()
+		d.env.Send(rd.Messages)
+	}
+	if len(rd.Committed) > 0 {
+		// Entries a snapshot already covers (a SNAP installed beyond its
+		// zxid) are not applied twice.
+		ents := rd.Committed
+		applied := d.sm.Applied()
+		for len(ents) > 0 && ents[0].Zxid <= applied {
+			ents = ents[1:]
+		}
+		if len(ents) > 0 {
+			if err := d.sm.Apply(ents); err != nil {
+				return fmt.Errorf("replica: apply: %w", err)
+			}
+			if d.diskless {
+				d.sched.wrote(len(ents), d.env.Clock.Now())
+			}
+		}
+	}
+	return nil
+}
+
+// softChanged runs when the role, phase, leader, epoch or recovering flag
+// changed. Diskless: entering election is the thesis's checkpoint (losing
+// the leader or the quorum): a complete snapshot before this member takes
+// part, before the Ready's messages (its votes) leave.
+func (d *Driver) softChanged(prev, cur zab.SoftState) error {
+	d.log.Info("zab state", "state", cur.State, "phase", cur.Phase, "leader", cur.Leader, "epoch", cur.Epoch, "recovering", cur.Recovering)
+	if d.diskless && cur.State == zab.StateLooking && prev.State != zab.StateLooking {
+		if err := d.Checkpoint(); err != nil {
+			d.log.Error("checkpoint failed", "err", err)
+		}
+	}
+	if d.diskless && cur.State != zab.StateLooking && prev.State == zab.StateLooking {
+		// Joining (or leading) means acknowledging what no checkpoint
+		// holds: the checkpoint no longer covers this member.
+		if err := d.env.Checkpoints.Invalidate(); err != nil {
+			return fmt.Errorf("replica: invalidating the checkpoint: %w", err)
+		}
+	}
+	if d.cfg.OnSoftState != nil {
+		d.cfg.OnSoftState(prev, cur)
+	}
+	return nil
+}

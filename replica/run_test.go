@@ -1,0 +1,110 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/transport"
+	"github.com/corral-db/corral/zab"
+)
+
+// syncedLog is a fakeLog safe for Run's log goroutine.
+type syncedLog struct {
+	mu sync.Mutex
+	fakeLog
+}
+
+func (l *syncedLog) Append(ents []zab.Entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fakeLog.Append(ents)
+}
+
+func (l *syncedLog) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fakeLog.Sync()
+}
+
+func (l *syncedLog) TruncateAfter(z zab.Zxid) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fakeLog.TruncateAfter(z)
+}
+
+// TestRunOverATransport runs a three-member group as a program would:
+// Run per member over a transport (here the in-memory one), proposals
+// from another goroutine.
+func TestRunOverATransport(t *testing.T) {
+	nw := transport.NewNetwork(transport.NetworkConfig{Codec: true})
+	defer nw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ids := []uint64{1, 2, 3}
+	ds := map[uint64]*Driver{}
+	sms := map[uint64]*listSM{}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		ep, err := nw.Join(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sms[id] = &listSM{}
+		d, err := New(Config{
+			ID: id, Voters: ids, Mode: Sync, SM: sms[id],
+			Env: Env{Log: &syncedLog{}, HardState: &fakeHS{}, Send: ep.Send},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds[id] = d
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.Run(ctx, ep.Recv(), 5*time.Millisecond); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	var last zab.Zxid
+	for i := 0; i < 50; {
+		var err error
+		for _, id := range ids {
+			var z zab.Zxid
+			if z, err = ds[id].Propose([]byte{byte(i)}); err == nil {
+				last = z
+				i++
+				break
+			}
+		}
+		if errors.Is(err, zab.ErrNotLeader) {
+			select {
+			case <-ctx.Done():
+				t.Fatal("no leader")
+			case <-time.After(5 * time.Millisecond):
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range ids {
+		for sms[id].Applied() < last {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("member %d applied %v, want %v", id, sms[id].Applied(), last)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	want := sms[1].zxids()
+	for _, id := range ids[1:] {
+		if got := sms[id].zxids(); !slices.Equal(got, want) {
+			t.Fatalf("member %d applied %v, member 1 %v", id, got, want)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/corral-db/corral/internal/probe"
+	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/zab"
+)
+
+// treeSM is the znode tree as the driver's repl.StateMachine. Apply
+// matches committed entries to the requests waiting for them and hands
+// them to the server's apply goroutine (pipeline.go), which applies them
+// to the tree, answers clients and fires watches; it does not wait for
+// that, so Applied is what was handed over.
+type treeSM struct {
+	rp *replica
+	st *storage
+	// handed is the zxid of the last entry handed to the apply goroutine.
+	handed atomic.Int64
+	// durable is the zxid of the newest busy snapshot or installed one.
+	durable atomic.Int64
+}
+
+func newTreeSM(rp *replica, st *storage, snapZxid int64) *treeSM {
+	sm := &treeSM{rp: rp, st: st}
+	sm.handed.Store(snapZxid)
+	sm.durable.Store(snapZxid)
+	return sm
+}
+
+func (sm *treeSM) Apply(ents []zab.Entry) error {
+	rp := sm.rp
+	batch, lost := rp.committedRequests(ents)
+	for _, r := range lost {
+		rp.s.abandon(r, errors.New("forwarded request lost on the way to the leader"))
+	}
+	if len(batch) > 0 {
+		probe.Mark("node-to-apply", batch[len(batch)-1].hdr.Zxid)
+		rp.s.applyCh <- batch
+	}
+	sm.handed.Store(int64(ents[len(ents)-1].Zxid))
+	return nil
+}
+
+func (sm *treeSM) Applied() zab.Zxid { return zab.Zxid(sm.handed.Load()) }
+func (sm *treeSM) Durable() zab.Zxid { return zab.Zxid(sm.durable.Load()) }
+
+// Snapshot takes a busy snapshot now (the server's snapshotter calls
+// storage.snapshot itself; this is for the driver's own scheduling).
+func (sm *treeSM) Snapshot(context.Context) (zab.Zxid, error) {
+	err := sm.st.snapshot(sm.rp.s)
+	return sm.Durable(), err
+}
+
+// WriteSnapshot writes the tree under its read lock. The server sends
+// snapshot files instead (Env.SnapshotImage); this serves other drivers
+// of the tree.
+func (sm *treeSM) WriteSnapshot(_ context.Context, w io.Writer) (zab.Zxid, error) {
+	s := sm.rp.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return zab.Zxid(s.tree.LastZxid()), s.tree.WriteSnapshot(w, nil)
+}
+
+// InstallSnapshot replaces the tree with the leader's snapshot (SNAP):
+// written to disk as this server's newest, then swapped in by the apply
+// goroutine after what it applies before.
+func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return 0, err
+	}
+	tree, err := sm.st.installSnapshot(data)
+	if err != nil {
+		return 0, err
+	}
+	z := tree.LastZxid()
+	sm.rp.s.applyCh <- []*request{{install: tree, hdr: txn.Header{Zxid: z}}}
+	sm.handed.Store(z)
+	sm.durable.Store(z)
+	sm.rp.log.Info("installed the leader's snapshot", "zxid", hex(z), "nodes", tree.NodeCount())
+	return zab.Zxid(z), nil
+}
+
+// walStore is the transaction log as the driver's replica.LogStore.
+type walStore struct {
+	rp *replica
+	st *storage
+}
+
+func (w walStore) Append(ents []zab.Entry) error {
+	for _, e := range ents {
+		if err := w.st.append(int64(e.Zxid), e.Data); err != nil {
+			return err
+		}
+		w.rp.s.stats.lastProposalSize.Store(int64(len(e.Data)))
+	}
+	return nil
+}
+
+// Sync makes the appended records durable as the mode requires and
+// starts a snapshot if one is due (storage.commit).
+func (w walStore) Sync() error { return w.st.commit() }
+
+func (w walStore) TruncateAfter(z zab.Zxid) error {
+	if err := w.st.wal.TruncateAfter(int64(z)); err != nil {
+		return err
+	}
+	return w.st.wal.Sync()
+}
+
+// hardStateFile is the epoch files as the driver's HardStateStore.
+type hardStateFile struct {
+	st   *storage
+	prev zab.HardState
+}
+
+func (h *hardStateFile) SaveHardState(hs zab.HardState) error {
+	if err := h.st.writeHardState(hs, h.prev); err != nil {
+		return fmt.Errorf("writing the epochs: %w", err)
+	}
+	h.prev = hs
+	return nil
+}
+
+// checkpointFiles is the diskless checkpoint (checkpoint.go) as the
+// driver's Checkpointer.
+type checkpointFiles struct {
+	rp *replica
+	st *storage
+}
+
+func (c checkpointFiles) Checkpoint(entries func(after zab.Zxid) ([]zab.Entry, error)) error {
+	return c.st.writeCheckpoint(c.rp.s, func(zxid int64) ([]zab.Entry, error) { return entries(zab.Zxid(zxid)) })
+}
+
+func (c checkpointFiles) Invalidate() error { return c.st.invalidateCheckpoints() }
