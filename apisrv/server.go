@@ -34,6 +34,14 @@ type Server struct {
 // Listen opens addr ("host:port"; port 0 picks one) and makes the server.
 // Register services with Registrar, then call Serve.
 func Listen(addr string, o Options) (*Server, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("apisrv: listen %s: %w", addr, err)
+	}
+	return newServer(lis, o)
+}
+
+func newServer(lis net.Listener, o Options) (*Server, error) {
 	if o.MaxRecvMsgSize == 0 {
 		o.MaxRecvMsgSize = 4 << 20
 	}
@@ -42,10 +50,6 @@ func Listen(addr string, o Options) (*Server, error) {
 	}
 	if o.StopGrace == 0 {
 		o.StopGrace = 5 * time.Second
-	}
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("apisrv: listen %s: %w", addr, err)
 	}
 	g := grpc.NewServer(
 		grpc.MaxRecvMsgSize(o.MaxRecvMsgSize),
@@ -87,4 +91,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	<-errc
 	return nil
+}
+
+// FromListener makes a server on a listener the caller opened (a test on
+// port 0, or a member that listens before it knows its services).
+func FromListener(lis net.Listener, o Options) *Server {
+	s, _ := newServer(lis, o)
+	return s
 }

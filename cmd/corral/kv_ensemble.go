@@ -9,10 +9,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/apisrv"
 	"github.com/corral-db/corral/kv"
+	"github.com/corral-db/corral/replica"
 )
 
 // runKVEnsemble starts one replica group on loopback in the foreground
@@ -23,6 +25,8 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 3, "members of the replica group")
 	dir := fs.String("dir", "", "data directory (default: a new temporary directory)")
 	logLevel := fs.String("log-level", "warn", "debug|info|warn|error")
+	durability := fs.String("durability", "sync", "sync|async (replicated groups)")
+	tick := fs.Duration("tick", 500*time.Millisecond, "tickTime of a replicated group")
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
 	}
@@ -42,7 +46,17 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *n != 1 {
-		return runKVGroup(ctx, *n, base, logger, stdout, stderr)
+		var mode replica.Mode
+		switch *durability {
+		case "sync":
+			mode = replica.Sync
+		case "async":
+			mode = replica.Async
+		default:
+			fmt.Fprintf(stderr, "corral kv ensemble: -durability %q: want sync or async\n", *durability)
+			return kvExitError
+		}
+		return runKVGroup(ctx, *n, base, mode, *tick, logger, stdout, stderr)
 	}
 	// One member: no replication; the store keeps pebble's WAL.
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(base, "member1", "kv"), PebbleWAL: true, Logger: logger})
