@@ -44,6 +44,9 @@ type Config struct {
 	// QuorumListener, ElectionListener and APIListener, if set, are used
 	// instead of listening (tests listen on port 0 first).
 	QuorumListener, ElectionListener, APIListener net.Listener
+	// OnStore, if set, is handed the member's store once it is open
+	// (tests compare the members' states through it).
+	OnStore func(*kv.Store)
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -83,6 +86,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		return err
 	}
 	defer store.Close()
+	if cfg.OnStore != nil {
+		cfg.OnStore(store)
+	}
 	wl, err := wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log})
 	if err != nil {
 		return fmt.Errorf("kvserver: opening the log: %w", err)

@@ -1,12 +1,19 @@
 package kv_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
 
 func TestCommands(t *testing.T) {
-	e := startEnsemble(t, 1)
+	for _, n := range []int{1, 3} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) { testCommands(t, n) })
+	}
+}
+
+func testCommands(t *testing.T, n int) {
+	e := startEnsemble(t, n)
 	must := func(want int, args ...string) string {
 		t.Helper()
 		out, code := kv(t, args...)

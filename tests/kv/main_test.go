@@ -46,7 +46,7 @@ func run(m *testing.M) int {
 // the process is killed when the test ends.
 func startEnsemble(t *testing.T, n int) string {
 	t.Helper()
-	cmd := exec.Command(corralBin, "kv", "ensemble", "-n", fmt.Sprint(n), "-dir", t.TempDir())
+	cmd := exec.Command(corralBin, "kv", "ensemble", "-n", fmt.Sprint(n), "-tick", "100ms", "-dir", t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

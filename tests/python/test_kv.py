@@ -14,7 +14,7 @@ import pytest
 from grpc_tools import protoc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MEMBERS = int(os.environ.get("CORRAL_KV_MEMBERS", "1"))
+MEMBERS = int(os.environ.get("CORRAL_KV_MEMBERS", "3"))
 
 
 # google.rpc.Status, the grpc-status-details-bin trailer's message, by
@@ -66,7 +66,7 @@ def endpoints(target, tmp_path_factory):
     if target.kind != "corral":
         pytest.skip("the key-value store is corral's own")
     proc = subprocess.Popen(
-        [target.corral_bin, "kv", "ensemble", "-n", str(MEMBERS), "-dir", str(tmp_path_factory.mktemp("kv"))],
+        [target.corral_bin, "kv", "ensemble", "-n", str(MEMBERS), "-tick", "100ms", "-dir", str(tmp_path_factory.mktemp("kv"))],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     found = []
 
@@ -156,3 +156,24 @@ def test_put_get_scan_check_and_put(pb, endpoints):
             table="nope", row=b"r", cells=[kv_pb2.Cell(family="cf", value=b"v")]))
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "nope" in e.value.details()
+
+
+def test_not_leader_names_the_leader(pb, endpoints):
+    """Every member but the leader refuses with UNAVAILABLE and a NotLeader
+    detail naming the leader's API address."""
+    if len(endpoints) < 2:
+        pytest.skip("one member leads alone")
+    call(pb, endpoints, "ListTables", pb.kv_pb2.ListTablesRequest())  # a leader exists
+    leaders, redirects = [], []
+    for ep in endpoints:
+        with grpc.insecure_channel(ep) as ch:
+            try:
+                pb.kv_pb2_grpc.KVStub(ch).ListTables(pb.kv_pb2.ListTablesRequest(), timeout=10)
+                leaders.append(ep)
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+                nl = not_leader(pb, e)
+                assert nl is not None, e
+                redirects.append(nl.leader_address)
+    assert len(leaders) == 1, leaders
+    assert redirects == [leaders[0]] * (len(endpoints) - 1), (leaders, redirects)
