@@ -46,6 +46,9 @@ func runServer(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go gcpace.Run(ctx, gcpace.DefaultHeadroom(), logger)
+	if cfg.Store == "kv" {
+		return runKVServer(ctx, cfg, logger)
+	}
 	if err := serve(ctx, cfg, logger, nil); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
