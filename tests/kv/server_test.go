@@ -89,43 +89,7 @@ func (s *server) kill() {
 // `corral server zoo.cfg` process per member with store=kv, and SIGKILLs
 // the leader under writes: every acknowledged put survives.
 func TestServerConfig(t *testing.T) {
-	const n = 3
-	ports := freePorts(t, 3*n)
-	var servers, apis []string
-	for i := 1; i <= n; i++ {
-		p := ports[3*(i-1):]
-		servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, p[0], p[1]))
-		apis = append(apis, fmt.Sprintf("apiAddress.%d=127.0.0.1:%d", i, p[2]))
-	}
-	var eps []string
-	ss := make([]*server, n)
-	for i := 1; i <= n; i++ {
-		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprint(i)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		api := ports[3*(i-1)+2]
-		cfg := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nstore=kv\napiPort=%d\n%s\n%s\n",
-			dir, api, api, strings.Join(servers, "\n"), strings.Join(apis, "\n"))
-		path := filepath.Join(dir, "zoo.cfg")
-		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		eps = append(eps, fmt.Sprintf("127.0.0.1:%d", api))
-		ss[i-1] = &server{cfg: path}
-		ss[i-1].start(t)
-	}
-	defer func() {
-		for _, s := range ss {
-			s.kill()
-			if t.Failed() {
-				t.Logf("%s:\n%s", s.cfg, s.stderr)
-			}
-		}
-	}()
+	eps, ss := startServers(t, 3)
 	e := strings.Join(eps, ",")
 	must := func(want int, args ...string) string {
 		t.Helper()
@@ -155,4 +119,47 @@ func TestServerConfig(t *testing.T) {
 	if got := strings.Count(out, "\n"); got != 15 {
 		t.Fatalf("scan after two kills: %d cells:\n%s", got, out)
 	}
+}
+
+// startServers starts an n-member group of `corral server zoo.cfg`
+// processes with store=kv; they are killed when the test ends.
+func startServers(t *testing.T, n int) ([]string, []*server) {
+	t.Helper()
+	ports := freePorts(t, 3*n)
+	var servers, apis []string
+	for i := 1; i <= n; i++ {
+		p := ports[3*(i-1):]
+		servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, p[0], p[1]))
+		apis = append(apis, fmt.Sprintf("apiAddress.%d=127.0.0.1:%d", i, p[2]))
+	}
+	var eps []string
+	ss := make([]*server, n)
+	for i := 1; i <= n; i++ {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		api := ports[3*(i-1)+2]
+		cfg := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nstore=kv\napiPort=%d\n%s\n%s\n",
+			dir, api, api, strings.Join(servers, "\n"), strings.Join(apis, "\n"))
+		path := filepath.Join(dir, "zoo.cfg")
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, fmt.Sprintf("127.0.0.1:%d", api))
+		ss[i-1] = &server{cfg: path}
+		ss[i-1].start(t)
+	}
+	t.Cleanup(func() {
+		for _, s := range ss {
+			s.kill()
+			if t.Failed() {
+				t.Logf("%s:\n%s", s.cfg, s.stderr)
+			}
+		}
+	})
+	return eps, ss
 }
