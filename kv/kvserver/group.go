@@ -56,6 +56,7 @@ func (s notifyingSM) InstallSnapshot(ctx context.Context, r io.Reader) (zab.Zxid
 
 // Group is a kv.Group on a replica.Driver.
 type Group struct {
+	ctx      context.Context // the member's: ends confirmation rounds
 	d        *replica.Driver
 	store    *kv.Store
 	n        *notifier
@@ -63,6 +64,13 @@ type Group struct {
 	// confirmPoll is how often a read waiting for its confirmation round
 	// looks again: zab reports Confirmed by state, not by event.
 	confirmPoll time.Duration
+	// roundTimeout bounds one confirmation round (syncLimit: a leader
+	// that hears no quorum that long steps down anyway).
+	roundTimeout time.Duration
+
+	cmu        sync.Mutex
+	waiting    []chan error // guarded by cmu: callers for the next round
+	confirming bool         // guarded by cmu: confirmLoop runs
 }
 
 func (g *Group) leaderInfo(ss zab.SoftState) kv.LeaderInfo {
@@ -105,10 +113,52 @@ func (g *Group) Propose(ctx context.Context, data []byte) error {
 	}
 }
 
-// ConfirmLeadership starts a confirmation round and returns once a quorum
-// answered it and this member applied everything committed when it began
-// (zab/confirm.go: ReadIndex).
+// ConfirmLeadership returns once a quorum has confirmed that this member
+// led at a moment after the call began and the member has applied
+// everything committed at that moment (zab/confirm.go: ReadIndex).
+// Concurrent calls share rounds: the callers that arrive while a round
+// runs are confirmed together by the next one.
 func (g *Group) ConfirmLeadership(ctx context.Context) error {
+	ch := make(chan error, 1)
+	g.cmu.Lock()
+	g.waiting = append(g.waiting, ch)
+	if !g.confirming {
+		g.confirming = true
+		go g.confirmLoop()
+	}
+	g.cmu.Unlock()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// confirmLoop runs rounds while callers wait, each round for the callers
+// that arrived before it began. It ends when none waits; each round is
+// bounded by roundTimeout and by the member's context.
+func (g *Group) confirmLoop() {
+	for {
+		g.cmu.Lock()
+		batch := g.waiting
+		g.waiting = nil
+		if len(batch) == 0 {
+			g.confirming = false
+			g.cmu.Unlock()
+			return
+		}
+		g.cmu.Unlock()
+		ctx, cancel := context.WithTimeout(g.ctx, g.roundTimeout)
+		err := g.confirmRound(ctx)
+		cancel()
+		for _, ch := range batch {
+			ch <- err // buffered: one send per caller
+		}
+	}
+}
+
+func (g *Group) confirmRound(ctx context.Context) error {
 	commit := g.d.Status().Commit
 	ss := g.d.SoftState()
 	round, err := g.d.ConfirmLeadership()
@@ -124,7 +174,7 @@ func (g *Group) ConfirmLeadership(ctx context.Context) error {
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%w: leadership not confirmed in %v", kv.ErrRetry, g.roundTimeout)
 		}
 	}
 	for {
@@ -135,7 +185,7 @@ func (g *Group) ConfirmLeadership(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%w: the confirmed commit point was not applied in %v", kv.ErrRetry, g.roundTimeout)
 		}
 	}
 }

@@ -163,7 +163,8 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		}
 	}
 	srv := apisrv.FromListener(lis, apisrv.Options{})
-	group := &Group{d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond}
+	group := &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
+		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
 	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(store, group))
 
 	errc := make(chan error, 3)

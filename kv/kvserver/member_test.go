@@ -154,6 +154,28 @@ func TestGroupSurvivesLeaderStop(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	// Concurrent reads share confirmation rounds and each sees its row.
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := 0; i < 32; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			row := fmt.Sprintf("r%03d", i)
+			r, err := c.Get(ctx, &kvpb.GetRequest{Table: "t", Row: []byte(row)})
+			if err == nil && string(r.Cells[0].Value) != fmt.Sprint(i) {
+				err = fmt.Errorf("%s holds %q", row, r.Cells[0].Value)
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 	var want string
 	for i, m := range ms {
 		m.mu.Lock()
