@@ -64,6 +64,9 @@ type Store struct {
 	durable atomic.Uint64
 
 	results waiters
+	events  eventCounts
+	// l0CompactionThreshold is pebble's, after its defaults.
+	l0CompactionThreshold int
 }
 
 // Open opens (creating if need be) the store in o.Dir, finishing or
@@ -92,13 +95,16 @@ func Open(o Options) (*Store, error) {
 
 func (s *Store) pebbleOptions() *pebble.Options {
 	po := &pebble.Options{
-		FS:         s.fs,
-		DisableWAL: !s.opts.PebbleWAL,
-		Logger:     pebbleLogger{s.log},
+		FS:            s.fs,
+		DisableWAL:    !s.opts.PebbleWAL,
+		Logger:        pebbleLogger{s.log},
+		EventListener: s.events.listener(),
 	}
 	if s.opts.MemTableSize > 0 {
 		po.MemTableSize = s.opts.MemTableSize
 	}
+	po.EnsureDefaults()
+	s.l0CompactionThreshold = po.L0CompactionThreshold
 	return po
 }
 

@@ -344,3 +344,33 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTemperature(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{"cf", 1})))
+	z := zab.Zxid(2)
+	for f := 0; f < 3; f++ {
+		for i := 0; i < 100; i++ {
+			mustApply(t, s, entry(t, z, put("t", fmt.Sprintf("r%d-%d", f, i), "cf", "q", "v")))
+			z++
+		}
+		if _, err := s.Snapshot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tp, err := s.Temperature(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.Flushes < 3 {
+		t.Fatalf("%d flushes counted, want at least 3", tp.Flushes)
+	}
+	// Three flushed tables are in L0 or were compacted out of it.
+	if tp.L0Tables == 0 && tp.Compactions == 0 {
+		t.Fatalf("temperature %+v: flushed tables neither in L0 nor compacted", tp)
+	}
+	if tp.L0Sublevels > 0 && tp.Heat <= 0 {
+		t.Fatalf("temperature %+v: L0 sublevels but no heat", tp)
+	}
+}
