@@ -116,6 +116,14 @@ type Schedule struct {
 	IdleQuiet time.Duration
 	// IdleMin defaults to SnapCount/100 (at least 1).
 	IdleMin int
+	// MaxExposure (diskless) bounds how long a write stays out of every
+	// snapshot at low and moderate write rates (below IdleMin writes per
+	// IdleQuiet, 10,000/s by default): once the oldest such write is
+	// max(MaxExposure, 5 x the last snapshot's duration) old, a snapshot
+	// starts, spacing permitting (so snapshots still take at most a
+	// fifth of a core). Above that rate the SnapCount cadence rules.
+	// Default 1 s; negative turns it off.
+	MaxExposure time.Duration
 }
 
 func (s *Schedule) setDefaults() {
@@ -130,6 +138,9 @@ func (s *Schedule) setDefaults() {
 	}
 	if s.IdleMin <= 0 {
 		s.IdleMin = max(s.SnapCount/100, 1)
+	}
+	if s.MaxExposure == 0 {
+		s.MaxExposure = time.Second
 	}
 }
 

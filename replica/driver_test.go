@@ -34,7 +34,7 @@ func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {
 }
 
 func TestSchedulerDisklessIdleSnapshots(t *testing.T) {
-	s := newScheduler(Schedule{SnapCount: 1000, IdleQuiet: 100 * time.Millisecond, IdleMin: 5}, true, testRand())
+	s := newScheduler(Schedule{SnapCount: 1000, IdleQuiet: 100 * time.Millisecond, IdleMin: 5, MaxExposure: -1}, true, testRand())
 	now := time.Unix(0, 0)
 	s.wrote(3, now)
 	if _, ok := s.due(now.Add(time.Second)); ok {
@@ -272,4 +272,85 @@ func (g *group) describe() string {
 		s += fmt.Sprintf("[%d %v/%v leader=%d last=%v commit=%v applied=%v floor=%v] ", id, st.State, st.Phase, st.Leader, st.LastZxid, st.Commit, g.m[id].sm.Applied(), g.m[id].d.LogFloor())
 	}
 	return s
+}
+
+// Diskless: at a low write rate with no lull long enough, a write waits
+// at most the exposure bound for a snapshot; at a high rate the count
+// cadence rules.
+func TestSchedulerDisklessExposureBound(t *testing.T) {
+	s := newScheduler(Schedule{SnapCount: 100000, IdleQuiet: 100 * time.Millisecond, MaxExposure: time.Second}, true, testRand())
+	now := time.Unix(0, 0)
+	// One write every 50 ms: never a 100 ms lull, never IdleMin (1000).
+	for i := 0; i < 19; i++ {
+		s.wrote(1, now.Add(time.Duration(i)*50*time.Millisecond))
+		if _, ok := s.due(now.Add(time.Duration(i) * 50 * time.Millisecond)); ok {
+			t.Fatalf("snapshot due after %d writes in %v", i+1, time.Duration(i)*50*time.Millisecond)
+		}
+	}
+	s.wrote(1, now.Add(time.Second))
+	if k, ok := s.due(now.Add(time.Second)); !ok || k != snapIdle {
+		t.Fatalf("the oldest write waited the bound: due=%v kind=%v", ok, k)
+	}
+	s.start(snapIdle)
+	s.finish(now.Add(time.Second+300*time.Millisecond), 300*time.Millisecond)
+	// The bound grows to 5x the last snapshot (1.5 s), the spacing to 4x.
+	s.wrote(1, now.Add(2*time.Second))
+	if _, ok := s.due(now.Add(3 * time.Second)); ok {
+		t.Fatal("snapshot before 5x the last snapshot's duration")
+	}
+	if _, ok := s.due(now.Add(3*time.Second + 600*time.Millisecond)); !ok {
+		t.Fatal("no snapshot after 5x the last snapshot's duration")
+	}
+
+	// 20,000 writes/s for a second: above IdleMin per IdleQuiet, so the
+	// bound stands aside for the count.
+	h := newScheduler(Schedule{SnapCount: 100000, IdleQuiet: 100 * time.Millisecond, MaxExposure: time.Second}, true, testRand())
+	for i := 0; i <= 100; i++ {
+		at := now.Add(time.Duration(i) * 10 * time.Millisecond)
+		h.wrote(200, at)
+		if k, ok := h.due(at); ok {
+			t.Fatalf("snapshot (%v) at %v under sustained load below the count", k, at)
+		}
+	}
+}
+
+// A Persisted report for entries appended before a Ready that cut the log
+// (TRUNC, SNAP) is dropped: it would vouch for entries that no longer
+// exist, and the ones that replaced them are not synced.
+func TestStalePersistedIsDropped(t *testing.T) {
+	g := newGroup(t, 1, Sync, Schedule{})
+	g.write(1)
+	g.noSync = true
+	d := g.m[1].d
+	z, err := d.Propose([]byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Process(); err != nil {
+		t.Fatal(err)
+	}
+	// A cut comes between the append and its sync.
+	d.mu.Lock()
+	d.gen++
+	d.mu.Unlock()
+	if err := d.SyncLog(); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Status().Persisted; p >= z {
+		t.Fatalf("persisted %v after a stale report for %v", p, z)
+	}
+	// A report of the current generation counts.
+	z2, err := d.Propose([]byte("y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Process(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SyncLog(); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Status().Persisted; p != z2 {
+		t.Fatalf("persisted %v, want %v", p, z2)
+	}
 }

@@ -13,7 +13,8 @@ const (
 	// snapBusy: the write count reached the snapshot point. Busy
 	// snapshots move the log cut.
 	snapBusy snapKind = iota + 1
-	// snapIdle (diskless): a lull after writes. Idle snapshots do not move
+	// snapIdle (diskless): a lull after writes, or writes that waited the
+	// exposure bound (Schedule.MaxExposure). Idle snapshots do not move
 	// the log cut: they come after as few as IdleMin writes, and counted
 	// there they moved a leader's cut past a crashed member's snapshot
 	// (see Driver.cutLog).
@@ -36,8 +37,11 @@ type scheduler struct {
 	// since counts writes since the newest snapshot started; at is the
 	// randomised count that makes a busy snapshot due.
 	since, at int
-	// lastWrite is when a write was last counted.
-	lastWrite time.Time
+	// lastWrite is when a write was last counted; oldest is when the
+	// oldest write since the newest snapshot started was counted.
+	lastWrite, oldest time.Time
+	// lastTook is how long the last snapshot took.
+	lastTook time.Duration
 	// running: a snapshot is being taken.
 	running bool
 	// spacedUntil: snapshots that are spaced wait until then.
@@ -68,6 +72,9 @@ func (s *scheduler) wrote(n int, now time.Time) {
 		return
 	}
 	s.mu.Lock()
+	if s.since == 0 {
+		s.oldest = now
+	}
 	s.since += n
 	s.lastWrite = now
 	s.mu.Unlock()
@@ -91,7 +98,13 @@ func (s *scheduler) due(now time.Time) (snapKind, bool) {
 		}
 		return 0, false
 	}
-	if !s.diskless || s.cfg.IdleQuiet < 0 || now.Sub(s.lastWrite) < s.cfg.IdleQuiet {
+	if !s.diskless {
+		return 0, false
+	}
+	if s.agedLocked(now) {
+		return snapIdle, true
+	}
+	if s.cfg.IdleQuiet < 0 || now.Sub(s.lastWrite) < s.cfg.IdleQuiet {
 		return 0, false
 	}
 	if s.since < s.cfg.IdleMin || now.Before(s.spacedUntil) {
@@ -99,6 +112,27 @@ func (s *scheduler) due(now time.Time) (snapKind, bool) {
 		return 0, false
 	}
 	return snapIdle, true
+}
+
+// agedLocked (diskless) reports whether the oldest write outside every
+// snapshot has waited the exposure bound at a low or moderate rate, and
+// the spacing allows a snapshot.
+func (s *scheduler) agedLocked(now time.Time) bool {
+	if s.cfg.MaxExposure < 0 || now.Before(s.spacedUntil) {
+		return false
+	}
+	age := now.Sub(s.oldest)
+	if age < max(s.cfg.MaxExposure, 5*s.lastTook) {
+		return false
+	}
+	// Below IdleMin writes per IdleQuiet (a rate, compared without
+	// dividing): above it the count cadence comes soon enough and
+	// sustained load keeps it.
+	quiet := s.cfg.IdleQuiet
+	if quiet <= 0 {
+		quiet = 100 * time.Millisecond
+	}
+	return int64(s.since)*int64(quiet) < int64(s.cfg.IdleMin)*int64(age)
 }
 
 // start marks a snapshot of kind running: the writes counted so far are
@@ -118,6 +152,7 @@ func (s *scheduler) finish(now time.Time, took time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.running = false
+	s.lastTook = took
 	s.spacedUntil = now.Add(time.Duration(s.cfg.Spacing) * took)
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -169,9 +168,9 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		HeartbeatTick: subTicks / 2,
 		InitLimit:     ens.InitLimit * subTicks,
 		SyncLimit:     ens.SyncLimit * subTicks,
-		// The server schedules its own snapshots (storage.go) and tells
-		// the driver of each busy one (compact).
-		Schedule:        repl.Schedule{SnapCount: math.MaxInt32, IdleQuiet: -1},
+		// The driver schedules snapshots (busy by count, diskless idle
+		// lulls, spacing); the snapshot goroutine asks it (driveSnapshots).
+		Schedule:        repl.Schedule{SnapCount: s.opts.SnapCount, IdleQuiet: st.idleQuiet, IdleMin: int(st.idleSnapMin())},
 		OnSoftState:     func(_, cur zab.SoftState) { rp.setSoft(cur) },
 		OnDriverMessage: rp.receiveDriver,
 		Rand:            rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
@@ -183,8 +182,18 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	rp.d = d
 	st.recovered = nil
 	st.onSnapshot = rp.compact
+	st.drive = rp.sm.driveSnapshots
 	recovering := d.Status().Recovering
 	last := d.LastZxid()
+	if recovering {
+		// After a crash of a majority every member restarts so, and the
+		// ensemble waits for good (the safe choice): say what to do.
+		s.log.Warn("diskless member restarted from a partial snapshot: it is recovering and will neither vote "+
+			"nor count toward a quorum until a synchronized leader has brought it up to date. If a majority "+
+			"crashed at once, the ensemble stays unavailable until enough members with complete state return; "+
+			"restarting in another durability mode starts from the snapshots on disk and loses the writes after them",
+			"id", ens.ID, "snapshot", hex(snapZxid))
+	}
 	s.log.Info("replica ready", "id", ens.ID, "recovering", recovering, "voters", ens.Voters, "observers", ens.Observers,
 		"acceptedEpoch", hs.AcceptedEpoch, "currentEpoch", hs.CurrentEpoch,
 		"snapshot", hex(snapZxid), "lastLogged", hex(int64(last)))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/txn"
@@ -50,11 +51,40 @@ func (sm *treeSM) Apply(ents []zab.Entry) error {
 func (sm *treeSM) Applied() zab.Zxid { return zab.Zxid(sm.handed.Load()) }
 func (sm *treeSM) Durable() zab.Zxid { return zab.Zxid(sm.durable.Load()) }
 
-// Snapshot takes a busy snapshot now (the server's snapshotter calls
-// storage.snapshot itself; this is for the driver's own scheduling).
+// Snapshot writes a fuzzy snapshot of the tree (storage.takeSnapshot)
+// when the driver's scheduler says one is due; the driver cuts its log to
+// the busy ones. A snapshot a checkpoint overtook is dropped (the
+// checkpoint is newer): the durable zxid stays.
 func (sm *treeSM) Snapshot(context.Context) (zab.Zxid, error) {
-	err := sm.st.snapshot(sm.rp.s)
-	return sm.Durable(), err
+	z, err := sm.st.takeSnapshot(sm.rp.s, false)
+	if err != nil || z < 0 {
+		return sm.Durable(), err
+	}
+	sm.durable.Store(z)
+	return zab.Zxid(z), nil
+}
+
+// driveSnapshots is the snapshot goroutine of an ensemble member
+// (storage.drive): it asks the driver's scheduler every idleCheck.
+func (sm *treeSM) driveSnapshots(ctx context.Context) {
+	st := sm.st
+	if st.wal == nil {
+		if err := st.makeSpareCheckpoint(ctx); err != nil && ctx.Err() == nil {
+			st.log.Warn("cannot make the spare checkpoint file; checkpoints are written into new files", "err", err)
+		}
+	}
+	t := time.NewTicker(st.idleCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := sm.rp.d.MaybeSnapshot(ctx); err != nil && ctx.Err() == nil {
+			st.log.Error("snapshot failed", "err", err)
+		}
+	}
 }
 
 // WriteSnapshot writes the tree under its read lock. The server sends

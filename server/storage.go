@@ -102,6 +102,11 @@ type storage struct {
 	// idle snapshots came this often; checkpoints and restarts use the
 	// newest snapshot on disk, idle or not.
 	onSnapshot func(zxid int64)
+	// drive, if set, replaces snapshotLoop's scheduling: in an ensemble
+	// the replication driver schedules snapshots (replica.Driver's
+	// scheduler: busy, idle, spacing, one owner), so commit and
+	// noteApplied leave them alone and the snapshot goroutine runs drive.
+	drive func(ctx context.Context)
 	// snapTimes and fsyncTimes summarise the snapshots' and the log
 	// fsyncs' durations for mntr, as ZooKeeper's snapshottime and
 	// fsynctime metrics do.
@@ -291,7 +296,7 @@ func (st *storage) commit() error {
 			st.log.Warn("purging old log segments failed", "err", err)
 		}
 	}
-	if st.sinceSnap >= st.snapAt && !st.snapping.Load() && !st.snapPending.Load() {
+	if st.drive == nil && st.sinceSnap >= st.snapAt && !st.snapping.Load() && !st.snapPending.Load() {
 		if time.Now().UnixNano() >= st.snapBusyUntil.Load() {
 			// Start the snapshot on a fresh segment, so the ones before
 			// it can be purged whole once it is old enough.
@@ -322,7 +327,7 @@ func (st *storage) commit() error {
 // diskless mode it starts the busy snapshots; with a log, snapshots follow
 // the log instead (commit).
 func (st *storage) noteApplied(n int, s *Server) {
-	if st.wal != nil || n == 0 {
+	if st.wal != nil || n == 0 || st.drive != nil {
 		return
 	}
 	// Diskless: the thesis's busy snapshots (Algorithm 4.1) start with
@@ -384,6 +389,10 @@ func (st *storage) idleSnapMin() int64 {
 // snapshotLoop takes a fuzzy snapshot whenever the log goroutine asks,
 // and in diskless mode also in a lull after writes (idleSnapQuiet).
 func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
+	if st.drive != nil {
+		st.drive(ctx)
+		return
+	}
 	var idle <-chan time.Time
 	if st.wal == nil {
 		t := time.NewTicker(st.idleCheck)
@@ -439,20 +448,24 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 			}
 		}
 		st.snapPending.Store(false)
-		if err := st.takeSnapshot(s, !idleSnap); err != nil {
+		if _, err := st.takeSnapshot(s, !idleSnap); err != nil {
 			st.log.Error("snapshot failed", "err", err)
 		}
 	}
 }
 
 // snapshot takes a snapshot that the replica compacts its log to.
-func (st *storage) snapshot(s *Server) error { return st.takeSnapshot(s, true) }
+func (st *storage) snapshot(s *Server) error {
+	_, err := st.takeSnapshot(s, true)
+	return err
+}
 
 // takeSnapshot writes the tree while writes continue: it holds the read lock
 // only for a chunk of nodes at a time. Replaying the log from the zxid it
 // started at repairs whatever changed under it (transactions are
-// idempotent). compact says whether onSnapshot learns it.
-func (st *storage) takeSnapshot(s *Server, compact bool) error {
+// idempotent). compact says whether onSnapshot learns it. It returns the
+// snapshot's zxid, or -1 if a checkpoint overtook it and it was dropped.
+func (st *storage) takeSnapshot(s *Server, compact bool) (int64, error) {
 	done := make(chan struct{})
 	st.snapDone.Store(&done)
 	st.snapping.Store(true)
@@ -467,7 +480,7 @@ func (st *storage) takeSnapshot(s *Server, compact bool) error {
 	w, err := snap.Create(st.fs, st.snapDir, zxid)
 	if err != nil {
 		s.mu.RUnlock()
-		return err
+		return 0, err
 	}
 	err = s.tree.WriteSnapshot(stopWriter{w, func() bool { return st.ckptSeq.Load() != seq }}, func(write func()) {
 		s.mu.RUnlock()
@@ -475,20 +488,20 @@ func (st *storage) takeSnapshot(s *Server, compact bool) error {
 		s.mu.RLock()
 	})
 	s.mu.RUnlock()
-	dropped := func() error {
+	dropped := func() (int64, error) {
 		w.Abort()
 		st.log.Info("snapshot dropped: a checkpoint was written while it ran", "zxid", hex(zxid))
-		return nil
+		return -1, nil
 	}
 	if errors.Is(err, errCheckpointed) {
 		return dropped()
 	}
 	if err != nil {
 		w.Abort()
-		return err
+		return 0, err
 	}
 	if err := w.Sync(); err != nil {
-		return err
+		return 0, err
 	}
 	if st.beforePublish != nil {
 		st.beforePublish()
@@ -501,7 +514,7 @@ func (st *storage) takeSnapshot(s *Server, compact bool) error {
 	err = w.Commit()
 	st.ckptMu.Unlock()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	took := time.Since(start)
 	st.snapTimes.add(took)
@@ -510,7 +523,7 @@ func (st *storage) takeSnapshot(s *Server, compact bool) error {
 	if compact && st.onSnapshot != nil {
 		st.onSnapshot(zxid)
 	}
-	return nil
+	return zxid, nil
 }
 
 // errCheckpointed stops a busy snapshot that a checkpoint overtook.
