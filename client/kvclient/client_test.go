@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"google.golang.org/grpc/codes"
@@ -160,5 +161,28 @@ func TestClientAgainstLeaderViaFollower(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "not the leader") {
 		t.Fatalf("message: %v", err)
+	}
+}
+
+// TestClientSkipsDeadEndpoint: an endpoint that refuses connections is
+// passed over for the next one; a deadline bounds a call that finds no
+// member at all.
+func TestClientSkipsDeadEndpoint(t *testing.T) {
+	store := openStore(t)
+	addr := serve(t, func(a string) kv.Group { return kv.NewLocalGroup(store, a) }, store)
+	dead := deadAddr(t)
+	c, err := kvclient.New(kvclient.Config{Endpoints: []string{dead, addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
+		t.Fatal(err)
+	}
+	none, _ := kvclient.New(kvclient.Config{Endpoints: []string{dead}, RequestTimeout: 300 * time.Millisecond})
+	defer none.Close()
+	if _, err := none.ListTables(ctx); status.Code(err) != codes.Unavailable && status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("no member: %v", err)
 	}
 }

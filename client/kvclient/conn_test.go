@@ -1,6 +1,7 @@
 package kvclient_test
 
 import (
+	"net"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -15,4 +16,16 @@ func mustConn(t *testing.T, addr string) *grpc.ClientConn {
 	}
 	t.Cleanup(func() { cc.Close() })
 	return cc
+}
+
+// deadAddr is a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Addr().String()
+	l.Close()
+	return a
 }
