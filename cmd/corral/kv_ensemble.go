@@ -25,7 +25,7 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 3, "members of the replica group")
 	dir := fs.String("dir", "", "data directory (default: a new temporary directory)")
 	logLevel := fs.String("log-level", "warn", "debug|info|warn|error")
-	durability := fs.String("durability", "sync", "sync|async (replicated groups)")
+	durability := fs.String("durability", "sync", "sync|async|diskless (replicated groups)")
 	tick := fs.Duration("tick", 500*time.Millisecond, "tickTime of a replicated group")
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
@@ -52,8 +52,10 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 			mode = replica.Sync
 		case "async":
 			mode = replica.Async
+		case "diskless":
+			mode = replica.Diskless
 		default:
-			fmt.Fprintf(stderr, "corral kv ensemble: -durability %q: want sync or async\n", *durability)
+			fmt.Fprintf(stderr, "corral kv ensemble: -durability %q: want sync, async or diskless\n", *durability)
 			return kvExitError
 		}
 		return runKVGroup(ctx, *n, base, mode, *tick, logger, stdout, stderr)

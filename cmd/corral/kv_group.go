@@ -56,6 +56,8 @@ func writeKVZooCfg(m kvserver.Config) error {
 	switch m.Mode {
 	case replica.Async:
 		c.Durability = config.DurabilityAsync
+	case replica.Diskless:
+		c.Durability = config.DurabilityDiskless
 	default:
 		c.Durability = config.DurabilitySync
 	}

@@ -53,7 +53,7 @@ func kvMemberConfig(cfg *config.Config, logger *slog.Logger) (kvserver.Config, e
 	case config.DurabilityAsync:
 		kc.Mode = replica.Async
 	case config.DurabilityDiskless:
-		kc.Mode = replica.Diskless // refused by kvserver.Run for now
+		kc.Mode = replica.Diskless
 	default:
 		kc.Mode = replica.Sync
 	}

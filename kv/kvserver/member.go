@@ -2,7 +2,6 @@ package kvserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,6 +16,7 @@ import (
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wal"
+	"github.com/corral-db/corral/zab"
 )
 
 // Config configures one member.
@@ -58,9 +58,6 @@ const asyncSyncEvery = time.Second
 // Run runs the member until ctx ends. ready, if set, is called with the
 // API address once the member serves.
 func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
-	if cfg.Mode == replica.Diskless {
-		return errors.New("kvserver: diskless mode is not supported by the key-value store yet")
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -89,14 +86,31 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if cfg.OnStore != nil {
 		cfg.OnStore(store)
 	}
-	wl, err := wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log})
-	if err != nil {
-		return fmt.Errorf("kvserver: opening the log: %w", err)
-	}
-	defer wl.Close()
-	ents, err := readLog(wl, store.Applied())
-	if err != nil {
-		return fmt.Errorf("kvserver: reading the log: %w", err)
+	diskless := cfg.Mode == replica.Diskless
+	var (
+		wl       *wal.Log
+		ents     []zab.Entry
+		complete bool
+		env      replica.Env
+	)
+	ckpt := &checkpointFile{log: log, fs: fsys, dir: cfg.Dir, store: store}
+	if diskless {
+		// No log: the entries a complete checkpoint saved beside the
+		// flushed store, or none (then a member that took part in an
+		// epoch restarts recovering).
+		if ents, complete, err = ckpt.load(store.Applied()); err != nil {
+			return err
+		}
+		env.Checkpoints = ckpt
+	} else {
+		if wl, err = wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log}); err != nil {
+			return fmt.Errorf("kvserver: opening the log: %w", err)
+		}
+		defer wl.Close()
+		if ents, err = readLog(wl, store.Applied()); err != nil {
+			return fmt.Errorf("kvserver: reading the log: %w", err)
+		}
+		env.Log = walLog{l: wl, async: cfg.Mode == replica.Async}
 	}
 	epochs := &epochFiles{fs: fsys, dir: cfg.Dir}
 	hs, err := epochs.load()
@@ -122,11 +136,13 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		SM:        notifyingSM{Store: store, n: n},
 		HardState: hs,
 		Log:       ents,
+		Complete:  complete,
 		Env: replica.Env{
-			Log:       walLog{l: wl, async: cfg.Mode == replica.Async},
-			HardState: epochs,
-			Send:      tr.Send,
-			Clock:     replica.SystemClock{},
+			Log:         env.Log,
+			Checkpoints: env.Checkpoints,
+			HardState:   epochs,
+			Send:        tr.Send,
+			Clock:       replica.SystemClock{},
 		},
 		ElectionTick:  2,
 		HeartbeatTick: subTicks / 2,
@@ -140,6 +156,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 			}
 		},
 		OnSnapshot: func(z zabZxid, busy bool) {
+			if wl == nil {
+				return // diskless: no log on disk
+			}
 			// The log is needed from the store's flushed zxid on.
 			cut := min(z, store.Durable())
 			if err := wl.PurgeBefore(int64(cut)); err != nil {
@@ -168,7 +187,14 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(store, group))
 
 	errc := make(chan error, 3)
-	go func() { errc <- d.Run(ctx, tr.Recv(), cfg.TickTime/subTicks) }()
+	// The driver takes an orderly stop (and writes diskless mode's
+	// checkpoint) only when its context's cause is context.Canceled, not
+	// a signal's cause (signal.NotifyContext) or a sibling's error.
+	driverCtx, stopDriver := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopDriver()
+	stopAfter := context.AfterFunc(ctx, stopDriver)
+	defer stopAfter()
+	go func() { errc <- d.Run(driverCtx, tr.Recv(), cfg.TickTime/subTicks) }()
 	go func() { errc <- srv.Serve(ctx) }()
 	if cfg.Mode == replica.Async {
 		go func() {
