@@ -26,9 +26,10 @@ FUZZ_TARGETS := \
 	./config:FuzzParse ./config:FuzzReadProperties ./transport:FuzzDecodeMessage \
 	./server:FuzzDecodeCheckpoint ./zkfmt:FuzzDecodeSnapshot ./zkfmt:FuzzLogReader \
 	./zkfmt:FuzzDecodeTxn ./datatree:FuzzStatsTrack ./kv/ring:FuzzDecode ./kv/cm:FuzzDecodeRecords \
-	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation
+	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation \
+	./kv:FuzzDecodeMutation
 
-.PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean
+.PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean proto
 
 all: build
 
@@ -81,6 +82,11 @@ fuzz:
 	  echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
 	  $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINTIME) $$pkg; \
 	done
+
+# Regenerates the Go code of every api/**/*.proto with pinned tools
+# (scripts/protogen.sh); the generated code is committed.
+proto:
+	./scripts/protogen.sh
 
 # Apache ZooKeeper 3.9.3's jars, for running the suites against the
 # reference (CORRAL_E2E_TARGET=zookeeper) and for benchmarks.

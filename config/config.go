@@ -128,6 +128,20 @@ type Config struct {
 	// interfaces as ZooKeeper does: see DefaultClientListenHost.
 	ClientPortAddress string
 
+	// Store is the state machine the server runs: "" or "znode" for the
+	// ZooKeeper-protocol service, "kv" for the key-value store (ACaZoo),
+	// whose gRPC API listens on APIPortAddress:APIPort.
+	Store string
+	// APIPort is apiPort: where this server serves its gRPC APIs; 0 means
+	// unset.
+	APIPort int
+	// APIPortAddress is apiPortAddress, "" meaning 127.0.0.1.
+	APIPortAddress string
+	// APIAddrs are the apiAddress.N=host:port lines: every member's API
+	// address, which a member that does not lead names in its NotLeader
+	// answers.
+	APIAddrs map[int64]string
+
 	// Servers are the server.N lines, sorted by ID.
 	Servers []Server
 	// MyID is this server's id from dataDir/myid; 0 when there is none
@@ -304,6 +318,15 @@ type Server struct {
 	// DefaultClientListenHost) or is absent.
 	ClientAddr string
 	ClientPort int // 0 when the line has no client part
+}
+
+// APIListenAddr is apiPortAddress:apiPort.
+func (c *Config) APIListenAddr() string {
+	host := c.APIPortAddress
+	if host == "" {
+		host = DefaultClientListenHost
+	}
+	return net.JoinHostPort(host, strconv.Itoa(c.APIPort))
 }
 
 // QuorumAddr is host:quorumPort, where followers connect to the leader.

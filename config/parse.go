@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -295,9 +296,36 @@ func (p *parser) apply(key, value string, line int) error {
 		v, err := parseBytes(key, value)
 		c.MemoryLimit = v
 		return err
+	case "store":
+		switch value {
+		case "znode", "kv":
+			c.Store = value
+			return nil
+		}
+		return &KeyError{Key: key, Value: value, Reason: "want znode or kv"}
+	case "apiPort":
+		v, err := parseInt(key, value, 0, 65535)
+		c.APIPort = v
+		return err
+	case "apiPortAddress":
+		return setString(&c.APIPortAddress, key, javaTrim(unbracket(value)))
 	}
 	if strings.HasPrefix(key, serverKeyPrefix) {
 		return p.addServer(key, value)
+	}
+	if n, ok := strings.CutPrefix(key, "apiAddress."); ok {
+		id, err := strconv.ParseInt(n, 10, 64)
+		if err != nil || id < 1 || id > MaxServerID {
+			return &KeyError{Key: key, Value: value, Reason: "want apiAddress.N with N a server id"}
+		}
+		if _, _, err := net.SplitHostPort(value); err != nil {
+			return &KeyError{Key: key, Value: value, Reason: "want host:port"}
+		}
+		if c.APIAddrs == nil {
+			c.APIAddrs = make(map[int64]string)
+		}
+		c.APIAddrs[id] = value
+		return nil
 	}
 	if strings.HasPrefix(key, "group.") || strings.HasPrefix(key, "weight.") {
 		return &KeyError{Key: key, Value: value, Reason: "hierarchical quorums (group.N, weight.N) are not supported"}

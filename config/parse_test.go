@@ -552,3 +552,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestKVStoreKeys(t *testing.T) {
+	cfg := base + "tickTime=2000\ninitLimit=5\nsyncLimit=2\nstore=kv\napiPort=7001\napiPortAddress=0.0.0.0\n" +
+		"server.1=a:1:2\nserver.2=b:1:2\nserver.3=c:1:2\napiAddress.1=a:7001\napiAddress.2=b:7001\napiAddress.3=c:7001\n"
+	c, _, err := Parse(strings.NewReader(cfg), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Store != "kv" || c.APIListenAddr() != "0.0.0.0:7001" || len(c.APIAddrs) != 3 || c.APIAddrs[2] != "b:7001" {
+		t.Fatalf("parsed %q %q %v", c.Store, c.APIListenAddr(), c.APIAddrs)
+	}
+	var b strings.Builder
+	if err := c.WriteZooCfg(&b); err != nil {
+		t.Fatal(err)
+	}
+	c2, _, err := Parse(strings.NewReader(b.String()), slog.New(slog.DiscardHandler))
+	if err != nil || c2.Store != "kv" || c2.APIListenAddr() != c.APIListenAddr() || c2.APIAddrs[3] != "c:7001" {
+		t.Fatalf("round trip: %v %+v", err, c2)
+	}
+	for _, bad := range []string{"store=tree\n", "apiPort=70000\n", "apiAddress.x=a:1\n", "apiAddress.1=nohostport\n"} {
+		if _, _, err := Parse(strings.NewReader(base+bad), slog.New(slog.DiscardHandler)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -43,6 +45,18 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 	}
 	if c.ClientPortAddress != "" {
 		put("clientPortAddress", c.ClientPortAddress)
+	}
+	if c.Store != "" {
+		put("store", c.Store)
+	}
+	if c.APIPort != 0 {
+		put("apiPort", itoa(c.APIPort))
+	}
+	if c.APIPortAddress != "" {
+		put("apiPortAddress", c.APIPortAddress)
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.APIAddrs)) {
+		put("apiAddress."+strconv.FormatInt(id, 10), c.APIAddrs[id])
 	}
 	put("maxClientCnxns", itoa(c.MaxClientCnxns))
 	put("minSessionTimeout", itoa(c.MinSessionTimeout))

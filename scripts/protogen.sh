@@ -1,34 +1,42 @@
 #!/usr/bin/env bash
-# Regenerates the Go code of every api/**/*.proto with pinned tools:
-# protoc from PyPI's grpcio-tools, protoc-gen-go and protoc-gen-go-grpc
-# built with `go install` at fixed versions. The generated files are
-# committed; run this (or `make proto`) after changing a .proto.
+# Regenerates the Go code of every api/**/*.proto (make proto). protoc is
+# the one the pinned grpcio-tools package bundles (python -m
+# grpc_tools.protoc, in a venv of its own under bin/protogen); the Go
+# plugins are built with `go install` at pinned versions into the same
+# directory. Nothing prebuilt is downloaded.
 set -euo pipefail
-
-GRPCIO_TOOLS_VERSION=1.85.1
-PROTOC_GEN_GO_VERSION=v1.36.12
-PROTOC_GEN_GO_GRPC_VERSION=v1.5.1
-
 root=$(cd "$(dirname "$0")/.." && pwd)
-tools=${PROTOGEN_TOOLS:-$root/.cache/protogen}
-mkdir -p "$tools"
-
-if [ ! -x "$tools/venv/bin/python" ] || ! "$tools/venv/bin/python" -c "import grpc_tools" 2>/dev/null ||
-   [ "$("$tools/venv/bin/pip" show grpcio-tools 2>/dev/null | sed -n 's/^Version: //p')" != "$GRPCIO_TOOLS_VERSION" ]; then
-  python3 -m venv "$tools/venv"
-  "$tools/venv/bin/pip" install -q "grpcio-tools==$GRPCIO_TOOLS_VERSION"
-fi
-GOBIN="$tools/bin" go install "google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION"
-GOBIN="$tools/bin" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION"
-
 cd "$root"
+PROTOC_GEN_GO_VERSION=v1.36.12      # google.golang.org/protobuf, as in go.mod
+PROTOC_GEN_GO_GRPC_VERSION=v1.6.2   # google.golang.org/grpc/cmd/protoc-gen-go-grpc
+tools="$root/bin/protogen"
+venv="$tools/venv"
+req="$root/scripts/protogen-requirements.txt"
+stamp="$venv/.requirements.sha256"
+mkdir -p "$tools"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv" >&2
+fi
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req" >&2
+  echo "$want" > "$stamp"
+fi
+if [ "$("$tools/protoc-gen-go" --version 2>/dev/null)" != "protoc-gen-go $PROTOC_GEN_GO_VERSION" ]; then
+  GOBIN="$tools" go install "google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION"
+fi
+if [ "$("$tools/protoc-gen-go-grpc" --version 2>/dev/null)" != "protoc-gen-go-grpc ${PROTOC_GEN_GO_GRPC_VERSION#v}" ]; then
+  GOBIN="$tools" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION"
+fi
 mapfile -t protos < <(find api -name '*.proto' | sort)
 if [ ${#protos[@]} -eq 0 ]; then
   echo "protogen: no .proto under api/" >&2
-  exit 0
+  exit 1
 fi
-PATH="$tools/bin:$PATH" "$tools/venv/bin/python" -m grpc_tools.protoc -I . \
-  --go_out=. --go_opt=paths=source_relative \
-  --go-grpc_out=. --go-grpc_opt=paths=source_relative \
+"$venv/bin/python" -m grpc_tools.protoc -I api \
+  --plugin=protoc-gen-go="$tools/protoc-gen-go" \
+  --plugin=protoc-gen-go-grpc="$tools/protoc-gen-go-grpc" \
+  --go_out=. --go_opt=module=github.com/corral-db/corral \
+  --go-grpc_out=. --go-grpc_opt=module=github.com/corral-db/corral \
   "${protos[@]}"
-echo "protogen: generated ${#protos[@]} file(s): ${protos[*]}"
+echo "protogen: ${protos[*]}" >&2

@@ -58,6 +58,9 @@ func runServer(args []string) int {
 	if gcpace.SetMemoryLimit(cfg.MemoryLimit) {
 		logger.Info("memory limit set", "memory.limit", cfg.MemoryLimit)
 	}
+	if cfg.Store == "kv" {
+		return runKVServer(ctx, cfg, logger)
+	}
 	initial, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "corral: %v\n", err)

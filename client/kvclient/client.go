@@ -1,0 +1,278 @@
+package kvclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Endpoints are the API addresses (host:port) of the group's members.
+	Endpoints []string
+	// RequestTimeout bounds a call whose context has no deadline,
+	// retries included (default 10 s).
+	RequestTimeout time.Duration
+	// Backoff is the pause before retrying on another endpoint (default
+	// 50 ms, doubling to 1 s).
+	Backoff time.Duration
+}
+
+// Client is safe for concurrent use.
+type Client struct {
+	cfg Config
+
+	mu     sync.Mutex
+	conns  map[string]*grpc.ClientConn // guarded by mu
+	leader string                      // guarded by mu: where calls go first
+	next   int                         // guarded by mu: the endpoint tried after a failure
+	closed bool                        // guarded by mu
+}
+
+// New makes a client; it connects lazily.
+func New(cfg Config) (*Client, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("kvclient: no endpoints")
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 10 * time.Second
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 50 * time.Millisecond
+	}
+	return &Client{cfg: cfg, conns: make(map[string]*grpc.ClientConn), leader: cfg.Endpoints[0]}, nil
+}
+
+// Close closes every connection.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	var err error
+	for a, cc := range c.conns {
+		if cerr := cc.Close(); err == nil {
+			err = cerr
+		}
+		delete(c.conns, a)
+	}
+	return err
+}
+
+func (c *Client) conn(addr string) (kvpb.KVClient, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("kvclient: closed")
+	}
+	cc, ok := c.conns[addr]
+	if !ok {
+		var err error
+		cc, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, fmt.Errorf("kvclient: %s: %w", addr, err)
+		}
+		c.conns[addr] = cc
+	}
+	return kvpb.NewKVClient(cc), nil
+}
+
+func (c *Client) target() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leader
+}
+
+func (c *Client) setLeader(addr string) {
+	c.mu.Lock()
+	c.leader = addr
+	c.mu.Unlock()
+}
+
+// rotate moves to the next endpoint after a failure at addr.
+func (c *Client) rotate(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.leader != addr {
+		return // someone moved on already
+	}
+	c.leader = c.cfg.Endpoints[c.next%len(c.cfg.Endpoints)]
+	c.next++
+	if c.leader == addr && len(c.cfg.Endpoints) > 1 {
+		c.leader = c.cfg.Endpoints[c.next%len(c.cfg.Endpoints)]
+		c.next++
+	}
+}
+
+// NotLeader returns the NotLeader detail of err, if it has one.
+func NotLeader(err error) (*kvpb.NotLeader, bool) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil, false
+	}
+	for _, d := range st.Details() {
+		if nl, ok := d.(*kvpb.NotLeader); ok {
+			return nl, true
+		}
+	}
+	return nil, false
+}
+
+// IsNotFound reports whether err is a Get of a row with no selected cell.
+func IsNotFound(err error) bool { return status.Code(err) == codes.NotFound }
+
+// do runs call against the leader, following NotLeader redirects and
+// retrying retriable failures until ctx's deadline. idempotent says
+// whether a failure after which the request may have been applied can be
+// retried.
+func (c *Client) do(ctx context.Context, idempotent bool, call func(context.Context, kvpb.KVClient) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+	}
+	backoff := c.cfg.Backoff
+	redirects := 0
+	for {
+		addr := c.target()
+		kc, err := c.conn(addr)
+		if err != nil {
+			return err
+		}
+		err = call(ctx, kc)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if nl, ok := NotLeader(err); ok {
+			if nl.GetLeaderAddress() != "" && nl.GetLeaderAddress() != addr && redirects < 2*len(c.cfg.Endpoints)+2 {
+				c.setLeader(nl.GetLeaderAddress())
+				redirects++
+				continue // the redirect: no pause
+			}
+			c.rotate(addr)
+		} else {
+			switch status.Code(err) {
+			case codes.Unavailable:
+				// A member down or refusing before proposing (no
+				// leader known, store closed).
+				c.rotate(addr)
+			case codes.Aborted:
+				if !idempotent {
+					return err
+				}
+			default:
+				return err
+			}
+		}
+		redirects = 0
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// CreateTable creates a table.
+func (c *Client) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) (resp *kvpb.CreateTableResponse, err error) {
+	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.CreateTable(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// DropTable drops a table and its data.
+func (c *Client) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (resp *kvpb.DropTableResponse, err error) {
+	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.DropTable(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// ListTables lists the tables.
+func (c *Client) ListTables(ctx context.Context) (resp *kvpb.ListTablesResponse, err error) {
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.ListTables(ctx, &kvpb.ListTablesRequest{})
+		return err
+	})
+	return resp, err
+}
+
+// Put writes columns of one row atomically.
+func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (resp *kvpb.PutResponse, err error) {
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.Put(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// Delete removes a row, a family of a row or a column.
+func (c *Client) Delete(ctx context.Context, req *kvpb.DeleteRequest) (resp *kvpb.DeleteResponse, err error) {
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.Delete(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// Get reads one row; IsNotFound(err) when it has no selected cell.
+func (c *Client) Get(ctx context.Context, req *kvpb.GetRequest) (resp *kvpb.GetResponse, err error) {
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.Get(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// MultiGet reads several rows of one table.
+func (c *Client) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest) (resp *kvpb.MultiGetResponse, err error) {
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.MultiGet(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// Scan reads rows in key order.
+func (c *Client) Scan(ctx context.Context, req *kvpb.ScanRequest) (resp *kvpb.ScanResponse, err error) {
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.Scan(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// CheckAndPut puts if a condition on one cell of the row holds.
+func (c *Client) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) (resp *kvpb.CheckAndPutResponse, err error) {
+	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.CheckAndPut(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// CheckAndDelete deletes if a condition on one cell of the row holds.
+func (c *Client) CheckAndDelete(ctx context.Context, req *kvpb.CheckAndDeleteRequest) (resp *kvpb.CheckAndDeleteResponse, err error) {
+	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+		resp, err = kc.CheckAndDelete(ctx, req)
+		return err
+	})
+	return resp, err
+}

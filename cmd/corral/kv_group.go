@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/kv/kvserver"
+	"github.com/corral-db/corral/replica"
+)
+
+// runKVGroup runs a replicated group of n members in this process, each
+// with its own directory, zab log and pebble database under base, and a
+// zoo.cfg there that runs the same member with `corral server`.
+func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick time.Duration, logger *slog.Logger, stdout, stderr io.Writer) int {
+	g, err := kvserver.NewLocalGroup(n, base, mode, tick, logger)
+	if err != nil {
+		return kvFail(stderr, "ensemble", err)
+	}
+	for _, c := range g.Configs {
+		if err := writeKVZooCfg(c); err != nil {
+			return kvFail(stderr, "ensemble", err)
+		}
+	}
+	err = g.Run(ctx, func() {
+		fmt.Fprintf(stdout, "corral kv: replica group of %d (%s), data and zoo.cfg files in %s\nkv endpoints: %s\n",
+			n, mode, filepath.Clean(base), strings.Join(g.Endpoints(), ","))
+		if f, ok := stdout.(*os.File); ok {
+			f.Sync()
+		}
+	})
+	if err != nil {
+		return kvFail(stderr, "ensemble", err)
+	}
+	return kvExitOK
+}
+
+// writeKVZooCfg writes a member's myid and zoo.cfg (store=kv) into its
+// directory.
+func writeKVZooCfg(m kvserver.Config) error {
+	c := config.Default()
+	c.DataDir = m.Dir
+	c.TickTime = int(m.TickTime / time.Millisecond)
+	c.InitLimit, c.SyncLimit = 10, 5
+	c.MyID = int64(m.ID)
+	c.Store = "kv"
+	c.APIAddrs = make(map[int64]string)
+	switch m.Mode {
+	case replica.Async:
+		c.Durability = config.DurabilityAsync
+	case replica.Diskless:
+		c.Durability = config.DurabilityDiskless
+	default:
+		c.Durability = config.DurabilitySync
+	}
+	for id, p := range m.Peers {
+		qh, qp, err := splitHostPort(p.QuorumAddr)
+		if err != nil {
+			return err
+		}
+		_, ep, err := splitHostPort(p.ElectionAddr)
+		if err != nil {
+			return err
+		}
+		c.Servers = append(c.Servers, config.Server{ID: int64(id), Host: qh, QuorumPort: qp, ElectionPort: ep})
+	}
+	sortServers(c.Servers)
+	for id, a := range m.APIAddrs {
+		c.APIAddrs[int64(id)] = a
+	}
+	host, port, err := splitHostPort(m.APIAddrs[m.ID])
+	if err != nil {
+		return err
+	}
+	c.APIPortAddress, c.APIPort = host, port
+	// The ZooKeeper client port is unused by a kv member; the API port
+	// stands in so the file also passes ZooKeeper-style validation.
+	c.ClientPort, c.ClientPortAddress = port, host
+	if err := c.WriteMyID(); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(m.Dir, "zoo.cfg"))
+	if err != nil {
+		return err
+	}
+	if err := c.WriteZooCfg(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func splitHostPort(a string) (string, int, error) {
+	h, p, err := net.SplitHostPort(a)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(p)
+	return h, n, err
+}
+
+func sortServers(s []config.Server) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].ID < s[j-1].ID; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}

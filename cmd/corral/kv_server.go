@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/kv/kvserver"
+	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/transport"
+)
+
+// runKVServer runs one member of a key-value replica group from a zoo.cfg
+// with store=kv: the server.N lines are the group, apiPort (and
+// apiPortAddress) where this member serves the KV API, apiAddress.N every
+// member's API address for NotLeader redirects.
+func runKVServer(ctx context.Context, cfg *config.Config, logger *slog.Logger) int {
+	kc, err := kvMemberConfig(cfg, logger)
+	if err != nil {
+		logger.Error("kv member cannot start", "err", err)
+		return 1
+	}
+	err = kvserver.Run(ctx, kc, func(addr string) {
+		logger.Info("kv member serving", "id", kc.ID, "api", addr, "durability", kc.Mode)
+	})
+	if err != nil {
+		logger.Error("kv member stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func kvMemberConfig(cfg *config.Config, logger *slog.Logger) (kvserver.Config, error) {
+	if cfg.APIPort == 0 {
+		return kvserver.Config{}, errors.New("store=kv needs apiPort")
+	}
+	kc := kvserver.Config{
+		ID:        uint64(cfg.MyID),
+		Peers:     make(map[uint64]transport.Peer),
+		APIAddrs:  make(map[uint64]string),
+		APIListen: cfg.APIListenAddr(),
+		Dir:       cfg.DataDir,
+		TickTime:  time.Duration(cfg.TickTime) * time.Millisecond,
+		InitLimit: cfg.InitLimit,
+		SyncLimit: cfg.SyncLimit,
+		SnapCount: cfg.SnapCount,
+		Logger:    logger,
+	}
+	switch cfg.Durability {
+	case config.DurabilityAsync:
+		kc.Mode = replica.Async
+	case config.DurabilityDiskless:
+		kc.Mode = replica.Diskless
+	default:
+		kc.Mode = replica.Sync
+	}
+	if len(cfg.Servers) == 0 {
+		// Standalone: a group of one.
+		kc.ID = 1
+		kc.Peers[1] = transport.Peer{QuorumAddr: "127.0.0.1:0", ElectionAddr: "127.0.0.1:0"}
+	}
+	for _, s := range cfg.Servers {
+		if s.Observer {
+			return kc, fmt.Errorf("server.%d: observers are not supported by the key-value store", s.ID)
+		}
+		kc.Peers[uint64(s.ID)] = transport.Peer{QuorumAddr: s.QuorumAddr(), ElectionAddr: s.ElectionAddr()}
+	}
+	if _, ok := kc.Peers[kc.ID]; !ok {
+		return kc, fmt.Errorf("myid %d is not among the server.N lines", kc.ID)
+	}
+	for id, a := range cfg.APIAddrs {
+		kc.APIAddrs[uint64(id)] = a
+	}
+	if _, ok := kc.APIAddrs[kc.ID]; !ok {
+		kc.APIAddrs[kc.ID] = cfg.APIListenAddr()
+	}
+	return kc, nil
+}

@@ -1,0 +1,276 @@
+package kv
+
+import (
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// Apply applies committed entries in zxid order, skipping any at or below
+// Applied (a replay after restart). All of them go into one indexed pebble
+// batch (so a mutation reads what an earlier one in the same call wrote)
+// together with the new applied zxid, committed without sync: the zab log
+// is the write-ahead log. A mutation that fails (a missing table, a failed
+// condition) is a result, the same on every replica; only a pebble error
+// is returned.
+func (s *Store) Apply(ents []zab.Entry) error {
+	if s.db == nil {
+		return errClosed
+	}
+	applied := s.Applied()
+	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID}
+	defer a.b.Close()
+	type done struct {
+		reqID uint64
+		res   Result
+	}
+	var results []done
+	last := applied
+	for _, e := range ents {
+		if e.Zxid <= last {
+			continue
+		}
+		last = e.Zxid
+		if len(e.Data) == 0 {
+			continue // an entry of the driver's own (a new epoch's no-op)
+		}
+		m, err := DecodeMutation(e.Data)
+		if err != nil {
+			// Every replica decodes the same bytes the same way; the
+			// proposer validated them, so this is not ours to stop on.
+			s.log.Warn("kv: undecodable entry skipped", "zxid", e.Zxid, "err", err)
+			continue
+		}
+		res, err := a.apply(m, e.Zxid)
+		if err != nil {
+			return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
+		}
+		res.Zxid = e.Zxid
+		results = append(results, done{m.ReqID, res})
+	}
+	if last == applied {
+		return nil
+	}
+	if err := a.b.Set(keyApplied, binary.BigEndian.AppendUint64(nil, uint64(last)), nil); err != nil {
+		return err
+	}
+	if a.nextID != s.nextID {
+		if err := a.b.Set(keyNextID, binary.BigEndian.AppendUint64(nil, uint64(a.nextID)), nil); err != nil {
+			return err
+		}
+	}
+	wo := pebble.NoSync
+	if s.opts.PebbleWAL {
+		wo = pebble.Sync
+	}
+	s.mu.Lock()
+	err := a.b.Commit(wo)
+	if err == nil {
+		s.tables = a.tables
+		s.nextID = a.nextID
+		s.applied.Store(uint64(last))
+	}
+	s.mu.Unlock()
+	if err == nil && s.opts.PebbleWAL {
+		s.advanceDurable(last)
+	}
+	if err != nil {
+		return fmt.Errorf("kv: commit: %w", err)
+	}
+	for _, d := range results {
+		if d.reqID != 0 {
+			s.results.deliver(d.reqID, d.res)
+		}
+	}
+	return nil
+}
+
+// applier applies the mutations of one Apply call to one batch.
+type applier struct {
+	s      *Store
+	b      *pebble.Batch
+	tables map[string]*table
+	copied bool // tables is this applier's own copy
+	nextID uint32
+}
+
+func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
+	switch m.Op {
+	case OpCreateTable:
+		return a.createTable(m)
+	case OpDropTable:
+		return a.dropTable(m)
+	}
+	t, ok := a.tables[m.Table]
+	if !ok {
+		return Result{Err: fmt.Errorf("table %q: %w", m.Table, ErrNoTable)}, nil
+	}
+	if m.Op == OpCheckAndPut || m.Op == OpCheckAndDelete {
+		f := t.family(m.Cond.Family)
+		if f == nil {
+			return Result{Err: fmt.Errorf("family %q of table %q: %w", m.Cond.Family, m.Table, ErrNoFamily)}, nil
+		}
+		v, found, err := newestValue(a.b, t.id, m.Row, f.id, m.Cond.Qualifier)
+		if err != nil {
+			return Result{}, err
+		}
+		if m.Cond.Absent == found || (!m.Cond.Absent && string(v) != string(m.Cond.Value)) {
+			return Result{Succeeded: false}, nil
+		}
+	}
+	switch m.Op {
+	case OpPut, OpCheckAndPut:
+		return a.put(t, m, uint64(z))
+	default:
+		return a.delete(t, m)
+	}
+}
+
+func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
+	fams := make([]*family, len(m.Cells))
+	for i, c := range m.Cells {
+		if fams[i] = t.family(c.Family); fams[i] == nil {
+			return Result{Err: fmt.Errorf("family %q of table %q: %w", c.Family, t.name, ErrNoFamily)}, nil
+		}
+	}
+	for i, c := range m.Cells {
+		if err := a.b.Set(cellKey(t.id, m.Row, fams[i].id, c.Qualifier, version), c.Value, nil); err != nil {
+			return Result{}, err
+		}
+		if err := a.trim(t.id, m.Row, fams[i], c.Qualifier); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{Succeeded: true}, nil
+}
+
+// trim removes the versions of a column beyond its family's MaxVersions.
+func (a *applier) trim(tid uint32, row []byte, f *family, qual []byte) error {
+	keep := int(max(f.maxVersions, 1))
+	lo := columnPrefix(tid, row, f.id, qual)
+	hi := escapedEnd(lo)
+	it, err := a.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	n := 0
+	var cut []byte
+	for ok := it.First(); ok; ok = it.Next() {
+		if n == keep {
+			cut = append([]byte(nil), it.Key()...)
+			break
+		}
+		n++
+	}
+	err = it.Error()
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || cut == nil {
+		return err
+	}
+	return a.b.DeleteRange(cut, hi, nil)
+}
+
+func (a *applier) delete(t *table, m *Mutation) (Result, error) {
+	var lo []byte
+	switch m.Delete.Scope {
+	case ScopeRow:
+		lo = rowPrefix(t.id, m.Row)
+	default:
+		f := t.family(m.Delete.Family)
+		if f == nil {
+			return Result{Err: fmt.Errorf("family %q of table %q: %w", m.Delete.Family, t.name, ErrNoFamily)}, nil
+		}
+		if m.Delete.Scope == ScopeFamily {
+			fp := familyPrefix(t.id, m.Row, f.id)
+			if err := a.b.DeleteRange(fp, prefixEnd(fp), nil); err != nil {
+				return Result{}, err
+			}
+			return Result{Succeeded: true}, nil
+		}
+		lo = columnPrefix(t.id, m.Row, f.id, m.Delete.Qualifier)
+	}
+	if err := a.b.DeleteRange(lo, escapedEnd(lo), nil); err != nil {
+		return Result{}, err
+	}
+	return Result{Succeeded: true}, nil
+}
+
+func (a *applier) ownTables() {
+	if !a.copied {
+		a.tables = maps.Clone(a.tables)
+		if a.tables == nil {
+			a.tables = make(map[string]*table)
+		}
+		a.copied = true
+	}
+}
+
+func (a *applier) createTable(m *Mutation) (Result, error) {
+	if _, ok := a.tables[m.Table]; ok {
+		return Result{Err: fmt.Errorf("table %q: %w", m.Table, ErrTableExists)}, nil
+	}
+	t := &table{name: m.Table, id: a.nextID}
+	a.nextID++
+	for _, f := range m.Families {
+		t.families = append(t.families, family{name: f.Name, id: a.nextID, maxVersions: max(f.MaxVersions, 1)})
+		a.nextID++
+	}
+	if err := a.b.Set(tableMetaKey(t.name), encodeTable(t), nil); err != nil {
+		return Result{}, err
+	}
+	a.ownTables()
+	a.tables[t.name] = t
+	return Result{Succeeded: true}, nil
+}
+
+func (a *applier) dropTable(m *Mutation) (Result, error) {
+	t, ok := a.tables[m.Table]
+	if !ok {
+		return Result{Err: fmt.Errorf("table %q: %w", m.Table, ErrNoTable)}, nil
+	}
+	if err := a.b.Delete(tableMetaKey(t.name), nil); err != nil {
+		return Result{}, err
+	}
+	tp := tablePrefix(t.id)
+	if err := a.b.DeleteRange(tp, prefixEnd(tp), nil); err != nil {
+		return Result{}, err
+	}
+	a.ownTables()
+	delete(a.tables, t.name)
+	return Result{Succeeded: true}, nil
+}
+
+// iterSource is a pebble DB, batch or snapshot.
+type iterSource interface {
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// newestValue returns the newest version's value of one column.
+func newestValue(src iterSource, tid uint32, row []byte, fid uint32, qual []byte) ([]byte, bool, error) {
+	lo := columnPrefix(tid, row, fid, qual)
+	it, err := src.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: escapedEnd(lo)})
+	if err != nil {
+		return nil, false, err
+	}
+	defer it.Close()
+	if !it.First() {
+		return nil, false, it.Error()
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return nil, false, err
+	}
+	return append([]byte(nil), v...), true, nil
+}
+
+func sortTables(ts []TableInfo) {
+	slices.SortFunc(ts, func(a, b TableInfo) int { return strings.Compare(a.Name, b.Name) })
+}

@@ -1,0 +1,161 @@
+package kv
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Pebble key layout. The first byte separates the reserved keys from the
+// data so that a table's data is one contiguous range:
+//
+//	metaApplied                              applied zxid (8 B BE)
+//	metaNextID                               next table/family id (4 B BE)
+//	metaTable | name                         table descriptor (schema.go)
+//	dataPrefix | table(4) | esc(row) 00 01 | family(4) | esc(qual) 00 01 | ^version(8)
+//
+// esc doubles as a terminator-safe escape: 0x00 becomes 00 FF and the
+// string ends with 00 01, so escaped strings sort as the raw strings do
+// and no escaped string is a prefix of another. Every row's keys therefore
+// sit in [rowPrefix, rowPrefix with its last byte 01 -> 02), and likewise
+// for a family within a row and a column within a family. The version is
+// stored complemented so the newest version of a column sorts first.
+const (
+	prefixMeta byte = 0x01
+	prefixData byte = 0x02
+
+	metaApplied byte = 'a'
+	metaNextID  byte = 'n'
+	metaTable   byte = 't'
+)
+
+var (
+	keyApplied = []byte{prefixMeta, metaApplied}
+	keyNextID  = []byte{prefixMeta, metaNextID}
+)
+
+func tableMetaKey(name string) []byte {
+	k := make([]byte, 0, 2+len(name))
+	k = append(k, prefixMeta, metaTable)
+	return append(k, name...)
+}
+
+// appendEscaped appends esc(s) and its terminator 00 01.
+func appendEscaped(dst, s []byte) []byte {
+	for _, c := range s {
+		if c == 0 {
+			dst = append(dst, 0, 0xff)
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, 0, 1)
+}
+
+// decodeEscaped reads one escaped string from the front of b and returns
+// it and the rest of b.
+func decodeEscaped(b []byte) (s, rest []byte, err error) {
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0 {
+			s = append(s, b[i])
+			continue
+		}
+		if i+1 >= len(b) {
+			return nil, nil, errBadKey
+		}
+		switch b[i+1] {
+		case 0xff:
+			s = append(s, 0)
+			i++
+		case 0x01:
+			if s == nil {
+				s = []byte{}
+			}
+			return s, b[i+2:], nil
+		default:
+			return nil, nil, errBadKey
+		}
+	}
+	return nil, nil, errBadKey
+}
+
+var errBadKey = errors.New("kv: malformed data key")
+
+func tablePrefix(table uint32) []byte {
+	k := make([]byte, 5, 64)
+	k[0] = prefixData
+	binary.BigEndian.PutUint32(k[1:], table)
+	return k
+}
+
+func rowPrefix(table uint32, row []byte) []byte {
+	return appendEscaped(tablePrefix(table), row)
+}
+
+func familyPrefix(table uint32, row []byte, family uint32) []byte {
+	return binary.BigEndian.AppendUint32(rowPrefix(table, row), family)
+}
+
+func columnPrefix(table uint32, row []byte, family uint32, qual []byte) []byte {
+	return appendEscaped(familyPrefix(table, row, family), qual)
+}
+
+func cellKey(table uint32, row []byte, family uint32, qual []byte, version uint64) []byte {
+	return binary.BigEndian.AppendUint64(columnPrefix(table, row, family, qual), ^version)
+}
+
+// escapedEnd returns the end of the range of keys that begin with p, an
+// escaped string's prefix ending in its terminator 00 01: the same bytes
+// ending 00 02, which no escaped string continues.
+func escapedEnd(p []byte) []byte {
+	e := append([]byte(nil), p...)
+	e[len(e)-1] = 0x02
+	return e
+}
+
+// prefixEnd returns the smallest key above every key that begins with p.
+func prefixEnd(p []byte) []byte {
+	e := append([]byte(nil), p...)
+	for i := len(e) - 1; i >= 0; i-- {
+		if e[i] != 0xff {
+			e[i]++
+			return e[:i+1]
+		}
+	}
+	return nil // p is all 0xff: no upper bound
+}
+
+// cellKeyParts is a decoded data key.
+type cellKeyParts struct {
+	table   uint32
+	row     []byte
+	family  uint32
+	qual    []byte
+	version uint64
+}
+
+func decodeCellKey(k []byte) (cellKeyParts, error) {
+	var p cellKeyParts
+	if len(k) < 5 || k[0] != prefixData {
+		return p, errBadKey
+	}
+	p.table = binary.BigEndian.Uint32(k[1:5])
+	row, rest, err := decodeEscaped(k[5:])
+	if err != nil {
+		return p, err
+	}
+	p.row = row
+	if len(rest) < 4 {
+		return p, errBadKey
+	}
+	p.family = binary.BigEndian.Uint32(rest)
+	qual, rest, err := decodeEscaped(rest[4:])
+	if err != nil {
+		return p, err
+	}
+	p.qual = qual
+	if len(rest) != 8 {
+		return p, errBadKey
+	}
+	p.version = ^binary.BigEndian.Uint64(rest)
+	return p, nil
+}

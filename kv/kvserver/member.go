@@ -1,0 +1,233 @@
+package kvserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"time"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/apisrv"
+	"github.com/corral-db/corral/kv"
+	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/transport"
+	"github.com/corral-db/corral/vfs"
+	"github.com/corral-db/corral/wal"
+	"github.com/corral-db/corral/zab"
+)
+
+// Config configures one member.
+type Config struct {
+	ID uint64
+	// Peers are every voter's quorum and election addresses, this
+	// member's included.
+	Peers map[uint64]transport.Peer
+	// APIAddrs are every member's API address, for NotLeader answers.
+	APIAddrs map[uint64]string
+	// APIListen is where this member serves the KV API ("" means
+	// APIAddrs[ID]).
+	APIListen string
+	// Dir holds the member's data: kv/ (pebble), log/ (the zab log) and
+	// the epoch files.
+	Dir  string
+	Mode replica.Mode
+	// TickTime is ZooKeeper's tickTime (default 2 s); InitLimit and
+	// SyncLimit are in ticks (defaults 10 and 5).
+	TickTime             time.Duration
+	InitLimit, SyncLimit int
+	// SnapCount as zoo.cfg's snapCount (the driver's default when 0).
+	SnapCount int
+	Logger    *slog.Logger
+	// QuorumListener, ElectionListener and APIListener, if set, are used
+	// instead of listening (tests listen on port 0 first).
+	QuorumListener, ElectionListener, APIListener net.Listener
+	// OnStore, if set, is handed the member's store once it is open
+	// (tests compare the members' states through it).
+	OnStore func(*kv.Store)
+}
+
+// subTicks is how many zab ticks make one tickTime (as the server's).
+const subTicks = 10
+
+// asyncSyncEvery is how often async mode fsyncs the log.
+const asyncSyncEvery = time.Second
+
+// Run runs the member until ctx ends. ready, if set, is called with the
+// API address once the member serves.
+func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.TickTime <= 0 {
+		cfg.TickTime = 2 * time.Second
+	}
+	if cfg.InitLimit <= 0 {
+		cfg.InitLimit = 10
+	}
+	if cfg.SyncLimit <= 0 {
+		cfg.SyncLimit = 5
+	}
+	log := cfg.Logger
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	fsys := vfs.OS()
+	if err := fsys.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return err
+	}
+	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if cfg.OnStore != nil {
+		cfg.OnStore(store)
+	}
+	diskless := cfg.Mode == replica.Diskless
+	var (
+		wl       *wal.Log
+		ents     []zab.Entry
+		complete bool
+		env      replica.Env
+	)
+	ckpt := &checkpointFile{log: log, fs: fsys, dir: cfg.Dir, store: store}
+	if diskless {
+		// No log: the entries a complete checkpoint saved beside the
+		// flushed store, or none (then a member that took part in an
+		// epoch restarts recovering).
+		if ents, complete, err = ckpt.load(store.Applied()); err != nil {
+			return err
+		}
+		env.Checkpoints = ckpt
+	} else {
+		if wl, err = wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log}); err != nil {
+			return fmt.Errorf("kvserver: opening the log: %w", err)
+		}
+		defer wl.Close()
+		if ents, err = readLog(wl, store.Applied()); err != nil {
+			return fmt.Errorf("kvserver: reading the log: %w", err)
+		}
+		env.Log = walLog{l: wl, async: cfg.Mode == replica.Async}
+	}
+	epochs := &epochFiles{fs: fsys, dir: cfg.Dir}
+	hs, err := epochs.load()
+	if err != nil {
+		return fmt.Errorf("kvserver: reading the epochs: %w", err)
+	}
+
+	tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener}
+	tr, err := transport.NewTCP(ctx, tcfg)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+
+	n := newNotifier()
+	voters := make([]uint64, 0, len(cfg.Peers))
+	for id := range cfg.Peers {
+		voters = append(voters, id)
+	}
+	slices.Sort(voters)
+	d, err := replica.New(replica.Config{
+		ID: cfg.ID, Voters: voters, Mode: cfg.Mode,
+		SM:        notifyingSM{Store: store, n: n},
+		HardState: hs,
+		Log:       ents,
+		Complete:  complete,
+		Env: replica.Env{
+			Log:         env.Log,
+			Checkpoints: env.Checkpoints,
+			HardState:   epochs,
+			Send:        tr.Send,
+			Clock:       replica.SystemClock{},
+		},
+		ElectionTick:  2,
+		HeartbeatTick: subTicks / 2,
+		InitLimit:     cfg.InitLimit * subTicks,
+		SyncLimit:     cfg.SyncLimit * subTicks,
+		Schedule:      replica.Schedule{SnapCount: cfg.SnapCount},
+		OnSoftState: func(prev, cur zabSoftState) {
+			n.broadcast()
+			if prev.Leader != cur.Leader || prev.State != cur.State {
+				log.Info("kv member role", "state", cur.State, "leader", cur.Leader, "epoch", cur.Epoch)
+			}
+		},
+		OnSnapshot: func(z zabZxid, busy bool) {
+			if wl == nil {
+				return // diskless: no log on disk
+			}
+			// The log is needed from the store's flushed zxid on.
+			cut := min(z, store.Durable())
+			if err := wl.PurgeBefore(int64(cut)); err != nil {
+				log.Warn("kv: purging the log", "err", err)
+			}
+		},
+		Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+
+	lis := cfg.APIListener
+	if lis == nil {
+		addr := cfg.APIListen
+		if addr == "" {
+			addr = cfg.APIAddrs[cfg.ID]
+		}
+		if lis, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("kvserver: API listener: %w", err)
+		}
+	}
+	srv := apisrv.FromListener(lis, apisrv.Options{})
+	group := &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
+		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
+	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(store, group))
+
+	errc := make(chan error, 3)
+	// The driver takes an orderly stop (and writes diskless mode's
+	// checkpoint) only when its context's cause is context.Canceled, not
+	// a signal's cause (signal.NotifyContext) or a sibling's error.
+	driverCtx, stopDriver := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopDriver()
+	stopAfter := context.AfterFunc(ctx, stopDriver)
+	defer stopAfter()
+	go func() { errc <- d.Run(driverCtx, tr.Recv(), cfg.TickTime/subTicks) }()
+	go func() { errc <- srv.Serve(ctx) }()
+	if cfg.Mode == replica.Async {
+		go func() {
+			t := time.NewTicker(asyncSyncEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					errc <- nil
+					return
+				case <-t.C:
+					if err := wl.Sync(); err != nil {
+						errc <- fmt.Errorf("kvserver: periodic log sync: %w", err)
+						return
+					}
+				}
+			}
+		}()
+	} else {
+		errc <- nil
+	}
+	if ready != nil {
+		ready(srv.Addr().String())
+	}
+	var first error
+	for i := 0; i < 3; i++ {
+		// One part failing stops the others.
+		if err := <-errc; err != nil {
+			if first == nil {
+				first = err
+			}
+			cancel(err)
+		}
+	}
+	return first
+}

@@ -1,0 +1,286 @@
+package kv
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// Options configure a Store.
+type Options struct {
+	// FS is the file system pebble and the snapshot files live on;
+	// vfs.Default when nil. Tests use vfs.NewMem().
+	FS vfs.FS
+	// Dir is the store's directory; the pebble database is Dir itself.
+	Dir string
+	// Logger receives pebble's log lines and the store's own; slog's
+	// default when nil.
+	Logger *slog.Logger
+	// MemTableSize is pebble's memtable size; pebble's default when 0.
+	MemTableSize uint64
+	// PebbleWAL keeps pebble's own WAL and syncs it at every Apply, for a
+	// store that no replication log precedes (LocalGroup). Durable is then
+	// Applied. A replica group leaves it off: the zab log is the WAL.
+	PebbleWAL bool
+}
+
+// Store is the key-value state machine: one pebble database fed by
+// committed entries. It implements replica.StateMachine.
+//
+// Concurrency. Apply, InstallSnapshot and Close run on the driver's apply
+// goroutine; reads, Snapshot and WriteSnapshot on any goroutine.
+//   - dbMu guards the db pointer's lifetime: readers and snapshotters hold
+//     it shared for as long as they use db; InstallSnapshot and Close hold
+//     it exclusively to swap or close it. Apply, on the goroutine that
+//     swaps, needs no lock to use db.
+//   - mu makes the schema and the data change together: Apply holds it
+//     exclusively while committing a batch and installing the schema the
+//     batch made; a read holds it shared while it looks tables up and
+//     opens its pebble iterator (which pins a consistent view).
+//
+// Lock order: dbMu, then mu.
+type Store struct {
+	opts Options
+	fs   vfs.FS
+	log  *slog.Logger
+
+	dbMu sync.RWMutex
+	db   *pebble.DB // guarded by dbMu (see above)
+
+	mu     sync.RWMutex
+	tables map[string]*table // guarded by mu; replaced, never changed in place
+
+	nextID  uint32 // apply goroutine only
+	applied atomic.Uint64
+	durable atomic.Uint64
+
+	results waiters
+	events  eventCounts
+	// l0CompactionThreshold is pebble's, after its defaults.
+	l0CompactionThreshold int
+}
+
+// Open opens (creating if need be) the store in o.Dir, finishing or
+// discarding a snapshot install that a crash interrupted. It resumes from
+// the applied zxid pebble holds, which is also durable: with no WAL,
+// everything pebble reopens with had been flushed.
+func Open(o Options) (*Store, error) {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Dir == "" {
+		return nil, errors.New("kv: no directory")
+	}
+	s := &Store{opts: o, fs: o.FS, log: o.Logger}
+	if err := s.recoverInstall(); err != nil {
+		return nil, err
+	}
+	if err := s.openDB(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) pebbleOptions() *pebble.Options {
+	po := &pebble.Options{
+		FS:            s.fs,
+		DisableWAL:    !s.opts.PebbleWAL,
+		Logger:        pebbleLogger{s.log},
+		EventListener: s.events.listener(),
+	}
+	if s.opts.MemTableSize > 0 {
+		po.MemTableSize = s.opts.MemTableSize
+	}
+	po.EnsureDefaults()
+	s.l0CompactionThreshold = po.L0CompactionThreshold
+	return po
+}
+
+// openDB opens s.opts.Dir and loads the applied zxid and the schema. The
+// caller holds dbMu exclusively or owns s alone.
+func (s *Store) openDB() error {
+	db, err := pebble.Open(s.opts.Dir, s.pebbleOptions())
+	if err != nil {
+		return fmt.Errorf("kv: open %s: %w", s.opts.Dir, err)
+	}
+	applied, nextID, tables, err := loadState(db)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	s.db = db
+	s.mu.Lock()
+	s.tables = tables
+	s.mu.Unlock()
+	s.nextID = nextID
+	s.applied.Store(uint64(applied))
+	s.durable.Store(uint64(applied))
+	return nil
+}
+
+func loadState(db *pebble.DB) (zab.Zxid, uint32, map[string]*table, error) {
+	applied, err := getUint64(db, keyApplied)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	next, err := getUint64(db, keyNextID)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if next == 0 {
+		next = 1
+	}
+	tables := make(map[string]*table)
+	lo := []byte{prefixMeta, metaTable}
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		name := string(it.Key()[len(lo):])
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		t, err := decodeTable(name, v)
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("kv: table %q descriptor: %w", name, err)
+		}
+		tables[name] = t
+	}
+	if err := it.Error(); err != nil {
+		return 0, 0, nil, err
+	}
+	return zab.Zxid(applied), uint32(next), tables, nil
+}
+
+func getUint64(db *pebble.DB, key []byte) (uint64, error) {
+	v, c, err := db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("kv: reserved key %q holds %d bytes", key, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// Applied returns the zxid of the last applied entry.
+func (s *Store) Applied() zab.Zxid { return zab.Zxid(s.applied.Load()) }
+
+// Durable returns the newest zxid pebble has flushed: what survives a
+// crash of this process without the replication log. It advances at
+// Open, Snapshot, WriteSnapshot and InstallSnapshot; pebble's own
+// memtable flushes in between make more durable than it reports, which is
+// safe (the driver keeps more log than it needs until the next Snapshot).
+func (s *Store) Durable() zab.Zxid { return zab.Zxid(s.durable.Load()) }
+
+func (s *Store) advanceDurable(z zab.Zxid) {
+	for {
+		d := s.durable.Load()
+		if uint64(z) <= d || s.durable.CompareAndSwap(d, uint64(z)) {
+			return
+		}
+	}
+}
+
+// Snapshot flushes pebble's memtables and returns the zxid every flushed
+// byte covers at least: the applied zxid read before the flush started
+// (entries applied while it ran may be flushed too, and are replayed
+// harmlessly after a crash since they are above what Durable says).
+func (s *Store) Snapshot(ctx context.Context) (zab.Zxid, error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.db == nil {
+		return 0, errClosed
+	}
+	z := s.Applied()
+	if err := s.db.Flush(); err != nil {
+		return 0, fmt.Errorf("kv: flush: %w", err)
+	}
+	s.advanceDurable(z)
+	return z, nil
+}
+
+var errClosed = errors.New("kv: store closed")
+
+// Close flushes (so an orderly stop loses nothing pebble held only in
+// memory) and closes the database.
+func (s *Store) Close() error {
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	if s.db == nil {
+		return nil
+	}
+	z := s.Applied()
+	err := s.db.Flush()
+	if err == nil {
+		s.advanceDurable(z)
+	}
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	s.db = nil
+	return err
+}
+
+// Tables lists the tables in name order.
+func (s *Store) Tables() []TableInfo {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]TableInfo, 0, len(s.tables))
+	for _, t := range s.tables {
+		out = append(out, t.info())
+	}
+	sortTables(out)
+	return out
+}
+
+// Table describes one table.
+func (s *Store) Table(name string) (TableInfo, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.tables[name]
+	if !ok {
+		return TableInfo{}, fmt.Errorf("table %q: %w", name, ErrNoTable)
+	}
+	return t.info(), nil
+}
+
+// Await registers a request id before its mutation is proposed; the
+// channel receives the mutation's result when this member applies it.
+// cancel forgets the registration.
+func (s *Store) Await(reqID uint64) (<-chan Result, func()) { return s.results.await(reqID) }
+
+// pebbleLogger sends pebble's log lines to slog.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	// pebble's contract: Fatalf does not return.
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
