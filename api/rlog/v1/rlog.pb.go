@@ -2,7 +2,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v7.35.1
-// source: api/rlog/v1/rlog.proto
+// source: rlog/v1/rlog.proto
 
 package rlogv1
 
@@ -72,11 +72,11 @@ func (x ErrorCode) String() string {
 }
 
 func (ErrorCode) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_rlog_v1_rlog_proto_enumTypes[0].Descriptor()
+	return file_rlog_v1_rlog_proto_enumTypes[0].Descriptor()
 }
 
 func (ErrorCode) Type() protoreflect.EnumType {
-	return &file_api_rlog_v1_rlog_proto_enumTypes[0]
+	return &file_rlog_v1_rlog_proto_enumTypes[0]
 }
 
 func (x ErrorCode) Number() protoreflect.EnumNumber {
@@ -85,7 +85,7 @@ func (x ErrorCode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorCode.Descriptor instead.
 func (ErrorCode) EnumDescriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{0}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{0}
 }
 
 // LogStat is a log's positions on the server that answered.
@@ -105,7 +105,7 @@ type LogStat struct {
 
 func (x *LogStat) Reset() {
 	*x = LogStat{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[0]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -117,7 +117,7 @@ func (x *LogStat) String() string {
 func (*LogStat) ProtoMessage() {}
 
 func (x *LogStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[0]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -130,7 +130,7 @@ func (x *LogStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogStat.ProtoReflect.Descriptor instead.
 func (*LogStat) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{0}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *LogStat) GetName() string {
@@ -183,7 +183,7 @@ type LogError struct {
 
 func (x *LogError) Reset() {
 	*x = LogError{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[1]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +195,7 @@ func (x *LogError) String() string {
 func (*LogError) ProtoMessage() {}
 
 func (x *LogError) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[1]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +208,7 @@ func (x *LogError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogError.ProtoReflect.Descriptor instead.
 func (*LogError) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{1}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *LogError) GetCode() ErrorCode {
@@ -248,7 +248,7 @@ type CreateLogRequest struct {
 
 func (x *CreateLogRequest) Reset() {
 	*x = CreateLogRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[2]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -260,7 +260,7 @@ func (x *CreateLogRequest) String() string {
 func (*CreateLogRequest) ProtoMessage() {}
 
 func (x *CreateLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[2]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -273,7 +273,7 @@ func (x *CreateLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLogRequest.ProtoReflect.Descriptor instead.
 func (*CreateLogRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{2}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CreateLogRequest) GetName() string {
@@ -292,7 +292,7 @@ type CreateLogResponse struct {
 
 func (x *CreateLogResponse) Reset() {
 	*x = CreateLogResponse{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[3]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -304,7 +304,7 @@ func (x *CreateLogResponse) String() string {
 func (*CreateLogResponse) ProtoMessage() {}
 
 func (x *CreateLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[3]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -317,7 +317,7 @@ func (x *CreateLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLogResponse.ProtoReflect.Descriptor instead.
 func (*CreateLogResponse) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{3}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateLogResponse) GetStat() *LogStat {
@@ -338,7 +338,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[4]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +350,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[4]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +363,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{4}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AppendRequest) GetName() string {
@@ -396,7 +396,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[5]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -408,7 +408,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[5]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -421,7 +421,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{5}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AppendResponse) GetOffset() int64 {
@@ -445,7 +445,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[6]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -457,7 +457,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[6]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -470,7 +470,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{6}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReadRequest) GetName() string {
@@ -513,7 +513,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[7]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +525,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[7]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +538,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{7}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReadResponse) GetData() []byte {
@@ -573,7 +573,7 @@ type TailRequest struct {
 
 func (x *TailRequest) Reset() {
 	*x = TailRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[8]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +585,7 @@ func (x *TailRequest) String() string {
 func (*TailRequest) ProtoMessage() {}
 
 func (x *TailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[8]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +598,7 @@ func (x *TailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TailRequest.ProtoReflect.Descriptor instead.
 func (*TailRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{8}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TailRequest) GetName() string {
@@ -632,7 +632,7 @@ type TrimRequest struct {
 
 func (x *TrimRequest) Reset() {
 	*x = TrimRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[9]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +644,7 @@ func (x *TrimRequest) String() string {
 func (*TrimRequest) ProtoMessage() {}
 
 func (x *TrimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[9]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +657,7 @@ func (x *TrimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrimRequest.ProtoReflect.Descriptor instead.
 func (*TrimRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{9}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TrimRequest) GetName() string {
@@ -684,7 +684,7 @@ type TrimResponse struct {
 
 func (x *TrimResponse) Reset() {
 	*x = TrimResponse{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[10]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +696,7 @@ func (x *TrimResponse) String() string {
 func (*TrimResponse) ProtoMessage() {}
 
 func (x *TrimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[10]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +709,7 @@ func (x *TrimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrimResponse.ProtoReflect.Descriptor instead.
 func (*TrimResponse) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{10}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TrimResponse) GetStart() int64 {
@@ -728,7 +728,7 @@ type SealRequest struct {
 
 func (x *SealRequest) Reset() {
 	*x = SealRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[11]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +740,7 @@ func (x *SealRequest) String() string {
 func (*SealRequest) ProtoMessage() {}
 
 func (x *SealRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[11]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +753,7 @@ func (x *SealRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealRequest.ProtoReflect.Descriptor instead.
 func (*SealRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{11}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SealRequest) GetName() string {
@@ -773,7 +773,7 @@ type SealResponse struct {
 
 func (x *SealResponse) Reset() {
 	*x = SealResponse{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[12]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +785,7 @@ func (x *SealResponse) String() string {
 func (*SealResponse) ProtoMessage() {}
 
 func (x *SealResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[12]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +798,7 @@ func (x *SealResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealResponse.ProtoReflect.Descriptor instead.
 func (*SealResponse) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{12}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SealResponse) GetEnd() int64 {
@@ -817,7 +817,7 @@ type DeleteLogRequest struct {
 
 func (x *DeleteLogRequest) Reset() {
 	*x = DeleteLogRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[13]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +829,7 @@ func (x *DeleteLogRequest) String() string {
 func (*DeleteLogRequest) ProtoMessage() {}
 
 func (x *DeleteLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[13]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +842,7 @@ func (x *DeleteLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteLogRequest.ProtoReflect.Descriptor instead.
 func (*DeleteLogRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{13}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteLogRequest) GetName() string {
@@ -860,7 +860,7 @@ type DeleteLogResponse struct {
 
 func (x *DeleteLogResponse) Reset() {
 	*x = DeleteLogResponse{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[14]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +872,7 @@ func (x *DeleteLogResponse) String() string {
 func (*DeleteLogResponse) ProtoMessage() {}
 
 func (x *DeleteLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[14]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +885,7 @@ func (x *DeleteLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteLogResponse.ProtoReflect.Descriptor instead.
 func (*DeleteLogResponse) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{14}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{14}
 }
 
 type StatRequest struct {
@@ -897,7 +897,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[15]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +909,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[15]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +922,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{15}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StatRequest) GetName() string {
@@ -941,7 +941,7 @@ type StatResponse struct {
 
 func (x *StatResponse) Reset() {
 	*x = StatResponse{}
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[16]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +953,7 @@ func (x *StatResponse) String() string {
 func (*StatResponse) ProtoMessage() {}
 
 func (x *StatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_rlog_v1_rlog_proto_msgTypes[16]
+	mi := &file_rlog_v1_rlog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +966,7 @@ func (x *StatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatResponse.ProtoReflect.Descriptor instead.
 func (*StatResponse) Descriptor() ([]byte, []int) {
-	return file_api_rlog_v1_rlog_proto_rawDescGZIP(), []int{16}
+	return file_rlog_v1_rlog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StatResponse) GetStat() *LogStat {
@@ -976,11 +976,11 @@ func (x *StatResponse) GetStat() *LogStat {
 	return nil
 }
 
-var File_api_rlog_v1_rlog_proto protoreflect.FileDescriptor
+var File_rlog_v1_rlog_proto protoreflect.FileDescriptor
 
-const file_api_rlog_v1_rlog_proto_rawDesc = "" +
+const file_rlog_v1_rlog_proto_rawDesc = "" +
 	"\n" +
-	"\x16api/rlog/v1/rlog.proto\x12\x0ecorral.rlog.v1\"{\n" +
+	"\x12rlog/v1/rlog.proto\x12\x0ecorral.rlog.v1\"{\n" +
 	"\aLogStat\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\x03R\x05start\x12\x10\n" +
@@ -1053,20 +1053,20 @@ const file_api_rlog_v1_rlog_proto_rawDesc = "" +
 	"\x04Stat\x12\x1b.corral.rlog.v1.StatRequest\x1a\x1c.corral.rlog.v1.StatResponseB0Z.github.com/corral-db/corral/api/rlog/v1;rlogv1b\x06proto3"
 
 var (
-	file_api_rlog_v1_rlog_proto_rawDescOnce sync.Once
-	file_api_rlog_v1_rlog_proto_rawDescData []byte
+	file_rlog_v1_rlog_proto_rawDescOnce sync.Once
+	file_rlog_v1_rlog_proto_rawDescData []byte
 )
 
-func file_api_rlog_v1_rlog_proto_rawDescGZIP() []byte {
-	file_api_rlog_v1_rlog_proto_rawDescOnce.Do(func() {
-		file_api_rlog_v1_rlog_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_api_rlog_v1_rlog_proto_rawDesc), len(file_api_rlog_v1_rlog_proto_rawDesc)))
+func file_rlog_v1_rlog_proto_rawDescGZIP() []byte {
+	file_rlog_v1_rlog_proto_rawDescOnce.Do(func() {
+		file_rlog_v1_rlog_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_rlog_v1_rlog_proto_rawDesc), len(file_rlog_v1_rlog_proto_rawDesc)))
 	})
-	return file_api_rlog_v1_rlog_proto_rawDescData
+	return file_rlog_v1_rlog_proto_rawDescData
 }
 
-var file_api_rlog_v1_rlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_api_rlog_v1_rlog_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
-var file_api_rlog_v1_rlog_proto_goTypes = []any{
+var file_rlog_v1_rlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_rlog_v1_rlog_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_rlog_v1_rlog_proto_goTypes = []any{
 	(ErrorCode)(0),            // 0: corral.rlog.v1.ErrorCode
 	(*LogStat)(nil),           // 1: corral.rlog.v1.LogStat
 	(*LogError)(nil),          // 2: corral.rlog.v1.LogError
@@ -1086,7 +1086,7 @@ var file_api_rlog_v1_rlog_proto_goTypes = []any{
 	(*StatRequest)(nil),       // 16: corral.rlog.v1.StatRequest
 	(*StatResponse)(nil),      // 17: corral.rlog.v1.StatResponse
 }
-var file_api_rlog_v1_rlog_proto_depIdxs = []int32{
+var file_rlog_v1_rlog_proto_depIdxs = []int32{
 	0,  // 0: corral.rlog.v1.LogError.code:type_name -> corral.rlog.v1.ErrorCode
 	1,  // 1: corral.rlog.v1.LogError.stat:type_name -> corral.rlog.v1.LogStat
 	1,  // 2: corral.rlog.v1.CreateLogResponse.stat:type_name -> corral.rlog.v1.LogStat
@@ -1115,28 +1115,28 @@ var file_api_rlog_v1_rlog_proto_depIdxs = []int32{
 	0,  // [0:5] is the sub-list for field type_name
 }
 
-func init() { file_api_rlog_v1_rlog_proto_init() }
-func file_api_rlog_v1_rlog_proto_init() {
-	if File_api_rlog_v1_rlog_proto != nil {
+func init() { file_rlog_v1_rlog_proto_init() }
+func file_rlog_v1_rlog_proto_init() {
+	if File_rlog_v1_rlog_proto != nil {
 		return
 	}
-	file_api_rlog_v1_rlog_proto_msgTypes[4].OneofWrappers = []any{}
+	file_rlog_v1_rlog_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_rlog_v1_rlog_proto_rawDesc), len(file_api_rlog_v1_rlog_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rlog_v1_rlog_proto_rawDesc), len(file_rlog_v1_rlog_proto_rawDesc)),
 			NumEnums:      1,
 			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_api_rlog_v1_rlog_proto_goTypes,
-		DependencyIndexes: file_api_rlog_v1_rlog_proto_depIdxs,
-		EnumInfos:         file_api_rlog_v1_rlog_proto_enumTypes,
-		MessageInfos:      file_api_rlog_v1_rlog_proto_msgTypes,
+		GoTypes:           file_rlog_v1_rlog_proto_goTypes,
+		DependencyIndexes: file_rlog_v1_rlog_proto_depIdxs,
+		EnumInfos:         file_rlog_v1_rlog_proto_enumTypes,
+		MessageInfos:      file_rlog_v1_rlog_proto_msgTypes,
 	}.Build()
-	File_api_rlog_v1_rlog_proto = out.File
-	file_api_rlog_v1_rlog_proto_goTypes = nil
-	file_api_rlog_v1_rlog_proto_depIdxs = nil
+	File_rlog_v1_rlog_proto = out.File
+	file_rlog_v1_rlog_proto_goTypes = nil
+	file_rlog_v1_rlog_proto_depIdxs = nil
 }
