@@ -18,8 +18,8 @@ const snapCheckEvery = 25 * time.Millisecond
 // after all three goroutines stopped, with the error that stopped the
 // member (nil when ctx ended). In diskless mode it writes a checkpoint on
 // the way out (orderly shutdown).
-func (d *Driver) Run(ctx context.Context, recv <-chan zab.Message, tick time.Duration) error {
-	ctx, cancel := context.WithCancelCause(ctx)
+func (d *Driver) Run(parent context.Context, recv <-chan zab.Message, tick time.Duration) error {
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	var wg sync.WaitGroup
 	if !d.diskless {
@@ -73,7 +73,11 @@ loop:
 	cancel(nil)
 	wg.Wait()
 	err := context.Cause(ctx)
-	if err == context.Canceled {
+	// The owner's context ending, whatever its cause (a signal, from
+	// signal.NotifyContext, is not context.Canceled), or the transport's
+	// channel closing is an orderly stop; an error of the loop's own is
+	// not.
+	if err == context.Canceled || (parent.Err() != nil && err == context.Cause(parent)) {
 		err = nil
 		if d.diskless {
 			if cerr := d.Checkpoint(); cerr != nil {

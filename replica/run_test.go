@@ -108,3 +108,39 @@ func TestRunOverATransport(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCheckpointsOnAnyStop: a diskless member whose owner's context
+// ends with a cause of its own (signal.NotifyContext's, say) stops in
+// order: Run returns nil and writes the shutdown checkpoint.
+func TestRunCheckpointsOnAnyStop(t *testing.T) {
+	nw := transport.NewNetwork(transport.NetworkConfig{Codec: true})
+	defer nw.Close()
+	ep, err := nw.Join(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := &listSM{}
+	ckpt := &fakeCkpt{sm: sm}
+	d, err := New(Config{
+		ID: 1, Voters: []uint64{1}, Mode: Diskless, SM: sm,
+		Env: Env{HardState: &fakeHS{}, Checkpoints: ckpt, Send: ep.Send},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, ep.Recv(), 5*time.Millisecond) }()
+	cancel(errors.New("interrupt"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run = %v, want nil for an orderly stop", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	if ckpt.n != 1 || !ckpt.complete {
+		t.Fatalf("checkpoints written: %d (complete %v), want 1", ckpt.n, ckpt.complete)
+	}
+}
