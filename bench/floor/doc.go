@@ -9,9 +9,11 @@
 // followers and back). The probe measures each:
 //
 //   - sync: N goroutines, one file each in the data directory (one log per
-//     member), each appending one record (4 KiB by default) and
-//     fdatasyncing it, all at once; a round's latency is the time until
-//     a majority of them returned (the commit point; all N for N <= 2).
+//     member, preallocated with zeros as corral's and ZooKeeper's log
+//     segments are, so that a sync writes data and no metadata), each
+//     writing its next record (4 KiB by default) and fdatasyncing it, all
+//     at once; a round's latency is the time until a majority of them
+//     returned (the commit point; all N for N <= 2).
 //   - loopback: one TCP connection on 127.0.0.1 bouncing a small message
 //     (64 bytes by default) back and forth; each round trip is one sample.
 //

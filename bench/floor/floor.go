@@ -86,6 +86,9 @@ func (c *Config) fill() error {
 	if c.RecordSize < 1 || c.RecordSize > 1<<20 || c.PingSize < 1 || c.PingSize > 1<<20 {
 		return fmt.Errorf("bench: floor: record and ping sizes must be in [1, %d]", 1<<20)
 	}
+	if int64(c.SyncRounds)*int64(c.RecordSize) > MaxLogBytes {
+		return fmt.Errorf("bench: floor: sync rounds × record size must be at most %d bytes (each member's log is preallocated)", MaxLogBytes)
+	}
 	return nil
 }
 
@@ -202,8 +205,8 @@ func (r *Report) Markdown(w io.Writer) {
 func (r *Report) WriteSection(w io.Writer) {
 	fmt.Fprintf(w, "- disk: the directory %s; loopback: one TCP connection on 127.0.0.1, %d bytes each way, Nagle off\n",
 		r.Dir, r.PingSize)
-	fmt.Fprintf(w, "- sync: N files (one log per member) each appending one record and fdatasyncing it, all N at once; "+
-		"a round lasts until a quorum (a majority of N) returned\n")
+	fmt.Fprintf(w, "- sync: N files (one log per member, preallocated with zeros as a WAL segment is) each writing its next record "+
+		"and fdatasyncing it, all N at once; a round lasts until a quorum (a majority of N) returned\n")
 	fmt.Fprintf(w, "- floor = sync + round trips × loopback, at p50 and p99 (the p99 a sum of tails)\n\n")
 	fmt.Fprintf(w, "| members | quorum | record bytes | sync p50 ms | sync p99 ms | loopback p50 ms | loopback p99 ms | round trips | floor p50 ms | floor p99 ms |\n")
 	fmt.Fprintf(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

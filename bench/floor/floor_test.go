@@ -158,3 +158,29 @@ func TestConfigRefusesOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+func TestPreallocateFills(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size := int64(3*preallocChunk + 100)
+	if err := preallocate(f, size); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() != size {
+		t.Errorf("preallocated %d bytes, want %d", st.Size(), size)
+	}
+}
+
+func TestSyncProbeRefusesAnOversizedLog(t *testing.T) {
+	p := syncProbe{dir: t.TempDir(), members: 1, rounds: MaxLogBytes/512 + 1, record: make([]byte, 512)}
+	if _, _, err := p.run(context.Background()); err == nil {
+		t.Error("a log beyond MaxLogBytes accepted")
+	}
+}

@@ -17,9 +17,15 @@ import (
 // commits: a majority of n.
 func Quorum(n int) int { return n/2 + 1 }
 
+// MaxLogBytes bounds each member's file: rounds × record size.
+const MaxLogBytes = 256 << 20
+
 // syncProbe is the disk half of the floor: members files in dir, one per
 // member, each appended and fdatasynced once per round, all members at
-// once.
+// once. As a write-ahead log's segments (see package wal), each file is
+// preallocated with zeros, made durable, before the first round, so that
+// an append's fdatasync writes the record and never metadata (the size,
+// the extent map): what the servers' logs pay, not more.
 type syncProbe struct {
 	dir     string
 	members int
@@ -38,7 +44,7 @@ func (r syncRound) commit(members int) time.Duration { return r[Quorum(members)-
 // number of records written per member. Its files are removed before it
 // returns, whatever happened.
 func (p syncProbe) run(ctx context.Context) (*stats.Hist, []int, error) {
-	if p.members < 1 || p.rounds < 1 || len(p.record) == 0 {
+	if p.members < 1 || p.rounds < 1 || len(p.record) == 0 || int64(p.rounds)*int64(len(p.record)) > MaxLogBytes {
 		return nil, nil, fmt.Errorf("bench: sync probe needs members, rounds and a record (got %d, %d, %d bytes)",
 			p.members, p.rounds, len(p.record))
 	}
@@ -57,6 +63,9 @@ func (p syncProbe) run(ctx context.Context) (*stats.Hist, []int, error) {
 			return nil, nil, fmt.Errorf("bench: sync probe: %w", err)
 		}
 		files[i] = f
+		if err := preallocate(f, int64(p.rounds)*int64(len(p.record))); err != nil {
+			return nil, nil, err
+		}
 	}
 	// The new files' directory entries are durable before the first round,
 	// so that no round pays for them.
@@ -77,7 +86,7 @@ func (p syncProbe) run(ctx context.Context) (*stats.Hist, []int, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := f.Write(p.record); err != nil {
+				if _, err := f.WriteAt(p.record, int64(round)*int64(len(p.record))); err != nil {
 					errs[i] = err
 					return
 				}
@@ -95,6 +104,24 @@ func (p syncProbe) run(ctx context.Context) (*stats.Hist, []int, error) {
 		hist.Record(r.commit(p.members))
 	}
 	return hist, written, nil
+}
+
+// preallocChunk is the size of each zero-filling write (as package wal's).
+const preallocChunk = 64 << 10
+
+// preallocate fills f with size zero bytes and makes them durable.
+func preallocate(f *os.File, size int64) error {
+	zeros := make([]byte, preallocChunk)
+	for off := int64(0); off < size; off += preallocChunk {
+		n := min(size-off, preallocChunk)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			return fmt.Errorf("bench: sync probe: preallocating: %w", err)
+		}
+	}
+	if err := fdatasync(f); err != nil {
+		return fmt.Errorf("bench: sync probe: preallocating: %w", err)
+	}
+	return nil
 }
 
 func syncDir(dir string) error {
