@@ -3,17 +3,19 @@ package compare
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/server"
 )
 
-// The gozk client's end-to-end run needs a server that speaks the full
-// handshake go-zookeeper sends (the fake servers require the read-only
-// flag it omits); `corral bench compare --client gozk` shows it. These
-// tests cover its loop and its checks.
+// The gozk client needs a server that takes the handshake go-zookeeper
+// sends (the fake servers require the read-only flag it omits), so its
+// end-to-end test runs corral in this process.
 
 func TestGozkLoopCountsOnlyTheMeasuredInterval(t *testing.T) {
 	calls := 0
@@ -88,5 +90,75 @@ func TestCheckGozkPhase(t *testing.T) {
 		if err := checkGozkPhase(&pc); err == nil {
 			t.Errorf("%s accepted", name)
 		}
+	}
+}
+
+// startCorral runs a corral server in this process on a loopback port (the
+// fake servers cannot take go-zookeeper's handshake) and returns its
+// address.
+func startCorral(t *testing.T) string {
+	t.Helper()
+	s, err := server.New(server.Options{
+		ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 200 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return s.Addr().String()
+}
+
+func TestGozkPhasesAgainstCorral(t *testing.T) {
+	addr := startCorral(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	base := load.PhaseConfig{Target: "corral", Addrs: []string{addr}, Conns: 2, Inflight: 3, ValueSize: 16,
+		Duration: 200 * time.Millisecond, ServerPID: os.Getpid()}
+	pc := base
+	pc.Workload = load.WorkloadCreate
+	created, err := runGozkPhase(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Ops == 0 || created.Errors != 0 || created.Latency.Count != created.Ops || created.ServerCPU == nil {
+		t.Fatalf("create: %+v", created)
+	}
+	if created.Keys == nil || len(created.Keys.Counts) != 6 || created.Keys.Total() < created.Ops {
+		t.Fatalf("create's key space %+v for %d ops: want a creator per goroutine (2 × 3)", created.Keys, created.Ops)
+	}
+	for _, w := range []load.Workload{load.WorkloadSet, load.WorkloadGet} {
+		pc := base
+		pc.Workload, pc.Keys = w, created.Keys
+		r, err := runGozkPhase(ctx, pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every node the create phase counted exists: no NoNode errors.
+		if r.Ops == 0 || r.Errors != 0 || r.Phase != string(w) {
+			t.Errorf("%s: %+v (first error %s)", w, r, r.FirstError)
+		}
+	}
+	// A node that exists already is an error reply, counted and named.
+	pc = base
+	pc.Workload, pc.Prefix = load.WorkloadSeqCreate, strings.TrimSuffix(created.Keys.Prefix, "-gozk")
+	pc.Conns, pc.Inflight = 1, 1
+	r, err := runGozkPhase(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors == 0 || !strings.Contains(r.FirstError, "exists") {
+		t.Errorf("recreating existing nodes: %d errors, first %q", r.Errors, r.FirstError)
 	}
 }
