@@ -214,7 +214,11 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper: above 1 is better for ops/s, below 1 is better for latencies and CPU. ")
 	}
 	if share, ok := maxLoadgenShare(rep); ok {
-		fmt.Fprintf(w, "The load generator used at most %.0f%% of the machine's CPU in any phase (loadgen CPU s ÷ (measured s × %d CPUs)).", share*100, e.CPUs)
+		who := "The load generator"
+		if clientOf(rep) == ClientGozk {
+			who = "The client (go-zookeeper, in the bench process)"
+		}
+		fmt.Fprintf(w, "%s used at most %.0f%% of the machine's CPU in any phase (loadgen CPU s ÷ (measured s × %d CPUs)).", who, share*100, e.CPUs)
 	}
 	if other, ok := maxOtherShare(rep); ok && other > 0.05 {
 		fmt.Fprintf(w, " WARNING: up to %.0f%% of the machine's CPU in a phase was busy outside the server and the load generator "+
