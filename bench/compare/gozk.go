@@ -72,13 +72,15 @@ func runGozkPhase(ctx context.Context, pc load.PhaseConfig) (load.PhaseResult, e
 	start, end := t0.Add(pc.Warmup), t0.Add(pc.Warmup+pc.Duration)
 	pc.Log.Log(ctx, gozkLogLevel(pc), "phase start", "client", ClientGozk, "target", pc.Target, "phase", pc.Phase,
 		"conns", pc.Conns, "goroutines_per_conn", pc.Inflight, "warmup", pc.Warmup, "duration", pc.Duration)
-	tallies := make([]gozkTally, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		op, err := gozkOp(pc, conns[w%len(conns)], ks, w, data)
-		if err != nil {
+	ops := make([]gozkCall, workers)
+	for w := range ops {
+		if ops[w], err = gozkOp(pc, conns[w%len(conns)], ks, w, data); err != nil {
 			return fail(err)
 		}
+	}
+	tallies := make([]gozkTally, workers)
+	var wg sync.WaitGroup
+	for w, op := range ops {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
