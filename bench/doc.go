@@ -140,7 +140,8 @@
 // Measure one workload against servers that are already running:
 //
 //	corral bench run --connect HOST:PORT[,HOST:PORT...] [--workload create|set|get|seqcreate]
-//	                 [--keys 10000] [--pid PID] [--rate 0] [same load flags as compare]
+//	                 [--keys 10000] [--pid PID] [--rate 0] [--client load|gozk]
+//	                 [same load flags as compare]
 //
 // set and get first create --keys nodes (unmeasured). --pid names a local
 // server process whose CPU time to report.

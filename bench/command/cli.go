@@ -304,6 +304,7 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 	workload := fs.String("workload", string(load.WorkloadCreate), "create, set, get or seqcreate")
 	keys := fs.Int64("keys", compare.DefaultKeys, "nodes created before a set or get phase")
 	pid := fs.Int("pid", 0, "process id of a local server whose CPU time to measure")
+	client := fs.String("client", compare.ClientLoad, "client driving the measured phase: load or gozk (github.com/go-zookeeper/zk)")
 	rate := load.RegisterRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
@@ -343,11 +344,15 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench run:", load.ErrRateSeq)
 		return 2
 	}
+	if *client != compare.ClientLoad && *client != compare.ClientGozk || *client == compare.ClientGozk && *rate > 0 {
+		fmt.Fprintf(env.Stderr, "corral bench run: --client must be %s or %s (gozk without --rate)\n", compare.ClientLoad, compare.ClientGozk)
+		return 2
+	}
 	log, progress := l.progressLogger(env)
 	rep, err := compare.Run(ctx, compare.RunConfig{
 		Addrs: addrs, Workload: w, Conns: l.conns, Inflight: l.inflight, ValueSize: l.value,
 		Warmup: l.warmup, Duration: l.duration, Keys: *keys, ServerPID: *pid, Log: log,
-		Rate: *rate, Progress: progress,
+		Rate: *rate, Progress: progress, Client: *client,
 	})
 	if rep != nil && len(rep.Results) > 0 {
 		if l.out != "" {

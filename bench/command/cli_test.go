@@ -41,6 +41,7 @@ func TestCLIRejectsBadInvocations(t *testing.T) {
 		{"compare", "--servers", "0"},
 		{"compare", "--tick-time", "0"},
 		{"compare", "--client", "kazoo"},
+		{"run", "--connect", "127.0.0.1:1", "--client", "kazoo"},
 		{"compare", "--client", "gozk", "--rate", "100"},
 		{"compare", "--floor-rounds", "0"},
 		{"floor", "--rounds", "0"},
