@@ -25,7 +25,8 @@
 //	                     [--tick-time 2000] [--init-limit 10] [--sync-limit 5]
 //	                     [--corral-bin PATH] [--zk-lib DIR] [--java java] [--java-heap 2g]
 //	                     [--workdir DIR] [--keep] [--repeat 1] [--rate 0]
-//	                     [--durability sync|async|diskless] [-q]
+//	                     [--durability sync|async|diskless] [--client load|gozk]
+//	                     [--floor=true] [--floor-rounds 200] [-q]
 //
 // For each target in turn compare writes zoo.cfg into a fresh temporary
 // directory, starts the server, waits until it accepts sessions, runs four
@@ -63,6 +64,40 @@
 // leader (and warns if another led at the end), gives every member's PID,
 // and measures each member's CPU: "server CPU s" is their sum, and the
 // per-process split follows the table. Members are stopped by PID.
+//
+// # The floor
+//
+// Before the targets, compare measures the machine's floor for one
+// replicated write in its work directory, where the data directories go
+// (package floor; `corral bench floor` runs it alone): N files, one per
+// member, preallocated with zeros as a log segment is, each writing its
+// next 4 KiB record and fdatasyncing it, all N at once, a round lasting
+// until a majority returned; and a loopback TCP ping-pong of 64 bytes. The
+// floor for N members is that sync plus RoundTrips(N) loopback round trips
+// (1 standalone; 3 for an ensemble, whose sequential client is on a
+// follower: client to follower, follower to leader and back, leader to
+// follower and back), for N = 1, 3 and --servers. The report gives the
+// floor's table and each seqcreate p50 as a multiple of the floor for
+// --servers members ("seqcreate p50 = X ms = Y× floor"); the JSON lines
+// hold one "floor" object per N and floor_p50_us and p50_floor_multiple
+// on each seqcreate line. --floor=false skips it.
+//
+// # Clients
+//
+// --client load (the default) drives the phases through the load
+// generator below. --client gozk drives them through
+// github.com/go-zookeeper/zk, an ordinary third-party client: --conns
+// sessions (spread over the members as above) and, since its calls are
+// synchronous, --inflight goroutines per session each with one request
+// outstanding; the same measured window, CPU meters and fsync counts;
+// errors counted and the first named (the unmeasured preload of set and
+// get, when no create precedes them, stays the load generator's). Closed
+// loop only. Beside every throughput figure the table gives the server's
+// CPU µs per op (utime+stime from /proc/PID/stat summed over the members,
+// ÷ the phase's completed requests) and the client process's ("loadgen
+// CPU µs/op", from getrusage), so a reader sees the client's cost beside
+// the server's; results.jsonl carries both (server_cpu_us_per_op,
+// loadgen_cpu_us_per_op) and the client's name.
 //
 // # Failover
 //
@@ -105,7 +140,8 @@
 // Measure one workload against servers that are already running:
 //
 //	corral bench run --connect HOST:PORT[,HOST:PORT...] [--workload create|set|get|seqcreate]
-//	                 [--keys 10000] [--pid PID] [--rate 0] [same load flags as compare]
+//	                 [--keys 10000] [--pid PID] [--rate 0] [--client load|gozk]
+//	                 [same load flags as compare]
 //
 // set and get first create --keys nodes (unmeasured). --pid names a local
 // server process whose CPU time to report.

@@ -15,6 +15,7 @@ import (
 	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/compare"
 	"github.com/corral-db/corral/bench/failover"
+	"github.com/corral-db/corral/bench/floor"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/plot"
@@ -31,6 +32,7 @@ type CommandEnv struct {
 const commandUsage = `usage:
   corral bench compare [flags]   start corral and Apache ZooKeeper in turn and measure both
   corral bench run --connect HOST:PORT[,...] [flags]   measure one workload against running servers
+  corral bench floor [flags]   the machine's floor for one replicated write: concurrent fdatasyncs and loopback round trips
   corral bench failover [flags]   kill an ensemble's leader under a writer and measure the gap
   corral bench durability [flags]   the diskless thesis's evaluation: corral sync/async/diskless and ZooKeeper with and without forceSync
   corral bench paper [flags]   the ZooKeeper paper's Tables 2 (create latency) and 3 (barriers), scaled down
@@ -60,6 +62,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return compareCommand(ctx, args[1:], env)
 	case "run":
 		return runCommand(ctx, args[1:], env)
+	case "floor":
+		return floorCommand(ctx, args[1:], env)
 	case "failover":
 		return failoverCommand(ctx, args[1:], env)
 	case "durability":
@@ -193,6 +197,11 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.Repeat, "repeat", 1, "run the whole target sequence this many times, interleaved; the report gives medians and spread")
 	phases := fs.String("phases", compare.FormatPhases(compare.DefaultPhases), "phases each target runs, in order, of create, set, get, seqcreate; \"/\" starts the target afresh (e.g. seqcreate/create/set,get)")
 	fs.Int64Var(&cfg.Keys, "keys", compare.DefaultKeys, "nodes created unmeasured for set and get when no create phase comes before them")
+	fs.StringVar(&cfg.Client, "client", compare.ClientLoad, "client driving the phases: load (the built-in load generator) or gozk "+
+		"(github.com/go-zookeeper/zk, synchronous: --inflight goroutines per connection)")
+	probeFloor := fs.Bool("floor", true, "measure the floor for one replicated write first (concurrent fdatasyncs in --workdir and loopback round trips) "+
+		"and report each seqcreate p50 as a multiple of it")
+	floorRounds := fs.Int("floor-rounds", cfg.Floor.SyncRounds, "the floor probe's records synced per ensemble size")
 	rate := load.RegisterRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
@@ -200,6 +209,22 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := l.validate(); err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
 		return 2
+	}
+	if cfg.Client != compare.ClientLoad && cfg.Client != compare.ClientGozk {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --client must be %s or %s\n", compare.ClientLoad, compare.ClientGozk)
+		return 2
+	}
+	if cfg.Client == compare.ClientGozk && *rate > 0 {
+		fmt.Fprintln(env.Stderr, "corral bench compare: --client gozk runs closed loop only (no --rate)")
+		return 2
+	}
+	if *floorRounds < 1 || *floorRounds > floor.MaxRounds {
+		fmt.Fprintf(env.Stderr, "corral bench compare: --floor-rounds must be in [1, %d]\n", floor.MaxRounds)
+		return 2
+	}
+	cfg.Floor.SyncRounds = *floorRounds
+	if !*probeFloor {
+		cfg.Floor = nil
 	}
 	if err := load.ValidateRate(*rate); err != nil {
 		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
@@ -279,6 +304,7 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 	workload := fs.String("workload", string(load.WorkloadCreate), "create, set, get or seqcreate")
 	keys := fs.Int64("keys", compare.DefaultKeys, "nodes created before a set or get phase")
 	pid := fs.Int("pid", 0, "process id of a local server whose CPU time to measure")
+	client := fs.String("client", compare.ClientLoad, "client driving the measured phase: load or gozk (github.com/go-zookeeper/zk)")
 	rate := load.RegisterRate(fs)
 	if code, ok := parse(fs, args, env); !ok {
 		return code
@@ -318,11 +344,15 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench run:", load.ErrRateSeq)
 		return 2
 	}
+	if *client != compare.ClientLoad && *client != compare.ClientGozk || *client == compare.ClientGozk && *rate > 0 {
+		fmt.Fprintf(env.Stderr, "corral bench run: --client must be %s or %s (gozk without --rate)\n", compare.ClientLoad, compare.ClientGozk)
+		return 2
+	}
 	log, progress := l.progressLogger(env)
 	rep, err := compare.Run(ctx, compare.RunConfig{
 		Addrs: addrs, Workload: w, Conns: l.conns, Inflight: l.inflight, ValueSize: l.value,
 		Warmup: l.warmup, Duration: l.duration, Keys: *keys, ServerPID: *pid, Log: log,
-		Rate: *rate, Progress: progress,
+		Rate: *rate, Progress: progress, Client: *client,
 	})
 	if rep != nil && len(rep.Results) > 0 {
 		if l.out != "" {

@@ -40,6 +40,13 @@ func TestCLIRejectsBadInvocations(t *testing.T) {
 		{"compare", "extra"},
 		{"compare", "--servers", "0"},
 		{"compare", "--tick-time", "0"},
+		{"compare", "--client", "kazoo"},
+		{"run", "--connect", "127.0.0.1:1", "--client", "kazoo"},
+		{"compare", "--client", "gozk", "--rate", "100"},
+		{"compare", "--floor-rounds", "0"},
+		{"floor", "--rounds", "0"},
+		{"floor", "--members", "x"},
+		{"floor", "extra"},
 		{"failover", "--target", "etcd"},
 		{"failover", "--trials", "0"},
 		{"failover", "--servers", "2"},
@@ -314,5 +321,21 @@ func TestFailuresCommandRejectsBadInvocations(t *testing.T) {
 		if code := failuresCommand(context.Background(), args, CommandEnv{Stderr: &stderr}); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr.String())
 		}
+	}
+}
+
+func TestCLIFloor(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "floor", "-q", "--dir", dir, "--members", "1,3", "--rounds", "3", "--pings", "10", "--record", "512")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, s := range []string{"## corral bench floor", "| 1 | 1 | 512 |", "| 3 | 2 | 512 |", `"floor":true`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("floor left %d files in --dir", len(left))
 	}
 }

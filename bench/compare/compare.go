@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/floor"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 )
@@ -70,6 +71,14 @@ type Config struct {
 	// Rate requests per second in total (see openloop.go); seqcreate stays
 	// one request at a time.
 	Rate float64
+	// Floor, if set, is the floor probe run in the work directory before
+	// the targets (Members gains Servers if missing); each sequential
+	// create p50 is then reported as a multiple of the floor for Servers
+	// members. nil skips it.
+	Floor *floor.Config
+	// Client drives the create, set, get and seqcreate phases: ClientLoad
+	// (the built-in load generator, the default) or ClientGozk.
+	Client string
 	// Progress, if set, draws each phase's progress bar.
 	Progress *load.Progress
 	Log      *slog.Logger
@@ -170,6 +179,7 @@ func DefaultConfig() Config {
 		Warmup: DefaultWarmup, Duration: DefaultDuration,
 		SeqWarmup: DefaultSeqWarmup, SeqDuration: DefaultSeqDuration,
 		Java: "java", JavaHeap: launch.DefaultJavaHeap, GlobalOutstandingLimit: launch.DefaultGlobalOutstandingLimit,
+		Floor: new(floor.DefaultConfig()), Client: ClientLoad,
 	}
 }
 
@@ -205,6 +215,9 @@ func (c *Config) fill() {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+	if c.Client == "" {
+		c.Client = ClientLoad
+	}
 	if c.Repeat < 1 {
 		c.Repeat = 1
 	}
@@ -223,6 +236,11 @@ type Report struct {
 	Env     bench.Env
 	Servers []bench.ServerInfo
 	Results []load.PhaseResult
+	// Client is what drove the phases (ClientLoad or ClientGozk); empty
+	// means ClientLoad.
+	Client string
+	// Floor is the floor probe's report; nil if it did not run.
+	Floor *floor.Report
 	// Plots are the PNG files written beside report.md (latency CDFs).
 	Plots []string
 }
@@ -235,6 +253,12 @@ func Compare(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.fill()
 	if err := checkPhases(cfg.Phases); err != nil {
 		return nil, err
+	}
+	if cfg.Client != ClientLoad && cfg.Client != ClientGozk {
+		return nil, fmt.Errorf("bench: unknown client %q (want %s or %s)", cfg.Client, ClientLoad, ClientGozk)
+	}
+	if cfg.Client == ClientGozk && cfg.Rate > 0 {
+		return nil, errors.New("bench: the gozk client runs closed loop only (no rate)")
 	}
 	for _, t := range cfg.Targets {
 		if t != launch.TargetCorral && t != launch.TargetZooKeeper {
@@ -258,6 +282,7 @@ func Compare(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Env.Servers, rep.Env.Timing = cfg.Servers, cfg.Timing
 	rep.Env.Repeat, rep.Env.Rate, rep.Env.Durability = cfg.Repeat, cfg.Rate, cfg.Durability
 	rep.Env.Phases = cfg.Phases
+	rep.Client = cfg.Client
 	if preloads(cfg.Phases) {
 		rep.Env.Keys = cfg.Keys
 	}
@@ -266,6 +291,17 @@ func Compare(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	var errs []error
+	if cfg.Floor != nil {
+		fc := *cfg.Floor
+		fc.Dir, fc.Log = work, cfg.Log
+		if !slices.Contains(fc.Members, cfg.Servers) {
+			fc.Members = append(slices.Clone(fc.Members), cfg.Servers)
+		}
+		var err error
+		if rep.Floor, err = floor.Run(ctx, fc); err != nil {
+			errs = append(errs, fmt.Errorf("floor: %w", err))
+		}
+	}
 	for run := 1; run <= cfg.Repeat && ctx.Err() == nil; run++ {
 		for _, t := range cfg.Targets {
 			if ctx.Err() != nil {
@@ -330,7 +366,11 @@ func compareTarget(ctx context.Context, cfg Config, work, target string, runNo i
 	var results []load.PhaseResult
 	var errs []error
 	run := func(pc load.PhaseConfig) load.PhaseResult {
-		r, err := load.RunPhase(ctx, pc)
+		runPhase := load.RunPhase
+		if cfg.Client == ClientGozk {
+			runPhase = runGozkPhase
+		}
+		r, err := runPhase(ctx, pc)
 		if r.Phase == "" { // refused before it started
 			r = load.PhaseResult{Target: target, Run: runNo, Phase: pc.Phase, Workload: pc.Workload, Err: err.Error()}
 		}

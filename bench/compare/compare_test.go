@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/failover"
+	"github.com/corral-db/corral/bench/floor"
 	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/launch"
 )
@@ -40,6 +41,7 @@ func fakeCompare(t *testing.T, conns, inflight int, d time.Duration, edit func(*
 	cfg.Warmup, cfg.Duration = 0, d
 	cfg.SeqWarmup, cfg.SeqDuration = 0, d
 	cfg.WorkDir, cfg.OutDir = work, out
+	cfg.Floor = &floor.Config{Members: []int{1}, SyncRounds: 3, Pings: 20}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -236,5 +238,33 @@ func TestComparePhasesRunInTheOrderGiven(t *testing.T) {
 	WriteMarkdown(&b, rep)
 	if !strings.Contains(b.String(), "(groups separated by /): seqcreate / create, get") {
 		t.Errorf("report does not name the phases:\n%s", b.String())
+	}
+}
+
+func TestCompareRunsTheFloorProbe(t *testing.T) {
+	rep, _, _ := fakeCompare(t, 1, 1, 200*time.Millisecond, func(c *Config) { c.Phases = [][]string{{"seqcreate"}} })
+	if rep.Floor == nil {
+		t.Fatal("no floor report")
+	}
+	f, ok := rep.Floor.For(1)
+	if !ok || f.Sync.Count != 3 || rep.Floor.Loopback.Count != 20 {
+		t.Errorf("floor %+v (found %v), loopback %+v", f, ok, rep.Floor.Loopback)
+	}
+	var b strings.Builder
+	WriteMarkdown(&b, rep)
+	if !strings.Contains(b.String(), "corral seqcreate p50 = ") || !strings.Contains(b.String(), "× floor (1 server(s): ") {
+		t.Errorf("report lacks the floor multiple:\n%s", b.String())
+	}
+}
+
+func TestCompareRefusesAnUnknownClient(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Client = "kazoo"
+	if _, err := Compare(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "unknown client") {
+		t.Errorf("err = %v", err)
+	}
+	cfg.Client, cfg.Rate = ClientGozk, 100
+	if _, err := Compare(context.Background(), cfg); err == nil {
+		t.Error("gozk with a rate accepted")
 	}
 }

@@ -3,5 +3,8 @@
 // and measured under the same phases (create, set, get, seqcreate), once
 // or --repeat times interleaved, with the Markdown table of ratios and the
 // JSON lines of every phase (Config, DefaultConfig, Compare, Report); Run
-// (RunConfig) measures servers already up.
+// (RunConfig) measures servers already up. Compare first runs the floor
+// probe (package floor) and states each sequential create as a multiple
+// of it; its phases are driven by the load generator or, with
+// Config.Client ClientGozk, by go-zookeeper (gozk.go).
 package compare

@@ -38,14 +38,10 @@ func metrics() []metric {
 			}
 			return *r.ServerCPU, true
 		}, "%.2f"},
-		{"server CPU µs/op", func(r *load.PhaseResult) (float64, bool) {
-			if r.ServerCPU == nil || r.Ops == 0 {
-				return 0, false
-			}
-			return *r.ServerCPU / float64(r.Ops) * 1e6, true
-		}, "%.1f"},
+		{"server CPU µs/op", serverCPUPerOp, "%.1f"},
 		{"fsyncs per 1M ops", load.FsyncsPerMillion, "%.0f"},
 		{"loadgen CPU s", func(r *load.PhaseResult) (float64, bool) { return r.LoadgenCPU, r.Seconds > 0 }, "%.2f"},
+		{"loadgen CPU µs/op", loadgenCPUPerOp, "%.1f"},
 		{"other CPU s", bench.OtherCPU, "%.2f"},
 	}
 }
@@ -196,6 +192,12 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintln(w)
 	}
+	if clientOf(rep) == ClientGozk {
+		fmt.Fprintf(w, "- client: github.com/go-zookeeper/zk, synchronous: each connection shared by %d goroutines with one request "+
+			"outstanding each; the unmeasured creation of the nodes set and get address (when no create phase precedes them) is the load generator's\n", e.Inflight)
+	} else {
+		fmt.Fprintf(w, "- client: the built-in load generator (pipelined, up to %d requests outstanding per connection)\n", e.Inflight)
+	}
 	fmt.Fprintln(w)
 	writeResultsTable(w, rep)
 	fmt.Fprintln(w)
@@ -210,7 +212,11 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper: above 1 is better for ops/s, below 1 is better for latencies and CPU. ")
 	}
 	if share, ok := maxLoadgenShare(rep); ok {
-		fmt.Fprintf(w, "The load generator used at most %.0f%% of the machine's CPU in any phase (loadgen CPU s ÷ (measured s × %d CPUs)).", share*100, e.CPUs)
+		who := "The load generator"
+		if clientOf(rep) == ClientGozk {
+			who = "The client (go-zookeeper, in the bench process)"
+		}
+		fmt.Fprintf(w, "%s used at most %.0f%% of the machine's CPU in any phase (loadgen CPU s ÷ (measured s × %d CPUs)).", who, share*100, e.CPUs)
 	}
 	if other, ok := maxOtherShare(rep); ok && other > 0.05 {
 		fmt.Fprintf(w, " WARNING: up to %.0f%% of the machine's CPU in a phase was busy outside the server and the load generator "+
@@ -247,7 +253,34 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		}
 	}
 	fmt.Fprintln(w)
+	writeFloor(w, rep)
 	WritePlotLinks(w, rep.Plots)
+}
+
+// clientOf names the client that drove rep's phases.
+func clientOf(rep *Report) string {
+	if rep.Client == "" {
+		return ClientLoad
+	}
+	return rep.Client
+}
+
+// writeFloor writes the floor probe's section and each sequential create
+// p50 as a multiple of the floor for the run's number of servers.
+func writeFloor(w io.Writer, rep *Report) {
+	if rep.Floor == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n### The floor for one replicated write (measured before the targets)\n\n")
+	rep.Floor.WriteSection(w)
+	fmt.Fprintln(w)
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if f, m, ok := seqFloor(rep, r); ok {
+			fmt.Fprintf(w, "- %s %s p50 = %.3f ms = %.2f× floor (%d server(s): %.3f ms)\n",
+				r.Label(), r.Phase, load.Ms(r.P50), m, max(rep.Env.Servers, 1), f/1000)
+		}
+	}
 }
 
 func maxLoadgenShare(rep *Report) (float64, bool) {
@@ -278,8 +311,20 @@ func maxOtherShare(rep *Report) (float64, bool) {
 // WriteJSONLines writes one JSON object per phase result.
 func WriteJSONLines(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
-	for _, r := range rep.Results {
-		if err := enc.Encode(jsonResult{PhaseResult: r, Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs}); err != nil {
+	if rep.Floor != nil {
+		if err := rep.Floor.JSONLines(w); err != nil {
+			return err
+		}
+	}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		j := jsonResult{PhaseResult: *r, Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs, Client: clientOf(rep)}
+		j.ServerCPUPerOp = ptr(serverCPUPerOp(r))
+		j.LoadgenCPUPerOp = ptr(loadgenCPUPerOp(r))
+		if f, m, ok := seqFloor(rep, r); ok {
+			j.FloorP50, j.FloorMultiple = &f, &m
+		}
+		if err := enc.Encode(j); err != nil {
 			return err
 		}
 	}
@@ -289,7 +334,58 @@ func WriteJSONLines(w io.Writer, rep *Report) error {
 type jsonResult struct {
 	Start string `json:"start"`
 	CPUs  int    `json:"cpus"`
+	// Client drove the phase (ClientLoad or ClientGozk).
+	Client string `json:"client"`
+	// ServerCPUPerOp and LoadgenCPUPerOp are the CPU microseconds per
+	// completed request of the server processes (summed over the
+	// members) and of this process; nil when not measured.
+	ServerCPUPerOp  *float64 `json:"server_cpu_us_per_op,omitempty"`
+	LoadgenCPUPerOp *float64 `json:"loadgen_cpu_us_per_op,omitempty"`
+	// FloorP50 and FloorMultiple are, for a seqcreate phase when the
+	// floor probe ran, the floor's p50 in microseconds for the run's
+	// number of servers and the phase's p50 as a multiple of it.
+	FloorP50      *float64 `json:"floor_p50_us,omitempty"`
+	FloorMultiple *float64 `json:"p50_floor_multiple,omitempty"`
 	load.PhaseResult
+}
+
+// serverCPUPerOp is the server's CPU microseconds per completed request.
+func serverCPUPerOp(r *load.PhaseResult) (float64, bool) {
+	if r.ServerCPU == nil || r.Ops == 0 {
+		return 0, false
+	}
+	return *r.ServerCPU / float64(r.Ops) * 1e6, true
+}
+
+// loadgenCPUPerOp is the client process's CPU microseconds per completed
+// request: what the client (load generator or go-zookeeper) costs beside
+// the server.
+func loadgenCPUPerOp(r *load.PhaseResult) (float64, bool) {
+	if r.Seconds <= 0 || r.Ops == 0 {
+		return 0, false
+	}
+	return r.LoadgenCPU / float64(r.Ops) * 1e6, true
+}
+
+func ptr(v float64, ok bool) *float64 {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// seqFloor is the seqcreate phase r's p50 as a multiple of the floor for
+// the run's number of servers.
+func seqFloor(rep *Report, r *load.PhaseResult) (floorP50, multiple float64, ok bool) {
+	if r.Workload != load.WorkloadSeqCreate && r.Phase != "seqcreate" || r.Latency.Count == 0 {
+		return 0, 0, false
+	}
+	f, found := rep.Floor.For(max(rep.Env.Servers, 1))
+	if !found {
+		return 0, 0, false
+	}
+	m, ok := f.Multiple(float64(r.P50))
+	return f.P50, m, ok
 }
 
 // WritePlotLinks ends the report with its figures.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/floor"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
@@ -50,6 +51,7 @@ func TestRatioTable(t *testing.T) {
 | create | server CPU µs/op | 20.0 | 75.0 | 0.27x |
 | create | fsyncs per 1M ops | 5000 | 100000 | 0.05x |
 | create | loadgen CPU s | 2.00 | 1.00 | 2.00x |
+| create | loadgen CPU µs/op | 5.0 | 6.2 | 0.80x |
 | create | other CPU s | 2.00 | 0.50 | 4.00x |
 | seqcreate | ops/s | 1000 | — | — |
 | seqcreate | p50 ms | 0.900 | — | — |
@@ -61,6 +63,7 @@ func TestRatioTable(t *testing.T) {
 | seqcreate | server CPU µs/op | — | — | — |
 | seqcreate | fsyncs per 1M ops | — | — | — |
 | seqcreate | loadgen CPU s | 0.25 | — | — |
+| seqcreate | loadgen CPU µs/op | 50.0 | — | — |
 | seqcreate | other CPU s | — | — | — |
 `
 	if got := b.String(); got != want {
@@ -228,5 +231,53 @@ func TestFsyncsPerMillion(t *testing.T) {
 	WriteTable(&b, []load.PhaseResult{{Target: "corral", Phase: "create", Seconds: 1, Ops: 300_000, OpsPerSec: 300_000, FsyncsEach: each}})
 	if !strings.Contains(b.String(), "fsyncs per 1M ops") || !strings.Contains(b.String(), "500") {
 		t.Fatalf("table lacks the fsyncs row:\n%s", b.String())
+	}
+}
+
+func TestJSONLinesCarryCPUPerOpAndTheFloor(t *testing.T) {
+	rep := &Report{Mode: "compare", Start: time.Unix(0, 0), Env: bench.Env{CPUs: 2, Servers: 1}, Client: ClientGozk,
+		Results: sampleResults(),
+		Floor:   &floor.Report{Results: []floor.Result{{Members: 1, Quorum: 1, P50: 300, P99: 900}}}}
+	var b bytes.Buffer
+	if err := WriteJSONLines(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 1+len(rep.Results) {
+		t.Fatalf("%d lines, want the floor's and one per result", len(lines))
+	}
+	var fl, create, seq map[string]any
+	for _, p := range []struct {
+		s  string
+		to *map[string]any
+	}{{lines[0], &fl}, {lines[1], &create}, {lines[3], &seq}} {
+		if err := json.Unmarshal([]byte(p.s), p.to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fl["floor"] != true || fl["floor_p50_us"] != float64(300) {
+		t.Errorf("floor line %v", fl)
+	}
+	// corral create: 8 s server and 2 s loadgen CPU over 400000 ops.
+	if create["server_cpu_us_per_op"] != float64(20) || create["loadgen_cpu_us_per_op"] != float64(5) || create["client"] != ClientGozk {
+		t.Errorf("create line %v", create)
+	}
+	if _, has := create["p50_floor_multiple"]; has {
+		t.Error("a loaded create phase got a floor multiple")
+	}
+	// corral seqcreate: p50 900 µs over a 300 µs floor.
+	if seq["p50_floor_multiple"] != float64(3) || seq["floor_p50_us"] != float64(300) {
+		t.Errorf("seqcreate line %v", seq)
+	}
+	if _, has := seq["server_cpu_us_per_op"]; has {
+		t.Error("server CPU per op without server CPU")
+	}
+	var md bytes.Buffer
+	WriteMarkdown(&md, rep)
+	for _, s := range []string{"corral seqcreate p50 = 0.900 ms = 3.00× floor (1 server(s): 0.300 ms)",
+		"The client (go-zookeeper, in the bench process) used at most", "loadgen CPU µs/op"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, md.String())
+		}
 	}
 }

@@ -30,6 +30,9 @@ type RunConfig struct {
 	// requests per second in total (see openloop.go); the unmeasured
 	// creation of keys stays closed loop.
 	Rate float64
+	// Client drives the measured phase: ClientLoad (the default) or
+	// ClientGozk; the unmeasured creation of keys is the load generator's.
+	Client string
 	// Progress, if set, draws the phases' progress bars.
 	Progress *load.Progress
 	Log      *slog.Logger
@@ -50,10 +53,17 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	if cfg.Workload == load.WorkloadSeqCreate {
 		cfg.Conns, cfg.Inflight = 1, 1
 	}
+	if cfg.Client == "" {
+		cfg.Client = ClientLoad
+	}
+	if cfg.Client != ClientLoad && cfg.Client != ClientGozk {
+		return nil, fmt.Errorf("bench: unknown client %q (want %s or %s)", cfg.Client, ClientLoad, ClientGozk)
+	}
 	rep := &Report{Mode: "run", Start: time.Now(), Env: bench.NewEnv()}
 	rep.Env.Conns, rep.Env.Inflight, rep.Env.ValueSize = cfg.Conns, cfg.Inflight, cfg.ValueSize
 	rep.Env.Warmup, rep.Env.Duration = cfg.Warmup, cfg.Duration
 	rep.Env.Rate = cfg.Rate
+	rep.Client = cfg.Client
 	const target = "server"
 	rep.Servers = []bench.ServerInfo{{Target: target, Addr: strings.Join(cfg.Addrs, ",")}}
 	if len(cfg.Addrs) > 0 {
@@ -77,7 +87,11 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 		}
 		pc.Keys = r.Keys
 	}
-	r, err := load.RunPhase(ctx, pc)
+	runPhase := load.RunPhase
+	if cfg.Client == ClientGozk {
+		runPhase = runGozkPhase
+	}
+	r, err := runPhase(ctx, pc)
 	if r.Phase != "" {
 		rep.Results = append(rep.Results, r)
 	}
