@@ -120,3 +120,20 @@ func TestZooKeeperArgv(t *testing.T) {
 		t.Fatalf("argv %q\nwant %q", got, want)
 	}
 }
+
+func TestModuleRoot(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := ModuleRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "corral")); err != nil {
+		t.Errorf("root %s has no cmd/corral: %v", root, err)
+	}
+	if _, err := ModuleRoot(t.TempDir()); err == nil {
+		t.Error("a module root above a temporary directory")
+	}
+}

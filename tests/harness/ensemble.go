@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/internal/proc"
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 // Ensemble defaults: ZooKeeper's sample zoo.cfg values. A follower must
@@ -303,10 +304,11 @@ func (en *Ensemble) WaitAll() int {
 
 func (en *Ensemble) wait(all bool) int {
 	en.t.Helper()
-	deadline := time.Now().Add(quorumTimeout)
 	var modes []string
-	for {
-		leader, ok := -1, true
+	leader := -1
+	if testutil.Within(quorumTimeout, func() bool {
+		ok := true
+		leader = -1
 		modes = modes[:0]
 		for i, s := range en.servers {
 			p := s.current()
@@ -343,13 +345,9 @@ func (en *Ensemble) wait(all bool) int {
 				ok = false
 			}
 		}
-		if ok && leader >= 0 {
-			return leader
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(pollInterval)
+		return ok && leader >= 0
+	}) {
+		return leader
 	}
 	for _, s := range en.servers {
 		en.t.Logf("harness: %s (pid %d) log tail:\n%s", s.Addr(), s.PID(), s.logTail(80))
