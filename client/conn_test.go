@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -263,17 +264,10 @@ func TestReconnectPriming(t *testing.T) {
 		}
 		fc.reply(q.hdr.Xid, int64(70+i), code, body)
 	}
-	deadline := time.Now().Add(fakeWait)
-	for {
+	testutil.Eventually(t, fakeWait, "watches registered", func() bool {
 		_, _, _, p, rec := c.watches.watchedPaths()
-		if len(p) == 1 && len(rec) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("watches not registered")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return len(p) == 1 && len(rec) == 1
+	})
 
 	fc.nc.Close()
 	waitDisconnected(t, c)
@@ -527,30 +521,22 @@ func TestExpiredOnReconnect(t *testing.T) {
 // dying connection.
 func waitDisconnected(t *testing.T, c *Conn) {
 	t.Helper()
-	deadline := time.Now().Add(fakeWait)
-	for c.State() != StateDisconnected {
-		if time.Now().After(deadline) {
-			t.Fatal("client did not notice the disconnect")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, fakeWait, "client noticed the disconnect", func() bool {
+		return c.State() == StateDisconnected
+	})
 }
 
 // waitQueued waits until n calls wait in the send queue.
 func waitQueued(t *testing.T, c *Conn, n int) {
 	t.Helper()
-	deadline := time.Now().Add(fakeWait)
-	for {
+	q := 0
+	if !testutil.Within(fakeWait, func() bool {
 		c.qmu.Lock()
-		q := len(c.queue)
+		q = len(c.queue)
 		c.qmu.Unlock()
-		if q >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls queued, want %d", q, n)
-		}
-		time.Sleep(time.Millisecond)
+		return q >= n
+	}) {
+		t.Fatalf("%d calls queued, want %d", q, n)
 	}
 }
 

@@ -288,7 +288,10 @@ func javaTrim(s string) string {
 // escape every space; values only a leading one. Non-ASCII and control
 // characters become \uXXXX so that ZooKeeper, which reads the file as
 // ISO-8859-1, sees the same characters as we do. (Invalid UTF-8 comes back
-// as U+FFFD: it has no faithful \uXXXX form.)
+// as U+FFFD: it has no faithful \uXXXX form.) Unlike saveConvert, a
+// value keeps '=', ':', '#' and '!' as they are: the key ends at the
+// first separator and a comment only at the start of a line, so a reader
+// takes them literally, and server.N=127.0.0.1:2888:3888 stays readable.
 func escapeProperty(s string, isKey bool) string {
 	var sb strings.Builder
 	sb.Grow(len(s))
@@ -307,9 +310,13 @@ func escapeProperty(s string, isKey bool) string {
 			sb.WriteString(`\r`)
 		case '\f':
 			sb.WriteString(`\f`)
-		case '\\', '=', ':', '#', '!':
-			sb.WriteByte('\\')
+		case '=', ':', '#', '!':
+			if isKey {
+				sb.WriteByte('\\')
+			}
 			sb.WriteRune(r)
+		case '\\':
+			sb.WriteString(`\\`)
 		default:
 			if r < 0x20 || r > 0x7e {
 				var buf [2]uint16

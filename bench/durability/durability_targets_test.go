@@ -37,9 +37,11 @@ func TestDurabilityZooCfg(t *testing.T) {
 		lines []string
 		mode  config.Durability
 	}{
-		DurCorralSync:     {[]string{"forceSync=yes", "durability=sync"}, config.DurabilitySync},
-		DurCorralAsync:    {[]string{"forceSync=yes", "durability=async"}, config.DurabilityAsync},
-		DurCorralDiskless: {[]string{"forceSync=yes", "durability=diskless"}, config.DurabilityDiskless},
+		DurCorralSync: {[]string{"forceSync=yes", "durability=sync"}, config.DurabilitySync},
+		// config.WriteZooCfg writes forceSync=no beside async and
+		// diskless; corral goes by the durability line.
+		DurCorralAsync:    {[]string{"forceSync=no", "durability=async"}, config.DurabilityAsync},
+		DurCorralDiskless: {[]string{"forceSync=no", "durability=diskless"}, config.DurabilityDiskless},
 		DurZKForceSync:    {[]string{"forceSync=yes"}, config.DurabilitySync},
 		DurZKNoForceSync:  {[]string{"forceSync=no"}, config.DurabilityAsync},
 	}

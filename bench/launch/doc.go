@@ -1,11 +1,13 @@
 // Package launch starts the servers a benchmark measures: one corral or
 // Apache ZooKeeper server, or an ensemble of either, on 127.0.0.1 from one
-// generated zoo.cfg (ServerConfig.ZooCfg), with free ports, a working
+// zoo.cfg (ServerConfig.Config written by config.WriteZooCfg), with free ports, a working
 // directory per run, corral built from the checkout or ZooKeeper's jars
 // located when not given, and readiness and leader checks through the
 // four-letter words. It also holds the bounds every experiment's flags
 // are checked against (MaxConns, MaxInflight, MaxPhase).
 //
-// tests/harness starts servers for the end-to-end tests its own way; one
-// Launcher for both is still to be done.
+// Processes are started, stopped, killed and probed through
+// internal/proc, which tests/harness uses too; launch adds what a
+// benchmark needs on top (errors instead of test failures, ensembles
+// measured by leader and member, corral and ZooKeeper located or built).
 package launch

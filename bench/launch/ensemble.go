@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/internal/proc"
 )
 
 // EnsembleConfig says how to start an ensemble under test. The embedded
@@ -187,14 +188,7 @@ func (e *Ensemble) Probe(ctx context.Context) []MemberState {
 }
 
 // SrvrMode returns the value of the "Mode:" line of srvr (or stat) output.
-func SrvrMode(out string) string {
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(line, "Mode: "); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
+func SrvrMode(out string) string { return proc.SrvrMode(out) }
 
 // wholeLeader returns the id of the one leader when every member is a
 // leader or follower and exactly one leads; 0 otherwise.
@@ -266,7 +260,7 @@ func (e *Ensemble) exitErr(m *Member) error {
 	if m.srv == nil {
 		return errors.New("never started")
 	}
-	return m.srv.waitErr
+	return m.srv.Err()
 }
 
 // sessionCheck opens and closes a session on every member.

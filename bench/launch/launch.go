@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/internal/proc"
 )
 
 // Target names.
@@ -64,14 +63,12 @@ type Server struct {
 	ZooCfgPath string
 	DataDir    string
 
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
-	log     *slog.Logger
+	p   *proc.Process
+	log *slog.Logger
 }
 
 // PID is the server's process id.
-func (s *Server) PID() int { return s.cmd.Process.Pid }
+func (s *Server) PID() int { return s.p.PID() }
 
 // Launch writes zoo.cfg into cfg.Dir, starts the named target from it and
 // waits until it accepts sessions.
@@ -133,24 +130,15 @@ func serverArgv(target string, cfg LaunchConfig, cfgPath string) ([]string, erro
 		if cfg.ZKLib == "" {
 			return nil, errors.New("bench: no ZooKeeper lib directory")
 		}
-		java := cfg.Java
-		if java == "" {
-			java = "java"
-		}
 		heap := cfg.JavaHeap
 		if heap == "" {
 			heap = DefaultJavaHeap
 		}
-		// ZooKeeper's jars bring logback; without a configuration it logs
-		// DEBUG to the console, which would slow it down. This one logs
-		// INFO, as ZooKeeper's own conf/logback.xml does, without caller
-		// data (cheaper than its default pattern).
-		logback := filepath.Join(filepath.Dir(cfgPath), "logback.xml")
-		if err := os.WriteFile(logback, []byte(logbackXML), 0o644); err != nil {
+		logback, err := proc.WriteLogback(filepath.Dir(cfgPath))
+		if err != nil {
 			return nil, err
 		}
-		return []string{java, "-Xmx" + heap, "-Dlogback.configurationFile=" + logback,
-			"-cp", filepath.Join(cfg.ZKLib, "*"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath}, nil
+		return proc.ZooKeeperArgv(cfg.Java, []string{"-Xmx" + heap}, logback, proc.LibClasspath(cfg.ZKLib), cfgPath), nil
 	}
 	return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, TargetCorral, TargetZooKeeper)
 }
@@ -158,66 +146,37 @@ func serverArgv(target string, cfg LaunchConfig, cfgPath string) ([]string, erro
 // spawn starts argv in dir with its stdout and stderr appended to logPath
 // (a restarted server continues the log of its earlier life).
 func spawn(name string, argv []string, dir, logPath string, log *slog.Logger) (*Server, error) {
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	p, err := proc.Start(name, argv, dir, logPath)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bench: %w", err)
 	}
-	defer logFile.Close() // the child has its own descriptor
-	fmt.Fprintf(logFile, "--- corral bench: starting %s at %s ---\n", name, time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	// Take the server down with us if we die without stopping it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: start %s: %w", name, err)
-	}
-	s := &Server{
-		Name: name, Argv: argv, LogPath: logPath,
-		cmd: cmd, exited: make(chan struct{}), log: log,
-	}
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
-	return s, nil
+	return &Server{Name: name, Argv: argv, LogPath: logPath, p: p, log: log}, nil
 }
 
 // waitReady polls until a session can be established.
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("bench: %s exited during start-up (%v); see %s", s.Name, s.waitErr, s.LogPath)
-		case <-ctx.Done():
-			return fmt.Errorf("bench: %s not ready after %v: %v; see %s", s.Name, timeout, last, s.LogPath)
-		case <-tick.C:
-		}
+	err := proc.WaitUntil(ctx, s.p, 100*time.Millisecond, func(ctx context.Context) error {
 		// ZooKeeper opens its port before it serves sessions and logs a
 		// stack trace for each session attempted in between; its srvr says
 		// when it is serving. A server without four-letter words goes
 		// straight to the session attempt.
 		if out, err := load.FourLetter(ctx, s.Addr, "srvr"); err == nil && strings.Contains(out, notServing) {
-			last = errors.New(notServing)
-			continue
+			return errors.New(notServing)
 		}
 		dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer dcancel()
 		c, err := load.Dial(dctx, s.Addr, 30*time.Second)
 		if err == nil {
 			err = c.CloseSession(dctx)
 		}
-		dcancel()
-		if err == nil {
-			return nil
-		}
-		last = err
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("bench: %s not ready after %v: %w; see %s", s.Name, timeout, err, s.LogPath)
 	}
+	return nil
 }
 
 // notServing is what ZooKeeper's four-letter words answer before the server
@@ -230,23 +189,11 @@ const StopTimeout = 15 * time.Second
 // Stop ends the server by its PID: SIGTERM, then SIGKILL if it has not
 // exited in time. It waits for the process to be reaped.
 func (s *Server) Stop() error {
-	select {
-	case <-s.exited:
-		return nil
-	default:
+	killed, err := s.p.Stop(StopTimeout)
+	if killed {
+		s.log.Warn("server ignored SIGTERM; killed", "target", s.Name, "pid", s.PID())
 	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	t := time.NewTimer(StopTimeout)
-	defer t.Stop()
-	select {
-	case <-s.exited:
-		return nil
-	case <-t.C:
-	}
-	s.log.Warn("server ignored SIGTERM; killing", "target", s.Name, "pid", s.PID())
-	s.cmd.Process.Kill()
-	<-s.exited
-	return nil
+	return err
 }
 
 // killTimeout bounds the wait for a SIGKILLed process to be reaped.
@@ -256,34 +203,18 @@ const killTimeout = 30 * time.Second
 // Crash, with no chance to close connections or flush anything. It returns
 // when the signal had been sent (the kill(2) call had returned).
 func (s *Server) Kill() (time.Time, error) {
-	select {
-	case <-s.exited:
-		return time.Now(), nil
-	default:
+	at, err := s.p.Kill(killTimeout)
+	if err != nil {
+		return at, fmt.Errorf("bench: %w", err)
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return time.Time{}, fmt.Errorf("bench: kill %s (pid %d): %w", s.Name, s.PID(), err)
-	}
-	at := time.Now()
-	t := time.NewTimer(killTimeout)
-	defer t.Stop()
-	select {
-	case <-s.exited:
-		return at, nil
-	case <-t.C:
-		return at, fmt.Errorf("bench: %s (pid %d) not reaped %v after SIGKILL", s.Name, s.PID(), killTimeout)
-	}
+	return at, nil
 }
 
 // Exited reports whether the process has exited.
-func (s *Server) Exited() bool {
-	select {
-	case <-s.exited:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) Exited() bool { return s.p.Exited() }
+
+// Err is how the process ended; nil while it runs.
+func (s *Server) Err() error { return s.p.Err() }
 
 // freePort asks the kernel for an unused loopback port. Another process
 // could take it before the server binds it; on this single-user benchmark
@@ -297,14 +228,6 @@ func freePort() (int, error) {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
-
-const logbackXML = `<configuration>
-  <appender name="CONSOLE" class="ch.qos.logback.core.ConsoleAppender">
-    <encoder><pattern>%d{ISO8601} %-5p [%t] %c{1} - %m%n</pattern></encoder>
-  </appender>
-  <root level="INFO"><appender-ref ref="CONSOLE"/></root>
-</configuration>
-`
 
 func FirstLine(s string) string {
 	for i := 0; i < len(s); i++ {

@@ -1,34 +1,22 @@
 package launch
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/corral-db/corral/internal/proc"
 )
 
-// modulePath is the module whose checkout holds cmd/corral and the
-// ZooKeeper fetch script.
-const modulePath = "github.com/corral-db/corral"
-
-// findModuleRoot walks up from dir to the directory whose go.mod declares
-// modulePath.
+// findModuleRoot walks up from dir to the checkout of corral.
 func findModuleRoot(dir string) (string, error) {
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module "+modulePath)) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("bench: no %s checkout above the working directory", modulePath)
-		}
-		dir = parent
+	root, err := proc.ModuleRoot(dir)
+	if err != nil {
+		return "", fmt.Errorf("bench: %w", err)
 	}
+	return root, nil
 }
 
 // BuildCorral builds ./cmd/corral from the checkout above the working
@@ -67,17 +55,9 @@ func ZookeeperLib(ctx context.Context) (string, error) {
 	if _, err := os.Stat(filepath.Join(lib, ".complete")); err == nil {
 		return lib, nil
 	}
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "zookeeper", "fetch.sh"))
-	cmd.Dir = root
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
+	lib, err = proc.ScriptOutput(ctx, root, "scripts/zookeeper/fetch.sh")
 	if err != nil {
-		return "", fmt.Errorf("bench: scripts/zookeeper/fetch.sh: %w", err)
+		return "", fmt.Errorf("bench: %w", err)
 	}
-	out := strings.TrimSpace(string(b))
-	if out == "" {
-		return "", errors.New("bench: scripts/zookeeper/fetch.sh printed no directory")
-	}
-	lines := strings.Split(out, "\n")
-	return strings.TrimSpace(lines[len(lines)-1]), nil
+	return lib, nil
 }

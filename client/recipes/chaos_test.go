@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/recipes"
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 // TestChaos runs the lock, election, queue, counter and configuration
@@ -277,23 +278,18 @@ func TestChaos(t *testing.T) {
 	waitProgress := func(after string) {
 		t.Helper()
 		base := progress()
-		deadline := time.Now().Add(waitLimit)
-		for {
-			now := progress()
-			stuck := ""
+		var now []int64
+		stuck := ""
+		if !testutil.Within(waitLimit, func() bool {
+			now, stuck = progress(), ""
 			for i := range now {
 				if now[i] <= base[i]+2 {
 					stuck = names[i]
 				}
 			}
-			if stuck == "" {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("no progress on %s within %s after %s (before %v, now %v)", stuck, waitLimit, after, base, now)
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+			return stuck == ""
+		}) {
+			t.Errorf("no progress on %s within %s after %s (before %v, now %v)", stuck, waitLimit, after, base, now)
 		}
 	}
 

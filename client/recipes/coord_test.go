@@ -14,6 +14,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/recipes"
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 var open = client.WorldACL(client.PermAll)
@@ -380,10 +381,8 @@ func TestCoordination(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		deadline := time.Now().Add(waitLimit)
-		for res.count() < producers*perProducer && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		// res.check reports what is missing if they are not all in.
+		testutil.Within(waitLimit, func() bool { return res.count() >= producers*perProducer })
 		ccancel()
 		cw.Wait()
 		res.check(t)

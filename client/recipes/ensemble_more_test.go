@@ -13,6 +13,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/recipes"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -316,23 +317,18 @@ func TestEnsembleMoreRecipes(t *testing.T) {
 	waitProgress := func(after string) {
 		t.Helper()
 		base := progress()
-		deadline := time.Now().Add(waitLimit)
-		for {
-			now := progress()
-			stuck := ""
+		var now []int64
+		stuck := ""
+		if !testutil.Within(waitLimit, func() bool {
+			now, stuck = progress(), ""
 			for i := range now {
 				if now[i] <= base[i]+2 {
 					stuck = names[i]
 				}
 			}
-			if stuck == "" {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("no progress on %s within %s after %s (before %v, now %v)", stuck, waitLimit, after, base, now)
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+			return stuck == ""
+		}) {
+			t.Errorf("no progress on %s within %s after %s (before %v, now %v)", stuck, waitLimit, after, base, now)
 		}
 	}
 
@@ -579,17 +575,13 @@ func memberStrings(ms []recipes.Member) []string {
 // waitNoChildrenBut waits until p's only children are among keep.
 func waitNoChildrenBut(t *testing.T, ctx context.Context, c *client.Conn, p string, keep ...string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		kids, err := c.Children(ctx, p)
-		if err == nil && !slices.ContainsFunc(kids, func(k string) bool { return !slices.Contains(keep, k) }) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s still has children %v (err %v) %s after every session ended", p, kids, err, waitLimit)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	var kids []string
+	var err error
+	if !testutil.Within(waitLimit, func() bool {
+		kids, err = c.Children(ctx, p)
+		return err == nil && !slices.ContainsFunc(kids, func(k string) bool { return !slices.Contains(keep, k) })
+	}) {
+		t.Errorf("%s still has children %v (err %v) %s after every session ended", p, kids, err, waitLimit)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/recipes"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -261,23 +262,18 @@ func TestEnsembleRecipes(t *testing.T) {
 	waitProgress := func(after string) {
 		t.Helper()
 		base := progress()
-		deadline := time.Now().Add(waitLimit)
-		for {
-			now := progress()
-			stuck := ""
+		var now []int64
+		stuck := ""
+		if !testutil.Within(waitLimit, func() bool {
+			now, stuck = progress(), ""
 			for i := range now {
 				if now[i] <= base[i]+2 {
 					stuck = names[i]
 				}
 			}
-			if stuck == "" {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("no progress on %s within %s after %s (before %v, now %v)", stuck, waitLimit, after, base, now)
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+			return stuck == ""
+		}) {
+			t.Errorf("no progress on %s within %s after %s (before %v, now %v)", stuck, waitLimit, after, base, now)
 		}
 	}
 
@@ -330,11 +326,7 @@ func TestEnsembleRecipes(t *testing.T) {
 		s.gate.Heal()
 	}
 	for i, s := range cut {
-		deadline := time.Now().Add(waitLimit)
-		for s.sessions.Load() == before[i] && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if s.sessions.Load() == before[i] {
+		if !testutil.Within(waitLimit, func() bool { return s.sessions.Load() != before[i] }) {
 			t.Errorf("%s: no new session within %s of its expiry", s.name, waitLimit)
 		}
 	}
@@ -536,17 +528,13 @@ func connectEnsemble(t *testing.T, servers string) *client.Conn {
 // waitNoChildren waits until p has no children (or does not exist).
 func waitNoChildren(t *testing.T, ctx context.Context, c *client.Conn, p string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		kids, err := c.Children(ctx, p)
-		if isNoNode(err) || (err == nil && len(kids) == 0) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s still has children %v (err %v) %s after every session ended", p, kids, err, waitLimit)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	var kids []string
+	var err error
+	if !testutil.Within(waitLimit, func() bool {
+		kids, err = c.Children(ctx, p)
+		return isNoNode(err) || (err == nil && len(kids) == 0)
+	}) {
+		t.Errorf("%s still has children %v (err %v) %s after every session ended", p, kids, err, waitLimit)
 	}
 }
 

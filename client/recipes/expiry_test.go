@@ -8,6 +8,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/recipes"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 	"github.com/corral-db/corral/wire"
 )
@@ -202,27 +203,20 @@ func expire(t *testing.T, srv *harness.Server, c *client.Conn) {
 
 func waitConnState(t *testing.T, c *client.Conn, s client.State) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for c.State() != s {
-		if time.Now().After(deadline) {
-			t.Fatalf("client state %v, want %v", c.State(), s)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Within(waitLimit, func() bool { return c.State() == s }) {
+		t.Fatalf("client state %v, want %v", c.State(), s)
 	}
 }
 
 // waitGone polls until p does not exist.
 func waitGone(t *testing.T, c *client.Conn, p string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		st, err := c.Exists(context.Background(), p)
-		if err == nil && st == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still there (%v)", p, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var err error
+	if !testutil.Within(waitLimit, func() bool {
+		var st *client.Stat
+		st, err = c.Exists(context.Background(), p)
+		return err == nil && st == nil
+	}) {
+		t.Fatalf("%s still there (%v)", p, err)
 	}
 }

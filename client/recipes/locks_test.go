@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/recipes"
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 // TestLocks covers the three locks and leader election on one server,
@@ -358,19 +359,16 @@ func nextLeader(t *testing.T, ch <-chan recipes.Leader) recipes.Leader {
 // waitChildren polls until dir has n children (a missing dir has 0).
 func waitChildren(t *testing.T, c *client.Conn, dir string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		kids, err := c.Children(context.Background(), dir)
+	var kids []string
+	if !testutil.Within(waitLimit, func() bool {
+		var err error
+		kids, err = c.Children(context.Background(), dir)
 		if err != nil && !isNoNode(err) {
 			t.Fatalf("children of %s: %v", dir, err)
 		}
-		if len(kids) == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s has children %v, want %d", dir, kids, n)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(kids) == n
+	}) {
+		t.Fatalf("%s has children %v, want %d", dir, kids, n)
 	}
 }
 

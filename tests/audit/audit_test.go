@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -107,16 +108,13 @@ func script(t *testing.T, s *harness.Server) {
 	step("create ephemeral 2", err, nil)
 	e.Close()
 	// The close is applied before this reply: its audit lines precede.
-	for {
+	testutil.Eventually(t, 30*time.Second, "/e gone after its session closed", func() bool {
 		ok, _, err := c.Exists("/e")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !ok {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return !ok
+	})
 	c.Close()
 }
 

@@ -145,17 +145,18 @@ func (l *createLoad) acks() int {
 func (l *createLoad) waitProgress(t *testing.T, k int, after string) {
 	t.Helper()
 	target := l.acks() + k
-	deadline := time.Now().Add(progressWait)
-	for l.acks() < target {
+	if !testutil.Within(progressWait, func() bool {
+		if l.acks() >= target {
+			return true
+		}
 		select {
 		case <-l.done:
 			t.Fatalf("after %s: the load finished (bounds reached) before %d more acknowledged creates", after, k)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: fewer than %d acknowledged creates within %s (now %d)", after, k, progressWait, l.acks())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("after %s: fewer than %d acknowledged creates within %s (now %d)", after, k, progressWait, l.acks())
 	}
 }
 
@@ -336,18 +337,15 @@ func syncedChildren(t *testing.T, ens *harness.Ensemble, i int, parent string) [
 		names []string
 		err   error
 	)
-	deadline := time.Now().Add(convergeWait)
-	for {
+	if !testutil.Within(convergeWait, func() bool {
 		if _, err = c.Sync(parent); err == nil {
-			if names, _, err = c.Children(parent); err == nil {
-				return names
-			}
+			names, _, err = c.Children(parent)
 		}
-		if definite(err) || time.Now().After(deadline) {
-			t.Fatalf("sync+children %s on %s: %v", parent, ens.MemberString(i), err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err == nil || definite(err)
+	}) || err != nil {
+		t.Fatalf("sync+children %s on %s: %v", parent, ens.MemberString(i), err)
 	}
+	return names
 }
 
 func diff(a, b map[string]bool) (missing, extra []string) {

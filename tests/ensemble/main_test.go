@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -296,10 +297,9 @@ func sameZnodeCount(t *testing.T, ens *harness.Ensemble, idx ...int) int64 {
 		}
 	}
 	var counts []int64
-	deadline := time.Now().Add(convergeWait)
-	for {
+	var err error
+	if !testutil.Within(convergeWait, func() bool {
 		counts = counts[:0]
-		var err error
 		for _, i := range idx {
 			var c int64
 			if c, err = ens.ZnodeCount(i); err != nil {
@@ -307,14 +307,11 @@ func sameZnodeCount(t *testing.T, ens *harness.Ensemble, idx ...int) int64 {
 			}
 			counts = append(counts, c)
 		}
-		if err == nil && allEqual(counts) {
-			return counts[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("members %v do not agree on zk_znode_count within %s: %v (last error %v)", idx, convergeWait, counts, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err == nil && allEqual(counts)
+	}) {
+		t.Fatalf("members %v do not agree on zk_znode_count within %s: %v (last error %v)", idx, convergeWait, counts, err)
 	}
+	return counts[0]
 }
 
 func allEqual(xs []int64) bool {

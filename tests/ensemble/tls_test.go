@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/internal/zktls/zktlstest"
 )
 
@@ -110,11 +111,5 @@ lines:
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after 30 s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, what, cond)
 }

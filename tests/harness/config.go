@@ -78,11 +78,3 @@ func (c Config) javaProps() []string {
 		"-Dzookeeper.admin.enableServer=false",
 	}
 }
-
-const logbackXML = `<configuration>
-  <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
-    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{20} - %msg%n</pattern></encoder>
-  </appender>
-  <root level="INFO"><appender-ref ref="OUT"/></root>
-</configuration>
-`

@@ -3,7 +3,8 @@
 // ZooKeeper 3.9.3 (the reference), chosen by CORRAL_E2E_TARGET. Both are
 // started from the same generated zoo.cfg on a free loopback port, so every
 // test encodes behaviour that ZooKeeper itself shows and can later be pointed
-// at corral unchanged.
+// at corral unchanged. Processes are started, stopped, paused and probed
+// through internal/proc, as bench/launch does.
 //
 // It also holds a raw-socket mini client (frames + jute) for the operations
 // the third-party Go client lacks and for byte-level checks (reply ordering,

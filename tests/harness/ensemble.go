@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/internal/proc"
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 // Ensemble defaults: ZooKeeper's sample zoo.cfg values. A follower must
@@ -139,11 +143,6 @@ func (e *Env) StartEnsemble(t testing.TB, n int, cfg EnsembleConfig) *Ensemble {
 		if err := os.WriteFile(s.CfgPath, []byte(en.zooCfg(i)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if e.Kind == ZooKeeper {
-			if err := os.WriteFile(filepath.Join(s.Dir, "logback.xml"), []byte(logbackXML), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
 		t.Cleanup(s.cleanup)
 	}
 	// All at once: no member serves before a quorum of them runs.
@@ -233,23 +232,14 @@ const probeTimeout = 2 * time.Second
 // serving (electing, syncing) or does not answer.
 func (en *Ensemble) Mode(i int) string {
 	s := en.servers[i]
-	if p := s.current(); p == nil || p.exited() || p.paused {
+	if p := s.current(); p == nil || p.Exited() || p.Paused() {
 		return ""
 	}
-	out, err := fourLetter(s.Addr(), []byte("srvr"), probeTimeout)
+	out, err := proc.FourLetter(context.Background(), s.Addr(), []byte("srvr"), probeTimeout)
 	if err != nil {
 		return ""
 	}
-	return parseMode(out)
-}
-
-func parseMode(srvr string) string {
-	for _, line := range strings.Split(srvr, "\n") {
-		if m, ok := strings.CutPrefix(line, "Mode: "); ok {
-			return strings.TrimSpace(m)
-		}
-	}
-	return ""
+	return proc.SrvrMode(out)
 }
 
 // Leader is the index of a member whose srvr says "Mode: leader", or -1.
@@ -290,7 +280,7 @@ func (en *Ensemble) Up() []int {
 // resumed).
 func (s *Server) Paused() bool {
 	p := s.current()
-	return p != nil && !p.exited() && p.paused
+	return p != nil && p.Paused()
 }
 
 // Launch starts member i, which must not be running, without waiting for
@@ -322,26 +312,27 @@ func (en *Ensemble) WaitAll() int {
 
 func (en *Ensemble) wait(all bool) int {
 	en.t.Helper()
-	deadline := time.Now().Add(quorumTimeout)
 	var modes []string
-	for {
-		leader, ok := -1, true
+	leader := -1
+	if testutil.Within(quorumTimeout, func() bool {
+		ok := true
+		leader = -1
 		modes = modes[:0]
 		for i, s := range en.servers {
 			p := s.current()
 			switch {
-			case all && (p == nil || p.exited() || p.paused):
+			case all && (p == nil || p.Exited() || p.Paused()):
 				state := "never started"
-				if p != nil && p.paused {
+				if p != nil && p.Paused() {
 					state = "frozen"
 				} else if p != nil {
-					state = "exited: " + p.cmd.ProcessState.String()
+					state = "exited: " + p.State()
 				}
 				en.t.Fatalf("harness: %s is not running (%s)\n%s", en.MemberString(i), state, s.logTail(80))
-			case p == nil || p.exited():
+			case p == nil || p.Exited():
 				modes = append(modes, "down")
 				continue
-			case p.paused:
+			case p.Paused():
 				modes = append(modes, "paused")
 				continue
 			}
@@ -362,13 +353,9 @@ func (en *Ensemble) wait(all bool) int {
 				ok = false
 			}
 		}
-		if ok && leader >= 0 {
-			return leader
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(pollInterval)
+		return ok && leader >= 0
+	}) {
+		return leader
 	}
 	for _, s := range en.servers {
 		en.t.Logf("harness: %s (pid %d) log tail:\n%s", s.Addr(), s.PID(), s.logTail(80))

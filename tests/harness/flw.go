@@ -1,9 +1,10 @@
 package harness
 
 import (
-	"io"
-	"net"
+	"context"
 	"time"
+
+	"github.com/corral-db/corral/internal/proc"
 )
 
 // flwTimeout bounds one four-letter-word exchange.
@@ -18,21 +19,5 @@ func FourLetter(addr, word string) (string, error) {
 
 // FourLetterBytes is FourLetter with arbitrary request bytes.
 func FourLetterBytes(addr string, req []byte) (string, error) {
-	return fourLetter(addr, req, flwTimeout)
-}
-
-func fourLetter(addr string, req []byte, timeout time.Duration) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return "", err
-	}
-	if _, err := c.Write(req); err != nil {
-		return "", err
-	}
-	out, err := io.ReadAll(c)
-	return string(out), err
+	return proc.FourLetter(context.Background(), addr, req, flwTimeout)
 }

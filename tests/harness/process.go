@@ -2,19 +2,19 @@ package harness
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/proc"
 	"github.com/corral-db/corral/internal/testport"
 )
 
@@ -41,15 +41,8 @@ type Server struct {
 	Port    int
 
 	mu     sync.Mutex
-	proc   *process
+	proc   *proc.Process
 	starts int
-}
-
-type process struct {
-	cmd    *exec.Cmd
-	log    *os.File
-	done   chan struct{} // closed when the process has exited
-	paused bool
 }
 
 // Start launches a server with the standard test configuration and waits
@@ -86,11 +79,6 @@ func (e *Env) StartWith(t testing.TB, cfg Config) *Server {
 	if err := os.WriteFile(s.CfgPath, []byte(cfg.zooCfg(s.DataDir, s.Port)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if e.Kind == ZooKeeper {
-		if err := os.WriteFile(filepath.Join(dir, "logback.xml"), []byte(logbackXML), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	t.Cleanup(s.cleanup)
 	s.StartAgain()
 	return s
@@ -111,10 +99,10 @@ func (s *Server) StartAgain() {
 
 // launch starts the process and returns without waiting for it to serve:
 // an ensemble member serves only once a quorum of its peers runs too.
-func (s *Server) launch() *process {
+func (s *Server) launch() *proc.Process {
 	s.t.Helper()
 	s.mu.Lock()
-	if s.proc != nil && !s.proc.exited() {
+	if s.proc != nil && !s.proc.Exited() {
 		s.mu.Unlock()
 		s.t.Fatal("harness: StartAgain while the server is running")
 	}
@@ -122,69 +110,61 @@ func (s *Server) launch() *process {
 	n := s.starts
 	s.mu.Unlock()
 
-	logf, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	argv, err := s.argv()
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	fmt.Fprintf(logf, "==== harness: start #%d of %s at %s ====\n", n, s.env.Kind, time.Now().Format(time.RFC3339Nano))
-	cmd := s.command()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = s.Dir
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		s.t.Fatalf("harness: start %s: %v", s.env.Kind, err)
+	p, err := proc.Start(fmt.Sprintf("%s (harness start #%d)", s.env.Kind, n), argv, s.Dir, s.LogPath)
+	if err != nil {
+		s.t.Fatalf("harness: %v", err)
 	}
-	p := &process{cmd: cmd, log: logf, done: make(chan struct{})}
-	go func() {
-		// Wait only reaps; the test goroutine decides what an exit means.
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
 	s.mu.Lock()
 	s.proc = p
 	s.mu.Unlock()
-	s.t.Logf("harness: started %s pid %d on %s (start #%d)", s.env.Kind, cmd.Process.Pid, s.Addr(), n)
+	s.t.Logf("harness: started %s pid %d on %s (start #%d)", s.env.Kind, p.PID(), s.Addr(), n)
 	return p
 }
 
-func (s *Server) command() *exec.Cmd {
-	if s.env.Kind == ZooKeeper {
-		args := []string{"-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-			"-Dlogback.configurationFile=" + filepath.Join(s.Dir, "logback.xml")}
-		args = append(args, s.cfg.javaProps()...)
-		args = append(args, "-cp", s.env.zkClasspath,
-			"org.apache.zookeeper.server.quorum.QuorumPeerMain", s.CfgPath)
-		return exec.Command(s.env.java, args...)
+// argv is the command line of the server: corral, or ZooKeeper with a
+// small heap and a JIT that starts fast, its logging configuration
+// written beside zoo.cfg.
+func (s *Server) argv() ([]string, error) {
+	if s.env.Kind != ZooKeeper {
+		return []string{s.env.corralBin, "server", s.CfgPath}, nil
 	}
-	return exec.Command(s.env.corralBin, "server", s.CfgPath)
+	logback, err := proc.WriteLogback(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	flags := append([]string{"-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, s.cfg.javaProps()...)
+	return proc.ZooKeeperArgv(s.env.java, flags, logback, s.env.zkClasspath, s.CfgPath), nil
 }
 
 // waitReady polls srvr until the server reports a Mode line: ruok answers
 // as soon as the port is open, srvr only once the server serves requests.
-func (s *Server) waitReady(p *process) {
+func (s *Server) waitReady(p *proc.Process) {
 	s.t.Helper()
-	deadline := time.Now().Add(readyTimeout)
-	var last string
-	for time.Now().Before(deadline) {
-		if p.exited() {
-			s.t.Fatalf("harness: %s exited during start-up (%s)\n%s", s.env.Kind, p.cmd.ProcessState, s.logTail(200))
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	err := proc.WaitUntil(ctx, p, pollInterval, func(ctx context.Context) error {
 		// A short timeout per probe: a server that has bound its port but
 		// is not yet answering is simply polled again.
-		out, err := fourLetter(s.Addr(), []byte("srvr"), time.Second)
-		if err == nil && strings.Contains(out, "\nMode: ") {
-			return
-		}
+		out, err := proc.FourLetter(ctx, s.Addr(), []byte("srvr"), time.Second)
 		if err != nil {
-			last = err.Error()
-		} else {
-			last = strings.TrimSpace(out)
+			return err
 		}
-		time.Sleep(pollInterval)
+		if proc.SrvrMode(out) == "" {
+			return errors.New(strings.TrimSpace(out))
+		}
+		return nil
+	})
+	if errors.Is(err, proc.ErrExited) {
+		s.t.Fatalf("harness: %s exited during start-up (%s)\n%s", s.env.Kind, p.State(), s.logTail(200))
 	}
-	s.t.Fatalf("harness: %s not serving on %s after %s (last srvr: %s)\n%s",
-		s.env.Kind, s.Addr(), readyTimeout, last, s.logTail(200))
+	if err != nil {
+		s.t.Fatalf("harness: %s not serving on %s after %s (%v)\n%s",
+			s.env.Kind, s.Addr(), readyTimeout, err, s.logTail(200))
+	}
 }
 
 // PID is the current process id (0 if never started).
@@ -194,7 +174,7 @@ func (s *Server) PID() int {
 	if s.proc == nil {
 		return 0
 	}
-	return s.proc.cmd.Process.Pid
+	return s.proc.PID()
 }
 
 // Stop sends SIGTERM and waits for the process to exit (SIGKILL after a
@@ -202,20 +182,15 @@ func (s *Server) PID() int {
 func (s *Server) Stop() {
 	s.t.Helper()
 	p := s.current()
-	if p == nil || p.exited() {
+	if p == nil {
 		return
 	}
-	if p.paused {
-		s.signal(p, syscall.SIGCONT)
-		p.paused = false
+	killed, err := p.Stop(stopTimeout)
+	if killed {
+		s.t.Logf("harness: %s ignored SIGTERM for %s; killed", s.env.Kind, stopTimeout)
 	}
-	s.signal(p, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopTimeout):
-		s.t.Logf("harness: %s ignored SIGTERM for %s; killing", s.env.Kind, stopTimeout)
-		s.signal(p, syscall.SIGKILL)
-		<-p.done
+	if err != nil {
+		s.t.Errorf("harness: %v", err)
 	}
 }
 
@@ -223,12 +198,12 @@ func (s *Server) Stop() {
 func (s *Server) Kill() {
 	s.t.Helper()
 	p := s.current()
-	if p == nil || p.exited() {
+	if p == nil {
 		return
 	}
-	s.signal(p, syscall.SIGKILL)
-	<-p.done
-	p.paused = false
+	if _, err := p.Kill(stopTimeout); err != nil {
+		s.t.Errorf("harness: %v", err)
+	}
 }
 
 // Restart is Stop then StartAgain: same data directory, same port.
@@ -242,27 +217,29 @@ func (s *Server) Restart() {
 func (s *Server) Pause() {
 	s.t.Helper()
 	p := s.current()
-	if p == nil || p.exited() {
+	if p == nil || p.Exited() {
 		s.t.Fatal("harness: Pause of a server that is not running")
 	}
-	s.signal(p, syscall.SIGSTOP)
-	p.paused = true
+	if err := p.Pause(); err != nil {
+		s.t.Error(err)
+	}
 }
 
 func (s *Server) Resume() {
 	s.t.Helper()
 	p := s.current()
-	if p == nil || p.exited() {
+	if p == nil || p.Exited() {
 		s.t.Fatal("harness: Resume of a server that is not running")
 	}
-	s.signal(p, syscall.SIGCONT)
-	p.paused = false
+	if err := p.Resume(); err != nil {
+		s.t.Error(err)
+	}
 }
 
 // Running reports whether the process is alive.
 func (s *Server) Running() bool {
 	p := s.current()
-	return p != nil && !p.exited()
+	return p != nil && !p.Exited()
 }
 
 // FourLetter sends a four-letter word to this server; see FourLetter.
@@ -278,39 +255,20 @@ func (s *Server) MustFourLetter(word string) string {
 	return out
 }
 
-func (s *Server) current() *process {
+func (s *Server) current() *proc.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.proc
 }
 
-func (s *Server) signal(p *process, sig syscall.Signal) {
-	// Signal the PID we started, never a name; ESRCH means it already exited.
-	if err := syscall.Kill(p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		s.t.Errorf("harness: kill -%d %d: %v", sig, p.cmd.Process.Pid, err)
-	}
-}
-
 func (s *Server) cleanup() {
-	if p := s.current(); p != nil && !p.exited() {
-		_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-p.done:
-		case <-time.After(stopTimeout):
-			s.t.Errorf("harness: pid %d not reaped after SIGKILL", p.cmd.Process.Pid)
+	if p := s.current(); p != nil {
+		if _, err := p.Kill(stopTimeout); err != nil {
+			s.t.Errorf("harness: %v", err)
 		}
 	}
 	if s.t.Failed() {
 		s.t.Logf("harness: %s log %s (last lines):\n%s", s.env.Kind, s.LogPath, s.logTail(300))
-	}
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
 	}
 }
 

@@ -2,13 +2,15 @@ package harness
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/corral-db/corral/internal/proc"
 )
 
 // Kind names a server implementation the tests can drive.
@@ -139,24 +141,10 @@ func zookeeperClasspath(root string) (string, error) {
 	return scriptOutput(root, "tests/zookeeper-classpath.sh")
 }
 
-// scriptOutput runs the bash script at rel (relative to the module root
-// root) and returns the last line it printed, which must not be empty
-// (the fetch scripts print their result last, progress before it).
+// scriptOutput runs the bash script at rel under the module root root
+// and returns the last line it printed (see proc.ScriptOutput).
 func scriptOutput(root, rel string) (string, error) {
-	cmd := exec.Command("bash", filepath.Join(root, filepath.FromSlash(rel)))
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", rel, err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
-	if last == "" {
-		return "", fmt.Errorf("%s printed nothing\n%s", rel, stderr.String())
-	}
-	return last, nil
+	return proc.ScriptOutput(context.Background(), root, rel)
 }
 
 func moduleRoot() (string, error) {
@@ -164,14 +152,5 @@ func moduleRoot() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("harness: no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return proc.ModuleRoot(dir)
 }

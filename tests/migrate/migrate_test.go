@@ -18,6 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/tests/harness"
 	"github.com/corral-db/corral/vfs"
@@ -294,20 +295,13 @@ func writeWorkload(t *testing.T, c *zk.Conn, s *harness.Server, prefix string, n
 
 func eventuallyGone(t *testing.T, c *zk.Conn, p string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testutil.Eventually(t, 30*time.Second, p+" gone", func() bool {
 		ok, _, err := c.Exists(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still exists", p)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return !ok
+	})
 }
 
 func lastZxid(t *testing.T, s *harness.Server) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/corral-db/corral/internal/testport"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -109,16 +110,10 @@ func (in *install) addr() string { return net.JoinHostPort("127.0.0.1", in.port)
 
 func waitServing(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if out, err := harness.FourLetter(addr, "ruok"); err == nil && out == "imok" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s does not serve", addr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, addr+" answers ruok", func() bool {
+		out, err := harness.FourLetter(addr, "ruok")
+		return err == nil && out == "imok"
+	})
 }
 
 type quiet struct{}

@@ -6,6 +6,7 @@
 // deletes and queue. They check every request strictly and report what
 // they found wrong through the test.
 //
-// They are three because each was written beside one experiment; making
-// them one server with options is the next step.
+// Tree and YCSB share one connection loop (loop.go: listener, handshake,
+// request framing, problem reporting) and differ only in how they answer;
+// Server, with its reply-release modes, still has its own.
 package fakezk

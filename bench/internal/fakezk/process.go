@@ -1,7 +1,6 @@
 package fakezk
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -36,32 +36,26 @@ func ServeMain(args []string, failoverPath string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	kv := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			kv[k] = v
-		}
+	cfg, _, err := config.Parse(bytes.NewReader(b), nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
-	addr := net.JoinHostPort(kv["clientPortAddress"], kv["clientPort"])
+	addr := net.JoinHostPort(cfg.ClientPortAddress, strconv.Itoa(cfg.ClientPort))
 	var peers map[int]string // client addresses of an ensemble's members
 	myid := 0
-	if kv["clientPort"] == "" {
-		b, err := os.ReadFile(filepath.Join(kv["dataDir"], "myid"))
+	if len(cfg.Servers) > 0 {
+		b, err := os.ReadFile(filepath.Join(cfg.DataDir, "myid"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		myid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		peers = map[int]string{}
-		for k, v := range kv {
-			if id, ok := strings.CutPrefix(k, "server."); ok {
-				n, _ := strconv.Atoi(id)
-				_, client, _ := strings.Cut(v, ";")
-				peers[n] = client
-			}
+		for _, sv := range cfg.Servers {
+			peers[int(sv.ID)] = net.JoinHostPort(sv.ClientAddr, strconv.Itoa(sv.ClientPort))
 		}
 		addr = peers[myid]
 	}
@@ -81,7 +75,11 @@ func ServeMain(args []string, failoverPath string) int {
 		s.Srvr = func() string { return "Zookeeper version: fake\nMode: " + memberMode(myid, peers) + "\n" }
 		s.Mu.Unlock()
 	}
-	fmt.Println("fake server on", ln.Addr(), "forceSync", kv["forceSync"], "myid", myid)
+	forceSync := "yes"
+	if !cfg.ForceSync {
+		forceSync = "no"
+	}
+	fmt.Println("fake server on", ln.Addr(), "forceSync", forceSync, "myid", myid)
 	<-term
 	s.Stop()
 	fmt.Printf("served create %d setData %d getData %d\n", s.Count(wire.OpCreate), s.Count(wire.OpSetData), s.Count(wire.OpGetData))

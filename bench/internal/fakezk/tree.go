@@ -1,17 +1,12 @@
 package fakezk
 
 import (
-	"bufio"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/corral-db/corral/wire"
 )
@@ -21,9 +16,8 @@ import (
 // each request as it is read, and records what a queue test checks: the
 // order in which each session deleted nodes, and any node deleted twice.
 type Tree struct {
-	t  *testing.T
+	loop
 	Ln net.Listener
-	wg sync.WaitGroup
 
 	Mu       sync.Mutex
 	Nodes    map[string][]byte
@@ -33,117 +27,21 @@ type Tree struct {
 	Deletes  map[int64][]string // session -> paths it deleted, in order
 	Sessions int64
 	Closed   int
-	problems []string
 }
 
 func NewTree(t *testing.T) *Tree {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &Tree{
-		t: t, Ln: ln, Nodes: map[string][]byte{"/": {}}, Seq: map[string]int{},
+		Nodes: map[string][]byte{"/": {}}, Seq: map[string]int{},
 		ops: map[wire.Op]int{}, deleted: map[string]bool{}, Deletes: map[int64][]string{},
 	}
-	f.wg.Add(1)
-	go f.accept()
-	t.Cleanup(func() {
-		ln.Close()
-		f.wg.Wait()
-		f.Mu.Lock()
-		defer f.Mu.Unlock()
-		for _, p := range f.problems {
-			t.Error("fake server:", p)
-		}
-	})
+	f.loop = loop{mu: &f.Mu, sessions: &f.Sessions, answer: f.answer}
+	f.start(t)
+	f.Ln = f.ln
 	return f
 }
 
-func (f *Tree) Addr() string { return f.Ln.Addr().String() }
-
-func (f *Tree) problem(format string, args ...any) {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	f.problems = append(f.problems, fmt.Sprintf(format, args...))
-}
-
-func (f *Tree) accept() {
-	defer f.wg.Done()
-	for {
-		nc, err := f.Ln.Accept()
-		if err != nil {
-			return
-		}
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			defer nc.Close()
-			f.serve(nc)
-		}()
-	}
-}
-
-func (f *Tree) serve(nc net.Conn) {
-	nc.SetDeadline(time.Now().Add(time.Minute)) // bound a broken test
-	br := bufio.NewReader(nc)
-	b, err := readFrame(br)
-	if err != nil {
-		f.problem("handshake: %v", err)
-		return
-	}
-	d := wire.NewDecoder(b)
-	d.Int()
-	d.Long()
-	timeout := d.Int()
-	d.Long()
-	d.Buffer()
-	d.Bool()
-	if d.Err() != nil || timeout <= 0 {
-		f.problem("bad ConnectRequest % x", b)
-		return
-	}
-	f.Mu.Lock()
-	f.Sessions++
-	sid := f.Sessions
-	f.Mu.Unlock()
-	var e wire.Encoder
-	at := beginFrame(&e)
-	e.Int(0)
-	e.Int(timeout)
-	e.Long(sid)
-	e.Buffer(make([]byte, passwdSize))
-	e.Bool(false)
-	endFrame(&e, at)
-	if _, err := nc.Write(e.B); err != nil {
-		return
-	}
-	for {
-		b, err := readFrame(br)
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				f.problem("read: %v", err)
-			}
-			return
-		}
-		if len(b) < 8 {
-			f.problem("short request % x", b)
-			return
-		}
-		xid := int32(binary.BigEndian.Uint32(b))
-		op := wire.Op(binary.BigEndian.Uint32(b[4:]))
-		reply := f.answer(sid, xid, op, b[8:])
-		if reply == nil {
-			return
-		}
-		if _, err := nc.Write(reply); err != nil {
-			return
-		}
-		if op == wire.OpCloseSession {
-			return
-		}
-	}
-}
+func (f *Tree) Addr() string { return f.addr() }
 
 func parentOf(path string) string {
 	i := strings.LastIndexByte(path, '/')

@@ -1,16 +1,9 @@
 package fakezk
 
 import (
-	"bufio"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/corral-db/corral/wire"
 )
@@ -20,9 +13,7 @@ import (
 // answers each request as it is read (so pipelined requests are answered
 // in order), and answers srvr.
 type YCSB struct {
-	t  *testing.T
-	ln net.Listener
-	wg sync.WaitGroup
+	loop
 
 	// Drop, if set, says which sessions (numbered from 1 in the order
 	// they were established) have their connection closed, unanswered,
@@ -38,7 +29,6 @@ type YCSB struct {
 	SetVersions map[int32]int // setData requests by version asked
 	Sessions    int64
 	Closed      int
-	problems    []string
 }
 
 type ycsbNode struct {
@@ -48,116 +38,18 @@ type ycsbNode struct {
 
 func NewYCSB(t *testing.T) *YCSB {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	f := &YCSB{nodes: map[string]*ycsbNode{"/": {}}, ops: map[wire.Op]int{}, SetVersions: map[int32]int{}}
+	f.loop = loop{
+		mu: &f.Mu, sessions: &f.Sessions,
+		answer: func(_ int64, xid int32, op wire.Op, body []byte) []byte { return f.answer(xid, op, body) },
+		srvr:   "Zookeeper version: ycsb fake\nMode: standalone\n",
+		drop:   func(sid int64, op wire.Op) bool { return op == wire.OpGetData && f.Drop != nil && f.Drop(sid) },
 	}
-	f := &YCSB{t: t, ln: ln, nodes: map[string]*ycsbNode{"/": {}}, ops: map[wire.Op]int{}, SetVersions: map[int32]int{}}
-	f.wg.Add(1)
-	go f.accept()
-	t.Cleanup(func() {
-		ln.Close()
-		f.wg.Wait()
-		f.Mu.Lock()
-		defer f.Mu.Unlock()
-		for _, p := range f.problems {
-			t.Error("fake server:", p)
-		}
-	})
+	f.start(t)
 	return f
 }
 
-func (f *YCSB) Addr() string { return f.ln.Addr().String() }
-
-func (f *YCSB) problem(format string, args ...any) {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	f.problems = append(f.problems, fmt.Sprintf(format, args...))
-}
-
-func (f *YCSB) accept() {
-	defer f.wg.Done()
-	for {
-		nc, err := f.ln.Accept()
-		if err != nil {
-			return
-		}
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			defer nc.Close()
-			f.serve(nc)
-		}()
-	}
-}
-
-func (f *YCSB) serve(nc net.Conn) {
-	nc.SetDeadline(time.Now().Add(time.Minute)) // bound a broken test
-	br := bufio.NewReader(nc)
-	if word, err := br.Peek(4); err == nil && strings.Trim(string(word), "abcdefghijklmnopqrstuvwxyz") == "" {
-		io.WriteString(nc, "Zookeeper version: ycsb fake\nMode: standalone\n")
-		return
-	}
-	b, err := readFrame(br)
-	if err != nil {
-		f.problem("handshake: %v", err)
-		return
-	}
-	d := wire.NewDecoder(b)
-	d.Int()
-	d.Long()
-	timeout := d.Int()
-	d.Long()
-	d.Buffer()
-	d.Bool()
-	if d.Err() != nil || timeout <= 0 {
-		f.problem("bad ConnectRequest % x", b)
-		return
-	}
-	f.Mu.Lock()
-	f.Sessions++
-	sid := f.Sessions
-	f.Mu.Unlock()
-	var e wire.Encoder
-	at := beginFrame(&e)
-	e.Int(0)
-	e.Int(timeout)
-	e.Long(sid)
-	e.Buffer(make([]byte, passwdSize))
-	e.Bool(false)
-	endFrame(&e, at)
-	if _, err := nc.Write(e.B); err != nil {
-		return
-	}
-	for {
-		b, err := readFrame(br)
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				f.problem("read: %v", err)
-			}
-			return
-		}
-		if len(b) < 8 {
-			f.problem("short request % x", b)
-			return
-		}
-		xid := int32(binary.BigEndian.Uint32(b))
-		op := wire.Op(binary.BigEndian.Uint32(b[4:]))
-		if op == wire.OpGetData && f.Drop != nil && f.Drop(sid) {
-			return // dies without answering
-		}
-		reply := f.answer(xid, op, b[8:])
-		if reply == nil {
-			return
-		}
-		if _, err := nc.Write(reply); err != nil {
-			return
-		}
-		if op == wire.OpCloseSession {
-			return
-		}
-	}
-}
+func (f *YCSB) Addr() string { return f.addr() }
 
 func (f *YCSB) answer(xid int32, op wire.Op, body []byte) []byte {
 	d := wire.NewDecoder(body)
