@@ -291,6 +291,12 @@ type AdminConfig struct {
 	// ACL checks, with the credentials its user gives).
 	ConsoleEnabled  bool
 	ConsoleWritable bool
+	// ConsoleAdminAddrs is admin.console.adminAddresses (corral's own):
+	// the other members' AdminServer addresses by server id,
+	// "id=host:port,...", which the console asks for a leadership
+	// transfer. Without it a member on another host is assumed to use
+	// this server's admin.serverPort; one on the same host is unknown.
+	ConsoleAdminAddrs map[int64]string
 }
 
 // ListenAddr is the AdminServer's host:port.

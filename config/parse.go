@@ -149,6 +149,7 @@ var sysPropKeys = map[string]bool{
 	"admin.restore.enabled":                    true,
 	"admin.console.enabled":                    true,
 	"admin.console.writable":                   true,
+	"admin.console.adminAddresses":             true,
 	"enforceQuota":                             true,
 	"audit.enable":                             true,
 	"audit.logFile":                            true,
@@ -469,6 +470,8 @@ func (p *parser) applyAdmin(key, canon, value string) error {
 		return parseBool(&a.ConsoleEnabled, key, value)
 	case "admin.console.writable":
 		return parseBool(&a.ConsoleWritable, key, value)
+	case "admin.console.adminAddresses":
+		return parseAdminAddrs(&a.ConsoleAdminAddrs, key, value)
 	}
 	return nil
 }
@@ -685,6 +688,33 @@ func parseBool(dst *bool, key, value string) error {
 	default:
 		return &KeyError{Key: key, Value: value, Reason: "want true or false"}
 	}
+	return nil
+}
+
+// parseAdminAddrs reads "id=host:port,id=host:port": the members'
+// AdminServer addresses by server id.
+func parseAdminAddrs(dst *map[int64]string, key, value string) error {
+	out := make(map[int64]string)
+	for _, part := range strings.Split(value, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		id, addr, ok := strings.Cut(part, "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(id), 10, 64)
+		if !ok || err != nil || n < 0 {
+			return &KeyError{Key: key, Value: value, Reason: "want id=host:port,... (" + strconv.Quote(part) + ")"}
+		}
+		addr = strings.TrimSpace(addr)
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+			return &KeyError{Key: key, Value: value, Reason: "want id=host:port,... (" + strconv.Quote(part) + ")"}
+		}
+		if _, dup := out[n]; dup {
+			return &KeyError{Key: key, Value: value, Reason: "server " + strconv.FormatInt(n, 10) + " given twice"}
+		}
+		out[n] = addr
+	}
+	*dst = out
 	return nil
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -126,6 +127,11 @@ func TestMetricsAndAdminKeys(t *testing.T) {
 		t.Errorf("admin = %+v (%s)", a, a.ListenAddr())
 	}
 
+	c, _ = mustParse(t, base+"admin.console.adminAddresses=1=127.0.0.1:8080, 2=[::1]:8081,\n")
+	if want := map[int64]string{1: "127.0.0.1:8080", 2: "[::1]:8081"}; !reflect.DeepEqual(c.Admin.ConsoleAdminAddrs, want) {
+		t.Errorf("admin.console.adminAddresses = %v, want %v", c.Admin.ConsoleAdminAddrs, want)
+	}
+
 	d, _ := mustParse(t, base)
 	if d.Metrics.Enabled() || d.Metrics.ListenAddr() != "127.0.0.1:7000" {
 		t.Errorf("default metrics = %+v (%s)", d.Metrics, d.Metrics.ListenAddr())
@@ -145,6 +151,10 @@ func TestMetricsAndAdminKeys(t *testing.T) {
 		"admin.serverPort=x",
 		"admin.commandURL=commands",
 		"admin.rateLimiterIntervalInMS=-1",
+		"admin.console.adminAddresses=1:8080",
+		"admin.console.adminAddresses=x=h:8080",
+		"admin.console.adminAddresses=1=h",
+		"admin.console.adminAddresses=1=h:1,1=g:2",
 	} {
 		key, _, _ := strings.Cut(bad, "=")
 		_, _, err := parse(t, base+bad+"\n")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -21,6 +22,15 @@ type Config struct {
 	// members, in member order. The console's sessions connect to them and
 	// the ensemble view asks each for its four-letter words.
 	Servers []string
+	// IDs are the members' server ids (server.N of zoo.cfg), parallel to
+	// Servers; nil means 1..len(Servers). Leadership transfer names the
+	// new leader by its server id.
+	IDs []int64
+	// AdminAddrs are the members' AdminServer addresses ("host:port"),
+	// parallel to Servers; "" (or a short slice) where unknown. A
+	// leadership transfer is asked of the leader's AdminServer, so it is
+	// possible only while the leader's address is known.
+	AdminAddrs []string
 	// Writable allows create, set and delete through the console
 	// (admin.console.writable=true). Off, the console is read-only
 	// whatever the user's credentials.
@@ -110,7 +120,31 @@ func New(cfg Config) (*Console, error) {
 			return nil, errors.New("console: bad server address " + `"` + s + `"`)
 		}
 	}
+	if cfg.IDs != nil && len(cfg.IDs) != len(cfg.Servers) {
+		return nil, errors.New("console: IDs and Servers differ in length")
+	}
+	if len(cfg.AdminAddrs) > len(cfg.Servers) {
+		return nil, errors.New("console: more AdminAddrs than Servers")
+	}
+	for _, a := range cfg.AdminAddrs {
+		if a != "" {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return nil, errors.New("console: bad admin address " + `"` + a + `"`)
+			}
+		}
+	}
 	cfg.Servers = append([]string(nil), cfg.Servers...)
+	ids := make([]int64, len(cfg.Servers))
+	for i := range ids {
+		ids[i] = int64(i + 1)
+		if cfg.IDs != nil {
+			ids[i] = cfg.IDs[i]
+		}
+	}
+	cfg.IDs = ids
+	admins := make([]string, len(cfg.Servers))
+	copy(admins, cfg.AdminAddrs)
+	cfg.AdminAddrs = admins
 	cfg.setDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Console{cfg: cfg, ctx: ctx, cancel: cancel}
@@ -148,6 +182,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET /api/sessions", c.api(c.handleSessions))
 	c.mux.HandleFunc("GET /api/watches", c.api(c.handleWatches))
 	c.mux.HandleFunc("GET /api/metrics", c.api(c.handleMetrics))
+	c.mux.HandleFunc("POST /api/transfer", c.api(c.writing(c.handleTransfer)))
 }
 
 // ServeHTTP serves the page and its API.

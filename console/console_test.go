@@ -2,9 +2,11 @@ package console
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -342,6 +344,15 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			t.Errorf("New accepted servers %q", servers)
 		}
 	}
+	for _, cfg := range []Config{
+		{Servers: []string{"a:1"}, IDs: []int64{1, 2}},
+		{Servers: []string{"a:1"}, AdminAddrs: []string{"a:2", "b:2"}},
+		{Servers: []string{"a:1"}, AdminAddrs: []string{"no port"}},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New accepted %+v", cfg)
+		}
+	}
 }
 
 func TestCloseStopsEverything(t *testing.T) {
@@ -382,5 +393,124 @@ func TestSessionsCloseWhenIdle(t *testing.T) {
 			t.Fatalf("idle sessions not closed: %d cached, janitor running %v", n, live)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// flwFake answers every four-letter word with srvr's text for mode, as
+// server/flw renders it; it stops with the test.
+func flwFake(t *testing.T, mode string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	st := &flw.State{Version: "3.9.3-corral", Mode: mode, Serving: true, Zxid: 0x100000001}
+	text := flw.Render("srvr", st, map[string]bool{"srvr": true})
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 4)
+			_, _ = io.ReadFull(nc, buf)
+			_, _ = nc.Write(text)
+			nc.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestTransferAsksTheLeadersAdminServer: api/transfer finds the leader by
+// srvr and posts transfer_leadership to its AdminServer with the user's
+// credentials and the target's server id, and maps the answers.
+func TestTransferAsksTheLeadersAdminServer(t *testing.T) {
+	var gotAuth, gotTo atomic.Value
+	status := atomic.Int64{}
+	status.Store(200)
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "POST" || r.URL.Path != "/commands/transfer_leadership" {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, 404)
+			return
+		}
+		gotAuth.Store(r.Header.Get("Authorization"))
+		gotTo.Store(r.URL.Query().Get("to"))
+		w.WriteHeader(int(status.Load()))
+		fmt.Fprint(w, `{"command":"transfer_leadership","error":"this server is not the leader"}`)
+	}))
+	t.Cleanup(admin.Close)
+	servers := []string{flwFake(t, "follower"), flwFake(t, "leader"), flwFake(t, "follower")}
+	cfg := Config{Servers: servers, IDs: []int64{11, 12, 13}, AdminAddrs: []string{"", strings.TrimPrefix(admin.URL, "http://")}, Writable: true}
+	_, srv := newTestConsole(t, cfg)
+	url := srv.URL + "/console/api/transfer"
+	post := func(body, auth string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("X-Console", "1")
+		if auth != "" {
+			req.Header.Set("X-Console-Auth", base64.StdEncoding.EncodeToString([]byte(auth)))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+
+	if code, out := post(`{"to":3}`, ""); code != 403 || errCode(out) != "NOAUTH" {
+		t.Errorf("anonymous: %d %v", code, out)
+	}
+	for _, body := range []string{`{"to":0}`, `{"to":4}`, `{"to":"x"}`, `{"member":1}`} {
+		if code, out := post(body, "super:pw"); code != 400 || errCode(out) != "BADREQUEST" {
+			t.Errorf("%s: %d %v", body, code, out)
+		}
+	}
+	if code, out := post(`{"to":2}`, "super:pw"); code != 409 || errCode(out) != "ISLEADER" {
+		t.Errorf("to the leader: %d %v", code, out)
+	}
+	if gotAuth.Load() != nil {
+		t.Fatal("the AdminServer was asked before a valid request")
+	}
+	code, out := post(`{"to":3}`, "super:pw")
+	if code != 200 || out["from"] != float64(12) || out["to"] != float64(13) {
+		t.Errorf("transfer: %d %v", code, out)
+	}
+	if gotAuth.Load() != "digest super:pw" || gotTo.Load() != "13" {
+		t.Errorf("AdminServer got Authorization %q, to=%q", gotAuth.Load(), gotTo.Load())
+	}
+	for st, want := range map[int64]string{401: "AUTHFAILED", 403: "NOAUTH", 409: "NOTLEADER", 503: "ADMIN503"} {
+		status.Store(st)
+		if code, out := post(`{"to":1}`, "super:pw"); errCode(out) != want || code < 400 {
+			t.Errorf("AdminServer answering %d: %d %v, want %s", st, code, out, want)
+		}
+	}
+
+	// The leader's AdminServer address unknown: refused, nothing asked.
+	cfg.AdminAddrs = []string{strings.TrimPrefix(admin.URL, "http://")}
+	_, srv2 := newTestConsole(t, cfg)
+	url = srv2.URL + "/console/api/transfer"
+	if code, out := post(`{"to":1}`, "super:pw"); code != 409 || errCode(out) != "NOADMIN" {
+		t.Errorf("leader's admin address unknown: %d %v", code, out)
+	}
+	// Read-only console: refused by the console.
+	cfg.Writable = false
+	_, srv3 := newTestConsole(t, cfg)
+	url = srv3.URL + "/console/api/transfer"
+	if code, out := post(`{"to":1}`, "super:pw"); code != 403 || errCode(out) != "READONLY" {
+		t.Errorf("read-only: %d %v", code, out)
+	}
+}
+
+func TestToPointPercentiles(t *testing.T) {
+	p := toPoint(map[string]float64{"p50_readlatency": 1, "p99_readlatency": 7, "p50_updatelatency": 2, "p99_updatelatency": 9}, nil, 1)
+	if p.ReadP50 == nil || *p.ReadP50 != 1 || *p.ReadP99 != 7 || *p.UpdateP50 != 2 || *p.UpdateP99 != 9 {
+		t.Errorf("percentiles: %+v", p)
+	}
+	if p := toPoint(map[string]float64{"znode_count": 1}, nil, 1); p.ReadP50 != nil || p.UpdateP99 != nil {
+		t.Errorf("percentiles of a member that reports none: %+v", p)
 	}
 }

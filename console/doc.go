@@ -10,7 +10,9 @@
 // the console itself unless Config.Writable is set
 // (admin.console.writable=true), and then still need the ACL's consent.
 // Ensemble state comes from each member's four-letter words (srvr, mntr,
-// cons, wchs, wchc), the same text any monitoring tool reads.
+// cons, wchs, wchc), the same text any monitoring tool reads. A
+// leadership transfer is asked of the leader's AdminServer
+// (transfer_leadership) with the user's credentials, which it checks.
 //
 // Nothing runs while nobody looks: metrics are sampled only while a page
 // polls them (the sampler stops after Config.IdleStop without a poll), and
@@ -30,4 +32,5 @@
 //	ensemble.go  members, roles, zxid and lag; sessions and watches views
 //	flw.go       four-letter-word exchange and parsers
 //	metrics.go   MetricsSource, the on-demand sampler and its ring buffer
+//	transfer.go  leadership transfer through the leader's AdminServer
 package console

@@ -10,16 +10,20 @@ import (
 // memberJSON is one member as the ensemble page shows it, from its srvr
 // and mntr answers.
 type memberJSON struct {
-	ID      int    `json:"id"` // position in Config.Servers, from 1
-	Addr    string `json:"addr"`
-	Up      bool   `json:"up"`      // answered at all
-	Serving bool   `json:"serving"` // answered srvr with a mode
-	Error   string `json:"error,omitempty"`
-	Mode    string `json:"mode"` // leader, follower, observer, standalone, down, electing
-	Version string `json:"version,omitempty"`
-	Zxid    string `json:"zxid,omitempty"`
-	Epoch   int64  `json:"epoch"`
-	Counter int64  `json:"counter"`
+	ID   int    `json:"id"` // position in Config.Servers, from 1
+	Addr string `json:"addr"`
+	// ServerID is the member's server id; Admin whether the console knows
+	// its AdminServer's address (a transfer is asked of the leader's).
+	ServerID int64  `json:"serverId"`
+	Admin    bool   `json:"admin"`
+	Up       bool   `json:"up"`      // answered at all
+	Serving  bool   `json:"serving"` // answered srvr with a mode
+	Error    string `json:"error,omitempty"`
+	Mode     string `json:"mode"` // leader, follower, observer, standalone, down, electing
+	Version  string `json:"version,omitempty"`
+	Zxid     string `json:"zxid,omitempty"`
+	Epoch    int64  `json:"epoch"`
+	Counter  int64  `json:"counter"`
 	// Lag is how many transactions the member is behind the leader in the
 	// leader's epoch; null when unknown (no leader, or another epoch).
 	Lag         *int64  `json:"lag"`
@@ -89,7 +93,8 @@ func (c *Console) handleEnsemble(cl *call) (any, error) {
 }
 
 func (c *Console) member(ctx context.Context, id int, addr string, now time.Time) memberJSON {
-	m := memberJSON{ID: id, Addr: addr, Mode: "down", Durability: c.cfg.Durability}
+	m := memberJSON{ID: id, Addr: addr, Mode: "down", Durability: c.cfg.Durability,
+		ServerID: c.cfg.IDs[id-1], Admin: c.cfg.AdminAddrs[id-1] != ""}
 	text, err := fourLetter(ctx, addr, "srvr")
 	if err != nil {
 		m.Error = err.Error()

@@ -10,7 +10,8 @@ import (
 
 // MetricsSource samples one member's metrics: name → value, with mntr's
 // names without the zk_ prefix (packets_received, avg_latency,
-// outstanding_requests, znode_count, watch_count, cnt_fsynctime, ...).
+// outstanding_requests, znode_count, watch_count, cnt_fsynctime,
+// p99_readlatency, ...).
 // The default reads mntr; once the admin server exports Prometheus
 // metrics, a source reading them can take its place.
 type MetricsSource interface {
@@ -55,6 +56,14 @@ type point struct {
 	// FsyncAvg is the mean fsync time (ms) of the fsyncs in the interval;
 	// null when none happened or the member reports no fsync times.
 	FsyncAvg *float64 `json:"fsyncAvg"`
+	// Read and update latency percentiles (ms) over the member's recent
+	// window (mntr's p50_readlatency, p99_readlatency, p50_updatelatency,
+	// p99_updatelatency, ZooKeeper's advanced summaries); null when the
+	// member does not report them.
+	ReadP50   *float64 `json:"readP50"`
+	ReadP99   *float64 `json:"readP99"`
+	UpdateP50 *float64 `json:"updateP50"`
+	UpdateP99 *float64 `json:"updateP99"`
 }
 
 type sample struct {
@@ -180,6 +189,14 @@ func toPoint(m, prev map[string]float64, dt float64) point {
 		Sessions:    m["global_sessions"],
 		Connections: m["num_alive_connections"],
 	}
+	opt := func(k string) *float64 {
+		if v, ok := m[k]; ok {
+			return &v
+		}
+		return nil
+	}
+	p.ReadP50, p.ReadP99 = opt("p50_readlatency"), opt("p99_readlatency")
+	p.UpdateP50, p.UpdateP99 = opt("p50_updatelatency"), opt("p99_updatelatency")
 	if prev != nil && dt > 0 {
 		if d := m["packets_received"] - prev["packets_received"]; d >= 0 {
 			p.Rps = d / dt
@@ -225,7 +242,7 @@ func (c *Console) handleMetrics(cl *call) (any, error) {
 	c.sampler.touch()
 	members := make([]map[string]any, len(c.cfg.Servers))
 	for i, a := range c.cfg.Servers {
-		members[i] = map[string]any{"id": i + 1, "addr": a}
+		members[i] = map[string]any{"id": i + 1, "serverId": c.cfg.IDs[i], "addr": a}
 	}
 	return map[string]any{
 		"interval": c.cfg.SampleInterval.Milliseconds(),

@@ -485,6 +485,7 @@ func (c *Console) handleInfo(cl *call) (any, error) {
 	return map[string]any{
 		"writable":   c.cfg.Writable,
 		"servers":    c.cfg.Servers,
+		"ids":        c.cfg.IDs,
 		"durability": c.cfg.Durability,
 		"pageSize":   DefaultPageSize,
 		"interval":   c.cfg.SampleInterval.Milliseconds(),

@@ -25,6 +25,7 @@ func runConsole(args []string) int {
 	listen := fs.String("listen", "127.0.0.1:8081", "HTTP address to serve the console on")
 	servers := fs.String("server", "", "client addresses of the ensemble's members, host:port[,host:port...]")
 	writable := fs.Bool("writable", false, "allow create, set and delete (admin.console.writable)")
+	admins := fs.String("admin", "", "AdminServer addresses of the members, in -server order (empty entries unknown), for leadership transfer")
 	durability := fs.String("durability", "", "the ensemble's durability mode, shown on the ensemble page")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -36,6 +37,7 @@ func runConsole(args []string) int {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	c, err := console.New(console.Config{
 		Servers:    strings.Split(*servers, ","),
+		AdminAddrs: splitList(*admins),
 		Writable:   *writable,
 		Durability: *durability,
 		Logger:     logger,
@@ -68,4 +70,12 @@ func runConsole(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// splitList splits a comma-separated flag; empty is no entries.
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

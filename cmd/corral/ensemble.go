@@ -54,6 +54,17 @@ func runEnsemble(args []string) int {
 			return 1
 		}
 	}
+	// Every member's console knows every member's AdminServer, so it can
+	// ask whichever leads for a leadership transfer.
+	admins := make(map[int64]string, len(cfgs))
+	for _, cfg := range cfgs {
+		admins[cfg.MyID] = consoleAdminAddr(cfg)
+	}
+	for _, cfg := range cfgs {
+		if cfg.Admin.ConsoleAdminAddrs == nil {
+			cfg.Admin.ConsoleAdminAddrs = admins
+		}
+	}
 	logger := newLogger(*logLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

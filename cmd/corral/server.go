@@ -135,8 +135,11 @@ func startHTTP(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, init
 		a := admin.NewAdminServer(srv, admin.AdminOptions{Config: cfg, InitialConfig: initial, SnapshotDir: cfg.DataDir, Logger: logger})
 		a.Mount(h)
 		if cfg.Admin.ConsoleEnabled {
+			servers, ids, admins := consoleMembers(cfg)
 			c, err := console.New(console.Config{
-				Servers:    consoleServers(cfg),
+				Servers:    servers,
+				IDs:        ids,
+				AdminAddrs: admins,
 				Writable:   cfg.Admin.ConsoleWritable,
 				Durability: string(cfg.Durability),
 				Logger:     logger,
@@ -157,33 +160,61 @@ func startHTTP(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, init
 	return nil
 }
 
-// consoleServers are the client addresses of the ensemble's members, in
-// member order, for the web console (this server's alone when standalone).
-// A server line without a client part is reached at its host and this
-// server's clientPort.
-func consoleServers(cfg *config.Config) []string {
+// consoleMembers are the ensemble's members for the web console, in
+// member order: client addresses, server ids and AdminServer addresses
+// (this server's alone when standalone). A server line without a client
+// part is reached at its host and this server's clientPort; a member
+// without any client port is left out. Another member's AdminServer is
+// admin.console.adminAddresses's entry for it, else its host at this
+// server's admin.serverPort when it runs on another host, else unknown
+// ("").
+func consoleMembers(cfg *config.Config) (servers []string, ids []int64, admins []string) {
+	self := consoleAdminAddr(cfg)
 	if len(cfg.Servers) == 0 {
-		return []string{cfg.ClientListenAddr()}
+		return []string{cfg.ClientListenAddr()}, []int64{max(cfg.MyID, 1)}, []string{self}
 	}
-	var out []string
+	selfHost := ""
 	for _, m := range cfg.Servers {
 		if m.ID == cfg.MyID {
-			out = append(out, cfg.ClientListenAddr())
-			continue
+			selfHost = m.Host
 		}
-		host, port := m.Host, m.ClientPort
-		if m.ClientAddr != "" && m.ClientAddr != "0.0.0.0" && m.ClientAddr != "::" {
-			host = m.ClientAddr
-		}
-		if port == 0 {
-			port = cfg.ClientPort
-		}
-		if port == 0 {
-			continue
-		}
-		out = append(out, net.JoinHostPort(host, strconv.Itoa(port)))
 	}
-	return out
+	for _, m := range cfg.Servers {
+		var client, admin string
+		if m.ID == cfg.MyID {
+			client, admin = cfg.ClientListenAddr(), self
+		} else {
+			host, port := m.Host, m.ClientPort
+			if m.ClientAddr != "" && m.ClientAddr != "0.0.0.0" && m.ClientAddr != "::" {
+				host = m.ClientAddr
+			}
+			if port == 0 {
+				port = cfg.ClientPort
+			}
+			if port == 0 {
+				continue
+			}
+			client = net.JoinHostPort(host, strconv.Itoa(port))
+			switch a, ok := cfg.Admin.ConsoleAdminAddrs[m.ID]; {
+			case ok:
+				admin = a
+			case m.Host != selfHost:
+				admin = net.JoinHostPort(m.Host, strconv.Itoa(cfg.Admin.ServerPort))
+			}
+		}
+		servers, ids, admins = append(servers, client), append(ids, m.ID), append(admins, admin)
+	}
+	return servers, ids, admins
+}
+
+// consoleAdminAddr is where the console reaches this server's own
+// AdminServer: its listen address, loopback for a wildcard one.
+func consoleAdminAddr(cfg *config.Config) string {
+	switch cfg.Admin.ServerAddress {
+	case "0.0.0.0", "::":
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Admin.ServerPort))
+	}
+	return cfg.Admin.ListenAddr()
 }
 
 func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, error) {

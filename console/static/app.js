@@ -605,17 +605,36 @@ async function loadEnsemble() {
   const leader = r.members.find((m) => m.id === r.leader);
   const serving = r.members.filter((m) => m.serving).length;
   $("#ens-summary").textContent = (leader
-    ? "leader: server " + leader.id + (leader.leaderSince ? ", elected " + fmtTime(leader.leaderSince) + " (" + fmtDuration(r.time - leader.leaderSince) + " ago)" : "")
+    ? "leader: server " + leader.serverId + (leader.leaderSince ? ", elected " + fmtTime(leader.leaderSince) + " (" + fmtDuration(r.time - leader.leaderSince) + " ago)" : "")
     : "no leader") + " · " + serving + " of " + r.members.length + " serving · updated " + fmtTime(r.time);
-  $("#members").replaceChildren(...r.members.map(memberCard));
+  $("#members").replaceChildren(...r.members.map((m) => memberCard(m, leader)));
 }
 
-function memberCard(m) {
+// transferDialog asks, after a confirmation, the leader's AdminServer
+// (through the console) to hand leadership to member m. The AdminServer
+// checks the user's credentials; the page then shows the roles change.
+function transferDialog(m, leader) {
+  openModal({
+    title: "Make server " + m.serverId + " leader",
+    body: [],
+    ok: "Transfer",
+    confirm: [el("span", {}, "Ask the leader, server " + leader.serverId + ", to hand leadership to server " + m.serverId +
+      " (" + m.addr + ")? Writes pause while the new leader takes over; the AdminServer checks your credentials " +
+      "(admin rights on /).")],
+    onOK: async () => {
+      const r = await api("POST", "transfer", { to: m.id });
+      notice("Leadership transfer from server " + r.from + " to server " + r.to + " started");
+      await loadEnsemble();
+    },
+  });
+}
+
+function memberCard(m, leader) {
   const card = el("div", {
     class: "card" + (m.mode === "leader" ? " is-leader" : "") + (!m.serving ? " is-down" : ""),
     "data-id": m.id, "data-mode": m.mode,
   });
-  card.append(el("h3", {}, "Server " + m.id, el("span", { class: "addr" }, m.addr),
+  card.append(el("h3", {}, "Server " + m.serverId, el("span", { class: "addr" }, m.addr),
     el("span", { class: "badge " + m.mode, "data-role": m.mode }, m.mode)));
   if (m.serving) {
     const f = (k, v) => [el("dt", {}, k), el("dd", {}, v)];
@@ -636,6 +655,17 @@ function memberCard(m) {
     card.append(dl);
   }
   if (m.error) card.append(el("div", { class: "err" }, m.error));
+  if (state.info.writable && m.mode === "follower") {
+    const why = !leader ? "no member leads right now"
+      : !leader.admin ? "this console does not know the leader's AdminServer address"
+      : "";
+    const b = el("button", {
+      type: "button", class: "make-leader", "data-id": m.id, disabled: why !== "",
+      title: why || "ask the leader to hand leadership to this server",
+      onclick: () => transferDialog(m, leader),
+    }, "Make leader");
+    card.append(el("div", { class: "card-actions" }, b, why ? el("span", { class: "muted" }, why) : null));
+  }
   return card;
 }
 
@@ -655,7 +685,7 @@ async function pollMetrics() {
   const cutoff = metrics.last - metrics.window;
   while (metrics.samples.length && metrics.samples[0].t < cutoff) metrics.samples.shift();
   $("#legend").replaceChildren(...metrics.members.map((m, i) =>
-    el("span", {}, el("i", { class: "c" + i }), "server " + m.id)));
+    el("span", {}, el("i", { class: "c" + i }), "server " + (m.serverId || m.id))));
   $$("#legend i").forEach((i, k) => { i.style.background = COLORS[k % COLORS.length]; });
   $("#metrics-summary").textContent = metrics.samples.length + " samples, every " + (metrics.interval / 1000) + " s, last " + fmtDuration(metrics.window);
   drawCharts();

@@ -13,6 +13,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/console"
+	"github.com/corral-db/corral/internal/testport"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -25,14 +26,26 @@ func TestConsole(t *testing.T) {
 		t.Skip("the console is corral's; its backend works with ZooKeeper too, but the suite starts corral")
 	}
 	ctx := newBrowser(t)
-	ens := env.StartEnsemble(t, 3, harness.EnsembleConfig{TickTime: time.Second, InitLimit: 10, SyncLimit: 5})
-	url, _ := serveConsole(t, console.Config{
-		Servers:        ens.Addrs(),
-		Writable:       true,
-		Durability:     "sync",
-		SampleInterval: 500 * time.Millisecond,
-		IdleStop:       5 * time.Second,
-	})
+	// Every member runs its AdminServer with the console mounted, as
+	// corral serves it; each console knows every member's AdminServer, so
+	// it can ask the leader for a leadership transfer.
+	adminPorts := []int{testport.Free(t), testport.Free(t), testport.Free(t)}
+	var known []string
+	for i, p := range adminPorts {
+		known = append(known, fmt.Sprintf("%d=127.0.0.1:%d", i+1, p))
+	}
+	ens := env.StartEnsemble(t, 3, harness.EnsembleConfig{TickTime: time.Second, InitLimit: 10, SyncLimit: 5,
+		MemberExtra: func(i int) []string {
+			return []string{"admin.enableServer=true", "admin.serverAddress=127.0.0.1",
+				"admin.serverPort=" + strconv.Itoa(adminPorts[i]),
+				"admin.console.writable=true",
+				"admin.console.adminAddresses=" + strings.Join(known, ",")}
+		}})
+	// The page is served by member 1's AdminServer; the transfer step
+	// keeps the leadership away from it, so the failover step does not
+	// kill the page's own server.
+	const pageMember = 0
+	url := fmt.Sprintf("http://127.0.0.1:%d/console", adminPorts[pageMember])
 	zc := connectZK(t, ens.Addrs(), nil)
 
 	run(t, ctx, chromedp.Navigate(url+"/"))
@@ -45,6 +58,7 @@ func TestConsole(t *testing.T) {
 	t.Run("sessions-watches", func(t *testing.T) { testSessionsWatches(t, ctx, zc) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, ctx, zc) })
 	t.Run("readonly", func(t *testing.T) { testReadOnly(t, ctx, ens, url) })
+	t.Run("transfer", func(t *testing.T) { testTransfer(t, ctx, ens, pageMember) })
 	t.Run("failover", func(t *testing.T) { testFailover(t, ctx, ens) })
 }
 
@@ -344,6 +358,10 @@ func testMetrics(t *testing.T, ctx context.Context, zc *zk.Conn) {
 	if before == after {
 		t.Error("the znode chart did not change after 200 creates and new samples")
 	}
+	// The members report latency percentiles (mntr's p50_/p99_ lines);
+	// after the creates, some sample carries an update p99.
+	waitJS(t, ctx, pageWait, "update latency percentiles",
+		`metrics.samples.some((s) => s.points.some((p) => p.up && typeof p.updateP99 === "number" && typeof p.readP50 === "number"))`)
 	if *screenshots != "" {
 		// Some seconds of steady load so the picture shows lines, not
 		// dots. Bounded in time and count.
@@ -397,4 +415,68 @@ func testReadOnly(t *testing.T, ctx context.Context, ens *harness.Ensemble, writ
 	}
 	run(t, ctx, chromedp.Navigate(writableURL+"/"))
 	waitJS(t, ctx, pageWait, "page ready", `document.body.dataset.ready === "1"`)
+}
+
+// testTransfer: as the super user, "Make leader" on a follower (not the
+// member serving the page), confirmed, makes that member lead: the page
+// and srvr agree. Anonymous, the button's request is refused.
+func testTransfer(t *testing.T, ctx context.Context, ens *harness.Ensemble, pageMember int) {
+	show(t, ctx, "#ensemble")
+	waitJS(t, ctx, pageWait, "a leader and two followers",
+		`document.querySelectorAll('#members .card[data-mode="leader"]').length === 1 && document.querySelectorAll('#members .card[data-mode="follower"]').length === 2`)
+	leader := ens.Leader()
+	target := -1
+	for _, f := range ens.Followers(leader) {
+		if f != pageMember {
+			target = f
+			break
+		}
+	}
+	if target < 0 {
+		t.Fatalf("no follower other than member %d", pageMember+1)
+	}
+	btn := `#members .card[data-id="` + strconv.Itoa(target+1) + `"] button.make-leader`
+	if got := evalString(t, ctx, `String(document.querySelectorAll('#members .card[data-mode="leader"] button.make-leader').length)`); got != "0" {
+		t.Errorf("the leader's card offers make-leader")
+	}
+
+	// Anonymous: confirmed, then refused; the leader stays.
+	clickJS(t, ctx, btn)
+	waitJS(t, ctx, pageWait, "transfer confirmation", `document.querySelector("#modal").open && !document.querySelector("#modal-confirm").hidden`)
+	clickJS(t, ctx, "#modal-ok")
+	waitJS(t, ctx, pageWait, "NOAUTH banner", `document.querySelector("#error").dataset.code === "NOAUTH" && !document.querySelector("#error").hidden`)
+	if got := ens.Leader(); got != leader {
+		t.Fatalf("an anonymous transfer moved the leadership from %d to %d", leader+1, got+1)
+	}
+	js(t, ctx, `clearError()`)
+
+	// As the super user.
+	clickJS(t, ctx, "#cred-button")
+	run(t, ctx,
+		chromedp.WaitVisible(chromedp.CSS("#cred-user")),
+		chromedp.SendKeys(chromedp.CSS("#cred-user"), harness.SuperUser),
+		chromedp.SendKeys(chromedp.CSS("#cred-password"), harness.SuperPassword))
+	clickJS(t, ctx, "#modal-ok")
+	waitJS(t, ctx, pageWait, "identity", `document.querySelector("#identity").textContent.includes("super")`)
+	show(t, ctx, "#ensemble")
+	waitJS(t, ctx, pageWait, "make-leader button", `document.querySelector('`+btn+`') && !document.querySelector('`+btn+`').disabled`)
+	clickJS(t, ctx, btn)
+	waitJS(t, ctx, pageWait, "transfer confirmation", `document.querySelector("#modal").open && !document.querySelector("#modal-confirm").hidden`)
+	if got := evalString(t, ctx, `document.querySelector("#modal-confirm").textContent`); !strings.Contains(got, fmt.Sprintf("to server %d", ens.ID(target))) {
+		t.Errorf("confirmation says %q", got)
+	}
+	shot(t, ctx, "transfer")
+	if got := ens.Leader(); got != leader {
+		t.Fatalf("before confirming, member %d leads", got+1)
+	}
+	clickJS(t, ctx, "#modal-ok")
+	sel := `#members .card[data-id="` + strconv.Itoa(target+1) + `"]`
+	waitJS(t, ctx, failoverWait, "the chosen member leads",
+		`document.querySelector('`+sel+`').dataset.mode === "leader" && document.querySelectorAll('#members .card[data-mode="leader"]').length === 1`)
+	if got := ens.Leader(); got != target {
+		t.Errorf("page shows member %d leading, srvr says %d", target+1, got+1)
+	}
+	// Sign out again for the later steps.
+	js(t, ctx, `(sessionStorage.clear(), afterCredentials())`)
+	waitJS(t, ctx, pageWait, "anonymous", `document.querySelector("#identity").textContent.startsWith("anonymous")`)
 }
