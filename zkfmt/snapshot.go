@@ -193,6 +193,7 @@ func DecodeSnapshot(r io.Reader) (*Snapshot, error) {
 		if k < 0 {
 			// ReferenceCountedACLCache.deserialize refuses a null vector.
 			d.fail(corruptf("ACL %d: null list", ref))
+			break
 		}
 		list := make([]wire.ACL, 0, min(k, 64))
 		for j := 0; j < k && d.err == nil; j++ {
