@@ -942,7 +942,13 @@ async function loadTail() {
   let r;
   try {
     r = await api("GET", "logs/tail?" + new URLSearchParams({ name, kib: $("#tail-kib").value }));
-  } catch (e) { showError(e); return; }
+  } catch (e) {
+    if (e.code !== "NOTFOUND") { showError(e); return; }
+    $("#tail-head").textContent = "Tail of " + name;
+    $("#tail-info").textContent = "";
+    $("#tail-view").textContent = e.message;
+    return;
+  }
   if (logs.open !== name) return;
   const bytes = b64ToBytes(r.data || "");
   $("#tail-head").textContent = "Tail of " + name;
