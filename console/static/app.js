@@ -648,9 +648,13 @@ function memberCard(m, leader) {
       ...f("data size", fmtNum(m.dataSize) + " B"),
       ...f("fsyncs", fmtNum(m.fsyncCount) + " · avg " + fmtNum(m.fsyncAvg, 2) + " ms"),
       ...f("snapshots", fmtNum(m.snapshotCount) + " · avg " + fmtNum(m.snapshotAvg, 1) + " ms"),
+      ...f("last snapshot", m.lastSnapshotZxid ? m.lastSnapshotZxid + " · " + fmtTime(m.lastSnapshotTime)
+        : m.lastSnapshotError ? "— (" + m.lastSnapshotError + ")" : m.admin ? "none yet" : "— (AdminServer unknown)"),
+      ...f("elections", fmtNum(m.elections) + (m.elections ? " · avg " + fmtNum(m.electionAvg, 0) + " ms, max " + fmtNum(m.electionMax, 0) + " ms" : "")),
       ...f("uptime", fmtDuration(m.uptime)), ...f("packets in/out", fmtNum(m.received) + " / " + fmtNum(m.sent)));
     if (m.mode === "leader") {
-      dl.append(...f("learners", m.learners), ...f("synced", m.syncedFollowers + " followers"));
+      dl.append(...f("leader since", m.leaderSince ? fmtTime(m.leaderSince) : "—"),
+        ...f("learners", m.learners), ...f("synced", m.syncedFollowers + " followers"));
     }
     card.append(dl);
   }
