@@ -3,9 +3,11 @@ package console
 import (
 	"context"
 	"encoding/base64"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -251,5 +253,39 @@ func TestLogsPage(t *testing.T) {
 	}
 	if st, m = get(t, srv.URL+"/console/api/logs/tail?name=events&kib=0", true); st != http.StatusBadRequest {
 		t.Errorf("kib=0: %d %v", st, m)
+	}
+}
+
+// TestLastSnapshot reads the AdminServer's last_snapshot answer: a
+// snapshot, none yet (ZooKeeper's -1s), and a failure.
+func TestLastSnapshot(t *testing.T) {
+	answer := `{"command":"last_snapshot","error":null,"zxid":"100000005","timestamp":1700000000}`
+	status := http.StatusOK
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/commands/last_snapshot" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, answer)
+	}))
+	defer admin.Close()
+	addr := strings.TrimPrefix(admin.URL, "http://")
+	ctx := context.Background()
+	z, ms, err := lastSnapshot(ctx, addr)
+	if err != nil || z != "0x100000005" || ms != 1700000000000 {
+		t.Errorf("snapshot: %q %d %v", z, ms, err)
+	}
+	answer = `{"command":"last_snapshot","error":null,"zxid":"ffffffffffffffff","timestamp":-1}`
+	if z, ms, err = lastSnapshot(ctx, addr); err != nil || z != "" || ms != 0 {
+		t.Errorf("none yet: %q %d %v", z, ms, err)
+	}
+	answer = `{"zxid":"xyz","timestamp":1}`
+	if _, _, err = lastSnapshot(ctx, addr); err == nil {
+		t.Error("a bad zxid was taken")
+	}
+	status = http.StatusInternalServerError
+	if _, _, err = lastSnapshot(ctx, addr); err == nil {
+		t.Error("a failed command was taken")
 	}
 }
