@@ -297,6 +297,13 @@ type AdminConfig struct {
 	// transfer. Without it a member on another host is assumed to use
 	// this server's admin.serverPort; one on the same host is unknown.
 	ConsoleAdminAddrs map[int64]string
+	// ConsoleKVEndpoints and ConsoleLogEndpoints are
+	// admin.console.kvEndpoints and admin.console.logEndpoints (corral's
+	// own): "host:port,...", the API addresses of a key-value replica
+	// group and of the replicated logs, for the console's Key-value and
+	// Logs pages; empty leaves the pages saying how to set them.
+	ConsoleKVEndpoints  []string
+	ConsoleLogEndpoints []string
 }
 
 // ListenAddr is the AdminServer's host:port.

@@ -150,6 +150,8 @@ var sysPropKeys = map[string]bool{
 	"admin.console.enabled":                    true,
 	"admin.console.writable":                   true,
 	"admin.console.adminAddresses":             true,
+	"admin.console.kvEndpoints":                true,
+	"admin.console.logEndpoints":               true,
 	"enforceQuota":                             true,
 	"audit.enable":                             true,
 	"audit.logFile":                            true,
@@ -472,6 +474,10 @@ func (p *parser) applyAdmin(key, canon, value string) error {
 		return parseBool(&a.ConsoleWritable, key, value)
 	case "admin.console.adminAddresses":
 		return parseAdminAddrs(&a.ConsoleAdminAddrs, key, value)
+	case "admin.console.kvEndpoints":
+		return parseEndpoints(&a.ConsoleKVEndpoints, key, value)
+	case "admin.console.logEndpoints":
+		return parseEndpoints(&a.ConsoleLogEndpoints, key, value)
 	}
 	return nil
 }
@@ -713,6 +719,29 @@ func parseAdminAddrs(dst *map[int64]string, key, value string) error {
 			return &KeyError{Key: key, Value: value, Reason: "server " + strconv.FormatInt(n, 10) + " given twice"}
 		}
 		out[n] = addr
+	}
+	*dst = out
+	return nil
+}
+
+// parseEndpoints reads "host:port,host:port" (blanks around the commas
+// ignored).
+func parseEndpoints(dst *[]string, key, value string) error {
+	var out []string
+	seen := make(map[string]bool)
+	for _, part := range strings.Split(value, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(part); err != nil || port == "" {
+			return &KeyError{Key: key, Value: value, Reason: "want host:port,... (" + strconv.Quote(part) + ")"}
+		}
+		if seen[part] {
+			return &KeyError{Key: key, Value: value, Reason: strconv.Quote(part) + " given twice"}
+		}
+		seen[part] = true
+		out = append(out, part)
 	}
 	*dst = out
 	return nil

@@ -101,6 +101,14 @@ func TestSecurityKeysOffValuesAccepted(t *testing.T) {
 			if len(warnings) != 1 {
 				t.Errorf("warnings = %q, want one naming the ignored key", warnings)
 			}
+			c, _ = mustParse(t, base+"admin.console.kvEndpoints=127.0.0.1:7001, [::1]:7002,\nadmin.console.logEndpoints=h:7100\n")
+			if want := []string{"127.0.0.1:7001", "[::1]:7002"}; !reflect.DeepEqual(c.Admin.ConsoleKVEndpoints, want) {
+				t.Errorf("admin.console.kvEndpoints = %q, want %q", c.Admin.ConsoleKVEndpoints, want)
+			}
+			if want := []string{"h:7100"}; !reflect.DeepEqual(c.Admin.ConsoleLogEndpoints, want) {
+				t.Errorf("admin.console.logEndpoints = %q, want %q", c.Admin.ConsoleLogEndpoints, want)
+			}
+
 			d, _ := mustParse(t, base)
 			if c.TickTime != d.TickTime || c.ClientPort != d.ClientPort {
 				t.Errorf("config changed: %+v", c)
@@ -155,6 +163,9 @@ func TestMetricsAndAdminKeys(t *testing.T) {
 		"admin.console.adminAddresses=x=h:8080",
 		"admin.console.adminAddresses=1=h",
 		"admin.console.adminAddresses=1=h:1,1=g:2",
+		"admin.console.kvEndpoints=h",
+		"admin.console.kvEndpoints=h:1,h:1",
+		"admin.console.logEndpoints=h:",
 	} {
 		key, _, _ := strings.Cut(bad, "=")
 		_, _, err := parse(t, base+bad+"\n")

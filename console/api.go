@@ -9,7 +9,11 @@ import (
 	"net/http"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+
 	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/rlog"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -86,6 +90,34 @@ func toAPIError(err error) *apiError {
 			status = http.StatusServiceUnavailable
 		}
 		return &apiError{Status: status, Code: name, Message: code.String()}
+	}
+	var le *rlog.Error
+	if errors.As(err, &le) {
+		status := http.StatusConflict
+		switch le.Code {
+		case rlog.CodeNotFound:
+			status = http.StatusNotFound
+		case rlog.CodeBadRequest, rlog.CodeTooLarge:
+			status = http.StatusBadRequest
+		}
+		return &apiError{Status: status, Code: strings.ToUpper(strings.ReplaceAll(le.Code.String(), " ", "")), Message: le.Error()}
+	}
+	if st, ok := grpcstatus.FromError(err); ok && st.Code() != codes.OK {
+		// The key-value store's and the logs' gRPC statuses.
+		status := http.StatusBadGateway
+		switch st.Code() {
+		case codes.NotFound:
+			status = http.StatusNotFound
+		case codes.InvalidArgument, codes.OutOfRange:
+			status = http.StatusBadRequest
+		case codes.Unavailable, codes.Aborted:
+			status = http.StatusServiceUnavailable
+		case codes.DeadlineExceeded:
+			status = http.StatusGatewayTimeout
+		case codes.AlreadyExists, codes.FailedPrecondition:
+			status = http.StatusConflict
+		}
+		return &apiError{Status: status, Code: strings.ToUpper(strings.ReplaceAll(st.Code().String(), " ", "")), Message: st.Message()}
 	}
 	return &apiError{Status: http.StatusInternalServerError, Code: "ERROR", Message: err.Error()}
 }

@@ -56,6 +56,13 @@ type Config struct {
 	MaxSessions int
 	// RequestTimeout bounds one API call's work (default 10 s).
 	RequestTimeout time.Duration
+	// KVEndpoints are the API addresses of a key-value replica group's
+	// members (admin.console.kvEndpoints); empty hides nothing but the
+	// Key-value page says how to set it.
+	KVEndpoints []string
+	// LogEndpoints are the replicated logs' API addresses
+	// (admin.console.logEndpoints), likewise for the Logs page.
+	LogEndpoints []string
 	// Logger receives the console's diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -103,6 +110,8 @@ type Console struct {
 	mux      *http.ServeMux
 	sessions *sessionCache
 	sampler  *sampler
+	kv       *kvConns
+	logs     *logConns
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -133,7 +142,16 @@ func New(cfg Config) (*Console, error) {
 			}
 		}
 	}
+	for _, list := range [][]string{cfg.KVEndpoints, cfg.LogEndpoints} {
+		for _, a := range list {
+			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+				return nil, errors.New("console: bad endpoint " + `"` + a + `"`)
+			}
+		}
+	}
 	cfg.Servers = append([]string(nil), cfg.Servers...)
+	cfg.KVEndpoints = append([]string(nil), cfg.KVEndpoints...)
+	cfg.LogEndpoints = append([]string(nil), cfg.LogEndpoints...)
 	ids := make([]int64, len(cfg.Servers))
 	for i := range ids {
 		ids[i] = int64(i + 1)
@@ -150,6 +168,8 @@ func New(cfg Config) (*Console, error) {
 	c := &Console{cfg: cfg, ctx: ctx, cancel: cancel}
 	c.sessions = newSessionCache(c)
 	c.sampler = newSampler(c)
+	c.kv = &kvConns{endpoints: cfg.KVEndpoints}
+	c.logs = &logConns{endpoints: cfg.LogEndpoints}
 	c.routes()
 	return c, nil
 }
@@ -159,6 +179,8 @@ func New(cfg Config) (*Console, error) {
 func (c *Console) Close() error {
 	c.cancel()
 	c.sessions.closeAll()
+	c.kv.close()
+	c.logs.close()
 	c.wg.Wait()
 	return nil
 }
@@ -183,6 +205,12 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET /api/watches", c.api(c.handleWatches))
 	c.mux.HandleFunc("GET /api/metrics", c.api(c.handleMetrics))
 	c.mux.HandleFunc("POST /api/transfer", c.api(c.writing(c.handleTransfer)))
+	c.mux.HandleFunc("GET /api/kv/group", c.api(c.handleKVGroup))
+	c.mux.HandleFunc("GET /api/kv/get", c.api(c.handleKVGet))
+	c.mux.HandleFunc("GET /api/kv/scan", c.api(c.handleKVScan))
+	c.mux.HandleFunc("GET /api/logs/info", c.api(c.handleLogsInfo))
+	c.mux.HandleFunc("GET /api/logs/stat", c.api(c.handleLogsStat))
+	c.mux.HandleFunc("GET /api/logs/tail", c.api(c.handleLogsTail))
 }
 
 // ServeHTTP serves the page and its API.

@@ -13,6 +13,8 @@
 // cons, wchs, wchc), the same text any monitoring tool reads. A
 // leadership transfer is asked of the leader's AdminServer
 // (transfer_leadership) with the user's credentials, which it checks.
+// The Key-value and Logs pages are read-only gRPC clients (kvclient,
+// rlogclient) of the endpoints in Config.KVEndpoints and LogEndpoints.
 //
 // Nothing runs while nobody looks: metrics are sampled only while a page
 // polls them (the sampler stops after Config.IdleStop without a poll), and
@@ -33,4 +35,6 @@
 //	flw.go       four-letter-word exchange and parsers
 //	metrics.go   MetricsSource, the on-demand sampler and its ring buffer
 //	transfer.go  leadership transfer through the leader's AdminServer
+//	kv.go        the Key-value page: member roles, tables, get, scan
+//	logs.go      the Logs page: positions of named logs, a tail
 package console

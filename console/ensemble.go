@@ -2,6 +2,10 @@ package console
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -45,6 +49,17 @@ type memberJSON struct {
 	FsyncAvg    float64 `json:"fsyncAvg"` // ms
 	SnapCount   int64   `json:"snapshotCount"`
 	SnapAvg     float64 `json:"snapshotAvg"` // ms
+	// Elections: how many times the member entered LOOKING
+	// (looking_count) and how long leaving it took (election_time, ms).
+	Elections   int64   `json:"elections"`
+	ElectionAvg float64 `json:"electionAvg"`
+	ElectionMax float64 `json:"electionMax"`
+	// The member's last snapshot, from its AdminServer's last_snapshot
+	// (when the console knows the address): zxid and time (ms since
+	// epoch); empty and 0 when unknown or none yet.
+	LastSnapZxid string `json:"lastSnapshotZxid,omitempty"`
+	LastSnapTime int64  `json:"lastSnapshotTime,omitempty"`
+	LastSnapErr  string `json:"lastSnapshotError,omitempty"`
 	// Leader only.
 	LeaderSince    int64 `json:"leaderSince,omitempty"` // ms since epoch
 	Learners       int64 `json:"learners,omitempty"`
@@ -132,6 +147,15 @@ func (c *Console) member(ctx context.Context, id int, addr string, now time.Time
 	m.FsyncAvg = flt("avg_fsynctime")
 	m.SnapCount = num("cnt_snapshottime")
 	m.SnapAvg = flt("avg_snapshottime")
+	m.Elections = num("looking_count")
+	m.ElectionAvg = flt("avg_election_time")
+	m.ElectionMax = flt("max_election_time")
+	if admin := c.cfg.AdminAddrs[id-1]; admin != "" {
+		m.LastSnapZxid, m.LastSnapTime, err = lastSnapshot(ctx, admin)
+		if err != nil {
+			m.LastSnapErr = err.Error()
+		}
+	}
 	if d := mn["durability"]; d != "" {
 		m.Durability = d
 	}
@@ -146,6 +170,40 @@ func (c *Console) member(ctx context.Context, id int, addr string, now time.Time
 		}
 	}
 	return m
+}
+
+// lastSnapshot asks a member's AdminServer for last_snapshot: the zxid
+// (hex) and time of its newest snapshot; "" and 0 when it has none.
+func lastSnapshot(ctx context.Context, admin string) (string, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, flwTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+"/commands/last_snapshot", nil)
+	if err != nil {
+		return "", 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", 0, fmt.Errorf("AdminServer last_snapshot: %s", resp.Status)
+	}
+	var v struct {
+		Zxid      string `json:"zxid"`
+		Timestamp int64  `json:"timestamp"` // seconds
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&v); err != nil {
+		return "", 0, fmt.Errorf("AdminServer last_snapshot: %w", err)
+	}
+	z, err := strconv.ParseUint(v.Zxid, 16, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("AdminServer last_snapshot: zxid %q", v.Zxid)
+	}
+	if z == ^uint64(0) || v.Timestamp < 0 {
+		return "", 0, nil // no snapshot yet
+	}
+	return hex64(int64(z)), v.Timestamp * 1000, nil
 }
 
 // memberIndex reads ?member=N (1-based); 0 means every member.

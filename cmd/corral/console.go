@@ -27,6 +27,8 @@ func runConsole(args []string) int {
 	writable := fs.Bool("writable", false, "allow create, set and delete (admin.console.writable)")
 	admins := fs.String("admin", "", "AdminServer addresses of the members, in -server order (empty entries unknown), for leadership transfer")
 	durability := fs.String("durability", "", "the ensemble's durability mode, shown on the ensemble page")
+	kvEndpoints := fs.String("kv", "", "API addresses of a key-value replica group, host:port[,...], for the Key-value page (admin.console.kvEndpoints)")
+	logEndpoints := fs.String("logs", "", "API addresses of the replicated logs, host:port[,...], for the Logs page (admin.console.logEndpoints)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -41,6 +43,9 @@ func runConsole(args []string) int {
 		Writable:   *writable,
 		Durability: *durability,
 		Logger:     logger,
+
+		KVEndpoints:  splitList(*kvEndpoints),
+		LogEndpoints: splitList(*logEndpoints),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral console:", err)

@@ -143,6 +143,9 @@ func startHTTP(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, init
 				Writable:   cfg.Admin.ConsoleWritable,
 				Durability: string(cfg.Durability),
 				Logger:     logger,
+
+				KVEndpoints:  cfg.Admin.ConsoleKVEndpoints,
+				LogEndpoints: cfg.Admin.ConsoleLogEndpoints,
 			})
 			if err != nil {
 				return fmt.Errorf("admin.console: %w", err)

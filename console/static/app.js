@@ -648,9 +648,13 @@ function memberCard(m, leader) {
       ...f("data size", fmtNum(m.dataSize) + " B"),
       ...f("fsyncs", fmtNum(m.fsyncCount) + " · avg " + fmtNum(m.fsyncAvg, 2) + " ms"),
       ...f("snapshots", fmtNum(m.snapshotCount) + " · avg " + fmtNum(m.snapshotAvg, 1) + " ms"),
+      ...f("last snapshot", m.lastSnapshotZxid ? m.lastSnapshotZxid + " · " + fmtTime(m.lastSnapshotTime)
+        : m.lastSnapshotError ? "— (" + m.lastSnapshotError + ")" : m.admin ? "none yet" : "— (AdminServer unknown)"),
+      ...f("elections", fmtNum(m.elections) + (m.elections ? " · avg " + fmtNum(m.electionAvg, 0) + " ms, max " + fmtNum(m.electionMax, 0) + " ms" : "")),
       ...f("uptime", fmtDuration(m.uptime)), ...f("packets in/out", fmtNum(m.received) + " / " + fmtNum(m.sent)));
     if (m.mode === "leader") {
-      dl.append(...f("learners", m.learners), ...f("synced", m.syncedFollowers + " followers"));
+      dl.append(...f("leader since", m.leaderSince ? fmtTime(m.leaderSince) : "—"),
+        ...f("learners", m.learners), ...f("synced", m.syncedFollowers + " followers"));
     }
     card.append(dl);
   }
@@ -818,6 +822,152 @@ async function loadWatches() {
   $("#watches-table tbody").replaceChildren(...rows);
 }
 
+// ---------- key-value store ----------
+
+// showBytes renders a key, qualifier or value: as text when it is
+// printable UTF-8, else as hex.
+function showBytes(b64) {
+  const b = b64ToBytes(b64 || "");
+  const t = decodeText(b);
+  if (t.ok && !/[\u0000-\u0008\u000e-\u001f\u007f]/.test(t.text)) return t.text;
+  let h = "0x";
+  for (const x of b.subarray(0, 512)) h += x.toString(16).padStart(2, "0");
+  return b.length > 512 ? h + "… (" + b.length + " bytes)" : h;
+}
+
+async function loadKV() {
+  let r;
+  try { r = await api("GET", "kv/group"); } catch (e) { showError(e); return; }
+  $("#kv-unset").hidden = r.configured;
+  $("#kv-body").hidden = !r.configured;
+  if (!r.configured) { $("#kv-summary").textContent = "not configured"; return; }
+  const reachable = r.members.filter((m) => m.reachable).length;
+  $("#kv-summary").textContent = (r.leader ? "leader " + r.leader + (r.epoch ? " · epoch " + r.epoch : "") : "no leader") +
+    " · " + reachable + " of " + plural(r.members.length, "member") + " reachable · " + plural(r.tables.length, "table");
+  $("#kv-members").replaceChildren(...r.members.map((m) => {
+    const f = (k, v) => [el("dt", {}, k), el("dd", {}, v)];
+    const card = el("div", { class: "card" + (m.role === "leader" ? " is-leader" : "") + (!m.reachable ? " is-down" : ""), "data-addr": m.addr },
+      el("h3", {}, "Member", el("span", { class: "addr" }, m.addr), el("span", { class: "badge " + m.role, "data-role": m.role }, m.role)));
+    const dl = el("dl", {}, ...f("reachable", m.reachable ? "yes" : "no"));
+    if (m.role === "follower" || m.role === "electing") {
+      dl.append(...f("leader", m.leaderAddr ? "server " + m.leaderId + " at " + m.leaderAddr : "none known"), ...f("epoch", m.epoch || "—"));
+    }
+    card.append(dl);
+    if (m.error) card.append(el("div", { class: "err" }, m.error));
+    return card;
+  }));
+  const sel = $("#kv-table");
+  const cur = sel.value;
+  sel.replaceChildren(...r.tables.map((t) => el("option", { value: t.name }, t.name)));
+  if (r.tables.some((t) => t.name === cur)) sel.value = cur;
+  $("#kv-tables tbody").replaceChildren(...(r.tables.length ? r.tables.map((t) => el("tr", { "data-table": t.name },
+    el("td", { class: "mono" }, t.name),
+    el("td", {}, t.families.map((f) => f.name + " (" + f.maxVersions + ")").join(", ")),
+    el("td", {}, el("button", { type: "button", onclick: () => { sel.value = t.name; $("#kv-row").value = ""; kvRead("scan"); } }, "Scan")))) :
+    [el("tr", {}, el("td", { colspan: 3, class: "muted" }, r.leader ? "no tables" : "no leader to ask"))]));
+}
+
+function kvRow(key, cells) {
+  if (!cells.length) return [el("tr", { "data-row": showBytes(key) }, el("td", { class: "key" }, showBytes(key)), el("td", { colspan: 4, class: "muted" }, "no cells"))];
+  return cells.map((c, i) => el("tr", { "data-row": showBytes(key) },
+    el("td", { class: "key" }, i === 0 ? showBytes(key) : ""), el("td", {}, c.family),
+    el("td", { class: "mono" }, showBytes(c.qualifier)), el("td", { class: "val" }, showBytes(c.value)),
+    el("td", { class: "mono" }, c.zxid)));
+}
+
+async function kvRead(kind) {
+  const table = $("#kv-table").value;
+  if (!table) { showError(new APIError("BADREQUEST", "no table to read")); return; }
+  const q = new URLSearchParams({ table });
+  const key = $("#kv-row").value;
+  if ($("#kv-hex").checked) q.set("enc", "hex");
+  const tbody = $("#kv-result tbody");
+  try {
+    if (kind === "get") {
+      q.set("row", key);
+      const r = await api("GET", "kv/get?" + q);
+      $("#kv-result-head").textContent = "Row " + showBytes(r.key) + " of " + table + ": " + plural(r.cells.length, "cell");
+      tbody.replaceChildren(...kvRow(r.key, r.cells));
+    } else {
+      q.set("from", key);
+      q.set("limit", $("#kv-limit").value || "20");
+      const r = await api("GET", "kv/scan?" + q);
+      $("#kv-result-head").textContent = "Scan of " + table + (key ? " from " + key : "") + ": " + plural(r.rows.length, "row") + (r.more ? " (more follow)" : "");
+      tbody.replaceChildren(...r.rows.flatMap((row) => kvRow(row.key, row.cells)));
+    }
+    clearError();
+  } catch (e) {
+    if (e.code === "NOTFOUND") {
+      $("#kv-result-head").textContent = "Row " + key + " of " + table + ": not found";
+      tbody.replaceChildren();
+      return;
+    }
+    showError(e);
+  }
+}
+
+// ---------- replicated logs ----------
+
+const LOGS_KEY = "corral.console.logs";
+const logs = { names: [], open: "", mode: "text" };
+
+function saveLogNames() { localStorage.setItem(LOGS_KEY, JSON.stringify(logs.names)); }
+
+async function loadLogs() {
+  let info;
+  try { info = await api("GET", "logs/info"); } catch (e) { showError(e); return; }
+  $("#logs-unset").hidden = info.configured;
+  $("#logs-body").hidden = !info.configured;
+  if (!info.configured) { $("#logs-summary").textContent = "not configured"; return; }
+  let r = { logs: [] };
+  if (logs.names.length) {
+    try { r = await api("GET", "logs/stat?names=" + encodeURIComponent(logs.names.join(","))); } catch (e) { showError(e); return; }
+  }
+  $("#logs-summary").textContent = "endpoints " + info.endpoints.join(", ") + " · " + plural(r.logs.length, "log");
+  $("#logs-table tbody").replaceChildren(...(r.logs.length ? r.logs.map((l) => el("tr", { "data-log": l.name, class: l.name === logs.open ? "open" : "" },
+    el("td", { class: "mono" }, l.name),
+    ...(l.error ? [el("td", { colspan: 5, class: "refused" }, l.code + ": " + l.error)] : [
+      el("td", {}, fmtNum(l.start)), el("td", {}, fmtNum(l.committed)), el("td", {}, fmtNum(l.end)),
+      el("td", {}, fmtNum(l.size) + " B"), el("td", {}, l.sealed ? "sealed" : "open")]),
+    el("td", {},
+      el("button", { type: "button", disabled: !!l.error, onclick: () => { location.hash = "#logs:" + l.name; } }, "Tail"),
+      el("button", { type: "button", onclick: () => {
+        logs.names = logs.names.filter((n) => n !== l.name); saveLogNames();
+        if (logs.open === l.name) location.hash = "#logs"; else loadLogs();
+      } }, "Forget")))) :
+    [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "Name a log above to see it."))]));
+  if (logs.open) await loadTail();
+}
+
+async function loadTail() {
+  const name = logs.open;
+  $("#tail").hidden = !name;
+  if (!name) return;
+  let r;
+  try {
+    r = await api("GET", "logs/tail?" + new URLSearchParams({ name, kib: $("#tail-kib").value }));
+  } catch (e) {
+    if (e.code !== "NOTFOUND") { showError(e); return; }
+    $("#tail-head").textContent = "Tail of " + name;
+    $("#tail-info").textContent = "";
+    $("#tail-view").textContent = e.message;
+    return;
+  }
+  if (logs.open !== name) return;
+  const bytes = b64ToBytes(r.data || "");
+  $("#tail-head").textContent = "Tail of " + name;
+  $("#tail-info").textContent = "bytes " + fmtNum(r.offset) + "–" + fmtNum(r.offset + bytes.length) + " of " +
+    fmtNum(r.stat.committed) + " committed" + (r.stat.sealed ? " · sealed" : " · refreshed " + fmtTime(Date.now()));
+  $$("#tail-modes button").forEach((b) => b.classList.toggle("active", b.dataset.mode === logs.mode));
+  const view = $("#tail-view");
+  view.className = logs.mode === "hex" ? "hex" : "";
+  view.dataset.mode = logs.mode;
+  if (!bytes.length) view.textContent = "(empty)";
+  else if (logs.mode === "hex") view.textContent = hexdump(bytes);
+  else view.textContent = decodeText(bytes).text;
+  view.scrollTop = view.scrollHeight;
+}
+
 // ---------- views and polling ----------
 
 // Polling runs only for the visible view of a visible tab: the ensemble
@@ -829,6 +979,7 @@ function schedulePoll() {
   let f = null, every = 0;
   if (state.view === "ensemble") { f = loadEnsemble; every = 2000; }
   if (state.view === "metrics") { f = pollMetrics; every = (state.info && state.info.interval) || 1000; }
+  if (state.view === "logs" && logs.open) { f = loadLogs; every = 2000; }
   if (!f) return;
   const view = state.view;
   state.pollTimer = setTimeout(async () => {
@@ -843,7 +994,7 @@ async function route() {
   let view = h, arg = "";
   const i = h.indexOf(":");
   if (i >= 0) { view = h.slice(0, i); arg = h.slice(i + 1); }
-  if (!["tree", "ensemble", "metrics", "sessions", "watches"].includes(view)) view = "tree";
+  if (!["tree", "ensemble", "metrics", "sessions", "watches", "kv", "logs"].includes(view)) view = "tree";
   if (view !== state.view) $("#notice").hidden = true;
   state.view = view;
   $$("#tabs a").forEach((a) => a.classList.toggle("active", a.dataset.view === view));
@@ -853,6 +1004,12 @@ async function route() {
   if (view === "metrics") await pollMetrics();
   if (view === "sessions") await loadSessions();
   if (view === "watches") await loadWatches();
+  if (view === "kv") await loadKV();
+  if (view === "logs") {
+    logs.open = arg;
+    if (arg && !logs.names.includes(arg)) { logs.names.push(arg); saveLogNames(); }
+    await loadLogs();
+  }
   schedulePoll();
 }
 
@@ -890,6 +1047,19 @@ async function main() {
   $("#btn-delete").addEventListener("click", deleteDialog);
   $("#sessions-refresh").addEventListener("click", loadSessions);
   $("#watches-refresh").addEventListener("click", loadWatches);
+  $("#kv-refresh").addEventListener("click", loadKV);
+  $("#kv-form").addEventListener("submit", (ev) => { ev.preventDefault(); kvRead("get"); });
+  $("#kv-scan").addEventListener("click", () => kvRead("scan"));
+  try { logs.names = JSON.parse(localStorage.getItem(LOGS_KEY) || "[]").filter((n) => typeof n === "string"); } catch (e) { logs.names = []; }
+  $("#logs-add").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const n = $("#logs-name").value.trim();
+    if (!n) return;
+    $("#logs-name").value = "";
+    location.hash = "#logs:" + n;
+  });
+  $$("#tail-modes button").forEach((b) => b.addEventListener("click", () => { logs.mode = b.dataset.mode; loadTail(); }));
+  $("#tail-kib").addEventListener("change", loadTail);
   window.addEventListener("hashchange", route);
   window.addEventListener("resize", () => state.view === "metrics" && drawCharts());
   document.addEventListener("visibilitychange", schedulePoll);

@@ -384,6 +384,18 @@ func testFailover(t *testing.T, ctx context.Context, ens *harness.Ensemble) {
 	show(t, ctx, "#ensemble")
 	waitJS(t, ctx, pageWait, "a leader and two followers",
 		`document.querySelectorAll('#members .card[data-mode="leader"]').length === 1 && document.querySelectorAll('#members .card[data-mode="follower"]').length === 2`)
+	// Every member's last snapshot (from its AdminServer: a fresh
+	// ensemble may have none yet, which the AdminServer says) and
+	// elections (from mntr), and the leader's election time.
+	dd := func(card, name string) string {
+		return `([...document.querySelectorAll('#members .card` + card + ` dt')].find((d) => d.textContent === "` + name + `") || {nextSibling: {textContent: ""}}).nextSibling.textContent`
+	}
+	for i := 1; i <= 3; i++ {
+		card := `[data-id="` + strconv.Itoa(i) + `"]`
+		waitJS(t, ctx, pageWait, "member "+strconv.Itoa(i)+"'s last snapshot and elections",
+			`/^(0x[0-9a-f]+ · \d{4}-\d\d-\d\d |none yet$)/.test(`+dd(card, "last snapshot")+`) && /^[1-9]\d* · avg \d+ ms, max \d+ ms$/.test(`+dd(card, "elections")+`)`)
+	}
+	waitJS(t, ctx, pageWait, "the leader's election time", `/^\d{4}-\d\d-\d\d /.test(`+dd(`[data-mode="leader"]`, "leader since")+`)`)
 	shot(t, ctx, "ensemble")
 	id := evalString(t, ctx, `document.querySelector('#members .card[data-mode="leader"]').dataset.id`)
 	leader, err := strconv.Atoi(id)
