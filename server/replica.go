@@ -203,7 +203,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		s.log.Warn("diskless member restarted from a partial snapshot: it is RECOVERING and will neither vote "+
 			"nor count toward a quorum until a synchronized leader has brought it up to date. If a majority "+
 			"crashed at once, the ensemble stays unavailable until enough members with complete state return. "+
-			"If none will, compare the zxid each member reports (mntr zk_recovering, zk_zxid) and restart every "+
+			"If none will, compare the zxid each member reports (srvr: Recovering, Zxid) and restart every "+
 			"member with `corral server -force-recover`: the member with the newest snapshot leads and the writes "+
 			"after it are lost (docs/design/diskless.md, \"Forced recovery\")",
 			"id", ens.ID, "snapshot", hex(snapZxid))

@@ -73,6 +73,9 @@ func runServer(args []string) int {
 		fmt.Fprintf(os.Stderr, "corral: %v\n", err)
 		return 1
 	}
+	if *forceRecover {
+		reportPeerZxids(ctx, os.Stderr, cfg)
+	}
 	tweak := func(o *server.Options) {
 		if o.Ensemble != nil {
 			o.Ensemble.ForceRecover = *forceRecover

@@ -73,7 +73,13 @@ func TestForceRecoverAfterMajorityCrash(t *testing.T) {
 	}
 	tl.logf("every member has a snapshot covering %#x", last)
 
-	tl.logf("SIGKILL every member; start all again")
+	// A power cut: freeze all three first, so no member sees the others
+	// go and writes a checkpoint (which would make it complete) before
+	// its own SIGKILL.
+	tl.logf("freeze and SIGKILL every member; start all again")
+	for i := 0; i < ens.Len(); i++ {
+		ens.Server(i).Pause()
+	}
 	for i := 0; i < ens.Len(); i++ {
 		ens.Server(i).Kill()
 	}
@@ -97,13 +103,21 @@ func TestForceRecoverAfterMajorityCrash(t *testing.T) {
 	}
 	tl.logf("every member recovering, none serving")
 
-	tl.logf("restart every member with -force-recover")
+	// One at a time, so the first forced member finds the others still
+	// recovering and reports their zxids (the spread).
+	tl.logf("restart every member with -force-recover, one at a time")
 	for i := 0; i < ens.Len(); i++ {
 		ens.Server(i).Stop()
 		ens.Server(i).SetFlags("-force-recover")
-	}
-	for i := 0; i < ens.Len(); i++ {
 		ens.Launch(i)
+		// It asks its peers before it listens: let it, before the next
+		// one stops.
+		if !testutil.Within(sessionWait, func() bool {
+			_, err := ens.Server(i).FourLetter("srvr")
+			return err == nil
+		}) {
+			t.Fatalf("%s does not answer srvr after a forced start", ens.MemberString(i))
+		}
 	}
 	tl.logf("leader %s", ens.MemberString(ens.WaitAll()))
 	for i := 0; i < ens.Len(); i++ {
@@ -125,6 +139,18 @@ func TestForceRecoverAfterMajorityCrash(t *testing.T) {
 		rec, err := os.ReadFile(filepath.Join(ens.Server(i).DataDir, "version-2", "forced-recovery"))
 		if err != nil || !strings.Contains(string(rec), "forced recovery") {
 			t.Errorf("%s: no record of the forced start: %q %v", ens.MemberString(i), rec, err)
+		}
+		if log, err := os.ReadFile(ens.Server(i).LogPath); err != nil || !strings.Contains(string(log), "FORCED RECOVERY") {
+			t.Errorf("%s: the forced start was not announced on stderr (%v)", ens.MemberString(i), err)
+		}
+		if i == 0 {
+			log, _ := os.ReadFile(ens.Server(i).LogPath)
+			for _, j := range []int{1, 2} {
+				want := fmt.Sprintf("-force-recover: member %d (%s): zxid 0x", ens.ID(j), ens.Server(j).Addr())
+				if !strings.Contains(string(log), want) || !strings.Contains(string(log), "recovering\n") {
+					t.Errorf("%s: the first forced member did not report %s as recovering with its zxid", ens.MemberString(i), ens.MemberString(j))
+				}
+			}
 		}
 	}
 	tl.logf("every acknowledged create on every member")
