@@ -11,10 +11,10 @@ import (
 
 // After every member stopped, members 1 and 2 lose their checkpoints (as
 // after a crash: they restart recovering from a fuzzy snapshot) while
-// member 3 keeps its own. Restarted with ForceRecover, 1 and 2 start as
-// voters and record it; 3, complete, ignores the flag. The election picks
-// 3 (the newest history), so every write is kept, on every member, and
-// none is left recovering.
+// member 3 keeps its own. Restarted with ForceRecover in decreasing zxid
+// order (3, then 1 and 2), 1 and 2 start as voters and record it; 3,
+// complete, ignores the flag. The election picks 3 (the newest history),
+// so every write is kept, on every member, and none is left recovering.
 func TestForceRecoverStartsVotersAndRecordsIt(t *testing.T) {
 	e := startEnsemble(t, 3, func(o *Options) { o.Durability, o.SnapCount = DurabilityDiskless, 20 })
 	ctx := ctxT(t)
@@ -27,10 +27,18 @@ func TestForceRecoverStartsVotersAndRecordsIt(t *testing.T) {
 			}
 		}
 	}
+	// In the order the procedure asks for (the newest history first, the
+	// next once a leader is up), so the first quorum holds the newest.
 	for i := range e.servers {
 		e.opts[i].Ensemble.ForceRecover = true
-		e.restart(i)
+		e.servers[i] = nil
 	}
+	e.restart(2)
+	e.restart(0)
+	if l := e.waitLeader(); l != 2 {
+		t.Fatalf("server %d leads, want 3 (the newest history)", l+1)
+	}
+	e.restart(1)
 	e.waitLeader()
 	e.waitConverged()
 	for i := range e.servers {

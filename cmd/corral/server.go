@@ -74,7 +74,10 @@ func runServer(args []string) int {
 		return 1
 	}
 	if *forceRecover {
-		reportPeerZxids(ctx, os.Stderr, cfg)
+		if err := reportPeerZxids(ctx, os.Stderr, cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "corral: -force-recover refused: %v\n", err)
+			return 1
+		}
 	}
 	tweak := func(o *server.Options) {
 		if o.Ensemble != nil {
