@@ -32,15 +32,17 @@ func wouldRecover(st *storage, hs zab.HardState) bool {
 // forceRecover is the operator's way back after a crash of a majority of a
 // diskless ensemble (corral server -force-recover): the member starts as a
 // voter from its newest snapshot instead of recovering. Started so on
-// every member, the usual election picks the one with the newest history
-// (highest epoch, then zxid) and the others are synchronized from it; the
-// writes after the newest snapshot among the members are lost. It says
+// every member one at a time, newest zxid first (cmd/corral refuses the
+// wrong order when it can see it), the first quorum holds the newest
+// snapshot, the usual election picks it, and the others are synchronized
+// from it; the writes after the newest snapshot among the members are
+// lost (docs/design/diskless.md, "Forced recovery"). It says
 // so loudly on stderr and in the log, and records the start in the
 // snapshot directory before the member takes part in any election.
 func forceRecover(st *storage, hs zab.HardState, id uint64, snapZxid int64) error {
 	msg := fmt.Sprintf("corral: FORCED RECOVERY of member %d: starting as a voter from its newest snapshot, zxid %s "+
-		"(epoch %d). Every member started with -force-recover does the same and the member with the newest zxid "+
-		"leads: writes acknowledged after the newest snapshot among the members are lost. Remove -force-recover "+
+		"(epoch %d). Force the members one at a time, newest zxid first, so the first quorum holds the newest "+
+		"snapshot: writes acknowledged after the newest snapshot among the members are lost. Remove -force-recover "+
 		"once the ensemble serves: left in place, a later crash of this member would restart it as a voter that "+
 		"may lack acknowledged writes.", id, hex(snapZxid), snapZxid>>32)
 	fmt.Fprintln(os.Stderr, msg)

@@ -204,8 +204,8 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 			"nor count toward a quorum until a synchronized leader has brought it up to date. If a majority "+
 			"crashed at once, the ensemble stays unavailable until enough members with complete state return. "+
 			"If none will, compare the zxid each member reports (srvr: Recovering, Zxid) and restart every "+
-			"member with `corral server -force-recover`: the member with the newest snapshot leads and the writes "+
-			"after it are lost (docs/design/diskless.md, \"Forced recovery\")",
+			"member with `corral server -force-recover`, one at a time, newest zxid first: the member with the "+
+			"newest snapshot leads and the writes after it are lost (docs/design/diskless.md, \"Forced recovery\")",
 			"id", ens.ID, "snapshot", hex(snapZxid))
 	}
 	s.log.Info("replica ready", "id", ens.ID, "recovering", recovering, "voters", ens.Voters, "observers", ens.Observers,
