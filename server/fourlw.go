@@ -55,6 +55,7 @@ func (s *Server) flwState(asker *conn, word string) *flw.State {
 	}
 	if s.rep != nil {
 		st.Mode = s.rep.mode()
+		st.Recovering = s.rep.recovering()
 	}
 	st.LatencyMin, st.LatencyAvg, st.LatencyMax = s.stats.latency()
 	st.Received = s.stats.received.Load()
@@ -201,6 +202,13 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 		{Name: "go_goroutines", Value: runtime.NumGoroutine()},
 	}
 	if s.rep != nil {
+		// corral's own: 1 while this diskless member waits for a
+		// synchronized leader (docs/design/diskless.md).
+		rec := 0
+		if st.Recovering {
+			rec = 1
+		}
+		out = append(out, flw.Metric{Name: "recovering", Value: rec})
 		out = append(out, s.rep.leaderMetrics()...)
 	}
 	return out

@@ -136,6 +136,11 @@ type Ensemble struct {
 	// QuorumTLS, if set, secures member-to-member traffic (sslQuorum
 	// with the ssl.quorum.* keys).
 	QuorumTLS *transport.TLS
+	// ForceRecover (corral server -force-recover) starts a diskless member
+	// that would be recovering as a voter from its newest snapshot, the
+	// way back after a crash of a majority (docs/design/diskless.md,
+	// "Forced recovery"). It is recorded in dataDir/version-2/forced-recovery.
+	ForceRecover bool
 	// Config is what /zookeeper/config holds on this member (see
 	// config.Config.QuorumConfig); nil leaves the node empty.
 	Config []byte

@@ -124,6 +124,18 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		return nil, fmt.Errorf("read epochs: %w", err)
 	}
 	snapZxid := tree.LastZxid()
+	complete := st.complete
+	if ens.ForceRecover {
+		if wouldRecover(st, hs) {
+			if err := forceRecover(st, hs, ens.ID, snapZxid); err != nil {
+				return nil, err
+			}
+			complete = true
+		} else {
+			s.log.Warn("-force-recover has no effect: this member is not recovering (not diskless, restarted from a "+
+				"complete checkpoint, or new); remove the flag", "id", ens.ID)
+		}
+	}
 	rp.sm = newTreeSM(rp, st, snapZxid)
 	// zab takes every entry in Storage as durable; records a crashed
 	// process left in the page cache are made so before it starts.
@@ -159,7 +171,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		SM:        rp.sm,
 		HardState: hs,
 		Log:       st.recovered,
-		Complete:  st.complete,
+		Complete:  complete,
 		// zab counts in sub-ticks, a tenth of tickTime, so its retries
 		// (votes, a lost FOLLOWERINFO) come within a fraction of a tick
 		// while initLimit and syncLimit keep ZooKeeper's meaning in
@@ -188,10 +200,12 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	if recovering {
 		// After a crash of a majority every member restarts so, and the
 		// ensemble waits for good (the safe choice): say what to do.
-		s.log.Warn("diskless member restarted from a partial snapshot: it is recovering and will neither vote "+
+		s.log.Warn("diskless member restarted from a partial snapshot: it is RECOVERING and will neither vote "+
 			"nor count toward a quorum until a synchronized leader has brought it up to date. If a majority "+
-			"crashed at once, the ensemble stays unavailable until enough members with complete state return; "+
-			"restarting in another durability mode starts from the snapshots on disk and loses the writes after them",
+			"crashed at once, the ensemble stays unavailable until enough members with complete state return. "+
+			"If none will, compare the zxid each member reports (srvr: Recovering, Zxid) and restart every "+
+			"member with `corral server -force-recover`, one at a time, newest zxid first: the member with the "+
+			"newest snapshot leads and the writes after it are lost (docs/design/diskless.md, \"Forced recovery\")",
 			"id", ens.ID, "snapshot", hex(snapZxid))
 	}
 	s.log.Info("replica ready", "id", ens.ID, "recovering", recovering, "voters", ens.Voters, "observers", ens.Observers,
@@ -471,6 +485,15 @@ func (rp *replica) isLeader() bool {
 }
 
 // mode is what srvr and mntr print.
+// recovering says whether this member waits, as a non-voter, for a
+// synchronized leader (zab.SoftState.Recovering).
+func (rp *replica) recovering() bool {
+	if ss := rp.soft.Load(); ss != nil {
+		return ss.Recovering
+	}
+	return rp.d.Status().Recovering // before the first Ready
+}
+
 func (rp *replica) mode() string {
 	ss := rp.soft.Load()
 	if ss == nil {

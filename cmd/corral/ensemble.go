@@ -105,7 +105,7 @@ func runEnsemble(args []string) int {
 				addrs[i] = addr
 				mu.Unlock()
 				ready <- struct{}{}
-			})
+			}, nil)
 			if err != nil {
 				errs[i] = fmt.Errorf("server %d: %w", cfg.MyID, err)
 				cancel() // one server failing to start stops them all

@@ -31,6 +31,9 @@ func runServer(args []string) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	logLevel := fs.String("log-level", "info", "debug|info|warn|error")
 	pprofAddr := fs.String("pprof", "", "serve Go's pprof on this loopback address (e.g. 127.0.0.1:6060)")
+	forceRecover := fs.Bool("force-recover", false, "diskless ensemble only, after a crash of a majority: start as a voter "+
+		"from the newest snapshot instead of recovering; run on every member, the newest snapshot among them wins and "+
+		"later writes are lost; remove the flag once the ensemble serves (docs/design/diskless.md)")
 	var sysProps sysPropFlag
 	fs.Var(&sysProps, "D", "a ZooKeeper system property `key=value` (repeatable; zoo.cfg wins), as zkServer.sh passes -D flags")
 	if err := fs.Parse(args); err != nil {
@@ -40,7 +43,7 @@ func runServer(args []string) int {
 		startPprof(*pprofAddr)
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: corral server [-log-level L] [-D key=value ...] ZOO_CFG")
+		fmt.Fprintln(os.Stderr, "usage: corral server [-log-level L] [-force-recover] [-D key=value ...] ZOO_CFG")
 		return 2
 	}
 	logger := newLogger(*logLevel)
@@ -58,6 +61,10 @@ func runServer(args []string) int {
 	if gcpace.SetMemoryLimit(cfg.MemoryLimit) {
 		logger.Info("memory limit set", "memory.limit", cfg.MemoryLimit)
 	}
+	if *forceRecover && (cfg.Store == "kv" || cfg.Durability != config.DurabilityDiskless || !cfg.Distributed()) {
+		fmt.Fprintln(os.Stderr, "corral: -force-recover applies only to a member of a diskless ensemble (durability=diskless, server.N lines)")
+		return 2
+	}
 	if cfg.Store == "kv" {
 		return runKVServer(ctx, cfg, logger)
 	}
@@ -66,7 +73,18 @@ func runServer(args []string) int {
 		fmt.Fprintf(os.Stderr, "corral: %v\n", err)
 		return 1
 	}
-	if err := serve(ctx, cfg, string(initial), logger, nil); err != nil {
+	if *forceRecover {
+		if err := reportPeerZxids(ctx, os.Stderr, cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "corral: -force-recover refused: %v\n", err)
+			return 1
+		}
+	}
+	tweak := func(o *server.Options) {
+		if o.Ensemble != nil {
+			o.Ensemble.ForceRecover = *forceRecover
+		}
+	}
+	if err := serve(ctx, cfg, string(initial), logger, nil, tweak); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
 	}
@@ -76,10 +94,15 @@ func runServer(args []string) int {
 // serve runs one server until ctx ends. initial is the zoo.cfg text it
 // started from (the AdminServer's initial_configuration; "" writes cfg's).
 // ready, if not nil, receives the client address once the server listens.
-func serve(ctx context.Context, cfg *config.Config, initial string, logger *slog.Logger, ready func(addr string)) error {
+// tweak, if not nil, adjusts the options made from cfg (command-line
+// flags such as -force-recover).
+func serve(ctx context.Context, cfg *config.Config, initial string, logger *slog.Logger, ready func(addr string), tweak func(*server.Options)) error {
 	opts, err := serverOptions(cfg, logger)
 	if err != nil {
 		return err
+	}
+	if tweak != nil {
+		tweak(&opts)
 	}
 	srv, err := server.New(opts)
 	if err != nil {

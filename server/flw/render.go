@@ -98,6 +98,16 @@ func Render(word string, s *State, whitelist map[string]bool) []byte {
 		return []byte{}
 	}
 
+	if !s.Serving && s.Recovering {
+		switch name {
+		case "srvr":
+			renderRecovering(&b, s)
+			return b.Bytes()
+		case "mntr":
+			renderMntr(&b, s)
+			return b.Bytes()
+		}
+	}
 	if !s.Serving {
 		b.WriteString(notServing)
 		// DigestCommand uses print, every other command println.

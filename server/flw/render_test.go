@@ -336,6 +336,37 @@ func TestNotServing(t *testing.T) {
 	}
 }
 
+// TestRecoveringAnswersSrvrAndMntr: a recovering member (corral's own
+// state) is not serving, yet srvr and mntr say what the operator needs;
+// every other word keeps ZooKeeper's "not serving" answer.
+func TestRecoveringAnswersSrvrAndMntr(t *testing.T) {
+	s := busyState()
+	s.Serving = false
+	s.Recovering = true
+	s.Mode = "looking"
+	s.Zxid = 0x200000031
+	s.Metrics = []Metric{{Name: "server_state", Value: "looking"}, {Name: "recovering", Value: 1}}
+	const msg = "This ZooKeeper instance is not currently serving requests"
+	srvr := string(Render("srvr", s, nil))
+	if !strings.HasPrefix(srvr, msg+"\nRecovering: ") || !strings.Contains(srvr, "\nZxid: 0x200000031\nMode: looking\n") ||
+		!strings.Contains(srvr, "-force-recover") {
+		t.Errorf("srvr while recovering: %q", srvr)
+	}
+	if got, want := string(Render("mntr", s, nil)), "zk_server_state\tlooking\nzk_recovering\t1\n"; got != want {
+		t.Errorf("mntr while recovering: got %q, want %q", got, want)
+	}
+	for _, w := range []string{"stat", "cons", "dump", "conf", "wchs"} {
+		if got := string(Render(w, s, nil)); got != msg+"\n" {
+			t.Errorf("%s while recovering: got %q, want the not-serving line", w, got)
+		}
+	}
+	// Serving again (synchronized), srvr is ZooKeeper's.
+	s.Serving, s.Recovering = true, false
+	if got := string(Render("srvr", s, nil)); strings.Contains(got, "Recovering") {
+		t.Errorf("srvr once serving: %q", got)
+	}
+}
+
 func TestWhitelist(t *testing.T) {
 	s := freshState()
 	// ZooKeeper's default: nothing listed, srvr implied.

@@ -119,3 +119,17 @@ func writeConn(b *bytes.Buffer, c *ConnInfo, brief bool) {
 	}
 	b.WriteByte(')')
 }
+
+// renderRecovering is srvr on a recovering member (State.Recovering):
+// ZooKeeper's "not serving" line, so tools that look for it still find
+// it, then what the operator needs to decide on a forced recovery.
+func renderRecovering(b *bytes.Buffer, s *State) {
+	b.WriteString(notServing)
+	b.WriteString("\nRecovering: restarted from a partial snapshot; waits for a synchronized leader " +
+		"(after a crash of a majority: corral server -force-recover, see docs/design/diskless.md)")
+	b.WriteString("\nZxid: 0x")
+	b.WriteString(javaHex(s.Zxid))
+	b.WriteString("\nMode: ")
+	b.WriteString(s.Mode)
+	b.WriteByte('\n')
+}

@@ -18,6 +18,12 @@ type State struct {
 	// print "This ZooKeeper instance is not currently serving requests"
 	// (isro prints "null").
 	Serving bool
+	// Recovering is corral's own state: a diskless ensemble member
+	// restarted from a partial snapshot that waits for a synchronized
+	// leader. Not serving, srvr and mntr still answer for it: srvr the
+	// "not serving" line followed by a Recovering line, Zxid and Mode;
+	// mntr its metrics (the server adds zk_recovering).
+	Recovering bool
 	// ReadOnly: isro prints "ro" instead of "rw", and srvr/stat add the
 	// "READ-ONLY mode; serving only read-only clients" line.
 	ReadOnly bool

@@ -229,7 +229,8 @@ const probeTimeout = 2 * time.Second
 
 // Mode is member i's "Mode:" from srvr (leader, follower, observer,
 // standalone, read-only), or "" when it is not running, paused, not
-// serving (electing, syncing) or does not answer.
+// serving (electing, syncing) or does not answer. A recovering corral
+// member (diskless) is not serving but says "looking".
 func (en *Ensemble) Mode(i int) string {
 	s := en.servers[i]
 	if p := s.current(); p == nil || p.Exited() || p.Paused() {

@@ -43,6 +43,16 @@ type Server struct {
 	mu     sync.Mutex
 	proc   *proc.Process
 	starts int
+	// flags are corral server flags (SetFlags) for the next starts.
+	flags []string
+}
+
+// SetFlags gives the next starts of a corral server these command-line
+// flags before zoo.cfg (e.g. -force-recover); none clears them.
+func (s *Server) SetFlags(flags ...string) {
+	s.mu.Lock()
+	s.flags = append([]string(nil), flags...)
+	s.mu.Unlock()
 }
 
 // Start launches a server with the standard test configuration and waits
@@ -130,7 +140,10 @@ func (s *Server) launch() *proc.Process {
 // written beside zoo.cfg.
 func (s *Server) argv() ([]string, error) {
 	if s.env.Kind != ZooKeeper {
-		return []string{s.env.corralBin, "server", s.CfgPath}, nil
+		s.mu.Lock()
+		argv := append([]string{s.env.corralBin, "server"}, s.flags...)
+		s.mu.Unlock()
+		return append(argv, s.CfgPath), nil
 	}
 	logback, err := proc.WriteLogback(s.Dir)
 	if err != nil {
