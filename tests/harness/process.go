@@ -166,7 +166,9 @@ func (s *Server) waitReady(p *proc.Process) {
 		if err != nil {
 			return err
 		}
-		if proc.SrvrMode(out) == "" {
+		// A recovering corral member (diskless) answers "Mode: looking"
+		// but serves nobody until a leader has synchronized it.
+		if m := proc.SrvrMode(out); m == "" || m == "looking" {
 			return errors.New(strings.TrimSpace(out))
 		}
 		return nil
