@@ -352,6 +352,12 @@ func TestRecoveringAnswersSrvrAndMntr(t *testing.T) {
 		!strings.Contains(srvr, "-force-recover") {
 		t.Errorf("srvr while recovering: %q", srvr)
 	}
+	// A recovering member already following a leader (discovery, sync)
+	// still serves nobody: srvr must not say follower.
+	s.Mode = "follower"
+	if srvr := string(Render("srvr", s, nil)); !strings.Contains(srvr, "\nMode: looking\n") {
+		t.Errorf("srvr of a recovering follower: %q, want Mode: looking", srvr)
+	}
 	if got, want := string(Render("mntr", s, nil)), "zk_server_state\tlooking\nzk_recovering\t1\n"; got != want {
 		t.Errorf("mntr while recovering: got %q, want %q", got, want)
 	}
