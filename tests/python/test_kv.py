@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import grpc
 import pytest
@@ -88,21 +89,26 @@ def endpoints(target, tmp_path_factory):
 
 
 def call(pb, eps, method, req):
-    """Calls the leader, following NotLeader as any client would."""
-    addr = eps[0]
-    for _ in range(2 * len(eps) + 2):
+    """Calls the leader, following NotLeader as any client would. While no
+    leader is known (an election is under way, e.g. right after start) it
+    waits and tries the next endpoint, for at most 60 s."""
+    deadline = time.monotonic() + 60
+    i, addr = 0, eps[0]
+    while True:
         with grpc.insecure_channel(addr) as ch:
             stub = pb.kv_pb2_grpc.KVStub(ch)
             try:
                 return getattr(stub, method)(req, timeout=10)
             except grpc.RpcError as e:
-                if e.code() != grpc.StatusCode.UNAVAILABLE:
+                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
                     raise
                 leader = not_leader(pb, e)
-                if leader is None or not leader.leader_address:
-                    raise
-                addr = leader.leader_address
-    raise AssertionError("no leader")
+                if leader is not None and leader.leader_address:
+                    addr = leader.leader_address
+                    continue
+                i += 1
+                addr = eps[i % len(eps)]
+                time.sleep(0.2)
 
 
 def not_leader(pb, err):
