@@ -100,7 +100,7 @@ func NewEnv() Env {
 // work when not given, or ZooKeeper's lib directory, fetched when not given.
 func PrepareLaunch(ctx context.Context, target string, lc *launch.LaunchConfig, work string) error {
 	switch {
-	case target == launch.TargetCorral && lc.CorralBin == "":
+	case launch.Base(target) == launch.TargetCorral && lc.CorralBin == "":
 		lc.Log.Info("building corral")
 		bin, err := launch.BuildCorral(ctx, work)
 		if err != nil {
@@ -320,7 +320,7 @@ func DurabilityOf(mode, target string) (launch.Durability, error) {
 	switch {
 	case mode == "":
 		return launch.Durability{}, nil
-	case target == launch.TargetCorral && (mode == "sync" || mode == "async" || mode == "diskless"):
+	case launch.Base(target) == launch.TargetCorral && (mode == "sync" || mode == "async" || mode == "diskless"):
 		return launch.Durability{Mode: mode}, nil
 	case target == launch.TargetZooKeeper && mode == "sync":
 		return launch.Durability{}, nil

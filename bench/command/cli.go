@@ -189,7 +189,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg := compare.DefaultConfig()
 	var sf serverFlags
 	sf.register(fs, env)
-	targets := fs.String("targets", launch.TargetCorral+","+launch.TargetZooKeeper, "servers to measure, in order")
+	targets := fs.String("targets", launch.TargetCorral+","+launch.TargetZooKeeper, "servers to measure, in order, of corral, zookeeper and corral+ops (corral with the AdminServer, web console and Prometheus endpoint on, nobody polling them)")
 	fs.IntVar(&cfg.Servers, "servers", 1, "servers per target: 1 is standalone, more an ensemble on 127.0.0.1")
 	fs.DurationVar(&cfg.SeqWarmup, "seq-warmup", compare.DefaultSeqWarmup, "unmeasured warm-up of the sequential create phase")
 	fs.DurationVar(&cfg.SeqDuration, "seq-duration", compare.DefaultSeqDuration, "measured duration of the sequential create phase")

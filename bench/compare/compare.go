@@ -261,8 +261,8 @@ func Compare(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("bench: the gozk client runs closed loop only (no rate)")
 	}
 	for _, t := range cfg.Targets {
-		if t != launch.TargetCorral && t != launch.TargetZooKeeper {
-			return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", t, launch.TargetCorral, launch.TargetZooKeeper)
+		if t != launch.TargetCorral && t != launch.TargetCorralOps && t != launch.TargetZooKeeper {
+			return nil, fmt.Errorf("bench: unknown target %q (want %s, %s or %s)", t, launch.TargetCorral, launch.TargetCorralOps, launch.TargetZooKeeper)
 		}
 		if _, err := bench.DurabilityOf(cfg.Durability, t); err != nil {
 			return nil, err

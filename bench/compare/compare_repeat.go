@@ -76,9 +76,10 @@ func spreadOf(v []float64) spread {
 	return sp
 }
 
-// ratioSpread is corral over zookeeper for one phase and metric.
+// ratioSpread is one target over another (corral over zookeeper, or
+// corral+ops over corral) for one phase and metric.
 type ratioSpread struct {
-	// OfMedians is corral's median over zookeeper's.
+	// OfMedians is the numerator's median over the denominator's.
 	OfMedians float64 `json:"of_medians"`
 	// Min and Max are the least and greatest ratio of the paired runs
 	// (the same run number, both measured); Pairs how many there were.
@@ -94,7 +95,10 @@ type repeatRow struct {
 	// Targets has each target's spread; a target without any value is
 	// missing.
 	Targets map[string]spread
-	Ratio   *ratioSpread
+	// Ratio is corral over zookeeper; OpsRatio corral+ops over corral
+	// (the cost of the admin server, console and metrics endpoint).
+	Ratio    *ratioSpread
+	OpsRatio *ratioSpread
 }
 
 // repeatRows summarises results over their runs: a row per phase and
@@ -131,33 +135,34 @@ func repeatRows(results []load.PhaseResult) (targets []string, rows []repeatRow)
 					row.Targets[t] = spreadOf(vals)
 				}
 			}
-			row.Ratio = pairedRatio(row.Targets, byRun)
+			row.Ratio = pairedRatio(row.Targets, byRun, launch.TargetCorral, launch.TargetZooKeeper)
+			row.OpsRatio = pairedRatio(row.Targets, byRun, launch.TargetCorralOps, launch.TargetCorral)
 			rows = append(rows, row)
 		}
 	}
 	return targets, rows
 }
 
-// pairedRatio is corral over zookeeper, nil unless both have values, a
-// non-zero median and at least one pair with a non-zero denominator.
-func pairedRatio(sp map[string]spread, byRun map[string]map[int]float64) *ratioSpread {
-	c, okc := sp[launch.TargetCorral]
-	z, okz := sp[launch.TargetZooKeeper]
+// pairedRatio is num over den, nil unless both have values, a non-zero
+// median and at least one pair with a non-zero denominator.
+func pairedRatio(sp map[string]spread, byRun map[string]map[int]float64, num, den string) *ratioSpread {
+	c, okc := sp[num]
+	z, okz := sp[den]
 	if !okc || !okz || z.Median == 0 {
 		return nil
 	}
 	rs := &ratioSpread{OfMedians: c.Median / z.Median}
 	var runs []int
-	for run := range byRun[launch.TargetCorral] {
+	for run := range byRun[num] {
 		runs = append(runs, run)
 	}
 	slices.Sort(runs)
 	for _, run := range runs {
-		zv, ok := byRun[launch.TargetZooKeeper][run]
+		zv, ok := byRun[den][run]
 		if !ok || zv == 0 {
 			continue
 		}
-		q := byRun[launch.TargetCorral][run] / zv
+		q := byRun[num][run] / zv
 		if rs.Pairs == 0 || q < rs.Min {
 			rs.Min = q
 		}
@@ -176,10 +181,11 @@ func pairedRatio(sp map[string]spread, byRun map[string]map[int]float64) *ratioS
 // a row per phase and metric; per target the median, the least and
 // greatest value and the relative standard deviation; and, when both
 // corral and zookeeper ran, the ratio of the medians and the range of the
-// paired runs' ratios.
+// paired runs' ratios (likewise corral+ops over corral).
 func WriteRepeatTable(w io.Writer, results []load.PhaseResult) {
 	targets, rows := repeatRows(results)
 	ratio := slices.Contains(targets, launch.TargetCorral) && slices.Contains(targets, launch.TargetZooKeeper)
+	opsRatio := slices.Contains(targets, launch.TargetCorralOps) && slices.Contains(targets, launch.TargetCorral)
 	head := []string{"phase", "metric"}
 	align := []string{"---", "---"}
 	for _, t := range targets {
@@ -188,6 +194,10 @@ func WriteRepeatTable(w io.Writer, results []load.PhaseResult) {
 	}
 	if ratio {
 		head = append(head, launch.TargetCorral+"/"+launch.TargetZooKeeper+" (medians)", "paired runs' ratios")
+		align = append(align, "---:", "---:")
+	}
+	if opsRatio {
+		head = append(head, launch.TargetCorralOps+"/"+launch.TargetCorral+" (medians)", "paired runs' ratios")
 		align = append(align, "---:", "---:")
 	}
 	line := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
@@ -205,14 +215,22 @@ func WriteRepeatTable(w io.Writer, results []load.PhaseResult) {
 				fmt.Sprintf(r.format+"–"+r.format, sp.Min, sp.Max), fmt.Sprintf("%.1f%%", sp.RSD))
 		}
 		if ratio {
-			if r.Ratio == nil {
-				cells = append(cells, "—", "—")
-			} else {
-				cells = append(cells, fmt.Sprintf("%.2fx", r.Ratio.OfMedians), fmt.Sprintf("%.2fx–%.2fx", r.Ratio.Min, r.Ratio.Max))
-			}
+			cells = append(cells, ratioCells(r.Ratio)...)
+		}
+		if opsRatio {
+			cells = append(cells, ratioCells(r.OpsRatio)...)
 		}
 		line(cells)
 	}
+}
+
+// ratioCells are a ratio's two cells: of the medians, and the paired runs'
+// range.
+func ratioCells(r *ratioSpread) []string {
+	if r == nil {
+		return []string{"—", "—"}
+	}
+	return []string{fmt.Sprintf("%.2fx", r.OfMedians), fmt.Sprintf("%.2fx–%.2fx", r.Min, r.Max)}
 }
 
 // writeResultsTable is the report's table: one column per target, or with
@@ -250,6 +268,8 @@ type repeatSummary struct {
 	Runs    int               `json:"runs"`
 	Targets map[string]spread `json:"targets"`
 	Ratio   *ratioSpread      `json:"ratio,omitempty"`
+	// OpsRatio is corral+ops over corral.
+	OpsRatio *ratioSpread `json:"ops_ratio,omitempty"`
 }
 
 // writeRepeatJSON appends the summary lines to the per-run ones.
@@ -264,7 +284,7 @@ func writeRepeatJSON(enc *json.Encoder, rep *Report) error {
 		}
 		if err := enc.Encode(repeatSummary{
 			Summary: true, Start: rep.Start.UTC().Format(time.RFC3339), Phase: r.Phase, Metric: r.Metric,
-			Runs: rep.Env.Repeat, Targets: r.Targets, Ratio: r.Ratio,
+			Runs: rep.Env.Repeat, Targets: r.Targets, Ratio: r.Ratio, OpsRatio: r.OpsRatio,
 		}); err != nil {
 			return err
 		}

@@ -100,6 +100,29 @@ func TestRepeatRows(t *testing.T) {
 	}
 }
 
+func TestRepeatRowsOpsRatio(t *testing.T) {
+	var rs []load.PhaseResult
+	for run, v := range map[int][2]float64{1: {40000, 38000}, 2: {42000, 42000}, 3: {30000, 31500}} {
+		rs = append(rs,
+			load.PhaseResult{Target: launch.TargetCorral, Run: run, Phase: "create", Seconds: 10, OpsPerSec: v[0]},
+			load.PhaseResult{Target: launch.TargetCorralOps, Run: run, Phase: "create", Seconds: 10, OpsPerSec: v[1]})
+	}
+	_, rows := repeatRows(rs)
+	ops := findRow(t, rows, "create", "ops/s")
+	// Medians 40000 and 38000; paired 0.95, 1 and 1.05.
+	if r := ops.OpsRatio; r == nil || math.Abs(r.OfMedians-0.95) > 1e-12 || math.Abs(r.Min-0.95) > 1e-12 || math.Abs(r.Max-1.05) > 1e-12 || r.Pairs != 3 {
+		t.Errorf("ops ratio %+v", ops.OpsRatio)
+	}
+	if ops.Ratio != nil {
+		t.Errorf("corral/zookeeper ratio %+v without zookeeper", ops.Ratio)
+	}
+	var b bytes.Buffer
+	WriteRepeatTable(&b, rs)
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasSuffix(first, "| corral+ops/corral (medians) | paired runs' ratios |") {
+		t.Errorf("header %q", first)
+	}
+}
+
 func TestRepeatTableAndJSON(t *testing.T) {
 	rep := &Report{Mode: "compare", Start: time.Unix(0, 0), Env: bench.Env{Repeat: 3, CPUs: 2}, Results: repeatedResults(),
 		Servers: []bench.ServerInfo{{Target: launch.TargetCorral, Run: 1}, {Target: launch.TargetZooKeeper, Run: 1}, {Target: launch.TargetCorral, Run: 2}}}

@@ -48,7 +48,8 @@ func metrics() []metric {
 
 // WriteTable writes the results as one Markdown table: a row per phase and
 // metric, a column per target, and, when both corral and zookeeper were
-// Measured, a corral/zookeeper ratio column.
+// Measured, a corral/zookeeper ratio column (and corral+ops/corral when
+// both of those were).
 func WriteTable(w io.Writer, results []load.PhaseResult) {
 	var targets, phases []string
 	byKey := map[[2]string]*load.PhaseResult{}
@@ -62,15 +63,20 @@ func WriteTable(w io.Writer, results []load.PhaseResult) {
 		}
 		byKey[[2]string{r.Target, r.Phase}] = r
 	}
-	ratio := slices.Contains(targets, launch.TargetCorral) && slices.Contains(targets, launch.TargetZooKeeper)
+	var pairs [][2]string
+	for _, p := range [][2]string{{launch.TargetCorral, launch.TargetZooKeeper}, {launch.TargetCorralOps, launch.TargetCorral}} {
+		if slices.Contains(targets, p[0]) && slices.Contains(targets, p[1]) {
+			pairs = append(pairs, p)
+		}
+	}
 
 	head := append([]string{"phase", "metric"}, targets...)
 	align := []string{"---", "---"}
 	for range targets {
 		align = append(align, "---:")
 	}
-	if ratio {
-		head = append(head, launch.TargetCorral+"/"+launch.TargetZooKeeper)
+	for _, p := range pairs {
+		head = append(head, p[0]+"/"+p[1])
 		align = append(align, "---:")
 	}
 	row := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
@@ -94,9 +100,9 @@ func WriteTable(w io.Writer, results []load.PhaseResult) {
 				vals[t] = v
 				cells = append(cells, fmt.Sprintf(m.format, v))
 			}
-			if ratio {
-				c, okc := vals[launch.TargetCorral]
-				z, okz := vals[launch.TargetZooKeeper]
+			for _, p := range pairs {
+				c, okc := vals[p[0]]
+				z, okz := vals[p[1]]
 				if okc && okz && z != 0 {
 					cells = append(cells, fmt.Sprintf("%.2fx", c/z))
 				} else {
@@ -151,6 +157,9 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		same := "the same for every target"
 		if e.Durability != "" {
 			same += " but its durability line"
+		}
+		if slices.ContainsFunc(rep.Servers, func(s bench.ServerInfo) bool { return s.Target == launch.TargetCorralOps }) {
+			same += "; corral+ops adds admin.enableServer=true and metricsProvider.className=…PrometheusMetricsProvider on 127.0.0.1"
 		}
 		fmt.Fprintf(w, "- zoo.cfg (%s): %s, %s, %s, snapCount default (100000), "+
 			"globalOutstandingLimit=%d, maxClientCnxns=0, admin.enableServer=false, 4lw.commands.whitelist=*, dataDir under %s\n",
@@ -210,6 +219,10 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 	if slices.ContainsFunc(rep.Servers, func(s bench.ServerInfo) bool { return s.Target == launch.TargetCorral }) &&
 		slices.ContainsFunc(rep.Servers, func(s bench.ServerInfo) bool { return s.Target == launch.TargetZooKeeper }) {
 		fmt.Fprintf(w, "Ratios are corral ÷ zookeeper: above 1 is better for ops/s, below 1 is better for latencies and CPU. ")
+	}
+	if slices.ContainsFunc(rep.Servers, func(s bench.ServerInfo) bool { return s.Target == launch.TargetCorralOps }) {
+		fmt.Fprintf(w, "corral+ops is corral with the AdminServer (and its web console) and the Prometheus endpoint enabled and nobody "+
+			"polling them; corral+ops ÷ corral is what having them on costs. ")
 	}
 	if share, ok := maxLoadgenShare(rep); ok {
 		who := "The load generator"

@@ -281,3 +281,18 @@ func TestJSONLinesCarryCPUPerOpAndTheFloor(t *testing.T) {
 		}
 	}
 }
+
+func TestTableWithOpsTargetHasItsCostColumn(t *testing.T) {
+	rs := sampleResults()[:2]
+	ops := rs[0]
+	ops.Target, ops.OpsPerSec = launch.TargetCorralOps, 39000
+	var b bytes.Buffer
+	WriteTable(&b, append(rs, ops))
+	lines := strings.Split(b.String(), "\n")
+	if lines[0] != "| phase | metric | corral | zookeeper | corral+ops | corral/zookeeper | corral+ops/corral |" {
+		t.Errorf("header %q", lines[0])
+	}
+	if lines[2] != "| create | ops/s | 40000 | 16000 | 39000 | 2.50x | 0.97x |" {
+		t.Errorf("ops/s row %q", lines[2])
+	}
+}

@@ -97,8 +97,12 @@ func LaunchEnsemble(ctx context.Context, target string, cfg EnsembleConfig) (*En
 		if err := os.WriteFile(filepath.Join(m.DataDir, "myid"), []byte(strconv.Itoa(p.ID)+"\n"), 0o644); err != nil {
 			return nil, err
 		}
+		ops, err := opsPorts(target)
+		if err != nil {
+			return nil, err
+		}
 		zc := ServerConfig{DataDir: m.DataDir, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: e.Timing, Peers: peers,
-			Durability: cfg.Durability}
+			Durability: cfg.Durability, Ops: ops}
 		if err := os.WriteFile(m.ZooCfgPath, []byte(zc.ZooCfg()), 0o644); err != nil {
 			return nil, err
 		}

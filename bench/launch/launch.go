@@ -16,11 +16,35 @@ import (
 	"github.com/corral-db/corral/internal/proc"
 )
 
-// Target names.
+// Target names. corral+ops is corral with the AdminServer (and so the web
+// console) and the Prometheus endpoint on: measured beside corral, it says
+// what they cost when nobody is looking at them.
 const (
 	TargetCorral    = "corral"
+	TargetCorralOps = "corral+ops"
 	TargetZooKeeper = "zookeeper"
 )
+
+// Base is the server a target starts: corral for corral+ops.
+func Base(target string) string {
+	if target == TargetCorralOps {
+		return TargetCorral
+	}
+	return target
+}
+
+// opsPorts picks free ports for a corral+ops server's HTTP endpoints; nil
+// for every other target.
+func opsPorts(target string) (*OpsPorts, error) {
+	if target != TargetCorralOps {
+		return nil, nil
+	}
+	p, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	return &OpsPorts{Admin: p[0], Metrics: p[1]}, nil
+}
 
 // LaunchConfig says how to start a server under test.
 type LaunchConfig struct {
@@ -90,8 +114,12 @@ func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, erro
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
+	ops, err := opsPorts(target)
+	if err != nil {
+		return nil, err
+	}
 	zc := ServerConfig{DataDir: dataDir, Port: cfg.Port, GlobalOutstandingLimit: cfg.GlobalOutstandingLimit, Timing: cfg.Timing,
-		Durability: cfg.Durability}
+		Durability: cfg.Durability, Ops: ops}
 	cfgPath := filepath.Join(cfg.Dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(zc.ZooCfg()), 0o644); err != nil {
 		return nil, err
@@ -120,7 +148,7 @@ func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, erro
 // serverArgv is the command line that starts target from the zoo.cfg at
 // cfgPath; files it needs besides (logback.xml) are written beside it.
 func serverArgv(target string, cfg LaunchConfig, cfgPath string) ([]string, error) {
-	switch target {
+	switch Base(target) {
 	case TargetCorral:
 		if cfg.CorralBin == "" {
 			return nil, errors.New("bench: no corral binary")
@@ -140,7 +168,7 @@ func serverArgv(target string, cfg LaunchConfig, cfgPath string) ([]string, erro
 		}
 		return proc.ZooKeeperArgv(cfg.Java, []string{"-Xmx" + heap}, logback, proc.LibClasspath(cfg.ZKLib), cfgPath), nil
 	}
-	return nil, fmt.Errorf("bench: unknown target %q (want %s or %s)", target, TargetCorral, TargetZooKeeper)
+	return nil, fmt.Errorf("bench: unknown target %q (want %s, %s or %s)", target, TargetCorral, TargetCorralOps, TargetZooKeeper)
 }
 
 // spawn starts argv in dir with its stdout and stderr appended to logPath

@@ -76,6 +76,14 @@ type ServerConfig struct {
 	Peers []Peer
 	// Durability; the zero value is forceSync=yes and no durability line.
 	Durability Durability
+	// Ops, if set, turns on the AdminServer (with corral's web console,
+	// on by default with it) and the Prometheus endpoint on 127.0.0.1.
+	Ops *OpsPorts
+}
+
+// OpsPorts are the ports of a corral+ops server's HTTP endpoints.
+type OpsPorts struct {
+	Admin, Metrics int
 }
 
 // Durability is how a server under test makes its writes durable: the
@@ -130,6 +138,10 @@ func (c ServerConfig) Config() *config.Config {
 	z.Durability = config.Durability(c.Durability.Mode)
 	z.GlobalOutstandingLimit = limit
 	z.Admin.EnableServer = false
+	if c.Ops != nil {
+		z.Admin.EnableServer, z.Admin.ServerAddress, z.Admin.ServerPort = true, "127.0.0.1", c.Ops.Admin
+		z.Metrics.ClassName, z.Metrics.HTTPHost, z.Metrics.HTTPPort = config.PrometheusMetricsProvider, "127.0.0.1", c.Ops.Metrics
+	}
 	z.FourLetterWordWhitelist = []string{"*"}
 	for _, p := range c.Peers {
 		z.Servers = append(z.Servers, config.Server{ID: int64(p.ID), Host: "127.0.0.1",

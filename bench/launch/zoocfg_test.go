@@ -44,6 +44,32 @@ admin.enableServer=false
 	sameConfig(t, got, want)
 }
 
+func TestZooCfgOps(t *testing.T) {
+	got := ServerConfig{DataDir: "/tmp/x/data", Port: 21810, Ops: &OpsPorts{Admin: 18080, Metrics: 17000}}.ZooCfg()
+	want := `# corral+ops: the AdminServer (console on by default) and Prometheus on loopback
+tickTime=2000
+initLimit=10
+syncLimit=5
+dataDir=/tmp/x/data
+clientPort=21810
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+forceSync=yes
+globalOutstandingLimit=100000
+admin.enableServer=true
+admin.serverAddress=127.0.0.1
+admin.serverPort=18080
+metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+metricsProvider.httpHost=127.0.0.1
+metricsProvider.httpPort=17000
+4lw.commands.whitelist=*
+`
+	sameConfig(t, got, want)
+	if Base(TargetCorralOps) != TargetCorral || Base(TargetZooKeeper) != TargetZooKeeper {
+		t.Errorf("Base: corral+ops starts %q, zookeeper %q", Base(TargetCorralOps), Base(TargetZooKeeper))
+	}
+}
+
 func TestZooCfgEnsembleMember(t *testing.T) {
 	peers := []Peer{
 		{ID: 1, QuorumPort: 3001, ElectionPort: 3002, ClientPort: 3003},
