@@ -25,6 +25,7 @@ func TestConsole(t *testing.T) {
 	if env.IsZooKeeper() {
 		t.Skip("the console is corral's; its backend works with ZooKeeper too, but the suite starts corral")
 	}
+	needKazoo(t)
 	ctx := newBrowser(t)
 	// Every member runs its AdminServer with the console mounted, as
 	// corral serves it; each console knows every member's AdminServer, so

@@ -189,6 +189,22 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// needKazoo checks up front that the project's venv has kazoo, so that a
+// machine without it fails (under CI) or skips with the reason at once,
+// instead of a later step timing out on a page a failed step left open.
+func needKazoo(t *testing.T) {
+	t.Helper()
+	py := filepath.Join(env.Root, ".venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		requireTool(t, errors.New("no .venv with kazoo (run make deps)"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, py, "-c", "import kazoo").CombinedOutput(); err != nil {
+		requireTool(t, fmt.Errorf("the .venv has no kazoo (run make deps): %v: %s", err, strings.TrimSpace(string(out))))
+	}
+}
+
 // kazoo runs tests/console/kazoo_check.py with the project's venv and
 // returns its output; a missing venv skips (fails under CI).
 func kazoo(t *testing.T, hosts string, args ...string) string {
