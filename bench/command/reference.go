@@ -158,17 +158,24 @@ func compareRow(cells []string) bool {
 	return len(cells) > 1 && slices.Contains([]string{"ops/s", "p50 ms", "p99 ms", "server CPU µs/op"}, cells[1])
 }
 
-// ratioRows are the ops/s ratios of a compare report.
+// ratioRows are the ops/s ratios of a compare report: corral over
+// ZooKeeper, then, if the run measured it, corral with its operability
+// endpoints on over corral without them.
 func ratioRows(experiment, run string, tabs []mdTable) []headlineRow {
 	t := findTable(tabs, "## corral bench compare")
 	if t == nil {
 		return nil
 	}
-	col := slices.IndexFunc(t.header, func(h string) bool { return strings.HasPrefix(h, "corral/zookeeper") })
 	var out []headlineRow
-	for _, r := range t.rows {
-		if col >= 0 && len(r) > col && len(r) > 1 && r[1] == "ops/s" {
-			out = append(out, headlineRow{experiment, r[0] + " ops/s", r[col], run})
+	for _, c := range []struct{ prefix, suffix string }{
+		{"corral/zookeeper", " ops/s"},
+		{"corral+ops/corral", " ops/s, AdminServer + console + Prometheus on ÷ off"},
+	} {
+		col := slices.IndexFunc(t.header, func(h string) bool { return strings.HasPrefix(h, c.prefix) })
+		for _, r := range t.rows {
+			if col >= 0 && len(r) > col && len(r) > 1 && r[1] == "ops/s" {
+				out = append(out, headlineRow{experiment, r[0] + c.suffix, r[col], run})
+			}
 		}
 	}
 	return out
