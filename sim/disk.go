@@ -160,7 +160,7 @@ func (d *disk) durable(z zab.Zxid) bool {
 type simSM struct {
 	m       machine
 	disk    *disk
-	applied func(e zab.Entry, m machine) error
+	applied func(e zab.Entry, m machine, res regResult, isOp bool) error
 	install func(m machine) error
 	// snaps records the snapshots taken (the log-cut check).
 	snaps int
@@ -168,8 +168,8 @@ type simSM struct {
 
 func (s *simSM) Apply(ents []zab.Entry) error {
 	for _, e := range ents {
-		s.m.apply(e)
-		if err := s.applied(e, s.m); err != nil {
+		res, isOp := s.m.apply(e)
+		if err := s.applied(e, s.m, res, isOp); err != nil {
 			return err
 		}
 	}
@@ -195,9 +195,9 @@ func (s *simSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, error
 	if err != nil {
 		return 0, err
 	}
-	m := decodeMachine(b)
-	if len(b) != 16 {
-		return 0, fmt.Errorf("snapshot image of %d bytes", len(b))
+	m, ok := decodeMachine(b)
+	if !ok {
+		return 0, fmt.Errorf("snapshot image of %d bytes, want %d", len(b), machineSize)
 	}
 	s.m = m
 	s.disk.snapshot(m)

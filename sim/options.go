@@ -57,16 +57,23 @@ type Options struct {
 	// LeaderFaultRate is the probability per time unit of crashing,
 	// isolating or pausing the current leader.
 	LeaderFaultRate float64
+	// TransferRate is the probability per time unit of asking an
+	// established leader to transfer leadership to a random member.
+	TransferRate float64
+
+	// Clients is the number of register workload clients (workload.go);
+	// 0: no workload and no linearizability check.
+	Clients int
 
 	TraceLen int
 }
 
 func (o Options) String() string {
 	return fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d maxCounter=%d maxBatch=%d compact=%v "+
-		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f)",
+		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f transfer=%.4f) clients=%d",
 		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.MaxCounter, o.MaxBatchBytes, o.Compact,
 		o.ClockDrift, o.MaxDelay, o.MaxSyncDelay, o.ProposeRate, o.CrashRate, o.PartitionRate, o.BreakRate, o.PauseRate, o.SlowRate,
-		o.LeaderFaultRate)
+		o.LeaderFaultRate, o.TransferRate, o.Clients)
 }
 
 // RandomOptions picks a scenario from seed: ensemble size, durability
@@ -137,5 +144,8 @@ func RandomOptions(seed uint64) Options {
 	if o.Mode == ModeSync && r.IntN(3) == 0 {
 		o.Mode = ModeAsync
 	}
+	// Drawn after everything else, for the same reason.
+	o.TransferRate = r.Float64() * 0.004
+	o.Clients = 1 + r.IntN(4)
 	return o
 }
