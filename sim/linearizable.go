@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,20 +94,45 @@ func checkLinearizable(history []porcupine.Operation) (checked bool, err error) 
 	return checked, nil
 }
 
-// describeHistory lists operations by call time, at most the last 80.
+// describeHistory lists the operations around the first one porcupine
+// could not linearize (the earliest call left out of its longest partial
+// linearization): 40 before it and 40 from it, by call time.
 func describeHistory(ops []porcupine.Operation) string {
 	ops = slices.Clone(ops)
-	slices.SortFunc(ops, func(a, b porcupine.Operation) int { return int(a.Call - b.Call) })
-	if len(ops) > 80 {
-		ops = ops[len(ops)-80:]
+	slices.SortFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+	at := 0
+	if _, info := porcupine.CheckOperationsVerbose(regModel, ops, linTimeout); true {
+		var longest []porcupine.Operation
+		for _, part := range info.PartialLinearizationsOperations() {
+			for _, lin := range part {
+				if len(lin) > len(longest) {
+					longest = lin
+				}
+			}
+		}
+		in := map[[2]int64]bool{}
+		for _, op := range longest {
+			in[[2]int64{op.Call, int64(op.ClientId)}] = true
+		}
+		for i, op := range ops {
+			if !in[[2]int64{op.Call, int64(op.ClientId)}] {
+				at = i
+				break
+			}
+		}
 	}
 	var b strings.Builder
-	for _, op := range ops {
+	for i := max(0, at-40); i < min(len(ops), at+40); i++ {
+		op := ops[i]
 		ret := fmt.Sprint(op.Return)
 		if op.Return == unknownReturn {
 			ret = "-"
 		}
-		fmt.Fprintf(&b, "    [%d, %s] client %d: %s\n", op.Call, ret, op.ClientId, regModel.DescribeOperation(op.Input, op.Output))
+		mark := "  "
+		if i == at {
+			mark = "=>"
+		}
+		fmt.Fprintf(&b, "  %s [%d, %s] client %d: %s\n", mark, op.Call, ret, op.ClientId, regModel.DescribeOperation(op.Input, op.Output))
 	}
 	return b.String()
 }

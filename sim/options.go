@@ -38,6 +38,10 @@ type Options struct {
 	// Breaks deliberately break a rule of the driver (the simulator's
 	// self-test, bite_test.go).
 	Breaks replica.Breaks
+	// StaleReads breaks the workload's confirmed reads: a leader answers
+	// them from its state at once, as ZooKeeper answers getData, without
+	// confirming its leadership (the linearizability check's self-test).
+	StaleReads bool
 	// OutcomesOnly turns off the checks of the driver's rules (Persisted
 	// before ACK, the recovering vote, the diskless log cut), leaving the
 	// outcomes (agreeing prefixes, nothing committed lost, liveness): the

@@ -179,7 +179,7 @@ func (w *workload) pollConfirmedRead(c *Cluster, cl *regClient) {
 		cl.pending = false
 		return
 	}
-	if s.d.Confirmed() < cl.round || s.sm.m.zxid < cl.readAt {
+	if !c.opts.StaleReads && (s.d.Confirmed() < cl.round || s.sm.m.zxid < cl.readAt) {
 		return
 	}
 	r := s.sm.m.regs[cl.op.key]
