@@ -18,7 +18,9 @@ func TestRegModel(t *testing.T) {
 	cas := func(key int, expect int32, v int64) regOp {
 		return regOp{kind: regCAS, key: key, expect: expect, value: v}
 	}
-	got := func(v int64, ver int32) regOutput { return regOutput{regResult: regResult{ok: true, value: v, version: ver}} }
+	got := func(v int64, ver int32) regOutput {
+		return regOutput{regResult: regResult{ok: true, value: v, version: ver}}
+	}
 	ok := func(ver int32) regOutput { return regOutput{regResult: regResult{ok: true, version: ver}} }
 	refused := regOutput{}
 	unknown := regOutput{unknown: true}
