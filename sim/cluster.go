@@ -31,10 +31,13 @@ type Cluster struct {
 
 	faultsOn       bool
 	partitionUntil int64
-	proposed       int
-	marker         []byte // payload of the settle phase's proposal
-	markerApplied  bool
-	Stats          Stats
+	// transferTo is the target of the last transfer a leader accepted,
+	// until the next leader is established (Stats.Handovers).
+	transferTo    uint64
+	proposed      int
+	marker        []byte // payload of the settle phase's proposal
+	markerApplied bool
+	Stats         Stats
 }
 
 // Stats summarise a run.
@@ -49,6 +52,7 @@ type Stats struct {
 	MaxEpoch   uint32
 	Syncs      [4]int // by zab.SyncMode
 	Transfers  int    // leadership transfers a leader accepted
+	Handovers  int    // of those, the target became the next established leader
 	// The register workload: operations answered, left open-ended
 	// (unknown outcome), and whether porcupine finished its search.
 	RegOps       int
@@ -91,6 +95,7 @@ func (s *Stats) add(o Stats) {
 		s.Syncs[i] += o.Syncs[i]
 	}
 	s.Transfers += o.Transfers
+	s.Handovers += o.Handovers
 	s.RegOps += o.RegOps
 	s.RegUnknown += o.RegUnknown
 	s.LinUnchecked += o.LinUnchecked
@@ -205,6 +210,12 @@ func (c *Cluster) fail(err error) {
 
 func (c *Cluster) note(id uint64, text string) {
 	c.tr.add(event{t: c.now, id: id, text: text})
+}
+
+// noteZxid notes text followed by z, formatted only if the trace is
+// printed.
+func (c *Cluster) noteZxid(id uint64, text string, z zab.Zxid) {
+	c.tr.add(event{t: c.now, id: id, text: text, z: z, hasZ: true})
 }
 
 func (c *Cluster) chance(p float64) bool { return c.rng.Float64() < p }
@@ -432,6 +443,12 @@ func (c *Cluster) softChanged(s *server, cur zab.SoftState) {
 		c.fail(err)
 		return
 	}
+	if s.soft.Established() && c.transferTo != 0 && s.soft.Transferee == 0 {
+		if s.id == c.transferTo {
+			c.Stats.Handovers++
+		}
+		c.transferTo = 0
+	}
 	if s.soft.Epoch > c.Stats.MaxEpoch && s.soft.Established() {
 		c.Stats.MaxEpoch = s.soft.Epoch
 	}
@@ -448,7 +465,7 @@ func (c *Cluster) applied(s *server, e zab.Entry, m machine, res regResult, isOp
 		return err
 	}
 	if isNew {
-		c.note(s.id, "commit "+e.Zxid.String())
+		c.noteZxid(s.id, "commit ", e.Zxid)
 		if c.opts.Mode != ModeDiskless && !c.opts.OutcomesOnly {
 			if err := c.checkDurable(e.Zxid); err != nil {
 				c.fail(err)
@@ -538,7 +555,7 @@ func (c *Cluster) proposeAt(s *server, data []byte, proposed func(zab.Zxid)) (za
 	}
 	c.proposed++
 	c.Stats.Proposed++
-	c.note(s.id, "propose "+z.String())
+	c.noteZxid(s.id, "propose ", z)
 	c.process(s)
 	return z, nil
 }
@@ -574,7 +591,7 @@ func (c *Cluster) housekeeping() {
 		if took, err := s.d.MaybeSnapshot(context.Background()); err != nil {
 			c.fail(fmt.Errorf("server %d: %w", s.id, err))
 		} else if took {
-			c.note(s.id, "snapshot at "+s.sm.m.zxid.String())
+			c.noteZxid(s.id, "snapshot at ", s.sm.m.zxid)
 			c.process(s)
 		}
 	}

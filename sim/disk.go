@@ -123,18 +123,33 @@ func (d *disk) snapshot(m machine) {
 // loads: the state, the log after it, and whether the state is a
 // complete checkpoint.
 func (d *disk) crash() (m machine, log []zab.Entry, complete bool) {
+	d.drop()
+	return d.load()
+}
+
+// drop loses what a crash loses: the unsynced tail of the log (in sync
+// mode, all but a torn prefix of it).
+func (d *disk) drop() {
+	if d.mode == ModeDiskless {
+		return
+	}
+	keep := d.synced
+	if d.mode == ModeSync {
+		keep += d.tear(len(d.ents) - d.synced)
+	}
+	clear(d.ents[keep:])
+	d.ents = d.ents[:keep]
+	d.synced = keep
+}
+
+// load returns what a restart loads (a copy the driver owns).
+func (d *disk) load() (m machine, log []zab.Entry, complete bool) {
 	if d.mode == ModeDiskless {
 		if d.complete {
 			log = slices.Clone(d.cpLog)
 		}
 		return d.snap, log, d.complete
 	}
-	keep := d.synced
-	if d.mode == ModeSync {
-		keep += d.tear(len(d.ents) - d.synced)
-	}
-	d.ents = slices.Clone(d.ents[:keep])
-	d.synced = keep
 	return d.snap, slices.Clone(d.ents), false
 }
 

@@ -98,7 +98,10 @@ func (c *Cluster) transferRandom() {
 	err := s.d.TransferLeadership(to)
 	switch {
 	case err == nil:
-		c.Stats.Transfers++
+		if to != s.id {
+			c.Stats.Transfers++
+			c.transferTo = to
+		}
 		c.note(s.id, fmt.Sprintf("transfer leadership to %d", to))
 	case errors.Is(err, zab.ErrNotLeader) || errors.Is(err, zab.ErrTransferTarget):
 		c.note(s.id, fmt.Sprintf("transfer leadership to %d refused: %v", to, err))
@@ -160,8 +163,8 @@ func (c *Cluster) Crash(id uint64) {
 	if c.wl != nil {
 		c.wl.crashed(id)
 	}
-	m, _, complete := s.disk.crash()
-	c.note(id, "crash (restarts from "+m.zxid.String()+", complete="+strconv.FormatBool(complete)+")")
+	s.disk.drop()
+	c.noteZxid(id, "crash (restarts complete="+strconv.FormatBool(s.disk.complete && c.opts.Mode == ModeDiskless)+") from ", s.disk.snap.zxid)
 }
 
 // Restart starts a crashed server again from its disk.

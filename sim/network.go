@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/corral-db/corral/zab"
+import (
+	"math"
+
+	"github.com/corral-db/corral/zab"
+)
 
 // network holds one FIFO link per ordered pair of servers. A link behaves
 // like a TCP connection: messages arrive in order after a delay, and the
@@ -12,8 +16,10 @@ type network struct {
 	n     int
 	links []link // links[(from-1)*n + to-1]; a server's link to itself is unused
 	group []int  // partition group by id; servers in different groups cannot talk
-	// inflight counts queued messages, so a quiet time unit costs nothing.
+	// inflight counts queued messages and nextDue is no later than the
+	// earliest arrival among them, so a quiet time unit costs nothing.
 	inflight  int
+	nextDue   int64
 	seq       uint64
 	delivered int
 	dropped   int
@@ -72,6 +78,7 @@ func (nw *network) send(m zab.Message, now, delay int64) {
 	nw.seq++
 	l.q = append(l.q, envelope{m: m, at: at, seq: nw.seq})
 	nw.inflight++
+	nw.nextDue = min(nw.nextDue, at)
 }
 
 // breakLink drops a connection both ways until `until`.
@@ -121,10 +128,12 @@ func (nw *network) heal(ids []uint64) {
 // next pops the earliest due message whose recipient can take it, in
 // (arrival, send order); the links' FIFO order is kept.
 func (nw *network) next(now int64, ready func(to uint64) bool, ids []uint64) (zab.Message, bool) {
-	if nw.inflight == 0 {
+	if nw.inflight == 0 || now < nw.nextDue {
 		return zab.Message{}, false
 	}
 	var best *link
+	due := int64(math.MaxInt64)
+	blocked := false // a message is due at a recipient that cannot take it
 	for i := range nw.links {
 		l := &nw.links[i]
 		if l.head == len(l.q) {
@@ -132,6 +141,7 @@ func (nw *network) next(now int64, ready func(to uint64) bool, ids []uint64) (za
 		}
 		h := &l.q[l.head]
 		if h.at > now {
+			due = min(due, h.at)
 			continue
 		}
 		if best != nil {
@@ -140,13 +150,19 @@ func (nw *network) next(now int64, ready func(to uint64) bool, ids []uint64) (za
 				continue
 			}
 		}
-		to := uint64(i%nw.n + 1)
-		if !ready(to) {
+		if !ready(uint64(i%nw.n + 1)) {
+			blocked = true
 			continue
 		}
 		best = l
 	}
 	if best == nil {
+		// Nothing deliverable now: what is due waits for a paused
+		// recipient (scan again next time unit), the rest arrives at due.
+		nw.nextDue = due
+		if blocked {
+			nw.nextDue = now + 1
+		}
 		return zab.Message{}, false
 	}
 	m := best.q[best.head].m
