@@ -113,7 +113,12 @@ func (f *Failure) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d failed at t=%d: %v\n", f.Options.Seed, f.Time, f.Err)
 	fmt.Fprintf(&b, "options: %v\n", f.Options)
-	fmt.Fprintf(&b, "replay: go test ./sim/ -run 'TestSeeds$' -seed=%d -v\n", f.Options.Seed)
+	o := f.Options
+	if o.Breaks != (replica.Breaks{}) || o.StaleReads || o.OutcomesOnly {
+		fmt.Fprintf(&b, "replay: a deliberate break (TestSimulatorBites), seed %d\n", o.Seed)
+	} else {
+		fmt.Fprintf(&b, "replay: go test ./sim/ -run 'TestSeeds$' -seed=%d -mode=%v -v\n", o.Seed, o.Mode)
+	}
 	fmt.Fprintf(&b, "last %d events:\n", len(f.Trace))
 	for _, l := range f.Trace {
 		b.WriteString("  ")
