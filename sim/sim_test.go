@@ -45,6 +45,7 @@ func TestSeeds(t *testing.T) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	workers = min(workers, len(seeds))
 	start := time.Now()
 	var (
 		mu      sync.Mutex
@@ -54,7 +55,7 @@ func TestSeeds(t *testing.T) {
 		failErr error
 	)
 	var wg sync.WaitGroup
-	for range min(workers, len(seeds)) {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
