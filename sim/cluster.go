@@ -331,12 +331,11 @@ func (c *Cluster) step() {
 			c.restart(s)
 		}
 	}
-	for c.err == nil {
-		m, ok := c.net.next(c.now, c.canReceive, c.ids)
-		if !ok {
-			break
+	batch, order := c.net.due(c.now, c.canReceive)
+	for _, k := range order {
+		if c.err == nil {
+			c.deliver(batch[k.i].m)
 		}
-		c.deliver(m)
 	}
 	for _, id := range c.ids {
 		s := c.servers[id]

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/corral-db/corral/zab"
 )
@@ -18,8 +20,11 @@ type network struct {
 	group []int  // partition group by id; servers in different groups cannot talk
 	// inflight counts queued messages and nextDue is no later than the
 	// earliest arrival among them, so a quiet time unit costs nothing.
-	inflight  int
-	nextDue   int64
+	inflight int
+	nextDue  int64
+	// batch and order are due's result, reused.
+	batch     []envelope
+	order     []dueKey
 	seq       uint64
 	delivered int
 	dropped   int
@@ -125,54 +130,70 @@ func (nw *network) heal(ids []uint64) {
 	}
 }
 
-// next pops the earliest due message whose recipient can take it, in
-// (arrival, send order); the links' FIFO order is kept.
-func (nw *network) next(now int64, ready func(to uint64) bool, ids []uint64) (zab.Message, bool) {
+// due removes every message due by now whose recipient can take it and
+// returns them in delivery order, (arrival, send order), which keeps each
+// link FIFO. Delivering them cannot make another message due by now (a
+// send arrives one time unit later at the earliest) nor change which
+// recipients can take one, so one batch per time unit delivers what
+// popping the earliest message one at a time would, in the same order.
+// The batch is nw.batch, valid until the next call; order lists its
+// indexes in delivery order.
+func (nw *network) due(now int64, ready func(to uint64) bool) (batch []envelope, order []dueKey) {
+	clear(nw.batch)
+	batch, order = nw.batch[:0], nw.order[:0]
 	if nw.inflight == 0 || now < nw.nextDue {
-		return zab.Message{}, false
+		return batch, order
 	}
-	var best *link
-	due := int64(math.MaxInt64)
+	next := int64(math.MaxInt64)
 	blocked := false // a message is due at a recipient that cannot take it
 	for i := range nw.links {
 		l := &nw.links[i]
 		if l.head == len(l.q) {
 			continue
 		}
-		h := &l.q[l.head]
-		if h.at > now {
-			due = min(due, h.at)
+		if l.q[l.head].at > now {
+			next = min(next, l.q[l.head].at)
 			continue
-		}
-		if best != nil {
-			b := &best.q[best.head]
-			if h.at > b.at || (h.at == b.at && h.seq > b.seq) {
-				continue
-			}
 		}
 		if !ready(uint64(i%nw.n + 1)) {
 			blocked = true
 			continue
 		}
-		best = l
-	}
-	if best == nil {
-		// Nothing deliverable now: what is due waits for a paused
-		// recipient (scan again next time unit), the rest arrives at due.
-		nw.nextDue = due
-		if blocked {
-			nw.nextDue = now + 1
+		for l.head < len(l.q) && l.q[l.head].at <= now {
+			e := &l.q[l.head]
+			order = append(order, dueKey{at: e.at, seq: e.seq, i: len(batch)})
+			batch = append(batch, *e)
+			l.q[l.head] = envelope{}
+			l.head++
+			nw.inflight--
+			nw.delivered++
 		}
-		return zab.Message{}, false
+		if l.head == len(l.q) {
+			l.q = l.q[:0]
+			l.head = 0
+		} else {
+			next = min(next, l.q[l.head].at)
+		}
 	}
-	m := best.q[best.head].m
-	best.q[best.head] = envelope{}
-	best.head++
-	if best.head == len(best.q) {
-		best.q = best.q[:0]
-		best.head = 0
+	// What is due waits for a paused or crashed recipient (scan again
+	// next time unit); the rest arrives at next.
+	nw.nextDue = next
+	if blocked {
+		nw.nextDue = now + 1
 	}
-	nw.inflight--
-	nw.delivered++
-	return m, true
+	slices.SortFunc(order, func(a, b dueKey) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	nw.batch, nw.order = batch, order
+	return batch, order
+}
+
+// dueKey orders a batch of due messages without moving them.
+type dueKey struct {
+	at  int64
+	seq uint64
+	i   int
 }
