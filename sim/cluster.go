@@ -53,8 +53,9 @@ type Stats struct {
 	Syncs      [4]int // by zab.SyncMode
 	Transfers  int    // leadership transfers a leader accepted
 	Handovers  int    // of those, the target became the next established leader
-	// The register workload: operations answered, left open-ended
-	// (unknown outcome), and whether porcupine finished its search.
+	// The register workload: operations answered, operations left
+	// open-ended (outcome unknown), and runs whose history porcupine did
+	// not finish checking within linTimeout (not counted as failures).
 	RegOps       int
 	RegUnknown   int
 	LinUnchecked int
