@@ -9,28 +9,32 @@ import (
 
 var flagBiteSeeds = flag.Int("bite-seeds", 0, "TestSimulatorBites: seeds to try per break (0: each break's bound)")
 
-// TestSimulatorBites breaks one rule of the driver at a time and requires
-// the simulator to catch it within a bounded number of seeds: a
-// simulator that passes a broken driver proves nothing. Each break is
-// caught twice: by the check of the rule itself, and (OutcomesOnly) by
-// what the break does to the outcome, a committed write lost or a
-// replica diverging. The log cut is a rule of efficiency (a SNAP where a
-// DIFF would do), not of safety, so only its own check catches it. The
-// bounds are a few times the seeds each needed when written; -v logs the
-// seed that caught it.
+// TestSimulatorBites breaks one rule at a time and requires the simulator
+// to catch it within a bounded number of seeds: a simulator that passes a
+// broken driver proves nothing. Each rule of the driver is caught twice:
+// by the check of the rule itself, and (OutcomesOnly) by what the break
+// does to the outcome: a committed write lost, replicas diverging, or a
+// register history that is not linearizable. The log cut is a rule of
+// efficiency (a SNAP where a DIFF would do), not of safety, so only its
+// own check catches it. The last case breaks the workload, not the
+// driver: leaders answer reads without confirming their leadership, which
+// only the linearizability check can see. The bounds are a few times the
+// seeds each needed when written; -v logs the seed that caught it.
 func TestSimulatorBites(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		mode     Mode
 		brk      replica.Breaks
+		stale    bool
 		outcomes bool
 		bound    int
 	}{
-		{"persisted before ACK", ModeSync, replica.Breaks{AckBeforeDurable: true}, false, 20},
-		{"persisted before ACK/outcomes", ModeSync, replica.Breaks{AckBeforeDurable: true}, true, 200},
-		{"recovering flag", ModeDiskless, replica.Breaks{IgnoreRecovering: true}, false, 20},
-		{"recovering flag/outcomes", ModeDiskless, replica.Breaks{IgnoreRecovering: true}, true, 200},
-		{"diskless log cut", ModeDiskless, replica.Breaks{CutAtNewest: true}, false, 20},
+		{"persisted before ACK", ModeSync, replica.Breaks{AckBeforeDurable: true}, false, false, 20},
+		{"persisted before ACK/outcomes", ModeSync, replica.Breaks{AckBeforeDurable: true}, false, true, 200},
+		{"recovering flag", ModeDiskless, replica.Breaks{IgnoreRecovering: true}, false, false, 20},
+		{"recovering flag/outcomes", ModeDiskless, replica.Breaks{IgnoreRecovering: true}, false, true, 200},
+		{"diskless log cut", ModeDiskless, replica.Breaks{CutAtNewest: true}, false, false, 20},
+		{"reads without leadership confirmation", ModeSync, replica.Breaks{}, true, true, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := tc.bound
@@ -41,6 +45,7 @@ func TestSimulatorBites(t *testing.T) {
 				o := RandomOptions(seed)
 				o.Mode = tc.mode
 				o.Breaks = tc.brk
+				o.StaleReads = tc.stale
 				o.OutcomesOnly = tc.outcomes
 				if _, err := Run(o); err != nil {
 					t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)

@@ -9,7 +9,10 @@ import (
 // checker holds the global view the invariants are checked against.
 type checker struct {
 	// order is the committed history as first applied by anyone; every
-	// server's applied sequence must be a prefix of it.
+	// server's applied sequence must be a prefix of it. This holds in
+	// every mode, so no committed (acknowledged) entry may ever be lost:
+	// the fault schedule stays within each mode's promise (see
+	// Cluster.checkHistory, which holds the register workload to the same).
 	order  []zab.Zxid
 	index  map[zab.Zxid]int
 	digest map[zab.Zxid]uint64 // state digest after applying the entry

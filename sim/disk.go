@@ -123,18 +123,33 @@ func (d *disk) snapshot(m machine) {
 // loads: the state, the log after it, and whether the state is a
 // complete checkpoint.
 func (d *disk) crash() (m machine, log []zab.Entry, complete bool) {
+	d.drop()
+	return d.load()
+}
+
+// drop loses what a crash loses: the unsynced tail of the log (in sync
+// mode, all but a torn prefix of it).
+func (d *disk) drop() {
+	if d.mode == ModeDiskless {
+		return
+	}
+	keep := d.synced
+	if d.mode == ModeSync {
+		keep += d.tear(len(d.ents) - d.synced)
+	}
+	clear(d.ents[keep:])
+	d.ents = d.ents[:keep]
+	d.synced = keep
+}
+
+// load returns what a restart loads (a copy the driver owns).
+func (d *disk) load() (m machine, log []zab.Entry, complete bool) {
 	if d.mode == ModeDiskless {
 		if d.complete {
 			log = slices.Clone(d.cpLog)
 		}
 		return d.snap, log, d.complete
 	}
-	keep := d.synced
-	if d.mode == ModeSync {
-		keep += d.tear(len(d.ents) - d.synced)
-	}
-	d.ents = slices.Clone(d.ents[:keep])
-	d.synced = keep
 	return d.snap, slices.Clone(d.ents), false
 }
 
@@ -160,7 +175,7 @@ func (d *disk) durable(z zab.Zxid) bool {
 type simSM struct {
 	m       machine
 	disk    *disk
-	applied func(e zab.Entry, m machine) error
+	applied func(e zab.Entry, m machine, res regResult, isOp bool) error
 	install func(m machine) error
 	// snaps records the snapshots taken (the log-cut check).
 	snaps int
@@ -168,8 +183,8 @@ type simSM struct {
 
 func (s *simSM) Apply(ents []zab.Entry) error {
 	for _, e := range ents {
-		s.m.apply(e)
-		if err := s.applied(e, s.m); err != nil {
+		res, isOp := s.m.apply(e)
+		if err := s.applied(e, s.m, res, isOp); err != nil {
 			return err
 		}
 	}
@@ -195,9 +210,9 @@ func (s *simSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, error
 	if err != nil {
 		return 0, err
 	}
-	m := decodeMachine(b)
-	if len(b) != 16 {
-		return 0, fmt.Errorf("snapshot image of %d bytes", len(b))
+	m, ok := decodeMachine(b)
+	if !ok {
+		return 0, fmt.Errorf("snapshot image of %d bytes, want %d", len(b), machineSize)
 	}
 	s.m = m
 	s.disk.snapshot(m)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,6 +40,9 @@ func (c *Cluster) faults() {
 	if c.chance(o.LeaderFaultRate) {
 		c.leaderFault()
 	}
+	if c.chance(o.TransferRate) {
+		c.transferRandom()
+	}
 	if c.chance(o.SlowRate) {
 		a := c.ids[c.rng.IntN(len(c.ids))]
 		b := c.ids[c.rng.IntN(len(c.ids))]
@@ -74,6 +78,38 @@ func (c *Cluster) leaderFault() {
 		s.paused = c.now + 5 + c.rng.Int64N(150)
 		c.note(l, fmt.Sprintf("leader paused until t=%d", s.paused))
 	}
+}
+
+// transferRandom asks an established leader to hand leadership to a
+// random member: usually a voter, sometimes itself (a no-op) or an
+// observer (refused), while crashes, partitions and pauses go on.
+func (c *Cluster) transferRandom() {
+	var leaders []*server
+	for _, id := range c.ids {
+		if s := c.servers[id]; s.up && c.now >= s.paused && s.soft.Established() {
+			leaders = append(leaders, s)
+		}
+	}
+	if len(leaders) == 0 {
+		return
+	}
+	s := leaders[c.rng.IntN(len(leaders))]
+	to := c.ids[c.rng.IntN(len(c.ids))]
+	err := s.d.TransferLeadership(to)
+	switch {
+	case err == nil:
+		if to != s.id {
+			c.Stats.Transfers++
+			c.transferTo = to
+		}
+		c.note(s.id, fmt.Sprintf("transfer leadership to %d", to))
+	case errors.Is(err, zab.ErrNotLeader) || errors.Is(err, zab.ErrTransferTarget):
+		c.note(s.id, fmt.Sprintf("transfer leadership to %d refused: %v", to, err))
+	default:
+		c.fail(fmt.Errorf("server %d: TransferLeadership(%d): %w", s.id, to, err))
+		return
+	}
+	c.process(s)
 }
 
 // unavailable counts voters that are down or recovering: diskless mode
@@ -124,8 +160,11 @@ func (c *Cluster) Crash(id uint64) {
 	s.soft = zab.SoftState{}
 	c.net.isolate(id, c.ids)
 	c.Stats.Crashes++
-	m, _, complete := s.disk.crash()
-	c.note(id, "crash (restarts from "+m.zxid.String()+", complete="+strconv.FormatBool(complete)+")")
+	if c.wl != nil {
+		c.wl.crashed(id)
+	}
+	s.disk.drop()
+	c.noteZxid(id, "crash (restarts complete="+strconv.FormatBool(s.disk.complete && c.opts.Mode == ModeDiskless)+") from ", s.disk.snap.zxid)
 }
 
 // Restart starts a crashed server again from its disk.
@@ -194,7 +233,7 @@ func (c *Cluster) Settle() {
 		}
 		ls := c.servers[l].soft
 		if !c.markerApplied && (l != markLeader || ls.Epoch != markEpoch || c.now-markAt > 500) {
-			if _, err := c.proposeAt(c.servers[l], c.marker); err == nil {
+			if _, err := c.proposeAt(c.servers[l], c.marker, nil); err == nil {
 				markLeader, markEpoch, markAt = l, ls.Epoch, c.now
 			}
 		}

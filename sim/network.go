@@ -1,14 +1,30 @@
 package sim
 
-import "github.com/corral-db/corral/zab"
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/corral-db/corral/zab"
+)
 
 // network holds one FIFO link per ordered pair of servers. A link behaves
 // like a TCP connection: messages arrive in order after a delay, and the
 // only loss is a break, which drops everything in flight; sends fail
-// until the link reconnects.
+// until the link reconnects. Server ids are 1..n, so links and groups are
+// slices indexed by id (the simulator's inner loop scans them every time
+// unit).
 type network struct {
-	links     map[[2]uint64]*link
-	group     map[uint64]int // partition group; servers in different groups cannot talk
+	n     int
+	links []link // links[(from-1)*n + to-1]; a server's link to itself is unused
+	group []int  // partition group by id; servers in different groups cannot talk
+	// inflight counts queued messages and nextDue is no later than the
+	// earliest arrival among them, so a quiet time unit costs nothing.
+	inflight int
+	nextDue  int64
+	// batch and order are due's result, reused.
+	batch     []envelope
+	order     []dueKey
 	seq       uint64
 	delivered int
 	dropped   int
@@ -16,6 +32,7 @@ type network struct {
 
 type link struct {
 	q           []envelope
+	head        int // q[head:] is in flight; the slice is reused once drained
 	brokenUntil int64
 	lastAt      int64
 	slowUntil   int64
@@ -29,18 +46,27 @@ type envelope struct {
 }
 
 func newNetwork(ids []uint64) *network {
-	nw := &network{links: map[[2]uint64]*link{}, group: map[uint64]int{}}
-	for _, a := range ids {
-		for _, b := range ids {
-			if a != b {
-				nw.links[[2]uint64{a, b}] = &link{}
-			}
-		}
-	}
-	return nw
+	n := len(ids)
+	return &network{n: n, links: make([]link, n*n), group: make([]int, n+1)}
 }
 
-func (nw *network) link(from, to uint64) *link { return nw.links[[2]uint64{from, to}] }
+func (nw *network) link(from, to uint64) *link {
+	if from == to || from == 0 || to == 0 || int(from) > nw.n || int(to) > nw.n {
+		return nil
+	}
+	return &nw.links[int(from-1)*nw.n+int(to-1)]
+}
+
+func (l *link) len() int { return len(l.q) - l.head }
+
+// drop discards what is in flight and reports how many messages it was.
+func (l *link) drop() int {
+	n := l.len()
+	clear(l.q)
+	l.q = l.q[:0]
+	l.head = 0
+	return n
+}
 
 // send queues m unless the link is broken or crosses a partition.
 func (nw *network) send(m zab.Message, now, delay int64) {
@@ -56,14 +82,17 @@ func (nw *network) send(m zab.Message, now, delay int64) {
 	l.lastAt = at
 	nw.seq++
 	l.q = append(l.q, envelope{m: m, at: at, seq: nw.seq})
+	nw.inflight++
+	nw.nextDue = min(nw.nextDue, at)
 }
 
 // breakLink drops a connection both ways until `until`.
 func (nw *network) breakLink(a, b uint64, until int64) {
-	for _, k := range [][2]uint64{{a, b}, {b, a}} {
-		if l := nw.links[k]; l != nil {
-			nw.dropped += len(l.q)
-			l.q = nil
+	for _, l := range []*link{nw.link(a, b), nw.link(b, a)} {
+		if l != nil {
+			n := l.drop()
+			nw.dropped += n
+			nw.inflight -= n
 			l.brokenUntil = max(l.brokenUntil, until)
 		}
 	}
@@ -80,47 +109,91 @@ func (nw *network) isolate(id uint64, ids []uint64) {
 
 // partition assigns groups and drops what is in flight between them.
 func (nw *network) partition(group map[uint64]int) {
-	nw.group = group
-	for k, l := range nw.links {
-		if group[k[0]] != group[k[1]] {
-			nw.dropped += len(l.q)
-			l.q = nil
+	for id := range nw.group {
+		nw.group[id] = group[uint64(id)]
+	}
+	for i := range nw.links {
+		from, to := i/nw.n+1, i%nw.n+1
+		if nw.group[from] != nw.group[to] {
+			n := nw.links[i].drop()
+			nw.dropped += n
+			nw.inflight -= n
 		}
 	}
 }
 
 func (nw *network) heal(ids []uint64) {
-	nw.group = map[uint64]int{}
-	for _, l := range nw.links {
-		l.brokenUntil = 0
-		l.slowUntil = 0
+	clear(nw.group)
+	for i := range nw.links {
+		nw.links[i].brokenUntil = 0
+		nw.links[i].slowUntil = 0
 	}
 }
 
-// next pops the earliest due message whose recipient can take it, in
-// (arrival, send order); the links' FIFO order is kept.
-func (nw *network) next(now int64, ready func(to uint64) bool, ids []uint64) (zab.Message, bool) {
-	var best *link
-	for _, a := range ids {
-		for _, b := range ids {
-			if a == b {
-				continue
-			}
-			l := nw.links[[2]uint64{a, b}]
-			if len(l.q) == 0 || l.q[0].at > now || !ready(b) {
-				continue
-			}
-			if best == nil || l.q[0].at < best.q[0].at || (l.q[0].at == best.q[0].at && l.q[0].seq < best.q[0].seq) {
-				best = l
-			}
+// due removes every message due by now whose recipient can take it and
+// returns them in delivery order, (arrival, send order), which keeps each
+// link FIFO. Delivering them cannot make another message due by now (a
+// send arrives one time unit later at the earliest) nor change which
+// recipients can take one, so one batch per time unit delivers what
+// popping the earliest message one at a time would, in the same order.
+// The batch is nw.batch, valid until the next call; order lists its
+// indexes in delivery order.
+func (nw *network) due(now int64, ready func(to uint64) bool) (batch []envelope, order []dueKey) {
+	clear(nw.batch)
+	batch, order = nw.batch[:0], nw.order[:0]
+	if nw.inflight == 0 || now < nw.nextDue {
+		return batch, order
+	}
+	next := int64(math.MaxInt64)
+	blocked := false // a message is due at a recipient that cannot take it
+	for i := range nw.links {
+		l := &nw.links[i]
+		if l.head == len(l.q) {
+			continue
+		}
+		if l.q[l.head].at > now {
+			next = min(next, l.q[l.head].at)
+			continue
+		}
+		if !ready(uint64(i%nw.n + 1)) {
+			blocked = true
+			continue
+		}
+		for l.head < len(l.q) && l.q[l.head].at <= now {
+			e := &l.q[l.head]
+			order = append(order, dueKey{at: e.at, seq: e.seq, i: len(batch)})
+			batch = append(batch, *e)
+			l.q[l.head] = envelope{}
+			l.head++
+			nw.inflight--
+			nw.delivered++
+		}
+		if l.head == len(l.q) {
+			l.q = l.q[:0]
+			l.head = 0
+		} else {
+			next = min(next, l.q[l.head].at)
 		}
 	}
-	if best == nil {
-		return zab.Message{}, false
+	// What is due waits for a paused or crashed recipient (scan again
+	// next time unit); the rest arrives at next.
+	nw.nextDue = next
+	if blocked {
+		nw.nextDue = now + 1
 	}
-	m := best.q[0].m
-	best.q[0] = envelope{}
-	best.q = best.q[1:]
-	nw.delivered++
-	return m, true
+	slices.SortFunc(order, func(a, b dueKey) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	nw.batch, nw.order = batch, order
+	return batch, order
+}
+
+// dueKey orders a batch of due messages without moving them.
+type dueKey struct {
+	at  int64
+	seq uint64
+	i   int
 }

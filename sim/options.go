@@ -38,6 +38,10 @@ type Options struct {
 	// Breaks deliberately break a rule of the driver (the simulator's
 	// self-test, bite_test.go).
 	Breaks replica.Breaks
+	// StaleReads breaks the workload's confirmed reads: a leader answers
+	// them from its state at once, as ZooKeeper answers getData, without
+	// confirming its leadership (the linearizability check's self-test).
+	StaleReads bool
 	// OutcomesOnly turns off the checks of the driver's rules (Persisted
 	// before ACK, the recovering vote, the diskless log cut), leaving the
 	// outcomes (agreeing prefixes, nothing committed lost, liveness): the
@@ -57,16 +61,23 @@ type Options struct {
 	// LeaderFaultRate is the probability per time unit of crashing,
 	// isolating or pausing the current leader.
 	LeaderFaultRate float64
+	// TransferRate is the probability per time unit of asking an
+	// established leader to transfer leadership to a random member.
+	TransferRate float64
+
+	// Clients is the number of register workload clients (workload.go);
+	// 0: no workload and no linearizability check.
+	Clients int
 
 	TraceLen int
 }
 
 func (o Options) String() string {
 	return fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d maxCounter=%d maxBatch=%d compact=%v "+
-		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f)",
+		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f transfer=%.4f) clients=%d",
 		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.MaxCounter, o.MaxBatchBytes, o.Compact,
 		o.ClockDrift, o.MaxDelay, o.MaxSyncDelay, o.ProposeRate, o.CrashRate, o.PartitionRate, o.BreakRate, o.PauseRate, o.SlowRate,
-		o.LeaderFaultRate)
+		o.LeaderFaultRate, o.TransferRate, o.Clients)
 }
 
 // RandomOptions picks a scenario from seed: ensemble size, durability
@@ -137,5 +148,8 @@ func RandomOptions(seed uint64) Options {
 	if o.Mode == ModeSync && r.IntN(3) == 0 {
 		o.Mode = ModeAsync
 	}
+	// Drawn after everything else, for the same reason.
+	o.TransferRate = r.Float64() * 0.004
+	o.Clients = 1 + r.IntN(4)
 	return o
 }

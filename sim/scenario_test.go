@@ -156,3 +156,44 @@ func TestCrashLosesUnsyncedWrites(t *testing.T) {
 		t.Fatal("an invalidated checkpoint restarts complete")
 	}
 }
+
+// TestTransferWithWorkload hands leadership over while register clients
+// run: the target leads next, and the history stays linearizable.
+func TestTransferWithWorkload(t *testing.T) {
+	c := NewCluster(Options{Seed: 7, Voters: 3, Clients: 3})
+	c.faultsOn = false
+	l := stable(t, c, 3000)
+	// Let the clients work under the first leader (the fault phase is
+	// off: only the workload issues operations).
+	for range 300 {
+		c.wl.step(c, true)
+		c.RunFor(1)
+	}
+	to := c.ids[0]
+	if to == l {
+		to = c.ids[1]
+	}
+	if err := c.servers[l].d.TransferLeadership(to); err != nil {
+		t.Fatal(err)
+	}
+	c.process(c.servers[l])
+	if !c.RunUntil(2000, func() bool { c.wl.step(c, true); return c.Leader() == to }) {
+		t.Fatalf("leadership not handed to %d: %s", to, c.describe())
+	}
+	for range 300 {
+		c.wl.step(c, true)
+		c.RunFor(1)
+	}
+	c.Settle()
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.checkHistory()
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stats.RegOps < 20 {
+		t.Fatalf("only %d register operations answered", c.Stats.RegOps)
+	}
+	t.Logf("%d operations answered, %d unknown", c.Stats.RegOps, c.Stats.RegUnknown)
+}

@@ -2,21 +2,28 @@ package sim
 
 import (
 	"flag"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
 
 var (
-	flagSeeds = flag.Int("seeds", 300, "number of random seeds TestSeeds runs")
-	flagFirst = flag.Uint64("first", 1, "first seed of TestSeeds")
-	flagSeed  = flag.Uint64("seed", 0, "run only this seed (TestSeeds)")
-	flagMode  = flag.String("mode", "", "force every seed's durability mode: sync, async or diskless (default: the seed picks)")
+	flagSeeds   = flag.Int("seeds", 300, "number of random seeds TestSeeds runs")
+	flagFirst   = flag.Uint64("first", 1, "first seed of TestSeeds")
+	flagSeed    = flag.Uint64("seed", 0, "run only this seed (TestSeeds)")
+	flagMode    = flag.String("mode", "", "force every seed's durability mode: sync, async or diskless (default: the seed picks)")
+	flagWorkers = flag.Int("workers", 0, "seeds TestSeeds runs at once (0: GOMAXPROCS)")
 )
 
 // TestSeeds runs randomized fault schedules, one per seed, and fails on
 // the first invariant violation with the seed, options and last events.
-// The long run (acceptance): go test ./sim/ -run 'TestSeeds$' -seeds=10000 -timeout=3h
-// and, for diskless mode in every seed, the same with -mode=diskless.
+// Seeds run in parallel on -workers goroutines; each seed is independent
+// and deterministic, and the failure reported is the lowest failing seed,
+// whatever the interleaving.
+// The long run (acceptance), one per mode:
+//
+//	go test ./sim/ -run 'TestSeeds$' -seeds=100000 -mode=sync -timeout=6h
 func TestSeeds(t *testing.T) {
 	seeds := []uint64{}
 	if *flagSeed != 0 {
@@ -30,40 +37,78 @@ func TestSeeds(t *testing.T) {
 			seeds = append(seeds, *flagFirst+uint64(i))
 		}
 	}
-	start := time.Now()
-	var total Stats
-	for _, seed := range seeds {
-		opts := RandomOptions(seed)
-		switch *flagMode {
-		case "sync":
-			opts.Mode = ModeSync
-		case "diskless":
-			opts.Mode = ModeDiskless
-		case "async":
-			opts.Mode = ModeAsync
-		case "":
-		default:
-			t.Fatalf("-mode=%q: want sync, async or diskless", *flagMode)
-		}
-		st, err := Run(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if *flagSeed != 0 {
-			t.Logf("%v\nstats: %+v", opts, st)
-		}
-		total.Committed += st.Committed
-		total.Proposed += st.Proposed
-		total.Crashes += st.Crashes
-		total.Partitions += st.Partitions
-		total.Leaders += st.Leaders
-		total.Delivered += st.Delivered
-		total.Dropped += st.Dropped
-		for i := range st.Syncs {
-			total.Syncs[i] += st.Syncs[i]
-		}
+	mode, ok := parseMode(*flagMode)
+	if !ok {
+		t.Fatalf("-mode=%q: want sync, async or diskless", *flagMode)
 	}
-	t.Logf("%d seeds in %v: committed=%d proposed=%d crashes=%d partitions=%d leaders=%d delivered=%d dropped=%d syncs(diff/trunc/snap)=%v",
-		len(seeds), time.Since(start).Round(time.Millisecond), total.Committed, total.Proposed, total.Crashes,
-		total.Partitions, total.Leaders, total.Delivered, total.Dropped, total.Syncs[1:])
+	workers := *flagWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(seeds))
+	start := time.Now()
+	var (
+		mu      sync.Mutex
+		total   Stats
+		next    int
+		failed  = -1 // index in seeds of the lowest failing seed
+		failErr error
+	)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := i >= len(seeds) || (failed >= 0 && i > failed)
+				mu.Unlock()
+				if stop {
+					return
+				}
+				opts := RandomOptions(seeds[i])
+				if mode != nil {
+					opts.Mode = *mode
+				}
+				st, err := Run(opts)
+				mu.Lock()
+				if err != nil && (failed < 0 || i < failed) {
+					failed, failErr = i, err
+				}
+				total.add(st)
+				mu.Unlock()
+				if *flagSeed != 0 {
+					t.Logf("%v\nstats: %+v", opts, st)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failErr != nil {
+		t.Fatal(failErr)
+	}
+	el := time.Since(start)
+	t.Logf("%d seeds in %v (%.1f seeds/s, %d workers): committed=%d proposed=%d crashes=%d partitions=%d transfers=%d (handovers %d) leaders=%d delivered=%d dropped=%d syncs(diff/trunc/snap)=%v register ops=%d (unknown %d, unchecked histories %d)",
+		len(seeds), el.Round(time.Millisecond), float64(len(seeds))/el.Seconds(), workers,
+		total.Committed, total.Proposed, total.Crashes, total.Partitions, total.Transfers, total.Handovers,
+		total.Leaders, total.Delivered, total.Dropped, total.Syncs[1:], total.RegOps, total.RegUnknown, total.LinUnchecked)
+}
+
+func parseMode(s string) (*Mode, bool) {
+	var m Mode
+	switch s {
+	case "":
+		return nil, true
+	case "sync":
+		m = ModeSync
+	case "async":
+		m = ModeAsync
+	case "diskless":
+		m = ModeDiskless
+	default:
+		return nil, false
+	}
+	return &m, true
 }

@@ -19,6 +19,8 @@ type event struct {
 	text string
 	m    zab.Message
 	msg  bool
+	z    zab.Zxid // appended to text if hasZ
+	hasZ bool
 }
 
 func newTrace(n int) *trace { return &trace{ev: make([]event, max(n, 1))} }
@@ -42,6 +44,8 @@ func (tr *trace) lines() []string {
 		e := tr.ev[(start+i)%len(tr.ev)]
 		if e.msg {
 			out = append(out, fmt.Sprintf("t=%d deliver %v", e.t, e.m))
+		} else if e.hasZ {
+			out = append(out, fmt.Sprintf("t=%d [%d] %s%v", e.t, e.id, e.text, e.z))
 		} else {
 			out = append(out, fmt.Sprintf("t=%d [%d] %s", e.t, e.id, e.text))
 		}
