@@ -62,6 +62,8 @@ type storage struct {
 	purgeBelow atomic.Int64
 
 	fsyncs atomic.Int64
+	// rl holds the logs' payloads (rlog.root), nil without logs.
+	rl *logData
 	// replayed is how many log records recovery applied.
 	replayed int
 	// recovered is, in an ensemble, the log after the snapshot, not
@@ -549,6 +551,13 @@ func (st *storage) purge() {
 }
 
 func (st *storage) close() error {
+	if st.rl != nil {
+		// The data log first: its bytes are durable before the records
+		// that name them.
+		if err := st.rl.close(); err != nil {
+			st.log.Error("closing the rlog data log failed", "err", err)
+		}
+	}
 	if st.wal == nil {
 		return nil
 	}
