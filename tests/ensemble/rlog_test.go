@@ -2,9 +2,12 @@ package ensemble
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -13,7 +16,8 @@ import (
 )
 
 // TestLogsInTree runs logs inside the ZooKeeper ensemble (rlog.root):
-// go-zookeeper's sequential creates of 64 KiB under a log's znode are
+// go-zookeeper's sequential creates of 64 KiB under a log's znode, from
+// three writers at once and later one, are
 // appends whose payloads go to each member's data log, not its
 // transaction log; every member reads every entry back with getData,
 // after a follower's SIGKILL and restart, the leader's, and a member
@@ -38,23 +42,28 @@ func TestLogsInTree(t *testing.T) {
 		}
 	}
 	want := map[string][]byte{}
-	appendN := func(c *zk.Conn, n int) {
-		t.Helper()
+	var mu sync.Mutex // guards want and rng
+	appendN := func(c *zk.Conn, n int) error {
 		for i := 0; i < n; i++ {
 			size := 64 << 10
 			if i%5 == 4 {
 				size = 100 // inline: stays in the tree
 			}
 			b := make([]byte, size)
+			mu.Lock()
 			for j := range b {
 				b[j] = byte(rng.Uint32())
 			}
+			mu.Unlock()
 			p, err := c.Create("/logs/a/e-", b, zk.FlagSequence, zk.WorldACL(zk.PermAll))
 			if err != nil {
-				t.Fatalf("append %d: %v", len(want), err)
+				return fmt.Errorf("append: %w", err)
 			}
+			mu.Lock()
 			want[p] = b
+			mu.Unlock()
 		}
+		return nil
 	}
 	readAll := func(i int) {
 		t.Helper()
@@ -86,7 +95,21 @@ func TestLogsInTree(t *testing.T) {
 		}
 		cl.Close()
 	}
-	appendN(c, 20)
+	// Three writers, one through each member.
+	var wg sync.WaitGroup
+	errs := make([]error, ens.Len())
+	for i := 0; i < ens.Len(); i++ {
+		cw := c
+		if i > 0 {
+			cw = connectOne(t, ens, i)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = appendN(cw, 10) }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < ens.Len(); i++ {
 		readAll(i)
 	}
@@ -99,7 +122,7 @@ func TestLogsInTree(t *testing.T) {
 	// data logs.
 	for i := 0; i < ens.Len(); i++ {
 		large, inWAL, inData := countIn(t, ens.Server(i).DataDir, want)
-		if large != 16 || inWAL != 0 || inData != large {
+		if large != 24 || inWAL != 0 || inData != large {
 			t.Fatalf("%s: of %d large payloads %d found in the transaction log, %d in the data log; want 0 and all",
 				ens.MemberString(i), large, inWAL, inData)
 		}
@@ -109,7 +132,9 @@ func TestLogsInTree(t *testing.T) {
 	f := ens.Followers(leader)[0]
 	t.Logf("SIGKILL follower %s, append, restart it", ens.MemberString(f))
 	ens.Server(f).Kill()
-	appendN(c, 10)
+	if err := appendN(c, 10); err != nil {
+		t.Fatal(err)
+	}
 	ens.Server(f).StartAgain()
 	ens.WaitAll()
 	readAll(f)
@@ -131,7 +156,9 @@ func TestLogsInTree(t *testing.T) {
 	}
 	// The ambiguous tries may have appended too: take the log's children
 	// as they are for the small entries, checking every large one.
-	appendN(c2, 5)
+	if err := appendN(c2, 5); err != nil {
+		t.Fatal(err)
+	}
 	ens.Server(leader).StartAgain()
 	ens.WaitAll()
 	adoptSmall(t, c2, want)
