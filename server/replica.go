@@ -138,7 +138,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	}
 	rp.sm = newTreeSM(rp, st, snapZxid)
 	if s.opts.RlogRoot != "" {
-		if err := openLogs(st, snapZxid); err != nil {
+		if err := openLogs(st, tree, snapZxid); err != nil {
 			return nil, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/rlog/datalog"
+	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
@@ -83,10 +84,27 @@ type logData struct {
 	dl   *datalog.Log
 	log  *slog.Logger
 
-	// mu guards pos and serializes store, so an entry gets one record
-	// whether the log goroutine or apply writes it first.
+	// mu guards pos and dead and serializes store, so an entry gets one
+	// record whether the log goroutine or apply writes it first.
 	mu  sync.Mutex
-	pos map[int64]datalog.Pos
+	pos map[int64]record
+	// dead are the records of deleted (or overwritten) entries, by the
+	// zxid of the transaction that removed them; they are released once
+	// the oldest snapshot kept (autopurge) is at or after that zxid
+	// (releaseUpTo): then no restart from a kept snapshot replays their
+	// create, and no DIFF sends it (the driver's log starts later).
+	dead []deadRecord
+}
+
+// record is where an entry's payload sits in this member's data log.
+type record struct {
+	pos datalog.Pos
+	n   int // payload length
+}
+
+type deadRecord struct {
+	at   int64 // zxid of the delete or setData
+	zxid int64 // zxid of the entry's create
 }
 
 // openLogData opens the data log under dataLogDir and indexes its records.
@@ -94,14 +112,23 @@ func openLogData(o *Options) (*logData, error) {
 	dir := filepath.Join(o.DataLogDir, "version-2", "rlog")
 	dl, err := datalog.Open(o.FS, dir, datalog.Options{
 		Logger:        o.Logger,
+		SegmentSize:   o.rlogSegmentSize,
 		MaxRecordSize: max(o.MaxBuffer, 1<<20),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open the rlog data log: %w", err)
 	}
-	d := &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), dl: dl, log: o.Logger, pos: map[int64]datalog.Pos{}}
-	if err := dl.Scan(func(m datalog.Meta, _ int, p datalog.Pos) error {
-		d.pos[m.Zxid] = p
+	d := &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), dl: dl, log: o.Logger, pos: map[int64]record{}}
+	if err := dl.Scan(func(m datalog.Meta, n int, p datalog.Pos) error {
+		if old, ok := d.pos[m.Zxid]; ok {
+			// The same proposal written twice (a crash between its
+			// payload and its WAL record, then the leader sent it again):
+			// the later copy serves.
+			if err := dl.Release(old.pos.Seg, datalog.RecordSize(old.n)); err != nil {
+				return err
+			}
+		}
+		d.pos[m.Zxid] = record{pos: p, n: n}
 		return nil
 	}); err != nil {
 		dl.Close()
@@ -151,7 +178,7 @@ func (d *logData) store(zxid int64, payload []byte) (entryRef, error) {
 	if err != nil {
 		return ref, fmt.Errorf("rlog data log: append of %s: %w", hex(zxid), err)
 	}
-	d.pos[zxid] = p
+	d.pos[zxid] = record{pos: p, n: len(payload)}
 	return ref, nil
 }
 
@@ -161,11 +188,12 @@ var errNoPayload = errors.New("rlog: payload not in this member's data log")
 // read returns the payload a reference names, checked against it.
 func (d *logData) read(ref entryRef) ([]byte, error) {
 	d.mu.Lock()
-	p, ok := d.pos[ref.zxid]
+	rec, ok := d.pos[ref.zxid]
 	d.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errNoPayload, hex(ref.zxid))
 	}
+	p := rec.pos
 	m, b, err := d.dl.Read(p)
 	if err != nil {
 		return nil, err
@@ -264,8 +292,12 @@ func (d *logData) image(tree []byte) ([]byte, error) {
 	var hdr [16]byte
 	for _, z := range zxids {
 		d.mu.Lock()
-		p := d.pos[z]
+		rec, ok := d.pos[z]
 		d.mu.Unlock()
+		if !ok {
+			continue // released meanwhile
+		}
+		p := rec.pos
 		m, b, err := d.dl.Read(p)
 		if err != nil {
 			return nil, err
@@ -336,6 +368,91 @@ func (d *logData) install(b []byte) ([]byte, error) {
 
 func (d *logData) close() error { return d.dl.Close() }
 
+// removedRefs returns the references held by the entries a transaction
+// may delete or overwrite, read from the tree before it applies (apply
+// goroutine, under the tree's lock). noteRemoved then keeps those that
+// it did remove.
+func (d *logData) removedRefs(get func(string) []byte, tx *txn.Txn, dst []removed) []removed {
+	switch tx.Type {
+	case wire.OpDelete, wire.OpSetData:
+		if d.entryPath(tx.Path) {
+			if ref, ok := parseRef(get(tx.Path)); ok {
+				dst = append(dst, removed{path: tx.Path, ref: ref})
+			}
+		}
+	case wire.OpMulti:
+		for i := range tx.Ops {
+			dst = d.removedRefs(get, &tx.Ops[i], dst)
+		}
+	}
+	return dst
+}
+
+type removed struct {
+	path string
+	ref  entryRef
+}
+
+// noteRemoved queues the records of the entries in rs that the
+// transaction at zxid removed (the path no longer holds the reference).
+func (d *logData) noteRemoved(get func(string) []byte, zxid int64, rs []removed) {
+	if len(rs) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range rs {
+		if now, ok := parseRef(get(r.path)); ok && now == r.ref {
+			continue
+		}
+		d.dead = append(d.dead, deadRecord{at: zxid, zxid: r.ref.zxid})
+	}
+}
+
+// releaseUpTo releases the dead records whose removal a durable snapshot
+// at zxid covers.
+func (d *logData) releaseUpTo(zxid int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keep := d.dead[:0]
+	for _, x := range d.dead {
+		if x.at > zxid {
+			keep = append(keep, x)
+			continue
+		}
+		d.releaseLocked(x.zxid)
+	}
+	clear(d.dead[len(keep):])
+	d.dead = keep
+}
+
+func (d *logData) releaseLocked(zxid int64) {
+	rec, ok := d.pos[zxid]
+	if !ok {
+		return
+	}
+	delete(d.pos, zxid)
+	if err := d.dl.Release(rec.pos.Seg, datalog.RecordSize(rec.n)); err != nil {
+		d.log.Warn("releasing a data-log record failed; its space stays", "zxid", hex(zxid), "err", err)
+	}
+}
+
+// sweep releases, at open, the records of entries created at or before
+// zxid that the tree loaded no longer references (openLogs says why that
+// is safe).
+func (d *logData) sweep(zxid int64, referenced map[int64]bool) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for z := range d.pos {
+		if z <= zxid && !referenced[z] {
+			d.releaseLocked(z)
+			n++
+		}
+	}
+	return n
+}
+
 // checkRlogRoot refuses a log root the server cannot honour.
 func checkRlogRoot(o *Options) error {
 	root := o.RlogRoot
@@ -359,10 +476,20 @@ func checkRlogRoot(o *Options) error {
 // recovered entry whose payload this member lacks was never acknowledged
 // (the payload is synced before the WAL record): it and the entries after
 // it are dropped from the WAL.
-func openLogs(st *storage, snapZxid int64) error {
+func openLogs(st *storage, tree *datatree.Tree, snapZxid int64) error {
 	rl, err := openLogData(st.opts)
 	if err != nil {
 		return err
+	}
+	// Records of entries created at or before the oldest snapshot kept
+	// and not in the tree loaded were removed before that snapshot (a
+	// fuzzy snapshot misses no change made before it started): no replay
+	// from any kept snapshot creates them again.
+	if infos, err := snap.Newest(st.fs, st.snapDir); err == nil && len(infos) > 0 {
+		oldest := min(infos[len(infos)-1].Zxid, snapZxid)
+		if n := rl.sweep(oldest, rl.referenced(tree)); n > 0 {
+			st.log.Info("released the data-log records of entries removed before the oldest snapshot", "records", n)
+		}
 	}
 	for i, e := range st.recovered {
 		data, err := rl.toProposal(e.Data)
@@ -387,5 +514,37 @@ func openLogs(st *storage, snapZxid int64) error {
 		return fmt.Errorf("sync the rlog data log: %w", err)
 	}
 	st.rl = rl
+	return nil
+}
+
+// referenced returns the zxids of the payloads the tree's entries name.
+func (d *logData) referenced(tree *datatree.Tree) map[int64]bool {
+	out := map[int64]bool{}
+	root := tree.Get(d.root)
+	if root == nil {
+		return out
+	}
+	for _, log := range root.Children(nil) {
+		ln := tree.Get(d.root + "/" + log)
+		if ln == nil {
+			continue
+		}
+		for _, e := range ln.Children(nil) {
+			if n := tree.Get(d.root + "/" + log + "/" + e); n != nil {
+				if ref, ok := parseRef(n.Data()); ok {
+					out[ref.zxid] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// nodeData is a node's data, nil if there is no such node (under the
+// tree's lock).
+func (s *Server) nodeData(path string) []byte {
+	if n := s.tree.Get(path); n != nil {
+		return n.Data()
+	}
 	return nil
 }

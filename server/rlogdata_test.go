@@ -177,3 +177,79 @@ func FuzzInstallImage(f *testing.F) {
 		_, _ = d.install(b)
 	})
 }
+
+// TestLogDataRelease: a removed entry's record is released only once the
+// oldest kept snapshot covers its removal; a segment whose records are
+// all released is removed; the sweep at open releases what the tree no
+// longer names at or before the oldest snapshot, and nothing newer.
+func TestLogDataRelease(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", rlogSegmentSize: 64 << 10}
+	o.setDefaults()
+	d, err := openLogData(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []entryRef
+	for i := 0; i < 4; i++ {
+		r, err := d.store(int64(i+1), payload(40<<10, byte(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, r)
+	}
+	if err := d.syncWritten(); err != nil {
+		t.Fatal(err)
+	}
+	segs := func() int { return len(d.dl.Segments()) }
+	if segs() != 4 {
+		t.Fatalf("%d segments, want one per record", segs())
+	}
+	tree := map[string][]byte{"/logs/a/e1": refs[0].encode(), "/logs/a/e2": refs[1].encode()}
+	get := func(p string) []byte { return tree[p] }
+	del := txn.Txn{Type: wire.OpMulti, Ops: []txn.Txn{
+		{Type: wire.OpDelete, Path: "/logs/a/e1"},
+		{Type: wire.OpDelete, Path: "/logs/a/e2"},
+	}}
+	rm := d.removedRefs(get, &del, nil)
+	if len(rm) != 2 {
+		t.Fatalf("removedRefs: %v", rm)
+	}
+	delete(tree, "/logs/a/e1") // the multi failed halfway: e2 stays
+	d.noteRemoved(get, 10, rm)
+	d.releaseUpTo(9)
+	if _, err := d.read(refs[0]); err != nil || segs() != 4 {
+		t.Fatalf("released before a snapshot covered the delete: %v, %d segments", err, segs())
+	}
+	d.releaseUpTo(10)
+	if _, err := d.read(refs[0]); err == nil {
+		t.Fatal("the deleted entry's record is still readable")
+	}
+	if segs() != 3 {
+		t.Fatalf("%d segments after the release, want 3", segs())
+	}
+	if b, err := d.read(refs[1]); err != nil || !bytes.Equal(b, payload(40<<10, 1)) {
+		t.Fatalf("the entry still in the tree: %v", err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+	// At open: entry 2 is referenced, 3 is not but is newer than the
+	// oldest snapshot (3), 4 is newer; nothing but unreferenced records at
+	// or before the bound go.
+	if d, err = openLogData(&o); err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if n := d.sweep(2, map[int64]bool{2: true}); n != 0 {
+		t.Fatalf("sweep released %d records, want none", n)
+	}
+	if n := d.sweep(3, map[int64]bool{2: true}); n != 1 {
+		t.Fatalf("sweep released %d records, want 1", n)
+	}
+	for i, want := range []bool{false, true, false, true} {
+		if _, err := d.read(refs[i]); (err == nil) != want {
+			t.Errorf("entry %d readable=%v after the sweep, want %v", i+1, err == nil, want)
+		}
+	}
+}

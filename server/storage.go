@@ -544,6 +544,11 @@ func (st *storage) purge() {
 	if oldest > 0 {
 		// Replay from the oldest kept snapshot starts at oldest+1.
 		st.purgeBelow.Store(oldest + 1)
+		if st.rl != nil {
+			// No kept snapshot and no replay from one needs the payloads
+			// of entries removed by then.
+			st.rl.releaseUpTo(oldest)
+		}
 	}
 	if st.wal == nil {
 		st.purgeCheckpoints()
