@@ -23,14 +23,25 @@ import (
 // after a follower's SIGKILL and restart, the leader's, and a member
 // restarted from an empty disk (which needs the payloads it lacks from
 // the leader's snapshot image).
+// With -ensemble.long it runs in async durability too.
 func TestLogsInTree(t *testing.T) {
 	if env.IsZooKeeper() {
 		t.Skip("rlog.root is corral's")
 	}
+	modes := []string{"sync"}
+	if *long {
+		modes = append(modes, "async")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) { testLogsInTree(t, mode) })
+	}
+}
+
+func testLogsInTree(t *testing.T, mode string) {
 	cfg := ensembleConfig()
 	// Snapshots (and so log cuts) every few writes, so that the member
 	// restarted from an empty disk is behind the leader's log.
-	cfg.Server.Extra = append(cfg.Server.Extra, "rlog.root=/logs", "snapCount=8")
+	cfg.Server.Extra = append(cfg.Server.Extra, "rlog.root=/logs", "snapCount=8", "durability="+mode)
 	ens := env.StartEnsemble(t, 3, cfg)
 	t.Logf("ensemble up at %s, leader %s", ens.ConnectString(), ens.MemberString(ens.WaitAll()))
 	rng := newRand(t)
