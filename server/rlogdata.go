@@ -481,13 +481,20 @@ func openLogs(st *storage, tree *datatree.Tree, snapZxid int64) error {
 	if err != nil {
 		return err
 	}
+	refs := rl.referenced(tree)
+	if missing := rl.missing(refs); len(missing) > 0 {
+		rl.close()
+		return fmt.Errorf("rlog: the snapshot at %s names %d log entries whose payloads are not in the data log "+
+			"(first: the entry created at %s); the data log was lost or damaged. Move this member's data directory "+
+			"aside and restart it empty: it catches up from the leader", hex(snapZxid), len(missing), hex(missing[0]))
+	}
 	// Records of entries created at or before the oldest snapshot kept
 	// and not in the tree loaded were removed before that snapshot (a
 	// fuzzy snapshot misses no change made before it started): no replay
 	// from any kept snapshot creates them again.
 	if infos, err := snap.Newest(st.fs, st.snapDir); err == nil && len(infos) > 0 {
 		oldest := min(infos[len(infos)-1].Zxid, snapZxid)
-		if n := rl.sweep(oldest, rl.referenced(tree)); n > 0 {
+		if n := rl.sweep(oldest, refs); n > 0 {
 			st.log.Info("released the data-log records of entries removed before the oldest snapshot", "records", n)
 		}
 	}
@@ -547,4 +554,18 @@ func (s *Server) nodeData(path string) []byte {
 		return n.Data()
 	}
 	return nil
+}
+
+// missing returns, sorted, the zxids in refs that have no record.
+func (d *logData) missing(refs map[int64]bool) []int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []int64
+	for z := range refs {
+		if _, ok := d.pos[z]; !ok {
+			out = append(out, z)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -2,8 +2,11 @@ package server
 
 import (
 	"bytes"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
@@ -252,4 +255,40 @@ func TestLogDataRelease(t *testing.T) {
 			t.Errorf("entry %d readable=%v after the sweep, want %v", i+1, err == nil, want)
 		}
 	}
+}
+
+// TestOpenLogsChecksTree: a member whose snapshot names entries its data
+// log lacks does not start, and says what to do.
+func TestOpenLogsChecksTree(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs"}
+	o.setDefaults()
+	st := &storage{opts: &o, log: o.Logger, fs: o.FS, snapDir: filepath.Join(dir, "version-2")}
+	tree := datatree.New()
+	ref := entryRef{zxid: 3, length: 2000, crc: 1}
+	for i, p := range []string{"/logs", "/logs/a", "/logs/a/e1"} {
+		var data []byte
+		if i == 2 {
+			data = ref.encode()
+		}
+		h := txn.Header{Zxid: int64(i + 1), Type: wire.OpCreate}
+		tx := txn.Txn{Type: wire.OpCreate, Path: p, Data: data, ACL: []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "world", ID: "anyone"}}}}
+		var res datatree.Result
+		tree.Apply(&h, &tx, &res)
+	}
+	err := openLogs(st, tree, 3)
+	if err == nil || !strings.Contains(err.Error(), "not in the data log") {
+		t.Fatalf("openLogs: %v, want the missing payloads named", err)
+	}
+	d := openTestLogData(t, dir)
+	if _, err := d.store(3, payload(2000, 9)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := openLogs(st, tree, 3); err != nil {
+		t.Fatalf("openLogs with the payload present: %v", err)
+	}
+	st.rl.close()
 }

@@ -477,6 +477,14 @@ func (st *storage) takeSnapshot(s *Server, compact bool) (int64, error) {
 	if err := w.Sync(); err != nil {
 		return 0, err
 	}
+	if st.rl != nil {
+		// The payloads the tree names were written before it applied
+		// their creates: durable before the snapshot that names them.
+		if err := st.rl.syncWritten(); err != nil {
+			w.Abort()
+			return 0, err
+		}
+	}
 	if st.beforePublish != nil {
 		st.beforePublish()
 	}
