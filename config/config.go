@@ -187,6 +187,10 @@ type Config struct {
 	// written as an integer with an optional K, M, G or T suffix (powers
 	// of 1024). 0, the default, is no limit; GOMEMLIMIT, if set, wins.
 	MemoryLimit int64
+	// RlogRoot is corral's rlog.root key: every znode directly under it
+	// is a replicated log whose large entries live in a data log
+	// (docs/design/rlog.md). Empty, the default, is no logs.
+	RlogRoot string
 	// PurgeTimeMs and NumberToRetain are the diskless thesis's snapshot
 	// purger keys (its Appendix A.3): every PurgeTime ms keep the newest
 	// NumberToRetain snapshots. 0 leaves purging to autopurge.*.

@@ -21,10 +21,11 @@
 // cannot be used is an error naming the key and the value (*KeyError,
 // wrapping ErrInvalid).
 //
-// corral adds two keys, which ZooKeeper ignores: durability=sync|async|
-// diskless (default: async if forceSync=no, else sync), and memory.limit,
+// corral adds keys which ZooKeeper ignores: durability=sync|async|
+// diskless (default: async if forceSync=no, else sync), memory.limit,
 // the process's soft memory limit in bytes (optional K/M/G/T suffix;
-// default none).
+// default none), and rlog.root, the znode under which every child is a
+// replicated log (default none).
 //
 // Deliberate divergences from ZooKeeper, each commented where it lives:
 //

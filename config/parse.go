@@ -299,6 +299,12 @@ func (p *parser) apply(key, value string, line int) error {
 		v, err := parseBytes(key, value)
 		c.MemoryLimit = v
 		return err
+	case "rlog.root":
+		if !strings.HasPrefix(value, "/") || value == "/" || strings.HasSuffix(value, "/") {
+			return &KeyError{Key: key, Value: value, Reason: "want an absolute znode path other than /"}
+		}
+		c.RlogRoot = value
+		return nil
 	case "store":
 		switch value {
 		case "znode", "kv":

@@ -279,6 +279,23 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
+// TestRlogRoot: rlog.root is an absolute znode path other than /;
+// unset, there are no logs.
+func TestRlogRoot(t *testing.T) {
+	if c, _ := mustParse(t, base); c.RlogRoot != "" {
+		t.Errorf("default RlogRoot %q, want none", c.RlogRoot)
+	}
+	if c, w := mustParse(t, base+"rlog.root=/logs\n"); c.RlogRoot != "/logs" || len(w) != 0 {
+		t.Errorf("RlogRoot %q, warnings %q; want /logs and none", c.RlogRoot, w)
+	}
+	for _, bad := range []string{"/", "logs", "/logs/", ""} {
+		_, _, err := parse(t, base+"rlog.root="+bad+"\n")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rlog.root") {
+			t.Errorf("rlog.root=%q: %v, want an error naming the key", bad, err)
+		}
+	}
+}
+
 func TestDurabilityForceSyncConflictWarns(t *testing.T) {
 	_, warnings := mustParse(t, base+"forceSync=no\ndurability=sync\n")
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "forceSync=no has no effect") {

@@ -127,6 +127,10 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 		b.WriteString("# corral only; ZooKeeper ignores it.\n")
 		put("durability", string(c.Durability))
 	}
+	if c.RlogRoot != "" {
+		b.WriteString("# corral only; ZooKeeper ignores it.\n")
+		put("rlog.root", c.RlogRoot)
+	}
 	if c.MemoryLimit > 0 {
 		b.WriteString("# corral only; ZooKeeper ignores it.\n")
 		put("memory.limit", strconv.FormatInt(c.MemoryLimit, 10))

@@ -72,6 +72,7 @@ func roundTripConfigs(dataDir string) map[string]*Config {
 		{ID: 4, Host: "127.0.0.1", QuorumPort: 2891, ElectionPort: 3891, Observer: true},
 		{ID: 9, Host: "::1", QuorumPort: 2892, ElectionPort: 3892, Observer: true, ClientAddr: "::1", ClientPort: 2189},
 	}
+	c.RlogRoot = "/logs"
 	m["servers"] = c
 
 	for i, e := range LocalEnsemble(3, dataDir, 12000) {

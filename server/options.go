@@ -80,6 +80,13 @@ type Options struct {
 
 	// FourLetterWords is the 4lw whitelist; "*" allows all.
 	FourLetterWords map[string]bool
+	// RlogRoot, if set, makes every znode directly under it a log whose
+	// large entries live in a data log (rlogdata.go; zoo.cfg rlog.root).
+	// It needs an ensemble with a log (sync or async durability).
+	RlogRoot string
+	// rlogSegmentSize is the data log's segment size (tests make it
+	// small; 0 is the data log's default).
+	rlogSegmentSize int64
 	// ExtendedTypesEnabled allows TTL nodes.
 	ExtendedTypesEnabled bool
 	// AuditLog is the audit log's file (audit.enable; see audit.go); ""

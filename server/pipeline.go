@@ -132,7 +132,14 @@ func (s *Server) applyBatch(batch []*request) {
 		}
 		r.res.Events = s.events[:0]
 		probe.Mark("apply", r.hdr.Zxid)
+		var rm []removed
+		if rl := s.store.rl; rl != nil {
+			rm = rl.removedRefs(s.nodeData, &r.tx, nil)
+		}
 		s.tree.Apply(&r.hdr, &r.tx, &r.res)
+		if rm != nil {
+			s.store.rl.noteRemoved(s.nodeData, r.hdr.Zxid, rm)
+		}
 		s.afterApply(r)
 		for i := range r.res.Events {
 			s.fire(&r.res.Events[i], f)

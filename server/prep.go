@@ -231,6 +231,9 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 	if _, exists := s.record(path); exists {
 		return wire.CodeNodeExists
 	}
+	if err := s.store.rl.checkClientData(path, cr.Data); err != nil {
+		return err
+	}
 	if s.isNormalEphemeral(prec.stat.EphemeralOwner) {
 		return wire.CodeNoChildrenForEphemerals
 	}
@@ -350,6 +353,9 @@ func (s *Server) prepSetData(r *request, sr *wire.SetDataRequest, tx *txn.Txn) e
 		return wire.CodeNoAuth
 	}
 	if err := s.checkQuotaSetData(sr.Path, len(sr.Data)); err != nil {
+		return err
+	}
+	if err := s.store.rl.checkClientData(sr.Path, sr.Data); err != nil {
 		return err
 	}
 	if sr.Version != -1 && sr.Version != rec.stat.Version {

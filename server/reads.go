@@ -109,6 +109,11 @@ func (s *Server) readExists(c *conn, req *wire.PathWatchRequest) (wire.Record, w
 	}
 	resp := &wire.StatResponse{}
 	n.Stat(&resp.Stat)
+	if rl := s.store.rl; rl != nil && rl.entryPath(req.Path) {
+		if ref, ok := parseRef(n.Data()); ok {
+			resp.Stat.DataLength = int32(ref.length)
+		}
+	}
 	return resp, wire.CodeOK
 }
 
@@ -122,6 +127,17 @@ func (s *Server) readGetData(c *conn, req *wire.PathWatchRequest) (wire.Record, 
 	}
 	resp := &wire.GetDataResponse{Data: n.Data()}
 	n.Stat(&resp.Stat)
+	if rl := s.store.rl; rl != nil && rl.entryPath(req.Path) {
+		if ref, ok := parseRef(resp.Data); ok {
+			b, err := rl.read(ref)
+			if err != nil {
+				s.log.Error("reading a log entry failed", "path", req.Path, "err", err)
+				return nil, wire.CodeSystemError
+			}
+			resp.Data = b
+			resp.Stat.DataLength = int32(len(b))
+		}
+	}
 	if req.Watch {
 		s.watches.addData(req.Path, c)
 	}

@@ -137,6 +137,11 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		}
 	}
 	rp.sm = newTreeSM(rp, st, snapZxid)
+	if s.opts.RlogRoot != "" {
+		if err := openLogs(st, tree, snapZxid); err != nil {
+			return nil, err
+		}
+	}
 	// zab takes every entry in Storage as durable; records a crashed
 	// process left in the page cache are made so before it starts.
 	if st.wal != nil {
@@ -544,6 +549,14 @@ func (rp *replica) abandonAll(reason error) {
 }
 
 func (rp *replica) snapshotData(zxid int64) ([]byte, error) {
+	b, err := rp.treeSnapshotData(zxid)
+	if err != nil || rp.s.store.rl == nil {
+		return b, err
+	}
+	return rp.s.store.rl.image(b)
+}
+
+func (rp *replica) treeSnapshotData(zxid int64) ([]byte, error) {
 	if zxid == 0 {
 		var b bytesBuffer
 		if err := datatree.New().WriteSnapshot(&b, nil); err != nil {

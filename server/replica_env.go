@@ -40,6 +40,13 @@ func (sm *treeSM) Apply(ents []zab.Entry) error {
 	for _, r := range lost {
 		rp.s.abandon(r, errors.New("forwarded request lost on the way to the leader"))
 	}
+	if rl := sm.st.rl; rl != nil {
+		for _, r := range batch {
+			if err := rl.forApply(r); err != nil {
+				return err
+			}
+		}
+	}
 	if len(batch) > 0 {
 		probe.Mark("node-to-apply", batch[len(batch)-1].hdr.Zxid)
 		rp.s.applyCh <- batch
@@ -105,6 +112,15 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 	if err != nil {
 		return 0, err
 	}
+	switch {
+	case sm.st.rl != nil && isImage(data):
+		if data, err = sm.st.rl.install(data); err != nil {
+			return 0, err
+		}
+	case isImage(data):
+		return 0, errors.New("the leader's snapshot carries log payloads (rlog.root) and this member has no rlog.root: " +
+			"every member needs the same rlog.root")
+	}
 	tree, err := sm.st.installSnapshot(data)
 	if err != nil {
 		return 0, err
@@ -125,7 +141,14 @@ type walStore struct {
 
 func (w walStore) Append(ents []zab.Entry) error {
 	for _, e := range ents {
-		if err := w.st.append(int64(e.Zxid), e.Data); err != nil {
+		data := e.Data
+		if w.st.rl != nil {
+			var err error
+			if data, err = w.st.rl.toWAL(e); err != nil {
+				return err
+			}
+		}
+		if err := w.st.append(int64(e.Zxid), data); err != nil {
 			return err
 		}
 		w.rp.s.stats.lastProposalSize.Store(int64(len(e.Data)))
@@ -135,7 +158,17 @@ func (w walStore) Append(ents []zab.Entry) error {
 
 // Sync makes the appended records durable as the mode requires and
 // starts a snapshot if one is due (storage.commit).
-func (w walStore) Sync() error { return w.st.commit() }
+// With logs, the payloads written since the last Sync are synced first
+// (sync durability): an append's data is durable before its commit
+// record, and the member acknowledges only after both.
+func (w walStore) Sync() error {
+	if w.st.rl != nil && w.st.opts.Durability != DurabilityAsync {
+		if err := w.st.rl.syncWritten(); err != nil {
+			return err
+		}
+	}
+	return w.st.commit()
+}
 
 func (w walStore) TruncateAfter(z zab.Zxid) error {
 	if err := w.st.wal.TruncateAfter(int64(z)); err != nil {

@@ -147,6 +147,9 @@ func New(opts Options) (*Server, error) {
 	if (opts.SecureListenAddr != "" || opts.PortUnification) && opts.TLS == nil {
 		return nil, errors.New("a TLS client port (secureClientPort or client.portUnification) needs a TLS configuration")
 	}
+	if err := checkRlogRoot(&opts); err != nil {
+		return nil, err
+	}
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,

@@ -62,6 +62,8 @@ type storage struct {
 	purgeBelow atomic.Int64
 
 	fsyncs atomic.Int64
+	// rl holds the logs' payloads (rlog.root), nil without logs.
+	rl *logData
 	// replayed is how many log records recovery applied.
 	replayed int
 	// recovered is, in an ensemble, the log after the snapshot, not
@@ -475,6 +477,14 @@ func (st *storage) takeSnapshot(s *Server, compact bool) (int64, error) {
 	if err := w.Sync(); err != nil {
 		return 0, err
 	}
+	if st.rl != nil {
+		// The payloads the tree names were written before it applied
+		// their creates: durable before the snapshot that names them.
+		if err := st.rl.syncWritten(); err != nil {
+			w.Abort()
+			return 0, err
+		}
+	}
 	if st.beforePublish != nil {
 		st.beforePublish()
 	}
@@ -542,6 +552,11 @@ func (st *storage) purge() {
 	if oldest > 0 {
 		// Replay from the oldest kept snapshot starts at oldest+1.
 		st.purgeBelow.Store(oldest + 1)
+		if st.rl != nil {
+			// No kept snapshot and no replay from one needs the payloads
+			// of entries removed by then.
+			st.rl.releaseUpTo(oldest)
+		}
 	}
 	if st.wal == nil {
 		st.purgeCheckpoints()
@@ -549,6 +564,13 @@ func (st *storage) purge() {
 }
 
 func (st *storage) close() error {
+	if st.rl != nil {
+		// The data log first: its bytes are durable before the records
+		// that name them.
+		if err := st.rl.close(); err != nil {
+			st.log.Error("closing the rlog data log failed", "err", err)
+		}
+	}
 	if st.wal == nil {
 		return nil
 	}

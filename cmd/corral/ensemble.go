@@ -26,6 +26,7 @@ func runEnsemble(args []string) int {
 	dir := fs.String("dir", "", "data directory (default: a new temporary directory)")
 	port := fs.Int("port", 2181, "client port of the first server; the n servers use 3n consecutive ports from it")
 	logLevel := fs.String("log-level", "info", "debug|info|warn|error")
+	rlogRoot := fs.String("rlog-root", "", "make every znode under this path a replicated log (zoo.cfg rlog.root; needs n > 1)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -44,6 +45,7 @@ func runEnsemble(args []string) int {
 		return 2
 	}
 	for _, cfg := range cfgs {
+		cfg.RlogRoot = *rlogRoot
 		// Each member gets its own AdminServer (and web console) port,
 		// 8080, 8081, ... in member order.
 		if cfg.Admin.ServerPort == config.DefaultAdminServerPort && cfg.MyID > 0 {
@@ -127,6 +129,9 @@ func runEnsemble(args []string) int {
 		}
 		fmt.Printf("corral %s on loopback, data and zoo.cfg files in %s\nconnect string: %s\n",
 			mode, filepath.Clean(base), strings.Join(addrs, ","))
+		if *rlogRoot != "" {
+			fmt.Printf("logs: every znode under %s is a log; a sequential create under one appends\n", *rlogRoot)
+		}
 		if a := cfgs[0].Admin; a.EnableServer && a.ConsoleEnabled {
 			fmt.Printf("web console: http://%s/console/\n", a.ListenAddr())
 		}

@@ -265,6 +265,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		SuperDigest:            cfg.SuperDigest,
 		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
 		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
+		RlogRoot:               cfg.RlogRoot,
 		Logger:                 logger,
 	}
 	if err := tlsOptions(cfg, &o); err != nil {

@@ -1,0 +1,294 @@
+package server
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/wire"
+	"github.com/corral-db/corral/zab"
+)
+
+func openTestLogData(t *testing.T, dir string) *logData {
+	t.Helper()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs"}
+	o.setDefaults()
+	d, err := openLogData(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func payload(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = seed + byte(i*7)
+	}
+	return b
+}
+
+// TestLogDataWALForm: an append's WAL record keeps a reference, the
+// payload is in the data log, and the proposal comes back from the two
+// (after a reopen too); other transactions pass unchanged.
+func TestLogDataWALForm(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestLogData(t, dir)
+	p := payload(64<<10, 1)
+	h := txn.Header{SessionID: 7, Cxid: 3, Zxid: 0x100000005, Type: wire.OpCreate2}
+	tx := txn.Txn{Type: wire.OpCreate2, Path: "/logs/a/e-0000000001", Data: p, ACL: []wire.ACL{}}
+	prop := txn.Append(nil, &h, &tx)
+	walRec, err := d.toWAL(zab.Entry{Zxid: 0x100000005, Data: prop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(walRec) >= 1024 || bytes.Contains(walRec, p[:256]) {
+		t.Fatalf("WAL record of %d bytes holds the payload", len(walRec))
+	}
+	for _, other := range []txn.Txn{
+		{Type: wire.OpCreate2, Path: "/logs/a", Data: p, ACL: []wire.ACL{}},             // a log, not an entry
+		{Type: wire.OpCreate2, Path: "/other/a/b", Data: p, ACL: []wire.ACL{}},          // outside the root
+		{Type: wire.OpCreate2, Path: "/logs/a/small", Data: p[:100], ACL: []wire.ACL{}}, // inline
+		{Type: wire.OpSetData, Path: "/logs/a/e-0000000001", Data: p, Version: 1},
+	} {
+		rec := txn.Append(nil, &h, &other)
+		got, err := d.toWAL(zab.Entry{Zxid: 0x100000006, Data: rec})
+		if err != nil || !bytes.Equal(got, rec) {
+			t.Fatalf("%v %s: changed (%v)", other.Type, other.Path, err)
+		}
+	}
+	if err := d.syncWritten(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openTestLogData(t, dir)
+	defer d.close()
+	back, err := d.toProposal(walRec)
+	if err != nil || !bytes.Equal(back, prop) {
+		t.Fatalf("toProposal: equal=%v err=%v", bytes.Equal(back, prop), err)
+	}
+	var h2 txn.Header
+	var tx2 txn.Txn
+	if err := txn.Decode(walRec, &h2, &tx2); err != nil {
+		t.Fatal(err)
+	}
+	ref, ok := parseRef(tx2.Data)
+	if !ok {
+		t.Fatal("WAL record's data is not a reference")
+	}
+	if b, err := d.read(ref); err != nil || !bytes.Equal(b, p) {
+		t.Fatalf("read: equal=%v err=%v", bytes.Equal(b, p), err)
+	}
+	// A reference whose checksum does not match is an error, not bytes.
+	bad := ref
+	bad.crc++
+	if _, err := d.read(bad); err == nil {
+		t.Fatal("read of a reference with a wrong checksum succeeded")
+	}
+	if _, err := d.read(entryRef{zxid: 99, length: 1}); err == nil {
+		t.Fatal("read of an unknown entry succeeded")
+	}
+}
+
+// TestLogDataImage: the snapshot image carries the payloads; installing
+// it on an empty member makes them readable; damaged images are refused.
+func TestLogDataImage(t *testing.T) {
+	src := openTestLogData(t, t.TempDir())
+	defer src.close()
+	var refs []entryRef
+	for i := 0; i < 5; i++ {
+		r, err := src.store(int64(0x100000001+i), payload(5000+i, byte(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, r)
+	}
+	tree := []byte("tree snapshot bytes")
+	img, err := src.image(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isImage(img) || isImage(tree) {
+		t.Fatal("isImage")
+	}
+	dst := openTestLogData(t, t.TempDir())
+	defer dst.close()
+	got, err := dst.install(img)
+	if err != nil || !bytes.Equal(got, tree) {
+		t.Fatalf("install: %q, %v", got, err)
+	}
+	for i, r := range refs {
+		b, err := dst.read(r)
+		if err != nil || !bytes.Equal(b, payload(5000+i, byte(i))) {
+			t.Fatalf("entry %d after install: %v", i, err)
+		}
+	}
+	other := openTestLogData(t, t.TempDir())
+	defer other.close()
+	for _, cut := range []int{10, 30, len(img) - 1} {
+		if _, err := other.install(img[:cut]); err == nil {
+			t.Errorf("image cut at %d installed", cut)
+		}
+	}
+	flipped := bytes.Clone(img)
+	flipped[len(flipped)-20] ^= 1
+	if _, err := other.install(flipped); err == nil {
+		t.Error("image with a flipped payload byte installed")
+	}
+}
+
+// TestLogDataClientData: under a log, client data that could pass for a
+// reference is refused; elsewhere anything goes.
+func TestLogDataClientData(t *testing.T) {
+	d := &logData{root: "/logs"}
+	ref := entryRef{zxid: 1, length: 2, crc: 3}.encode()
+	if err := d.checkClientData("/logs/a/e1", ref); err != wire.CodeBadArguments {
+		t.Errorf("reference-like data under a log: %v", err)
+	}
+	if err := d.checkClientData("/elsewhere/a/e1", ref); err != nil {
+		t.Errorf("outside the root: %v", err)
+	}
+	var none *logData
+	if err := none.checkClientData("/logs/a/e1", ref); err != nil {
+		t.Errorf("without logs: %v", err)
+	}
+	for p, want := range map[string]bool{"/logs/a/e": true, "/logs/a": false, "/logs/a/e/f": false, "/logsx/a/e": false, "/logs//e": false} {
+		if d.entryPath(p) != want {
+			t.Errorf("entryPath(%q) = %v", p, !want)
+		}
+	}
+}
+
+// FuzzInstallImage: no image, however damaged, panics the installer.
+func FuzzInstallImage(f *testing.F) {
+	f.Add(append(imageMagic[:], make([]byte, 16)...))
+	f.Add(imageMagic[:])
+	dir := f.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs"}
+	o.setDefaults()
+	d, err := openLogData(&o)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer d.close()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = d.install(b)
+	})
+}
+
+// TestLogDataRelease: a removed entry's record is released only once the
+// oldest kept snapshot covers its removal; a segment whose records are
+// all released is removed; the sweep at open releases what the tree no
+// longer names at or before the oldest snapshot, and nothing newer.
+func TestLogDataRelease(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", rlogSegmentSize: 64 << 10}
+	o.setDefaults()
+	d, err := openLogData(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []entryRef
+	for i := 0; i < 4; i++ {
+		r, err := d.store(int64(i+1), payload(40<<10, byte(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, r)
+	}
+	if err := d.syncWritten(); err != nil {
+		t.Fatal(err)
+	}
+	segs := func() int { return len(d.dl.Segments()) }
+	if segs() != 4 {
+		t.Fatalf("%d segments, want one per record", segs())
+	}
+	tree := map[string][]byte{"/logs/a/e1": refs[0].encode(), "/logs/a/e2": refs[1].encode()}
+	get := func(p string) []byte { return tree[p] }
+	del := txn.Txn{Type: wire.OpMulti, Ops: []txn.Txn{
+		{Type: wire.OpDelete, Path: "/logs/a/e1"},
+		{Type: wire.OpDelete, Path: "/logs/a/e2"},
+	}}
+	rm := d.removedRefs(get, &del, nil)
+	if len(rm) != 2 {
+		t.Fatalf("removedRefs: %v", rm)
+	}
+	delete(tree, "/logs/a/e1") // the multi failed halfway: e2 stays
+	d.noteRemoved(get, 10, rm)
+	d.releaseUpTo(9)
+	if _, err := d.read(refs[0]); err != nil || segs() != 4 {
+		t.Fatalf("released before a snapshot covered the delete: %v, %d segments", err, segs())
+	}
+	d.releaseUpTo(10)
+	if _, err := d.read(refs[0]); err == nil {
+		t.Fatal("the deleted entry's record is still readable")
+	}
+	if segs() != 3 {
+		t.Fatalf("%d segments after the release, want 3", segs())
+	}
+	if b, err := d.read(refs[1]); err != nil || !bytes.Equal(b, payload(40<<10, 1)) {
+		t.Fatalf("the entry still in the tree: %v", err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+	// At open: entry 2 is referenced, 3 is not but is newer than the
+	// oldest snapshot (3), 4 is newer; nothing but unreferenced records at
+	// or before the bound go.
+	if d, err = openLogData(&o); err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if n := d.sweep(2, map[int64]bool{2: true}); n != 0 {
+		t.Fatalf("sweep released %d records, want none", n)
+	}
+	if n := d.sweep(3, map[int64]bool{2: true}); n != 1 {
+		t.Fatalf("sweep released %d records, want 1", n)
+	}
+	for i, want := range []bool{false, true, false, true} {
+		if _, err := d.read(refs[i]); (err == nil) != want {
+			t.Errorf("entry %d readable=%v after the sweep, want %v", i+1, err == nil, want)
+		}
+	}
+}
+
+// TestOpenLogsChecksTree: a member whose snapshot names entries its data
+// log lacks does not start, and says what to do.
+func TestOpenLogsChecksTree(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs"}
+	o.setDefaults()
+	st := &storage{opts: &o, log: o.Logger, fs: o.FS, snapDir: filepath.Join(dir, "version-2")}
+	tree := datatree.New()
+	ref := entryRef{zxid: 3, length: 2000, crc: 1}
+	for i, p := range []string{"/logs", "/logs/a", "/logs/a/e1"} {
+		var data []byte
+		if i == 2 {
+			data = ref.encode()
+		}
+		h := txn.Header{Zxid: int64(i + 1), Type: wire.OpCreate}
+		tx := txn.Txn{Type: wire.OpCreate, Path: p, Data: data, ACL: []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "world", ID: "anyone"}}}}
+		var res datatree.Result
+		tree.Apply(&h, &tx, &res)
+	}
+	err := openLogs(st, tree, 3)
+	if err == nil || !strings.Contains(err.Error(), "not in the data log") {
+		t.Fatalf("openLogs: %v, want the missing payloads named", err)
+	}
+	d := openTestLogData(t, dir)
+	if _, err := d.store(3, payload(2000, 9)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := openLogs(st, tree, 3); err != nil {
+		t.Fatalf("openLogs with the payload present: %v", err)
+	}
+	st.rl.close()
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"slices"
+
+	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/rlog/datalog"
+	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/wire"
+)
+
+// Data-log space of the logs under rlog.root: the records of removed
+// entries are released once no kept snapshot or replay can need them
+// (docs/design/rlog.md, "Space").
+
+// removedRefs returns the references held by the entries a transaction
+// may delete or overwrite, read from the tree before it applies (apply
+// goroutine, under the tree's lock). noteRemoved then keeps those that
+// it did remove.
+func (d *logData) removedRefs(get func(string) []byte, tx *txn.Txn, dst []removed) []removed {
+	switch tx.Type {
+	case wire.OpDelete, wire.OpSetData:
+		if d.entryPath(tx.Path) {
+			if ref, ok := parseRef(get(tx.Path)); ok {
+				dst = append(dst, removed{path: tx.Path, ref: ref})
+			}
+		}
+	case wire.OpMulti:
+		for i := range tx.Ops {
+			dst = d.removedRefs(get, &tx.Ops[i], dst)
+		}
+	}
+	return dst
+}
+
+type removed struct {
+	path string
+	ref  entryRef
+}
+
+// noteRemoved queues the records of the entries in rs that the
+// transaction at zxid removed (the path no longer holds the reference).
+func (d *logData) noteRemoved(get func(string) []byte, zxid int64, rs []removed) {
+	if len(rs) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range rs {
+		if now, ok := parseRef(get(r.path)); ok && now == r.ref {
+			continue
+		}
+		d.dead = append(d.dead, deadRecord{at: zxid, zxid: r.ref.zxid})
+	}
+}
+
+// releaseUpTo releases the dead records whose removal a durable snapshot
+// at zxid covers.
+func (d *logData) releaseUpTo(zxid int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keep := d.dead[:0]
+	for _, x := range d.dead {
+		if x.at > zxid {
+			keep = append(keep, x)
+			continue
+		}
+		d.releaseLocked(x.zxid)
+	}
+	clear(d.dead[len(keep):])
+	d.dead = keep
+}
+
+func (d *logData) releaseLocked(zxid int64) {
+	rec, ok := d.pos[zxid]
+	if !ok {
+		return
+	}
+	delete(d.pos, zxid)
+	if err := d.dl.Release(rec.pos.Seg, datalog.RecordSize(rec.n)); err != nil {
+		d.log.Warn("releasing a data-log record failed; its space stays", "zxid", hex(zxid), "err", err)
+	}
+}
+
+// sweep releases, at open, the records of entries created at or before
+// zxid that the tree loaded no longer references (openLogs says why that
+// is safe).
+func (d *logData) sweep(zxid int64, referenced map[int64]bool) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for z := range d.pos {
+		if z <= zxid && !referenced[z] {
+			d.releaseLocked(z)
+			n++
+		}
+	}
+	return n
+}
+
+// referenced returns the zxids of the payloads the tree's entries name.
+func (d *logData) referenced(tree *datatree.Tree) map[int64]bool {
+	out := map[int64]bool{}
+	root := tree.Get(d.root)
+	if root == nil {
+		return out
+	}
+	for _, log := range root.Children(nil) {
+		ln := tree.Get(d.root + "/" + log)
+		if ln == nil {
+			continue
+		}
+		for _, e := range ln.Children(nil) {
+			if n := tree.Get(d.root + "/" + log + "/" + e); n != nil {
+				if ref, ok := parseRef(n.Data()); ok {
+					out[ref.zxid] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// nodeData is a node's data, nil if there is no such node (under the
+// tree's lock).
+func (s *Server) nodeData(path string) []byte {
+	if n := s.tree.Get(path); n != nil {
+		return n.Data()
+	}
+	return nil
+}
+
+// missing returns, sorted, the zxids in refs that have no record.
+func (d *logData) missing(refs map[int64]bool) []int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []int64
+	for z := range refs {
+		if _, ok := d.pos[z]; !ok {
+			out = append(out, z)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
