@@ -48,7 +48,7 @@ func (c Config) containerIntervalMs() int64 {
 
 // zooCfg renders the zoo.cfg both targets read.
 func (c Config) zooCfg(dataDir string, port int) string {
-	return render(c.config(dataDir, port, TickTime), c.Extra)
+	return ZooCfg(c.config(dataDir, port, TickTime), c.Extra...)
 }
 
 // config is the standard test server c stands for, on 127.0.0.1:port
@@ -72,9 +72,11 @@ func (c Config) config(dataDir string, port int, tick time.Duration) *config.Con
 	return z
 }
 
-// render is z as config.WriteZooCfg writes it, then the extra lines: a
-// key given again there wins, as it does for both servers' parsers.
-func render(z *config.Config, extra []string) string {
+// ZooCfg is z as config.WriteZooCfg writes it, then the extra lines: a
+// key given again there wins, as it does for both servers' parsers. Every
+// zoo.cfg a test writes goes through it; extra lines carry what a Config
+// cannot say (keys corral refuses, peerType).
+func ZooCfg(z *config.Config, extra ...string) string {
 	var b strings.Builder
 	z.WriteZooCfg(&b) // a strings.Builder does not fail
 	for _, l := range extra {

@@ -175,7 +175,7 @@ func (en *Ensemble) zooCfg(i int) string {
 	if en.cfg.MemberExtra != nil {
 		extra = append(extra, en.cfg.MemberExtra(i)...)
 	}
-	return render(z, extra)
+	return ZooCfg(z, extra...)
 }
 
 // Servers returns the members in myid order (index i has myid i+1).
