@@ -13,7 +13,7 @@
 //
 //	stats <- load <- launch <- bench <- plot <- command
 //
-// bench/internal/fakezk holds the fake servers the tests run against.
+// internal/fakezk holds the fake servers the tests run against.
 //
 // # Usage
 //

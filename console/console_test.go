@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/fakezk"
 	"github.com/corral-db/corral/server/flw"
 )
 
@@ -400,26 +400,8 @@ func TestSessionsCloseWhenIdle(t *testing.T) {
 // server/flw renders it; it stops with the test.
 func flwFake(t *testing.T, mode string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	st := &flw.State{Version: "3.9.3-corral", Mode: mode, Serving: true, Zxid: 0x100000001}
-	text := flw.Render("srvr", st, map[string]bool{"srvr": true})
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			buf := make([]byte, 4)
-			_, _ = io.ReadFull(nc, buf)
-			_, _ = nc.Write(text)
-			nc.Close()
-		}
-	}()
-	return ln.Addr().String()
+	return fakezk.FourLetter(t, string(flw.Render("srvr", st, map[string]bool{"srvr": true})))
 }
 
 // TestTransferAsksTheLeadersAdminServer: api/transfer finds the leader by

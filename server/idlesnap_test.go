@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/vfs"
 )
 
@@ -116,11 +118,7 @@ func waitIdleDeclined(t *testing.T, st *storage, fsys vfs.FS) {
 // fails if none comes within 30 s (the lull is 5 ms here).
 func waitSnapshotAt(t *testing.T, fsys vfs.FS, z int64) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !slices.Contains(snapshotZxids(t, fsys), z) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot at zxid %d after a lull; snapshots %v", z, snapshotZxids(t, fsys))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, fmt.Sprintf("a snapshot at zxid %d after a lull", z), func() bool {
+		return slices.Contains(snapshotZxids(t, fsys), z)
+	})
 }

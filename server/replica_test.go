@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/client"
-	"github.com/corral-db/corral/internal/testport"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
@@ -24,13 +24,6 @@ type testEnsemble struct {
 	t       *testing.T
 	opts    []Options
 	servers []*testServer
-}
-
-// freeAddr is a loopback address for a member's port; see testport for
-// why not port 0.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	return testport.Addr(t)
 }
 
 func startEnsemble(t *testing.T, n int, tweak func(*Options)) *testEnsemble {
@@ -45,7 +38,7 @@ func startEnsembleObservers(t *testing.T, n, nobs int, tweak func(*Options)) *te
 	peers := map[uint64]transport.Peer{}
 	var voters, observers []uint64
 	for i := 1; i <= total; i++ {
-		peers[uint64(i)] = transport.Peer{QuorumAddr: freeAddr(t), ElectionAddr: freeAddr(t)}
+		peers[uint64(i)] = transport.Peer{QuorumAddr: testutil.FreeAddr(t), ElectionAddr: testutil.FreeAddr(t)}
 		if i <= n {
 			voters = append(voters, uint64(i))
 		} else {
@@ -55,7 +48,7 @@ func startEnsembleObservers(t *testing.T, n, nobs int, tweak func(*Options)) *te
 	n = total
 	for i := range n {
 		o := Options{
-			ListenAddr: freeAddr(t),
+			ListenAddr: testutil.FreeAddr(t),
 			DataDir:    t.TempDir(),
 			ServerID:   int64(i + 1),
 			TickTime:   100 * time.Millisecond,

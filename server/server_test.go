@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wire"
 )
@@ -361,12 +362,9 @@ func TestDueSnapshotStartsWhenSpacingEnds(t *testing.T) {
 			t.Fatalf("create: %v", code)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); ts.store.snapping.Load() || ts.store.snapPending.Load(); {
-		if time.Now().After(deadline) {
-			t.Fatal("snapshot did not finish")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the snapshot finished", func() bool {
+		return !ts.store.snapping.Load() && !ts.store.snapPending.Load()
+	})
 	ts.store.snapBusyUntil.Store(time.Now().Add(300 * time.Millisecond).UnixNano())
 	before := listPrefix(t, fs, dir, "snapshot.")
 	var last string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/internal/metric"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/vfs"
 )
 
@@ -53,16 +54,10 @@ func TestMntrSnapshotTime(t *testing.T) {
 			t.Fatalf("create: %v", code)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if n, _, _, _ := ts.store.snapTimes.get(); n > 0 && !ts.store.snapping.Load() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot written after 60 writes with snapCount 20")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "a snapshot written after 60 writes with snapCount 20", func() bool {
+		n, _, _, _ := ts.store.snapTimes.get()
+		return n > 0 && !ts.store.snapping.Load()
+	})
 	out, err = fourLetter(ts.addr, "mntr")
 	if err != nil {
 		t.Fatal(err)

@@ -10,20 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/zab"
 )
 
-// eventually polls cond until it holds or a generous bound passes. Tests
-// never assert on timing: the bound only turns a hang into a failure.
+// eventually waits for cond with a generous bound. Tests never assert
+// on timing: the bound only turns a hang into a failure.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, what, cond)
 }
 
 // checkGoroutines records the goroutine count and, at cleanup, waits for

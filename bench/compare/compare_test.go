@@ -11,8 +11,8 @@ import (
 
 	"github.com/corral-db/corral/bench/failover"
 	"github.com/corral-db/corral/bench/floor"
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
 // fakeServerEnv makes the test binary act as a server started as

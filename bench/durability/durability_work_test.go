@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 

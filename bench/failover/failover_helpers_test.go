@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
 func failoverBenchTestCtx(t *testing.T) context.Context {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
 // TestFailoverKillsAndRestartsTheLeader runs the harness against fake

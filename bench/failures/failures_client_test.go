@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/failover"
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 

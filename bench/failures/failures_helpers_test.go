@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/failover"
-	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
 func failuresBenchTestCtx(t *testing.T) context.Context {

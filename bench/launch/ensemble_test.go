@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
 func TestSrvrMode(t *testing.T) {

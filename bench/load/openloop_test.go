@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/internal/fakezk"
+	"github.com/corral-db/corral/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 

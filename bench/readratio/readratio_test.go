@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
+	"github.com/corral-db/corral/internal/fakezk"
 	"github.com/corral-db/corral/wire"
 )
 

@@ -15,10 +15,10 @@ import (
 
 	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/compare"
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
 // fakeTrials is a trialRunner that starts nothing: each measured phase

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/internal/fakezk"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/stats"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
 func ycsbTestConfig(addr string, workloads string) Config {

@@ -32,6 +32,9 @@ import (
 //   - Config: readers see whole configurations only, never going back;
 //   - liveness: every workload makes progress after each fault.
 func TestChaos(t *testing.T) {
+	// A server of its own; runs beside TestPauseExpiry, which mostly
+	// waits.
+	t.Parallel()
 	srv := start(t)
 	addr := srv.Addr()
 	ctx := testCtx(t)

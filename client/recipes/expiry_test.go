@@ -142,6 +142,9 @@ func TestExpiry(t *testing.T) {
 // the disconnect, before the server expires anything; KeepOnDisconnect
 // holds on and learns of the expiry when it reconnects.
 func TestPauseExpiry(t *testing.T) {
+	// Mostly waiting on a frozen server of its own: it runs beside
+	// TestChaos rather than after it.
+	t.Parallel()
 	srv := start(t)
 	addr := srv.Addr()
 	ctx := testCtx(t)

@@ -6,34 +6,24 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/internal/fakezk"
 )
 
-// fakeSrvr answers every connection on a loopback port with out, as a
-// member answers srvr, and returns the port.
+// fakeSrvr answers every four-letter word on a loopback port with out,
+// as a member answers srvr, and returns the port.
 func fakeSrvr(t *testing.T, out string) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	_, port, err := net.SplitHostPort(fakezk.FourLetter(t, out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			buf := make([]byte, 4)
-			_, _ = c.Read(buf)
-			_, _ = c.Write([]byte(out))
-			c.Close()
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).Port
+	p, _ := strconv.Atoi(port)
+	return p
 }
 
 // A forced start is refused while a peer answers recovering with a newer

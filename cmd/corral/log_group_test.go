@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,29 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/rlog/rlogclient"
 )
 
 var flagProcs = flag.Bool("rlog.procs", false, "run TestLogGroupProcesses (three server processes, SIGKILLs)")
-
-// freePorts returns n ports free on 127.0.0.1 when it returns.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
-}
 
 type memberProc struct {
 	cmd *exec.Cmd
@@ -110,7 +91,10 @@ func TestLogGroupProcesses(t *testing.T) {
 	bin := buildCorral(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	ports := freePorts(t, 9)
+	ports := make([]int, 9)
+	for i := range ports {
+		ports[i] = testutil.FreePort(t)
+	}
 	var peerList []string
 	for i := range 3 {
 		peerList = append(peerList, fmt.Sprintf("%d=127.0.0.1:%d:%d", i+1, ports[i*3], ports[i*3+1]))

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/internal/zktls/zktlstest"
 	"github.com/corral-db/corral/tests/harness"
 )
@@ -253,9 +254,10 @@ func TestTLSConfigErrorsStopStartup(t *testing.T) {
 		{"quorum without stores", []string{"ssl.keyStore.location=" + good.KeyStore, "ssl.keyStore.password=" + good.Password, "sslQuorum=true"}, "ssl.quorum.keyStore.location"},
 	} {
 		cfg := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".cfg")
-		lines := append([]string{"tickTime=2000", "dataDir=" + filepath.Join(dir, "data-"+strings.ReplaceAll(c.name, " ", "-")),
-			fmt.Sprintf("clientPort=%d", harness.FreePort(t)), fmt.Sprintf("secureClientPort=%d", harness.FreePort(t))}, c.lines...)
-		if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		z := config.Default()
+		z.DataDir = filepath.Join(dir, "data-"+strings.ReplaceAll(c.name, " ", "-"))
+		z.ClientPort, z.SecureClientPort = harness.FreePort(t), harness.FreePort(t)
+		if err := os.WriteFile(cfg, []byte(harness.ZooCfg(z, c.lines...)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		out, err := exec.Command(bin, "server", cfg).CombinedOutput()

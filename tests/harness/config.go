@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/config"
 )
 
 // SuperDigest is the super user configured on every test server: user
@@ -46,20 +48,41 @@ func (c Config) containerIntervalMs() int64 {
 
 // zooCfg renders the zoo.cfg both targets read.
 func (c Config) zooCfg(dataDir string, port int) string {
-	lines := []string{
-		fmt.Sprintf("tickTime=%d", TickTime.Milliseconds()),
-		"dataDir=" + dataDir,
-		fmt.Sprintf("clientPort=%d", port),
-		"clientPortAddress=127.0.0.1",
-		"4lw.commands.whitelist=" + c.whitelist(),
-		"extendedTypesEnabled=true",
-		fmt.Sprintf("znode.container.checkIntervalMs=%d", c.containerIntervalMs()),
-		"DigestAuthenticationProvider.superDigest=" + SuperDigest,
-		fmt.Sprintf("maxClientCnxns=%d", c.MaxClientCnxns),
-		"admin.enableServer=false",
+	return ZooCfg(c.config(dataDir, port, TickTime), c.Extra...)
+}
+
+// config is the standard test server c stands for, on 127.0.0.1:port
+// with its data in dataDir and the given tick; min and max session
+// timeouts follow the tick (2 and 20 ticks) as in both servers' defaults.
+func (c Config) config(dataDir string, port int, tick time.Duration) *config.Config {
+	z := config.Default()
+	z.TickTime = int(tick.Milliseconds())
+	z.MinSessionTimeout, z.MaxSessionTimeout = 2*z.TickTime, 20*z.TickTime
+	z.DataDir = dataDir
+	z.ClientPort, z.ClientPortAddress = port, "127.0.0.1"
+	z.FourLetterWordWhitelist = nil
+	for _, w := range strings.Split(c.whitelist(), ",") {
+		z.FourLetterWordWhitelist = append(z.FourLetterWordWhitelist, strings.TrimSpace(w))
 	}
-	lines = append(lines, c.Extra...)
-	return strings.Join(lines, "\n") + "\n"
+	z.ExtendedTypesEnabled = true
+	z.ContainerCheckIntervalMs = int(c.containerIntervalMs())
+	z.SuperDigest = SuperDigest
+	z.MaxClientCnxns = c.MaxClientCnxns
+	z.Admin.EnableServer = false
+	return z
+}
+
+// ZooCfg is z as config.WriteZooCfg writes it, then the extra lines: a
+// key given again there wins, as it does for both servers' parsers. Every
+// zoo.cfg a test writes goes through it; extra lines carry what a Config
+// cannot say (keys corral refuses, peerType).
+func ZooCfg(z *config.Config, extra ...string) string {
+	var b strings.Builder
+	z.WriteZooCfg(&b) // a strings.Builder does not fail
+	for _, l := range extra {
+		b.WriteString(l + "\n")
+	}
+	return b.String()
 }
 
 // javaProps are the system properties ZooKeeper needs besides zoo.cfg.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/internal/proc"
 	"github.com/corral-db/corral/internal/testutil"
 )
@@ -76,15 +77,6 @@ type member struct {
 	quorum   int // followers connect to the leader here
 	election int // leader election
 	observer bool
-}
-
-// serverLine is the member's server.N value.
-func (m member) serverLine(clientPort int) string {
-	role := ""
-	if m.observer {
-		role = ":observer"
-	}
-	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d%s;127.0.0.1:%d", m.id, m.quorum, m.election, role, clientPort)
 }
 
 // Ensemble is a replicated group of server processes on loopback, one data
@@ -163,34 +155,27 @@ func freePorts(t testing.TB, k int) []int {
 	return ports
 }
 
-// zooCfg renders server i's zoo.cfg: the single-server lines plus the
-// quorum settings and one server.N line per member. Only an observer's own
-// file says peerType=observer, as ZooKeeper wants.
+// zooCfg renders server i's zoo.cfg: the single-server configuration
+// with this ensemble's tick and limits and one server.N line per member,
+// then the extra lines. Only an observer's own file says
+// peerType=observer, as ZooKeeper wants.
 func (en *Ensemble) zooCfg(i int) string {
 	s := en.servers[i]
-	var b strings.Builder
-	// The single-server file with this ensemble's tick in place of the
-	// standard one, so both kinds of test server share every other line.
-	single := en.cfg.Server.zooCfg(s.DataDir, s.Port)
-	std := fmt.Sprintf("tickTime=%d\n", TickTime.Milliseconds())
-	if !strings.Contains(single, std) {
-		en.t.Fatalf("harness: single-server zoo.cfg has no %q line", strings.TrimSpace(std))
+	z := en.cfg.Server.config(s.DataDir, s.Port, en.cfg.tickTime())
+	z.InitLimit, z.SyncLimit = en.cfg.initLimit(), en.cfg.syncLimit()
+	for j, m := range en.members {
+		z.Servers = append(z.Servers, config.Server{ID: int64(m.id), Host: "127.0.0.1",
+			QuorumPort: m.quorum, ElectionPort: m.election, Observer: m.observer,
+			ClientAddr: "127.0.0.1", ClientPort: en.servers[j].Port})
 	}
-	b.WriteString(strings.Replace(single, std, fmt.Sprintf("tickTime=%d\n", en.cfg.tickTime().Milliseconds()), 1))
-	fmt.Fprintf(&b, "initLimit=%d\n", en.cfg.initLimit())
-	fmt.Fprintf(&b, "syncLimit=%d\n", en.cfg.syncLimit())
+	extra := append([]string(nil), en.cfg.Server.Extra...)
 	if en.members[i].observer {
-		b.WriteString("peerType=observer\n")
+		extra = append(extra, "peerType=observer")
 	}
 	if en.cfg.MemberExtra != nil {
-		for _, l := range en.cfg.MemberExtra(i) {
-			b.WriteString(l + "\n")
-		}
+		extra = append(extra, en.cfg.MemberExtra(i)...)
 	}
-	for j, m := range en.members {
-		fmt.Fprintf(&b, "%s\n", m.serverLine(en.servers[j].Port))
-	}
-	return b.String()
+	return ZooCfg(z, extra...)
 }
 
 // Servers returns the members in myid order (index i has myid i+1).

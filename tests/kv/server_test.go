@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/internal/testutil"
+	"github.com/corral-db/corral/tests/harness"
 )
 
 // leaderOf returns the index of the member that answers a read itself
@@ -41,24 +43,6 @@ func leaderOf(t *testing.T, eps []string) int {
 	}
 	t.Fatal("no leader")
 	return -1
-}
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
 }
 
 // server is one `corral server zoo.cfg` process of a kv group.
@@ -125,12 +109,16 @@ func TestServerConfig(t *testing.T) {
 // processes with store=kv; they are killed when the test ends.
 func startServers(t *testing.T, n int) ([]string, []*server) {
 	t.Helper()
-	ports := freePorts(t, 3*n)
-	var servers, apis []string
+	ports := make([]int, 3*n)
+	for i := range ports {
+		ports[i] = testutil.FreePort(t)
+	}
+	var members []config.Server
+	apis := map[int64]string{}
 	for i := 1; i <= n; i++ {
 		p := ports[3*(i-1):]
-		servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, p[0], p[1]))
-		apis = append(apis, fmt.Sprintf("apiAddress.%d=127.0.0.1:%d", i, p[2]))
+		members = append(members, config.Server{ID: int64(i), Host: "127.0.0.1", QuorumPort: p[0], ElectionPort: p[1]})
+		apis[int64(i)] = fmt.Sprintf("127.0.0.1:%d", p[2])
 	}
 	var eps []string
 	ss := make([]*server, n)
@@ -143,8 +131,12 @@ func startServers(t *testing.T, n int) ([]string, []*server) {
 			t.Fatal(err)
 		}
 		api := ports[3*(i-1)+2]
-		cfg := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nstore=kv\napiPort=%d\n%s\n%s\n",
-			dir, api, api, strings.Join(servers, "\n"), strings.Join(apis, "\n"))
+		z := config.Default()
+		z.TickTime, z.InitLimit, z.SyncLimit = 100, 10, 5
+		z.MinSessionTimeout, z.MaxSessionTimeout = 2*z.TickTime, 20*z.TickTime
+		z.DataDir, z.ClientPort, z.Store, z.APIPort = dir, api, "kv", api
+		z.Servers, z.APIAddrs = members, apis
+		cfg := harness.ZooCfg(z)
 		path := filepath.Join(dir, "zoo.cfg")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)

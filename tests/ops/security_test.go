@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -35,8 +36,9 @@ func TestSecurityKeyRefusesToStart(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := filepath.Join(dir, "zoo.cfg")
-			body := "tickTime=2000\ndataDir=" + filepath.Join(dir, "data") + "\nclientPort=0\n" +
-				"clientPortAddress=127.0.0.1\nadmin.enableServer=false\n" + line + "\n"
+			z := config.Default()
+			z.DataDir, z.ClientPortAddress, z.Admin.EnableServer = filepath.Join(dir, "data"), "127.0.0.1", false
+			body := harness.ZooCfg(z, line)
 			if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 				t.Fatal(err)
 			}

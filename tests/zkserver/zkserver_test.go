@@ -4,7 +4,6 @@
 package zkserver
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/internal/testport"
 	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
@@ -68,8 +68,22 @@ func newInstall(t *testing.T) *install {
 }
 
 func (in *install) writeCfg(name, port string) {
-	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%s\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\n", in.dataDir, port)
-	os.WriteFile(filepath.Join(in.root, "conf", name), []byte(cfg), 0o644)
+	in.writeCfgAt(filepath.Join(in.root, "conf", name), port)
+}
+
+// writeCfgAt writes the installation's zoo.cfg, with client port port, at
+// path.
+func (in *install) writeCfgAt(path, port string) {
+	z := config.Default()
+	z.DataDir, z.ClientPortAddress = in.dataDir, "127.0.0.1"
+	z.ClientPort, _ = strconv.Atoi(port)
+	z.FourLetterWordWhitelist = []string{"*"}
+	// TestStartStatusStop turns TTL nodes on with a -D flag through the
+	// script; a key in the file would win over it.
+	text := strings.Replace(harness.ZooCfg(z), "extendedTypesEnabled=false\n", "", 1)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		in.t.Fatal(err)
+	}
 }
 
 // run runs zkServer.sh with args and returns its combined output and exit
@@ -202,8 +216,7 @@ func TestConfigDirAndForeground(t *testing.T) {
 	os.MkdirAll(other, 0o755)
 	port2 := strconv.Itoa(testport.Free(t))
 	in.writeCfg("unused.cfg", in.port)
-	os.WriteFile(filepath.Join(other, "server.cfg"), []byte(fmt.Sprintf(
-		"tickTime=2000\ndataDir=%s\nclientPort=%s\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\n", in.dataDir, port2)), 0o644)
+	in.writeCfgAt(filepath.Join(other, "server.cfg"), port2)
 
 	cmd := exec.Command(filepath.Join(in.root, "bin", "zkServer.sh"), "start-foreground")
 	cmd.Env = append(append([]string(nil), in.env...), "ZOOCFGDIR="+other, "ZOOCFG=server.cfg")

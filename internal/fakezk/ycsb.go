@@ -29,6 +29,7 @@ type YCSB struct {
 	SetVersions map[int32]int // setData requests by version asked
 	Sessions    int64
 	Closed      int
+	problems    []string
 }
 
 type ycsbNode struct {
@@ -40,12 +41,12 @@ func NewYCSB(t *testing.T) *YCSB {
 	t.Helper()
 	f := &YCSB{nodes: map[string]*ycsbNode{"/": {}}, ops: map[wire.Op]int{}, SetVersions: map[int32]int{}}
 	f.loop = loop{
-		mu: &f.Mu, sessions: &f.Sessions,
+		mu: &f.Mu, sessions: &f.Sessions, problems: &f.problems,
 		answer: func(_ int64, xid int32, op wire.Op, body []byte) []byte { return f.answer(xid, op, body) },
-		srvr:   "Zookeeper version: ycsb fake\nMode: standalone\n",
+		srvr:   func() string { return "Zookeeper version: ycsb fake\nMode: standalone\n" },
 		drop:   func(sid int64, op wire.Op) bool { return op == wire.OpGetData && f.Drop != nil && f.Drop(sid) },
 	}
-	f.start(t)
+	f.listen(t, true)
 	return f
 }
 

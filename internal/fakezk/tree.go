@@ -27,6 +27,7 @@ type Tree struct {
 	Deletes  map[int64][]string // session -> paths it deleted, in order
 	Sessions int64
 	Closed   int
+	problems []string
 }
 
 func NewTree(t *testing.T) *Tree {
@@ -35,8 +36,8 @@ func NewTree(t *testing.T) *Tree {
 		Nodes: map[string][]byte{"/": {}}, Seq: map[string]int{},
 		ops: map[wire.Op]int{}, deleted: map[string]bool{}, Deletes: map[int64][]string{},
 	}
-	f.loop = loop{mu: &f.Mu, sessions: &f.Sessions, answer: f.answer}
-	f.start(t)
+	f.loop = loop{mu: &f.Mu, sessions: &f.Sessions, problems: &f.problems, answer: f.answer}
+	f.listen(t, true)
 	f.Ln = f.ln
 	return f
 }
