@@ -91,8 +91,8 @@ func (n *Node) sendVote(to uint64, state StateType) {
 
 // sendVotes sends this node's vote to every other voter.
 func (n *Node) sendVotes() {
-	for _, id := range n.cfg.Voters {
-		if id != n.id {
+	for _, id := range n.peers {
+		if n.voter[id] {
 			n.sendVote(id, StateLooking)
 		}
 	}
@@ -195,7 +195,7 @@ func (n *Node) stepVote(m Message) {
 		if m.Vote.Round == e.round && n.canVote() {
 			e.recv[m.From] = m.Vote
 			e.leading[m.From] = m.State == StateLeading
-			if n.countVotes(m.Vote) >= n.quorum && n.leaderConfirmed(m.Vote.Leader) {
+			if n.votesQuorum(m.Vote) && n.leaderConfirmed(m.Vote.Leader) {
 				n.decide(m.Vote)
 				return
 			}
@@ -208,28 +208,29 @@ func (n *Node) stepVote(m Message) {
 		if lv, ok := e.out[l]; !ok || lv.state != StateLeading {
 			return
 		}
-		support := 0
-		for _, ov := range e.out {
-			if ov.vote.Leader == l {
-				support++
-			}
-		}
-		if support >= n.quorum {
+		// Joining an established leader is safe whatever the quorum
+		// (its discovery decided); a quorum of any configuration in force
+		// following it will do, so a server whose log holds a change the
+		// leader has committed finds it as well as one that holds a
+		// change the leader never had.
+		support := n.anyQuorum(func(id uint64) bool {
+			ov, ok := e.out[id]
+			return ok && ov.vote.Leader == l
+		})
+		if support {
 			e.round = max(e.round, m.Vote.Round)
 			n.decide(m.Vote)
 		}
 	}
 }
 
-// countVotes counts the votes of this round for v's candidate.
-func (n *Node) countVotes(v Vote) int {
-	c := 0
-	for _, rv := range n.elect.recv {
-		if rv.sameCandidate(v) {
-			c++
-		}
-	}
-	return c
+// votesQuorum reports whether the votes of this round for v's candidate
+// form a quorum of every configuration in force.
+func (n *Node) votesQuorum(v Vote) bool {
+	return n.hasQuorum(func(id uint64) bool {
+		rv, ok := n.elect.recv[id]
+		return ok && rv.sameCandidate(v)
+	})
 }
 
 // leaderConfirmed: a candidate other than this node must itself have said
@@ -249,7 +250,7 @@ func (n *Node) checkElection() {
 	if n.state != StateLooking || !n.canVote() {
 		return
 	}
-	if n.countVotes(n.elect.vote) >= n.quorum {
+	if n.votesQuorum(n.elect.vote) {
 		n.decide(n.elect.vote)
 	}
 }

@@ -74,7 +74,17 @@ func (n *Node) connect() {
 	n.pending = nil
 	n.phase = PhaseDiscovery
 	n.epoch = 0
-	n.send(Message{Type: MsgFollowerInfo, To: n.leader, Session: ls.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering})
+	n.sendFollowerInfo()
+}
+
+// sendFollowerInfo asks the leader for a session, saying this learner's
+// role as it knows it.
+func (n *Node) sendFollowerInfo() {
+	m := Message{Type: MsgFollowerInfo, To: n.leader, Session: n.learn.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering}
+	if n.state == StateObserving {
+		m.State = StateObserving
+	}
+	n.send(m)
 }
 
 // reconnect restarts the join with the same leader after a gap or a
@@ -102,7 +112,7 @@ func (n *Node) tickLearner() {
 				// thrown away by a new session.
 				ls.retryWait = min(2*ls.retryWait, n.cfg.SyncLimit)
 				ls.retryAt = n.now + ls.retryWait
-				n.send(Message{Type: MsgFollowerInfo, To: n.leader, Session: ls.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering})
+				n.sendFollowerInfo()
 			}
 		}
 		return
@@ -217,7 +227,7 @@ func (n *Node) learnerAppend(prev Zxid, ents []Entry) bool {
 		}
 		last = z
 	}
-	n.log.append(ents...)
+	n.appendLog(ents...)
 	return true
 }
 
@@ -262,9 +272,7 @@ func (n *Node) learnerEpochDone(p epochPoint) {
 
 func (n *Node) learnCommit(c Zxid) {
 	c = min(c, n.log.lastZxid())
-	if c > n.commit {
-		n.commit = c
-	}
+	n.setCommit(c)
 }
 
 // maybeAck acknowledges what became durable.

@@ -15,7 +15,8 @@ const (
 	// the leader of that epoch in a leadership transfer (transfer.go).
 	MsgVote MsgType = iota + 1
 	// MsgFollowerInfo (learner to leader) opens a session: Session, Epoch =
-	// the learner's acceptedEpoch, NonVoting = recovering.
+	// the learner's acceptedEpoch, NonVoting = recovering, State =
+	// StateObserving for an observer (ZooKeeper's OBSERVERINFO).
 	MsgFollowerInfo
 	// MsgLeaderInfo (leader to learner) proposes the new epoch: Epoch. With
 	// Reject set, the recipient is not leading and the learner must look
@@ -186,6 +187,9 @@ type Message struct {
 	Entries      []Entry
 	Snapshot     *Snapshot
 	Sync         SyncMode
+	// Membership is, in a SNAP MsgSync, the configuration in force at the
+	// snapshot's zxid (membership.go).
+	Membership *Membership
 
 	Vote      Vote
 	State     StateType

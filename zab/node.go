@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 )
 
 // Node is one server's Zab state machine. It is not safe for concurrent
@@ -14,9 +13,16 @@ type Node struct {
 	id        uint64
 	cfg       Config
 	peers     []uint64 // every other server, sorted: the order of all iteration
+	// cfgs are the configurations in force (membership.go): cfgs[0] the
+	// active one, the others in the log past the commit point. voter,
+	// observer, peers and quorum are derived from them.
+	cfgs      []cfgPoint
 	voter     map[uint64]bool
 	observer  map[uint64]bool
 	quorum    int
+	// roleCheck: a configuration was committed; afterEvent checks this
+	// server's role.
+	roleCheck bool
 	rand      *rand.Rand
 	logger    *slog.Logger
 	log       *zlog
@@ -93,7 +99,6 @@ func NewNode(cfg Config) (*Node, error) {
 		cfg:       cfg,
 		voter:     map[uint64]bool{},
 		observer:  map[uint64]bool{},
-		quorum:    len(cfg.Voters)/2 + 1,
 		rand:      cfg.Rand,
 		logger:    cfg.Logger.With("zab", cfg.ID),
 		log:       lg,
@@ -107,21 +112,27 @@ func NewNode(cfg Config) (*Node, error) {
 		session:   cfg.Rand.Uint64() >> 1,
 		prevSoft:  SoftState{State: StateType(255)},
 	}
-	for _, id := range cfg.Voters {
-		n.voter[id] = true
-	}
-	for _, id := range cfg.Observers {
-		n.observer[id] = true
-	}
-	n.recovering = cfg.Recovering && n.voter[n.id]
-	for _, ids := range [][]uint64{cfg.Voters, cfg.Observers} {
-		for _, id := range ids {
-			if id != n.id {
-				n.peers = append(n.peers, id)
-			}
+	n.cfgs = []cfgPoint{{zxid: applied, m: Membership{Voters: cfg.Voters, Observers: cfg.Observers}}}
+	// The configuration changes in the log after Applied.
+	for after, last := applied, lg.lastZxid(); after < last; {
+		ents, err := lg.entries(after, last, cfg.MaxBatchBytes)
+		if err != nil {
+			return nil, fmt.Errorf("zab: storage: %w", err)
 		}
+		if len(ents) == 0 {
+			return nil, fmt.Errorf("zab: storage has no entries in (%v, %v]", after, last)
+		}
+		prev := after
+		for _, e := range ents {
+			if m, ok := n.membershipOf(e); ok {
+				n.cfgs = append(n.cfgs, cfgPoint{zxid: e.Zxid, prev: prev, m: m})
+			}
+			prev = e.Zxid
+		}
+		after = prev
 	}
-	slices.Sort(n.peers)
+	n.rebuildMembership()
+	n.recovering = cfg.Recovering && n.voter[n.id]
 	n.becomeLooking()
 	return n, nil
 }
@@ -132,6 +143,7 @@ func (n *Node) ID() uint64 { return n.id }
 // Tick advances the node's clock by one tick: election resends,
 // heartbeats, and the InitLimit/SyncLimit deadlines.
 func (n *Node) Tick() {
+	defer n.afterEvent()
 	n.now++
 	switch n.state {
 	case StateLooking:
@@ -154,8 +166,18 @@ func (n *Node) Step(m Message) error {
 	if m.From == n.id {
 		return nil
 	}
+	defer n.afterEvent()
 	if !n.voter[m.From] && !n.observer[m.From] {
-		return fmt.Errorf("%w: %d", ErrUnknownPeer, m.From)
+		// A server outside every configuration may be joining
+		// (membership.go): it asks whom we follow and opens a session
+		// with the leader. Anything else from it is an error.
+		switch m.Type {
+		case MsgVote, MsgFollowerInfo, MsgAckEpoch, MsgAckNewLeader, MsgAck:
+		default:
+			if m.From != n.leader {
+				return fmt.Errorf("%w: %d", ErrUnknownPeer, m.From)
+			}
+		}
 	}
 	switch m.Type {
 	case MsgVote:
@@ -201,6 +223,7 @@ func (n *Node) Persisted(z Zxid) {
 	if z <= n.persisted {
 		return
 	}
+	defer n.afterEvent()
 	n.persisted = z
 	n.completeEpochs()
 	switch n.state {
@@ -221,6 +244,7 @@ func (n *Node) Persisted(z Zxid) {
 // breaks while the leader lives costs an election; zab's safety does not
 // depend on the report.
 func (n *Node) ReportUnreachable(id uint64) {
+	defer n.afterEvent()
 	switch {
 	case (n.state == StateFollowing || n.state == StateObserving) && n.leader == id:
 		n.logger.Debug("link to the leader broke", "leader", id)
@@ -242,6 +266,7 @@ func (n *Node) Status() Status {
 		Applied:   n.applied,
 		Round:     n.elect.round,
 	}
+	st.Membership, st.PendingMembership = n.Membership()
 	if n.lead != nil {
 		for _, id := range n.peers {
 			if p := n.lead.peers[id]; p != nil {

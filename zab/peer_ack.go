@@ -81,7 +81,9 @@ func (n *Node) stepPeerAck(m Message) {
 // it holds make a quorum.
 func (n *Node) followerCommit() {
 	ls := n.learn
-	if len(ls.peerAcks) == 0 || !ls.synced || ls.stage != lsBroadcast {
+	if len(ls.peerAcks) == 0 || !ls.synced || ls.stage != lsBroadcast || n.joint() {
+		// While a configuration change is uncommitted the follower waits
+		// for the leader's COMMIT, which counts the joint quorums.
 		return
 	}
 	acks := append(n.ackBuf[:0], n.ackable())

@@ -61,6 +61,8 @@ func (n *Node) sendSync(p *peer, target Zxid) error {
 		}
 		m.Zxid = snap.Zxid
 		m.Snapshot = &snap
+		cm := n.configAt(snap.Zxid).Clone()
+		m.Membership = &cm
 		from = snap.Zxid
 	}
 	n.send(m)
@@ -126,6 +128,7 @@ func (n *Node) learnerSync(m Message) error {
 			n.becomeLooking()
 			return fmt.Errorf("%w: TRUNC to %v: %v", ErrDiverged, m.Zxid, err)
 		}
+		n.truncateConfigs(m.Zxid)
 		n.persisted = min(n.persisted, m.Zxid)
 	case SyncSnap:
 		if m.Snapshot == nil || m.Snapshot.Zxid != m.Zxid {
@@ -138,6 +141,9 @@ func (n *Node) learnerSync(m Message) error {
 			return fmt.Errorf("%w: SNAP at %v below commit %v", ErrDiverged, m.Zxid, max(n.commit, n.applying))
 		}
 		n.log.installSnapshot(*m.Snapshot)
+		if m.Membership != nil {
+			n.resetConfigs(*m.Membership, m.Zxid)
+		}
 		// The snapshot holds committed state only; installing it is durable.
 		n.persisted = m.Zxid
 		n.commit = m.Zxid
