@@ -10,16 +10,16 @@ import (
 // use: the driver calls its methods from one goroutine (or under a lock).
 // It does no I/O; see the package documentation for the driver's loop.
 type Node struct {
-	id        uint64
-	cfg       Config
-	peers     []uint64 // every other server, sorted: the order of all iteration
+	id    uint64
+	cfg   Config
+	peers []uint64 // every other server, sorted: the order of all iteration
 	// cfgs are the configurations in force (membership.go): cfgs[0] the
 	// active one, the others in the log past the commit point. voter,
 	// observer, peers and quorum are derived from them.
-	cfgs      []cfgPoint
-	voter     map[uint64]bool
-	observer  map[uint64]bool
-	quorum    int
+	cfgs     []cfgPoint
+	voter    map[uint64]bool
+	observer map[uint64]bool
+	quorum   int
 	// roleCheck: a configuration was committed; afterEvent checks this
 	// server's role.
 	roleCheck bool
