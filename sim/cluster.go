@@ -33,6 +33,7 @@ type Cluster struct {
 	proposed       int
 	marker         []byte // payload of the settle phase's proposal
 	markerApplied  bool
+	rc             *reconfigState
 	Stats          Stats
 }
 
@@ -47,6 +48,7 @@ type Stats struct {
 	Leaders    int // distinct established (epoch, leader) pairs
 	MaxEpoch   uint32
 	Syncs      [4]int // by zab.SyncMode
+	Reconfigs  int    // configuration changes committed
 }
 
 type server struct {
@@ -119,7 +121,7 @@ func NewCluster(opts Options) *Cluster {
 		chk:     newChecker(),
 		tr:      newTrace(opts.TraceLen),
 	}
-	for i := 1; i <= opts.Voters+opts.Observers; i++ {
+	for i := 1; i <= opts.Voters+opts.Observers+opts.Spares; i++ {
 		id := uint64(i)
 		c.ids = append(c.ids, id)
 		period := opts.TickEvery
@@ -134,6 +136,7 @@ func NewCluster(opts Options) *Cluster {
 		c.servers[id] = s
 	}
 	c.net = newNetwork(c.ids)
+	c.initMembership()
 	for _, id := range c.ids {
 		c.start(c.servers[id], machine{}, nil, false)
 	}
@@ -180,6 +183,8 @@ func (c *Cluster) chance(p float64) bool { return c.rng.Float64() < p }
 
 // start (re)creates a server's driver from its disk.
 func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
+	mem, memZxid := c.membershipAt(m.zxid)
+	s.voter = c.inForceVoter(s.id)
 	s.fuzzy = s.voter && c.opts.Mode == ModeDiskless && !complete && (s.disk.hs.AcceptedEpoch > 0 || s.disk.hs.CurrentEpoch > 0)
 	s.sm = &simSM{
 		m:    m,
@@ -214,19 +219,20 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 		sched = replica.Schedule{SnapCount: c.opts.SnapCount, IdleQuiet: 100, IdleMin: max(1, c.opts.SnapCount/8)}
 	}
 	d, err := replica.New(replica.Config{
-		ID:            s.id,
-		Voters:        c.voters,
-		Observers:     c.ids[len(c.voters):],
-		Mode:          c.opts.Mode.replica(),
-		Env:           env,
-		SM:            s.sm,
-		HardState:     s.disk.hs,
-		Log:           log,
-		Complete:      complete,
-		MaxCounter:    c.opts.MaxCounter,
-		MaxBatchBytes: c.opts.MaxBatchBytes,
-		Schedule:      sched,
-		OnSoftState:   func(prev, cur zab.SoftState) { c.softChanged(s, cur) },
+		ID:             s.id,
+		Voters:         mem.Voters,
+		Observers:      mem.Observers,
+		MembershipZxid: memZxid,
+		Mode:           c.opts.Mode.replica(),
+		Env:            env,
+		SM:             s.sm,
+		HardState:      s.disk.hs,
+		Log:            log,
+		Complete:       complete,
+		MaxCounter:     c.opts.MaxCounter,
+		MaxBatchBytes:  c.opts.MaxBatchBytes,
+		Schedule:       sched,
+		OnSoftState:    func(prev, cur zab.SoftState) { c.softChanged(s, cur) },
 		OnSnapshot: func(z zab.Zxid, busy bool) {
 			if busy {
 				s.busy = append(s.busy, z)
@@ -415,6 +421,7 @@ func (c *Cluster) applied(s *server, e zab.Entry, m machine) error {
 	}
 	if isNew {
 		c.note(s.id, "commit "+e.Zxid.String())
+		c.configApplied(e)
 		if c.opts.Mode != ModeDiskless && !c.opts.OutcomesOnly {
 			if err := c.checkDurable(e.Zxid); err != nil {
 				c.fail(err)
@@ -449,14 +456,18 @@ func (c *Cluster) checkSnapNeeded(to, from *server) error {
 
 // checkDurable: a committed entry must be on the disks of a quorum.
 func (c *Cluster) checkDurable(z zab.Zxid) error {
+	// Of the configuration in force before z (its quorum is needed
+	// whatever changes are pending).
+	before, _ := c.membershipAt(z - 1)
+	voters := before.Voters
 	n := 0
-	for _, id := range c.voters {
+	for _, id := range voters {
 		if s := c.servers[id]; s.disk.durable(z) {
 			n++
 		}
 	}
-	if n < len(c.voters)/2+1 {
-		return fmt.Errorf("%v committed while durable on %d of %d voters", z, n, len(c.voters))
+	if n < len(voters)/2+1 {
+		return fmt.Errorf("%v committed while durable on %d of %d voters", z, n, len(voters))
 	}
 	return nil
 }

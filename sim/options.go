@@ -57,16 +57,21 @@ type Options struct {
 	// LeaderFaultRate is the probability per time unit of crashing,
 	// isolating or pausing the current leader.
 	LeaderFaultRate float64
+	// ReconfigRate is the probability per time unit of asking the leader
+	// to change one server's role; Spares are servers started outside the
+	// configuration that changes may add (reconfig.go).
+	ReconfigRate float64
+	Spares       int
 
 	TraceLen int
 }
 
 func (o Options) String() string {
 	return fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d maxCounter=%d maxBatch=%d compact=%v "+
-		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f)",
+		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f) reconfig=%.4f spares=%d",
 		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.MaxCounter, o.MaxBatchBytes, o.Compact,
 		o.ClockDrift, o.MaxDelay, o.MaxSyncDelay, o.ProposeRate, o.CrashRate, o.PartitionRate, o.BreakRate, o.PauseRate, o.SlowRate,
-		o.LeaderFaultRate)
+		o.LeaderFaultRate, o.ReconfigRate, o.Spares)
 }
 
 // RandomOptions picks a scenario from seed: ensemble size, durability
@@ -137,5 +142,6 @@ func RandomOptions(seed uint64) Options {
 	if o.Mode == ModeSync && r.IntN(3) == 0 {
 		o.Mode = ModeAsync
 	}
+	randomReconfigOptions(r, &o)
 	return o
 }

@@ -22,6 +22,11 @@ type Config struct {
 	// log after Applied are read at start.
 	Voters    []uint64
 	Observers []uint64
+	// MembershipZxid is the zxid of the entry that made that
+	// configuration (0 for the initial one): its version, ZooKeeper's
+	// config version. Servers compare it to adopt a newer configuration
+	// from the votes of others.
+	MembershipZxid Zxid
 	// DecodeMembership reports whether an entry's data is a configuration
 	// change and which. Nil means the package's DecodeMembership; a driver
 	// whose entries could begin like EncodeMembership's, or that carries

@@ -37,6 +37,14 @@ type outVote struct {
 
 func (n *Node) canVote() bool { return n.voter[n.id] && !n.recovering }
 
+// canElect: the node takes part in elections (adopts better votes and
+// sends its own) though its own vote may not count in its own tally: a
+// server outside every configuration it knows may be a voter of a change
+// it has not seen (a joining follower named in a pending configuration),
+// and the servers that know the change count its vote. Observers and
+// recovering servers never do.
+func (n *Node) canElect() bool { return !n.recovering && !n.observer[n.id] }
+
 func (n *Node) selfVote() Vote {
 	return Vote{Leader: n.id, Zxid: n.log.lastZxid(), Epoch: n.hs.CurrentEpoch, Round: n.elect.round}
 }
@@ -86,7 +94,12 @@ func (n *Node) tickElection() {
 // sendVote sends this node's vote to one server, reporting state. A
 // handover vote carries its mark in the message's Epoch.
 func (n *Node) sendVote(to uint64, state StateType) {
-	n.send(Message{Type: MsgVote, To: to, Vote: n.elect.vote, Epoch: n.elect.vote.handover, State: state, NonVoting: !n.canVote()})
+	m := Message{Type: MsgVote, To: to, Vote: n.elect.vote, Epoch: n.elect.vote.handover, State: state, NonVoting: !n.canElect()}
+	if c := n.cfgs[0]; c.zxid != 0 {
+		// The active configuration, once it is not the initial one.
+		m.Membership, m.MembershipZxid = &c.m, c.zxid
+	}
+	n.send(m)
 }
 
 // sendVotes sends this node's vote to every other voter.
@@ -141,14 +154,15 @@ func (n *Node) stepVote(m Message) {
 		}
 		return
 	}
-	if !n.voter[m.From] || m.NonVoting {
+	counts := n.voter[m.From] && !m.NonVoting
+	if !counts && m.State == StateLooking {
 		// Votes of non-voters count for nothing, and a looking server has
 		// nothing to tell them.
 		return
 	}
 	switch m.State {
 	case StateLooking:
-		if !n.canVote() {
+		if !n.canElect() {
 			return
 		}
 		switch {
@@ -191,8 +205,13 @@ func (n *Node) stepVote(m Message) {
 		e.recv[m.From] = m.Vote
 		delete(e.leading, m.From)
 		n.checkElection()
-	case StateFollowing, StateLeading:
-		if m.Vote.Round == e.round && n.canVote() {
+	case StateFollowing, StateLeading, StateObserving:
+		// A server that says whom it follows (or observes) is heard even if it does not
+		// vote (any more, in its own view: a reconfiguration may have
+		// removed it while this one was away): its answer only tells
+		// where the leader is, and only servers this node counts as
+		// voters make up the support below.
+		if m.Vote.Round == e.round && n.canVote() && counts {
 			e.recv[m.From] = m.Vote
 			e.leading[m.From] = m.State == StateLeading
 			if n.votesQuorum(m.Vote) && n.leaderConfirmed(m.Vote.Leader) {
@@ -205,7 +224,12 @@ func (n *Node) stepVote(m Message) {
 		if l == n.id {
 			return
 		}
-		if lv, ok := e.out[l]; !ok || lv.state != StateLeading {
+		if lv, ok := e.out[l]; (!ok || lv.state != StateLeading) && (n.voter[n.id] || n.observer[n.id]) {
+			// A server outside every configuration it knows (joining, or
+			// removed while it was away) may not be able to reach the
+			// leader of a changed ensemble with its votes; the members'
+			// answers are its only lead, and a leader that is not
+			// leading after all refuses its FOLLOWERINFO.
 			return
 		}
 		// Joining an established leader is safe whatever the quorum

@@ -22,9 +22,6 @@ var (
 	// cannot lead: not a voter of the configuration (an observer or an
 	// unknown id), or a voter that is still recovering.
 	ErrTransferTarget = errors.New("zab: transfer target cannot lead")
-	// ErrUnknownPeer is returned by Step for a message from a server that is
-	// neither a voter nor an observer of the configuration.
-	ErrUnknownPeer = errors.New("zab: message from unknown peer")
 	// ErrReconfigInProgress is returned by Propose for a configuration
 	// change while another is in the log and not yet committed
 	// (ZooKeeper's RECONFIGINPROGRESS).

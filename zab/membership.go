@@ -164,7 +164,7 @@ func (n *Node) appendLog(ents ...Entry) {
 	changed := false
 	for _, e := range ents {
 		if m, ok := n.membershipOf(e); ok {
-			n.cfgs = append(n.cfgs, cfgPoint{zxid: e.Zxid, prev: prev, m: m})
+			n.addConfig(cfgPoint{zxid: e.Zxid, prev: prev, m: m})
 			changed = true
 		}
 		prev = e.Zxid
@@ -173,6 +173,22 @@ func (n *Node) appendLog(ents ...Entry) {
 		n.logger.Info("configuration in the log", "zxid", n.cfgs[len(n.cfgs)-1].zxid, "config", n.cfgs[len(n.cfgs)-1].m)
 		n.rebuildMembership()
 	}
+}
+
+// addConfig records a configuration entry of the log. A change in the
+// log behind it is committed, wherever this node's commit point is: a
+// leader proposes a change only once the one before is committed (its
+// own commit, or its establishment, committed it). So at most two
+// configurations are in force, as in ZooKeeper (the last committed and
+// the last proposed), and a server that restarts or rejoins with changes
+// in its log it has not seen committed does not wait for quorums of
+// configurations long replaced.
+func (n *Node) addConfig(c cfgPoint) {
+	if len(n.cfgs) > 1 {
+		n.cfgs = n.cfgs[len(n.cfgs)-1:]
+		n.roleCheck = true
+	}
+	n.cfgs = append(n.cfgs, c)
 }
 
 // truncateConfigs forgets the configurations of entries after t.
@@ -187,23 +203,48 @@ func (n *Node) truncateConfigs(t Zxid) {
 	}
 }
 
-// resetConfigs replaces every configuration with m, in force at z (a
-// snapshot installed from the leader).
+// resetConfigs replaces every configuration with m, made by the entry at
+// z (a snapshot installed from the leader).
 func (n *Node) resetConfigs(m Membership, z Zxid) {
 	n.cfgs = []cfgPoint{{zxid: z, m: m.sorted()}}
 	n.rebuildMembership()
+	n.roleCheck = true
 }
 
 // configAt returns the configuration in force at z as far as this node
-// knows (the oldest it holds when z is older).
-func (n *Node) configAt(z Zxid) Membership {
-	m := n.cfgs[0].m
+// knows (the oldest it holds when z is older) and its zxid.
+func (n *Node) configAt(z Zxid) cfgPoint {
+	p := n.cfgs[0]
 	for _, c := range n.cfgs[1:] {
 		if c.zxid <= z {
-			m = c.m
+			p = c
 		}
 	}
-	return m
+	return p
+}
+
+// learnMembership adopts, while looking, a committed configuration newer
+// than the one this node has as active, from another server's vote, as
+// ZooKeeper's FastLeaderElection does with the configuration its
+// notifications carry: a server that was away while the ensemble changed
+// would otherwise count votes, and send its own, by a configuration that
+// may share no quorum with the current one.
+func (n *Node) learnMembership(m Message) {
+	if m.Membership == nil || m.MembershipZxid <= n.cfgs[0].zxid || m.Membership.Validate() != nil {
+		return
+	}
+	c := cfgPoint{zxid: m.MembershipZxid, m: m.Membership.sorted()}
+	switch {
+	case len(n.cfgs) > 1 && n.cfgs[1].zxid > c.zxid:
+		// Our pending change came after it: keep it pending on top.
+		n.cfgs = []cfgPoint{c, n.cfgs[1]}
+	default:
+		n.cfgs = []cfgPoint{c}
+	}
+	n.logger.Info("configuration learned from a vote", "from", m.From, "zxid", c.zxid, "config", c.m)
+	n.rebuildMembership()
+	// Vote again among the voters of the configuration learned.
+	n.becomeLooking()
 }
 
 // setCommit advances the commit zxid and activates the configurations it

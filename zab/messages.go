@@ -188,8 +188,11 @@ type Message struct {
 	Snapshot     *Snapshot
 	Sync         SyncMode
 	// Membership is, in a SNAP MsgSync, the configuration in force at the
-	// snapshot's zxid (membership.go).
-	Membership *Membership
+	// snapshot's zxid, and in a MsgVote the sender's active (committed)
+	// configuration; MembershipZxid is the zxid of the entry that made it
+	// (0: the initial configuration). See membership.go.
+	Membership     *Membership
+	MembershipZxid Zxid
 
 	Vote      Vote
 	State     StateType

@@ -112,7 +112,7 @@ func NewNode(cfg Config) (*Node, error) {
 		session:   cfg.Rand.Uint64() >> 1,
 		prevSoft:  SoftState{State: StateType(255)},
 	}
-	n.cfgs = []cfgPoint{{zxid: applied, m: Membership{Voters: cfg.Voters, Observers: cfg.Observers}}}
+	n.cfgs = []cfgPoint{{zxid: cfg.MembershipZxid, m: Membership{Voters: cfg.Voters, Observers: cfg.Observers}}}
 	// The configuration changes in the log after Applied.
 	for after, last := applied, lg.lastZxid(); after < last; {
 		ents, err := lg.entries(after, last, cfg.MaxBatchBytes)
@@ -125,14 +125,16 @@ func NewNode(cfg Config) (*Node, error) {
 		prev := after
 		for _, e := range ents {
 			if m, ok := n.membershipOf(e); ok {
-				n.cfgs = append(n.cfgs, cfgPoint{zxid: e.Zxid, prev: prev, m: m})
+				n.addConfig(cfgPoint{zxid: e.Zxid, prev: prev, m: m})
 			}
 			prev = e.Zxid
 		}
 		after = prev
 	}
 	n.rebuildMembership()
-	n.recovering = cfg.Recovering && n.voter[n.id]
+	// Any server, not only a voter of the configuration it starts with:
+	// a change it has not seen may make it one.
+	n.recovering = cfg.Recovering && !n.observer[n.id]
 	n.becomeLooking()
 	return n, nil
 }
@@ -157,7 +159,7 @@ func (n *Node) Tick() {
 
 // Step processes one message from another server. Stale messages (an old
 // session, a finished phase) are dropped without error; an error means the
-// message was not for this node (ErrUnknownPeer, ErrWrongRecipient) or
+// message was not for this node (ErrWrongRecipient) or
 // that the ensemble's history is broken (ErrDiverged).
 func (n *Node) Step(m Message) error {
 	if m.To != n.id {
@@ -167,20 +169,15 @@ func (n *Node) Step(m Message) error {
 		return nil
 	}
 	defer n.afterEvent()
-	if !n.voter[m.From] && !n.observer[m.From] {
-		// A server outside every configuration may be joining
-		// (membership.go): it asks whom we follow and opens a session
-		// with the leader. Anything else from it is an error.
-		switch m.Type {
-		case MsgVote, MsgFollowerInfo, MsgAckEpoch, MsgAckNewLeader, MsgAck:
-		default:
-			if m.From != n.leader {
-				return fmt.Errorf("%w: %d", ErrUnknownPeer, m.From)
-			}
-		}
-	}
+	// Any server may send: one outside every configuration this node
+	// knows may be joining, or a member of a configuration this node has
+	// not learned yet, or a removed one that has not (membership.go). Each
+	// handler checks the sender's role where it matters.
 	switch m.Type {
 	case MsgVote:
+		if n.state == StateLooking {
+			n.learnMembership(m)
+		}
 		m.Vote.handover = m.Epoch
 		n.stepVote(m)
 	case MsgFollowerInfo:

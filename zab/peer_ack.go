@@ -86,9 +86,15 @@ func (n *Node) followerCommit() {
 		// for the leader's COMMIT, which counts the joint quorums.
 		return
 	}
+	if !n.voter[n.id] {
+		// Removed by a reconfiguration: it counts toward nothing.
+		return
+	}
 	acks := append(n.ackBuf[:0], n.ackable())
-	for _, a := range ls.peerAcks {
-		acks = append(acks, a)
+	for id, a := range ls.peerAcks {
+		if n.voter[id] {
+			acks = append(acks, a)
+		}
 	}
 	n.ackBuf = acks
 	n.learnCommit(quorumZxid(acks, n.quorum))

@@ -61,8 +61,9 @@ func (n *Node) sendSync(p *peer, target Zxid) error {
 		}
 		m.Zxid = snap.Zxid
 		m.Snapshot = &snap
-		cm := n.configAt(snap.Zxid).Clone()
-		m.Membership = &cm
+		cp := n.configAt(snap.Zxid)
+		cm := cp.m.Clone()
+		m.Membership, m.MembershipZxid = &cm, cp.zxid
 		from = snap.Zxid
 	}
 	n.send(m)
@@ -142,7 +143,7 @@ func (n *Node) learnerSync(m Message) error {
 		}
 		n.log.installSnapshot(*m.Snapshot)
 		if m.Membership != nil {
-			n.resetConfigs(*m.Membership, m.Zxid)
+			n.resetConfigs(*m.Membership, m.MembershipZxid)
 		}
 		// The snapshot holds committed state only; installing it is durable.
 		n.persisted = m.Zxid
