@@ -32,6 +32,11 @@ import (
 // designated leader), so the new ensemble need not wait for an election
 // timeout.
 //
+// Votes carry the sender's committed configuration and its version (the
+// zxid of its entry); a looking server adopts a newer one, as ZooKeeper's
+// FastLeaderElection does with its notifications' configuration, so a
+// server that was away during changes finds the current voters.
+//
 // zab cannot read entries: Config.DecodeMembership tells it which entries
 // are configuration changes. The default reads the encoding of
 // EncodeMembership.
@@ -390,13 +395,7 @@ func (n *Node) joint() bool { return len(n.cfgs) > 1 }
 // the voters of every configuration in force.
 func (n *Node) hasQuorum(in func(id uint64) bool) bool {
 	for _, c := range n.cfgs {
-		k := 0
-		for _, id := range c.m.Voters {
-			if in(id) {
-				k++
-			}
-		}
-		if k < len(c.m.Voters)/2+1 {
+		if !n.hasQuorumOf(c.m, in) {
 			return false
 		}
 	}
@@ -463,7 +462,7 @@ func (n *Node) Membership() (active Membership, pending *Membership) {
 	return active, pending
 }
 
-// proposeMembership checks a configuration change before the leader
+// checkMembershipChange checks a configuration change before the leader
 // proposes it.
 func (n *Node) checkMembershipChange(m Membership) error {
 	if n.joint() {
