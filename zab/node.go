@@ -189,6 +189,17 @@ func (n *Node) Step(m Message) error {
 			// rather than let it wait out initLimit.
 			n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
 		case StateLooking:
+			if n.elect.vote.Leader != n.id {
+				// It votes for another server: it will not lead in
+				// this round. Without this answer a learner that
+				// decided for it on votes of an earlier view waited
+				// out initLimit, and could decide for it again: with
+				// a configuration change in this server's log and not
+				// in the learner's, the simulator found elections
+				// that never ended that way.
+				n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
+				return nil
+			}
 			// The learner decided first; this server may be about to
 			// lead. Keep the latest per learner for becomeLeader.
 			if n.early == nil {
