@@ -340,7 +340,11 @@ func (c *Cluster) deliver(m zab.Message) {
 	if m.Type == zab.MsgSync && int(m.Sync) < len(c.Stats.Syncs) {
 		c.Stats.Syncs[m.Sync]++
 	}
-	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.Mode == ModeDiskless && !c.opts.OutcomesOnly {
+	// A SNAP from a server the recipient no longer follows belongs to a
+	// session it left (a slow link delivered it late): zab drops it, and
+	// the recipient's log says nothing about what the leader saw.
+	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.Mode == ModeDiskless && !c.opts.OutcomesOnly &&
+		s.soft.Leader == m.From {
 		if err := c.checkSnapNeeded(s, c.servers[m.From]); err != nil {
 			c.fail(err)
 			return

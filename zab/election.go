@@ -40,10 +40,10 @@ func (n *Node) canVote() bool { return n.voter[n.id] && !n.recovering }
 // canElect: the node takes part in elections (adopts better votes and
 // sends its own) though its own vote may not count in its own tally: a
 // server outside every configuration it knows may be a voter of a change
-// it has not seen (a joining follower named in a pending configuration),
-// and the servers that know the change count its vote. Observers and
-// recovering servers never do.
-func (n *Node) canElect() bool { return !n.recovering && !n.observer[n.id] }
+// it has not seen (a joining follower, or an observer, named a voter in a
+// pending configuration), and the servers that know the change count its
+// vote; the others ignore it. Recovering servers never take part.
+func (n *Node) canElect() bool { return !n.recovering }
 
 func (n *Node) selfVote() Vote {
 	return Vote{Leader: n.id, Zxid: n.log.lastZxid(), Epoch: n.hs.CurrentEpoch, Round: n.elect.round}
