@@ -8,7 +8,8 @@
 // prefix of it, a torn tail; in diskless mode it loses the log and keeps
 // the last snapshot or complete checkpoint) and a simulated clock that
 // drives ticks and the snapshot scheduler. Modes sync, async and
-// diskless. Invariants are checked after every step:
+// diskless. In half of the seeds the leader is also asked to add or remove
+// voters and observers (reconfig.go). Invariants are checked after every step:
 //
 //   - committed prefixes agree: every server applies the same entries in
 //     the same order, and none is ever lost or reordered;

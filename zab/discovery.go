@@ -19,7 +19,7 @@ func (n *Node) leaderFollowerInfo(m Message) {
 		// A resend (learner.go): the LEADERINFO may have been lost, so
 		// send it again while the learner has not answered it.
 		if p.stage == stageEpochSent && p.syncEpoch == l.epoch {
-			n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch})
+			n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch, State: sessionState(p)})
 		}
 		return
 	}
@@ -29,7 +29,7 @@ func (n *Node) leaderFollowerInfo(m Message) {
 	p := &peer{
 		id:            m.From,
 		session:       m.Session,
-		observer:      m.State == StateObserving,
+		observer:      m.State == StateObserving && !n.voter[m.From],
 		recovering:    m.NonVoting,
 		acceptedEpoch: m.Epoch,
 		lastHeard:     n.now,
@@ -89,7 +89,17 @@ func (n *Node) sendLeaderInfo(p *peer) {
 	p.stage = stageEpochSent
 	p.syncEpoch = l.epoch
 	p.countsEpoch = n.eligible(p) && p.acceptedEpoch < l.epoch && !l.established
-	n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch})
+	n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch, State: sessionState(p)})
+}
+
+// sessionState is how a learner's session is served, told in LEADERINFO:
+// an observer that a change in this leader's log makes a voter is asked
+// to follow (membership.go).
+func sessionState(p *peer) StateType {
+	if p.observer {
+		return StateObserving
+	}
+	return StateFollowing
 }
 
 func (n *Node) leaderAckEpoch(p *peer, m Message) {

@@ -42,6 +42,9 @@ type learnerState struct {
 	// after ElectionTick ticks, then at doubling intervals up to SyncLimit.
 	retryAt   int
 	retryWait int
+	// asFollower: an observer in its own configuration that the leader
+	// asked to follow (a change it does not hold yet names it a voter).
+	asFollower bool
 }
 
 func (n *Node) becomeLearner(leader uint64) {
@@ -136,6 +139,14 @@ func (n *Node) stepLearner(m Message) error {
 			// another: elect again.
 			n.becomeLooking()
 			return nil
+		}
+		if m.State == StateFollowing && n.state == StateObserving {
+			// The leader holds a change that makes this observer a
+			// voter: it joins as a follower, and learns the change
+			// from the log (membership.go).
+			n.logger.Info("joining as a follower at the leader's request", "leader", n.leader)
+			n.state = StateFollowing
+			ls.asFollower = true
 		}
 		n.hs.AcceptedEpoch = m.Epoch
 		ls.epoch = m.Epoch

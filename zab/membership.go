@@ -297,6 +297,11 @@ func (n *Node) afterEvent() {
 			n.reconfigStepDown()
 		}
 	case StateFollowing, StateObserving:
+		if n.learn != nil && n.learn.asFollower && n.state == StateFollowing {
+			// Following at the leader's request: the change that makes
+			// it a voter is on its way in the log.
+			return
+		}
 		if (n.state == StateObserving) != n.observer[n.id] {
 			// The session streams proposals to followers and committed
 			// entries to observers: rejoin in the new role.

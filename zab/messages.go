@@ -18,9 +18,10 @@ const (
 	// the learner's acceptedEpoch, NonVoting = recovering, State =
 	// StateObserving for an observer (ZooKeeper's OBSERVERINFO).
 	MsgFollowerInfo
-	// MsgLeaderInfo (leader to learner) proposes the new epoch: Epoch. With
-	// Reject set, the recipient is not leading and the learner must look
-	// again.
+	// MsgLeaderInfo (leader to learner) proposes the new epoch: Epoch, and
+	// State, how the session is served (StateFollowing asks an observer
+	// that a configuration change makes a voter to follow). With Reject
+	// set, the recipient is not leading and the learner must look again.
 	MsgLeaderInfo
 	// MsgAckEpoch (learner to leader) accepts Epoch and reports the
 	// learner's history: CurrentEpoch and Zxid (its last zxid).

@@ -134,7 +134,7 @@ func NewNode(cfg Config) (*Node, error) {
 	n.rebuildMembership()
 	// Any server, not only a voter of the configuration it starts with:
 	// a change it has not seen may make it one.
-	n.recovering = cfg.Recovering && !n.observer[n.id]
+	n.recovering = cfg.Recovering
 	n.becomeLooking()
 	return n, nil
 }
