@@ -185,7 +185,9 @@ func (c *Cluster) chance(p float64) bool { return c.rng.Float64() < p }
 func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 	mem, memZxid := c.membershipAt(m.zxid)
 	s.voter = c.inForceVoter(s.id)
-	s.fuzzy = s.voter && c.opts.Mode == ModeDiskless && !complete && (s.disk.hs.AcceptedEpoch > 0 || s.disk.hs.CurrentEpoch > 0)
+	// Any server, voter or not: a configuration change may make it one
+	// (zab marks every server restarted from a partial state recovering).
+	s.fuzzy = c.opts.Mode == ModeDiskless && !complete && (s.disk.hs.AcceptedEpoch > 0 || s.disk.hs.CurrentEpoch > 0)
 	s.sm = &simSM{
 		m:    m,
 		disk: s.disk,
@@ -396,10 +398,14 @@ func (c *Cluster) send(s *server, msgs []zab.Message) {
 
 // softChanged is a server's OnSoftState.
 func (c *Cluster) softChanged(s *server, cur zab.SoftState) {
+	prev := s.soft
 	s.soft = cur
-	if cur.Phase == zab.PhaseBroadcast && cur.State != zab.StateLooking {
+	if cur.Phase == zab.PhaseBroadcast && cur.State != zab.StateLooking || prev.Recovering && !cur.Recovering {
 		// A leader synchronized it (or it leads, which a fuzzy server
-		// cannot: it does not vote).
+		// cannot: it does not vote). Or zab says it no longer
+		// recovers: a learner synchronized by UPTODATE whose role a
+		// configuration committed in the same step changed looks again
+		// before its driver sees the broadcast phase.
 		s.fuzzy = false
 	}
 	c.note(s.id, fmt.Sprintf("%v %v leader=%d epoch=%d recovering=%v",
