@@ -24,6 +24,10 @@ type election struct {
 	// included; leading marks those whose sender reported leading.
 	recv    map[uint64]Vote
 	leading map[uint64]bool
+	// answered holds the servers this node does not count whose looking
+	// vote it answered with its own in this round (once each: they may
+	// count it, it ignores theirs).
+	answered map[uint64]bool
 	// out holds the votes of voters that are following or leading.
 	out     map[uint64]outVote
 	elapsed int
@@ -61,6 +65,7 @@ func (n *Node) look(adopt *Vote) {
 	e.round++
 	e.recv = map[uint64]Vote{}
 	e.leading = map[uint64]bool{}
+	e.answered = map[uint64]bool{}
 	e.out = map[uint64]outVote{}
 	e.vote = n.selfVote()
 	if adopt != nil {
@@ -156,8 +161,14 @@ func (n *Node) stepVote(m Message) {
 	}
 	counts := n.voter[m.From] && !m.NonVoting
 	if !counts && m.State == StateLooking {
-		// Votes of non-voters count for nothing, and a looking server has
-		// nothing to tell them.
+		// Votes of non-voters count for nothing. But the sender may
+		// count ours (it holds a configuration change this node has not
+		// seen that makes us a voter, and it sends to us though we do
+		// not send to it): answer once per round.
+		if n.canElect() && !m.NonVoting && !e.answered[m.From] {
+			e.answered[m.From] = true
+			n.sendVote(m.From, StateLooking)
+		}
 		return
 	}
 	switch m.State {
