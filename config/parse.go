@@ -234,7 +234,16 @@ func (p *parser) apply(key, value string, line int) error {
 	case "standaloneEnabled":
 		return parseBool(&c.StandaloneEnabled, key, value)
 	case "reconfigEnabled":
-		return parseBool(&c.ReconfigEnabled, key, value)
+		if err := parseBool(&c.ReconfigEnabled, key, value); err != nil {
+			return err
+		}
+		if c.ReconfigEnabled {
+			// zab changes membership (docs/design/reconfig.md), the
+			// server's reconfig operation does not yet: say so rather
+			// than let an operator believe it is on.
+			p.warn("line %d: %s: the reconfig operation is not implemented yet; it is refused with \"reconfig disabled\" as if false", line, key)
+		}
+		return nil
 	case "syncEnabled":
 		return parseBool(&c.SyncEnabled, key, value)
 	case "quorumListenOnAllIPs":

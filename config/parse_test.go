@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/corral-db/corral/internal/zktls"
+	"slices"
 
 	"bytes"
 	"errors"
@@ -592,5 +593,29 @@ func TestKVStoreKeys(t *testing.T) {
 		if _, _, err := Parse(strings.NewReader(base+bad), slog.New(slog.DiscardHandler)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// TestReconfigEnabledWarns: reconfigEnabled=true is accepted, but the
+// operation is not implemented, and the warning says so.
+func TestReconfigEnabledWarns(t *testing.T) {
+	c, warnings, err := Parse(strings.NewReader(base+"reconfigEnabled=true\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.ReconfigEnabled {
+		t.Fatal("ReconfigEnabled not set")
+	}
+	found := false
+	for _, w := range warnings {
+		if strings.Contains(w, "reconfigEnabled") && strings.Contains(w, "not implemented") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no warning about reconfigEnabled in %q", warnings)
+	}
+	if _, warnings, _ := Parse(strings.NewReader(base+"reconfigEnabled=false\n"), nil); slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "reconfigEnabled") }) {
+		t.Fatalf("warning for reconfigEnabled=false: %q", warnings)
 	}
 }

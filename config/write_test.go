@@ -19,7 +19,9 @@ func roundTrip(t *testing.T, c *Config) (*Config, string) {
 		t.Fatalf("Parse(WriteZooCfg()) failed: %v\n%s", err, buf.String())
 	}
 	for _, w := range warnings {
-		if !strings.Contains(w, "only one server specified") {
+		// The reconfigEnabled warning says the operation is not
+		// implemented, a fact about corral, not about the output.
+		if !strings.Contains(w, "only one server specified") && !strings.Contains(w, "reconfigEnabled: the reconfig operation is not implemented") {
 			t.Errorf("warning on our own output: %q\n%s", w, buf.String())
 		}
 	}

@@ -37,9 +37,14 @@ type Config struct {
 	ID        uint64
 	Voters    []uint64
 	Observers []uint64
-	Mode      Mode
-	Env       Env
-	SM        StateMachine
+	// MembershipZxid and DecodeMembership are zab.Config's: the version
+	// of the configuration Voters and Observers give, and how to tell a
+	// configuration-change entry (nil: zab's encoding).
+	MembershipZxid   zab.Zxid
+	DecodeMembership func([]byte) (zab.Membership, bool)
+	Mode             Mode
+	Env              Env
+	SM               StateMachine
 
 	// HardState is the epochs persisted at start.
 	HardState zab.HardState

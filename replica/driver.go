@@ -110,18 +110,20 @@ func New(cfg Config) (*Driver, error) {
 		recovering = false
 	}
 	node, err := zab.NewNode(zab.Config{
-		ID:            cfg.ID,
-		Voters:        cfg.Voters,
-		Observers:     cfg.Observers,
-		ElectionTick:  cfg.ElectionTick,
-		HeartbeatTick: cfg.HeartbeatTick,
-		InitLimit:     cfg.InitLimit,
-		SyncLimit:     cfg.SyncLimit,
-		MaxBatchBytes: cfg.MaxBatchBytes,
-		MaxCounter:    cfg.MaxCounter,
-		Storage:       d.ms,
-		Applied:       applied,
-		Recovering:    recovering,
+		ID:               cfg.ID,
+		Voters:           cfg.Voters,
+		Observers:        cfg.Observers,
+		MembershipZxid:   cfg.MembershipZxid,
+		DecodeMembership: cfg.DecodeMembership,
+		ElectionTick:     cfg.ElectionTick,
+		HeartbeatTick:    cfg.HeartbeatTick,
+		InitLimit:        cfg.InitLimit,
+		SyncLimit:        cfg.SyncLimit,
+		MaxBatchBytes:    cfg.MaxBatchBytes,
+		MaxCounter:       cfg.MaxCounter,
+		Storage:          d.ms,
+		Applied:          applied,
+		Recovering:       recovering,
 		// A diskless member acknowledges at once and is CPU-bound under
 		// load: there peer acknowledgements cost throughput for a latency
 		// that no disk holds up (server measurements in

@@ -37,6 +37,7 @@ type Cluster struct {
 	proposed      int
 	marker        []byte // payload of the settle phase's proposal
 	markerApplied bool
+	rc            *reconfigState
 	Stats         Stats
 }
 
@@ -51,6 +52,7 @@ type Stats struct {
 	Leaders    int // distinct established (epoch, leader) pairs
 	MaxEpoch   uint32
 	Syncs      [4]int // by zab.SyncMode
+	Reconfigs  int    // configuration changes committed
 	Transfers  int    // leadership transfers a leader accepted
 	Handovers  int    // of those, the target became the next established leader
 	// The register workload: operations answered, operations left
@@ -95,6 +97,7 @@ func (s *Stats) add(o Stats) {
 	for i := range s.Syncs {
 		s.Syncs[i] += o.Syncs[i]
 	}
+	s.Reconfigs += o.Reconfigs
 	s.Transfers += o.Transfers
 	s.Handovers += o.Handovers
 	s.RegOps += o.RegOps
@@ -151,11 +154,11 @@ func NewCluster(opts Options) *Cluster {
 	c := &Cluster{
 		opts:    opts,
 		rng:     rand.New(rand.NewPCG(opts.Seed, 0x73696d)),
-		servers: make([]*server, 1, 1+opts.Voters+opts.Observers),
+		servers: make([]*server, 1, 1+opts.Voters+opts.Observers+opts.Spares),
 		chk:     newChecker(),
 		tr:      newTrace(opts.TraceLen),
 	}
-	for i := 1; i <= opts.Voters+opts.Observers; i++ {
+	for i := 1; i <= opts.Voters+opts.Observers+opts.Spares; i++ {
 		id := uint64(i)
 		c.ids = append(c.ids, id)
 		period := opts.TickEvery
@@ -173,6 +176,7 @@ func NewCluster(opts Options) *Cluster {
 	if opts.Clients > 0 {
 		c.wl = newWorkload(opts.Seed, opts.Clients)
 	}
+	c.initMembership()
 	for _, id := range c.ids {
 		c.start(c.servers[id], machine{}, nil, false)
 	}
@@ -228,7 +232,11 @@ func (c *Cluster) chance(p float64) bool { return c.rng.Float64() < p }
 
 // start (re)creates a server's driver from its disk.
 func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
-	s.fuzzy = s.voter && c.opts.Mode == ModeDiskless && !complete && (s.disk.hs.AcceptedEpoch > 0 || s.disk.hs.CurrentEpoch > 0)
+	mem, memZxid := c.membershipAt(m.zxid)
+	s.voter = c.inForceVoter(s.id)
+	// Any server, voter or not: a configuration change may make it one
+	// (zab marks every server restarted from a partial state recovering).
+	s.fuzzy = c.opts.Mode == ModeDiskless && !complete && (s.disk.hs.AcceptedEpoch > 0 || s.disk.hs.CurrentEpoch > 0)
 	s.sm = &simSM{
 		m:    m,
 		disk: s.disk,
@@ -262,19 +270,20 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 		sched = replica.Schedule{SnapCount: c.opts.SnapCount, IdleQuiet: 100, IdleMin: max(1, c.opts.SnapCount/8)}
 	}
 	d, err := replica.New(replica.Config{
-		ID:            s.id,
-		Voters:        c.voters,
-		Observers:     c.ids[len(c.voters):],
-		Mode:          c.opts.Mode.replica(),
-		Env:           env,
-		SM:            s.sm,
-		HardState:     s.disk.hs,
-		Log:           log,
-		Complete:      complete,
-		MaxCounter:    c.opts.MaxCounter,
-		MaxBatchBytes: c.opts.MaxBatchBytes,
-		Schedule:      sched,
-		OnSoftState:   func(prev, cur zab.SoftState) { c.softChanged(s, cur) },
+		ID:             s.id,
+		Voters:         mem.Voters,
+		Observers:      mem.Observers,
+		MembershipZxid: memZxid,
+		Mode:           c.opts.Mode.replica(),
+		Env:            env,
+		SM:             s.sm,
+		HardState:      s.disk.hs,
+		Log:            log,
+		Complete:       complete,
+		MaxCounter:     c.opts.MaxCounter,
+		MaxBatchBytes:  c.opts.MaxBatchBytes,
+		Schedule:       sched,
+		OnSoftState:    func(prev, cur zab.SoftState) { c.softChanged(s, cur) },
 		OnSnapshot: func(z zab.Zxid, busy bool) {
 			if busy {
 				s.busy = append(s.busy, z)
@@ -384,7 +393,11 @@ func (c *Cluster) deliver(m zab.Message) {
 	if m.Type == zab.MsgSync && int(m.Sync) < len(c.Stats.Syncs) {
 		c.Stats.Syncs[m.Sync]++
 	}
-	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.Mode == ModeDiskless && !c.opts.OutcomesOnly {
+	// A SNAP from a server the recipient no longer follows belongs to a
+	// session it left (a slow link delivered it late): zab drops it, and
+	// the recipient's log says nothing about what the leader saw.
+	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.Mode == ModeDiskless && !c.opts.OutcomesOnly &&
+		s.soft.Leader == m.From {
 		if err := c.checkSnapNeeded(s, c.servers[m.From]); err != nil {
 			c.fail(err)
 			return
@@ -436,10 +449,14 @@ func (c *Cluster) send(s *server, msgs []zab.Message) {
 
 // softChanged is a server's OnSoftState.
 func (c *Cluster) softChanged(s *server, cur zab.SoftState) {
+	prev := s.soft
 	s.soft = cur
-	if cur.Phase == zab.PhaseBroadcast && cur.State != zab.StateLooking {
+	if cur.Phase == zab.PhaseBroadcast && cur.State != zab.StateLooking || prev.Recovering && !cur.Recovering {
 		// A leader synchronized it (or it leads, which a fuzzy server
-		// cannot: it does not vote).
+		// cannot: it does not vote). Or zab says it no longer
+		// recovers: a learner synchronized by UPTODATE whose role a
+		// configuration committed in the same step changed looks again
+		// before its driver sees the broadcast phase.
 		s.fuzzy = false
 	}
 	c.note(s.id, fmt.Sprintf("%v %v leader=%d epoch=%d recovering=%v",
@@ -471,6 +488,7 @@ func (c *Cluster) applied(s *server, e zab.Entry, m machine, res regResult, isOp
 	}
 	if isNew {
 		c.noteZxid(s.id, "commit ", e.Zxid)
+		c.configApplied(e)
 		if c.opts.Mode != ModeDiskless && !c.opts.OutcomesOnly {
 			if err := c.checkDurable(e.Zxid); err != nil {
 				c.fail(err)
@@ -508,14 +526,18 @@ func (c *Cluster) checkSnapNeeded(to, from *server) error {
 
 // checkDurable: a committed entry must be on the disks of a quorum.
 func (c *Cluster) checkDurable(z zab.Zxid) error {
+	// Of the configuration in force before z (its quorum is needed
+	// whatever changes are pending).
+	before, _ := c.membershipAt(z - 1)
+	voters := before.Voters
 	n := 0
-	for _, id := range c.voters {
+	for _, id := range voters {
 		if s := c.servers[id]; s.disk.durable(z) {
 			n++
 		}
 	}
-	if n < len(c.voters)/2+1 {
-		return fmt.Errorf("%v committed while durable on %d of %d voters", z, n, len(c.voters))
+	if n < len(voters)/2+1 {
+		return fmt.Errorf("%v committed while durable on %d of %d voters", z, n, len(voters))
 	}
 	return nil
 }

@@ -10,11 +10,12 @@
 // drives ticks and the snapshot scheduler. Modes sync, async and
 // diskless. Faults: crashes, partitions, link breaks, pauses, slow links,
 // faults aimed at the leader, and leadership transfers to random members
-// (zab TransferLeadership) while the others go on. A register workload
-// (workload.go) of clients reading (through the log, or after a
-// leadership confirmation), setting and CASing versioned registers at the
-// server they believe leads runs beside the background proposals.
-// Invariants are checked after every step:
+// (zab TransferLeadership) while the others go on. In half of the seeds
+// the leader is also asked to add or remove voters and observers
+// (reconfig.go). A register workload (workload.go) of clients reading
+// (through the log, or after a leadership confirmation), setting and
+// CASing versioned registers at the server they believe leads runs beside
+// the background proposals. Invariants are checked after every step:
 //
 //   - committed prefixes agree: every server applies the same entries in
 //     the same order, and none is ever lost or reordered;

@@ -43,6 +43,9 @@ func (c *Cluster) faults() {
 	if c.chance(o.TransferRate) {
 		c.transferRandom()
 	}
+	if c.chance(o.ReconfigRate) {
+		c.reconfigRandom()
+	}
 	if c.chance(o.SlowRate) {
 		a := c.ids[c.rng.IntN(len(c.ids))]
 		b := c.ids[c.rng.IntN(len(c.ids))]
@@ -64,7 +67,7 @@ func (c *Cluster) leaderFault() {
 	s := c.servers[l]
 	switch c.rng.IntN(3) {
 	case 0:
-		if c.opts.Mode == ModeDiskless && c.unavailable()+1 > (len(c.voters)-1)/2 {
+		if c.opts.Mode == ModeDiskless && !c.disklessMayCrash(l) {
 			return
 		}
 		c.Crash(l)
@@ -132,7 +135,7 @@ func (c *Cluster) crashRandom() {
 		if !s.up {
 			continue
 		}
-		if c.opts.Mode == ModeDiskless && s.voter && c.unavailable()+1 > (len(c.voters)-1)/2 {
+		if c.opts.Mode == ModeDiskless && !c.disklessMayCrash(id) {
 			continue
 		}
 		cands = append(cands, id)
@@ -270,6 +273,7 @@ func (c *Cluster) describe() string {
 		out += fmt.Sprintf("[%d %v/%v leader=%d epoch=%d hs=%d/%d last=%v commit=%v pos=%d/%d rec=%v] ",
 			id, st.State, st.Phase, st.Leader, st.Epoch, st.AcceptedEpoch, st.CurrentEpoch, st.LastZxid, st.Commit,
 			c.chk.pos[id], len(c.chk.order)-1, st.Recovering)
+		out += describeMembership(st)
 	}
 	return out
 }

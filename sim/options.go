@@ -69,15 +69,35 @@ type Options struct {
 	// 0: no workload and no linearizability check.
 	Clients int
 
+	// ReconfigRate is the probability per time unit of asking the leader
+	// to change one server's role; Spares are servers started outside the
+	// configuration that changes may add (reconfig.go).
+	ReconfigRate float64
+	Spares       int
+
 	TraceLen int
 }
 
 func (o Options) String() string {
-	return fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d maxCounter=%d maxBatch=%d compact=%v "+
-		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f transfer=%.4f) clients=%d",
-		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.MaxCounter, o.MaxBatchBytes, o.Compact,
+	s := fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d settle=%d tick=%d maxCounter=%d maxBatch=%d compact=%v snapCount=%d "+
+		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f transfer=%.4f) clients=%d reconfig=%.4f spares=%d",
+		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.Settle, o.TickEvery, o.MaxCounter, o.MaxBatchBytes, o.Compact, o.SnapCount,
 		o.ClockDrift, o.MaxDelay, o.MaxSyncDelay, o.ProposeRate, o.CrashRate, o.PartitionRate, o.BreakRate, o.PauseRate, o.SlowRate,
-		o.LeaderFaultRate, o.TransferRate, o.Clients)
+		o.LeaderFaultRate, o.TransferRate, o.Clients, o.ReconfigRate, o.Spares)
+	// The self-tests' switches, only when set.
+	if o.Breaks != (replica.Breaks{}) {
+		s += fmt.Sprintf(" breaks=%+v", o.Breaks)
+	}
+	if o.StaleReads {
+		s += " staleReads"
+	}
+	if o.OutcomesOnly {
+		s += " outcomesOnly"
+	}
+	if o.NoBusySnapshots {
+		s += " noBusySnapshots"
+	}
+	return s
 }
 
 // RandomOptions picks a scenario from seed: ensemble size, durability
@@ -151,5 +171,7 @@ func RandomOptions(seed uint64) Options {
 	// Drawn after everything else, for the same reason.
 	o.TransferRate = r.Float64() * 0.004
 	o.Clients = 1 + r.IntN(4)
+	// Reconfiguration draws come after main's, for the same reason.
+	randomReconfigOptions(r, &o)
 	return o
 }

@@ -12,11 +12,14 @@ import (
 //
 //	version  u8  (codecVersion)
 //	type     u8  (zab.MsgType, one of the known types)
-//	flags    u8  (bit 0 NonVoting, bit 1 Reject, bit 2 Snapshot present)
+//	flags    u8  (bit 0 NonVoting, bit 1 Reject, bit 2 Snapshot present,
+//	              bit 3 Membership present)
 //	sync     u8  (zab.SyncMode, 0 or a known mode)
 //	state    u8  (zab.StateType, a known state)
 //	uvarints From, To, Session, Epoch, CurrentEpoch, Zxid, Prev, Commit,
 //	         Vote.Leader, Vote.Zxid, Vote.Epoch, Vote.Round
+//	membership (flag bit 3) uvarint MembershipZxid, then the voters and
+//	         the observers, each a uvarint count and the uvarint ids
 //	entries  uvarint count+1 (0: nil), then per entry uvarint Zxid, bytes Data
 //	snapshot (flag bit 2) uvarint Zxid, bytes Data
 //
@@ -34,7 +37,8 @@ const (
 	flagNonVoting = 1 << iota
 	flagReject
 	flagSnapshot
-	flagsKnown = flagNonVoting | flagReject | flagSnapshot
+	flagMembership
+	flagsKnown = flagNonVoting | flagReject | flagSnapshot | flagMembership
 )
 
 // The last value of each zab enumeration the codec knows. A decoder
@@ -58,6 +62,14 @@ func EncodedSize(m zab.Message) int {
 		uvarintLen(uint64(m.Zxid)) + uvarintLen(uint64(m.Prev)) + uvarintLen(uint64(m.Commit)) +
 		uvarintLen(m.Vote.Leader) + uvarintLen(uint64(m.Vote.Zxid)) +
 		uvarintLen(uint64(m.Vote.Epoch)) + uvarintLen(m.Vote.Round)
+	if mb := m.Membership; mb != nil {
+		n += uvarintLen(uint64(m.MembershipZxid)) + uvarintLen(uint64(len(mb.Voters))) + uvarintLen(uint64(len(mb.Observers)))
+		for _, ids := range [][]uint64{mb.Voters, mb.Observers} {
+			for _, id := range ids {
+				n += uvarintLen(id)
+			}
+		}
+	}
 	n += nilLenSize(m.Entries == nil, len(m.Entries))
 	for i := range m.Entries {
 		e := &m.Entries[i]
@@ -89,6 +101,9 @@ func encodeHead(b []byte, m zab.Message) (head, tail []byte) {
 	if m.Snapshot != nil {
 		flags |= flagSnapshot
 	}
+	if m.Membership != nil {
+		flags |= flagMembership
+	}
 	b = append(b, codecVersion, byte(m.Type), flags, byte(m.Sync), byte(m.State))
 	for _, v := range [...]uint64{
 		m.From, m.To, m.Session,
@@ -97,6 +112,15 @@ func encodeHead(b []byte, m zab.Message) (head, tail []byte) {
 		m.Vote.Leader, uint64(m.Vote.Zxid), uint64(m.Vote.Epoch), m.Vote.Round,
 	} {
 		b = binary.AppendUvarint(b, v)
+	}
+	if mb := m.Membership; mb != nil {
+		b = binary.AppendUvarint(b, uint64(m.MembershipZxid))
+		for _, ids := range [][]uint64{mb.Voters, mb.Observers} {
+			b = binary.AppendUvarint(b, uint64(len(ids)))
+			for _, id := range ids {
+				b = binary.AppendUvarint(b, id)
+			}
+		}
 	}
 	b = appendNilLen(b, m.Entries == nil, len(m.Entries))
 	for i := range m.Entries {
@@ -178,6 +202,13 @@ func (d *decoder) message() zab.Message {
 	m.Vote.Zxid = zab.Zxid(d.uvarint("vote zxid"))
 	m.Vote.Epoch = d.uint32("vote epoch")
 	m.Vote.Round = d.uvarint("vote round")
+	if flags&flagMembership != 0 && d.err == nil {
+		m.MembershipZxid = zab.Zxid(d.uvarint("membership zxid"))
+		mb := &zab.Membership{}
+		mb.Voters = d.ids("voters")
+		mb.Observers = d.ids("observers")
+		m.Membership = mb
+	}
 
 	if n, isNil := d.nilLen("entries"); !isNil && d.err == nil {
 		// Every entry takes at least two bytes (a zxid and a length), so
@@ -203,6 +234,24 @@ func (d *decoder) message() zab.Message {
 		m.Snapshot = s
 	}
 	return m
+}
+
+// ids decodes a count and that many uvarint server ids. Each takes at
+// least a byte, so a count beyond the input is refused before allocating.
+func (d *decoder) ids(what string) []uint64 {
+	n := d.uvarint(what)
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail("%d %s in %d bytes", n, what, len(d.b))
+		return nil
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = d.uvarint(what)
+	}
+	return out
 }
 
 func (d *decoder) uvarint(what string) uint64 {

@@ -103,6 +103,16 @@ func randomMessage(r *rand.Rand, typ zab.MsgType) zab.Message {
 		NonVoting: r.IntN(2) == 0,
 		Reject:    r.IntN(2) == 0,
 	}
+	if r.IntN(3) == 0 {
+		// Decoded lists are never nil: send them non-nil.
+		mb := &zab.Membership{Voters: make([]uint64, r.IntN(8)), Observers: make([]uint64, r.IntN(3))}
+		for _, ids := range [][]uint64{mb.Voters, mb.Observers} {
+			for i := range ids {
+				ids[i] = randUint64(r)
+			}
+		}
+		m.Membership, m.MembershipZxid = mb, zab.Zxid(randUint64(r))
+	}
 	switch r.IntN(4) {
 	case 0:
 	case 1:

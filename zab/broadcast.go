@@ -10,10 +10,16 @@ package zab
 // its zxid. Only an established leader accepts proposals (ErrNotLeader
 // otherwise). The entry reaches the driver in Ready.Entries and, once a
 // quorum has it durably, in Ready.Committed.
+//
+// Data that Config.DecodeMembership reads as a configuration change is a
+// reconfiguration (membership.go): it fails with ErrReconfigInProgress
+// while another change is uncommitted and with ErrNewConfigNoQuorum unless
+// a quorum of its voters is synchronized with this leader.
 func (n *Node) Propose(data []byte) (Zxid, error) {
 	if n.state != StateLeading || !n.lead.established {
 		return 0, ErrNotLeader
 	}
+	defer n.afterEvent()
 	l := n.lead
 	if l.transfer != nil {
 		return 0, ErrTransferring
@@ -22,10 +28,15 @@ func (n *Node) Propose(data []byte) (Zxid, error) {
 		return 0, ErrEpochExhausted
 	}
 	z := NewZxid(l.epoch, l.next)
+	e := Entry{Zxid: z, Data: data}
+	if m, ok := n.membershipOf(e); ok {
+		if err := n.checkMembershipChange(m); err != nil {
+			return 0, err
+		}
+	}
 	l.next++
 	prev := n.log.lastZxid()
-	e := Entry{Zxid: z, Data: data}
-	n.log.append(e)
+	n.appendLog(e)
 	for _, id := range n.peers {
 		if p := l.peers[id]; p != nil && !p.observer && p.stage >= stageSyncSent {
 			n.sendMergeable(Message{Type: MsgProposal, To: id, Session: p.session, Prev: prev, Entries: []Entry{e}})
@@ -71,14 +82,30 @@ func (n *Node) maybeCommit() {
 		return
 	}
 	l := n.lead
-	acks := append(n.ackBuf[:0], n.ackable())
-	for _, id := range n.peers {
-		if p := l.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
-			acks = append(acks, p.ack)
+	var c Zxid
+	if n.joint() {
+		c = n.jointCommit(func(id uint64) (Zxid, bool) {
+			if id == n.id {
+				return n.ackable(), true
+			}
+			if p := l.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
+				return p.ack, true
+			}
+			return 0, false
+		})
+	} else {
+		acks := n.ackBuf[:0]
+		if n.voter[n.id] {
+			acks = append(acks, n.ackable())
 		}
+		for _, id := range n.peers {
+			if p := l.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
+				acks = append(acks, p.ack)
+			}
+		}
+		n.ackBuf = acks
+		c = quorumZxid(acks, n.quorum)
 	}
-	n.ackBuf = acks
-	c := quorumZxid(acks, n.quorum)
 	if c <= n.commit {
 		return
 	}
@@ -94,6 +121,7 @@ func (n *Node) maybeCommit() {
 			n.sendMergeable(Message{Type: MsgCommit, To: id, Session: p.session, Commit: c})
 		}
 	}
+	n.activateConfigs()
 }
 
 // inform sends an observer the entries committed since it last heard.

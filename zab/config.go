@@ -11,13 +11,27 @@ import (
 // Config configures a Node. Time is counted in ticks (calls to Node.Tick);
 // the driver chooses how long a tick is.
 type Config struct {
-	// ID identifies this server (ZooKeeper's myid); it must be non-zero and
-	// listed in Voters or Observers.
+	// ID identifies this server (ZooKeeper's myid); it must be non-zero. A
+	// server outside Voters and Observers is joining the ensemble: it
+	// follows the leader as a non-voting follower until a configuration
+	// change names it (membership.go).
 	ID uint64
 	// Voters are the servers whose acknowledgements form quorums (a
 	// majority of them). Observers receive committed transactions only.
+	// They are the configuration in force at Applied; the changes in the
+	// log after Applied are read at start.
 	Voters    []uint64
 	Observers []uint64
+	// MembershipZxid is the zxid of the entry that made that
+	// configuration (0 for the initial one): its version, ZooKeeper's
+	// config version. Servers compare it to adopt a newer configuration
+	// from the votes of others.
+	MembershipZxid Zxid
+	// DecodeMembership reports whether an entry's data is a configuration
+	// change and which. Nil means the package's DecodeMembership; a driver
+	// whose entries could begin like EncodeMembership's, or that carries
+	// changes in its own format, supplies its own.
+	DecodeMembership func(data []byte) (Membership, bool)
 
 	// ElectionTick is how often, in ticks, a looking server resends its
 	// vote (a random extra of up to ElectionTick ticks spreads the
@@ -95,8 +109,8 @@ func (c *Config) validate() error {
 			seen[id] = true
 		}
 	}
-	if !seen[c.ID] {
-		return bad("ID %d is neither a voter nor an observer", c.ID)
+	if c.DecodeMembership == nil {
+		c.DecodeMembership = DecodeMembership
 	}
 	if c.Storage == nil {
 		return bad("no Storage")

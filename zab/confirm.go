@@ -59,6 +59,18 @@ func (n *Node) maybeConfirm() {
 			rounds = append(rounds, p.confirmed)
 		}
 	}
+	if n.joint() {
+		// The highest round echoed by a quorum of every configuration.
+		slices.Sort(rounds)
+		for i := len(rounds) - 1; i >= 0 && rounds[i] > l.confirmed; i-- {
+			r := rounds[i]
+			if n.leaderHasQuorum(func(p *peer) bool { return p.stage >= stageSynced && p.confirmed >= r }) {
+				l.confirmed = r
+				return
+			}
+		}
+		return
+	}
 	if len(rounds) < n.quorum {
 		return
 	}

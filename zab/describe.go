@@ -12,14 +12,29 @@ import (
 // Sessions are left out (they are random numbers, and a message of a stale
 // session is dropped before anything else looks at it).
 
-// EntryFormatter prints an entry's data; nil prints it as a quoted string.
+// EntryFormatter prints an entry's data; nil prints it as a quoted string
+// (a configuration change in EncodeMembership's encoding as
+// config(voters=[...] observers=[...])).
 type EntryFormatter func([]byte) string
 
 func formatData(f EntryFormatter, data []byte) string {
 	if f != nil {
 		return f(data)
 	}
+	if m, ok := DecodeMembership(data); ok {
+		return fmt.Sprintf("config(%v)", m)
+	}
 	return fmt.Sprintf("%q", data)
+}
+
+// DescribeMembership describes a node's active configuration and the one
+// pending in its log, if any.
+func DescribeMembership(id uint64, active Membership, pending *Membership) string {
+	s := fmt.Sprintf("%d: active %v", id, active)
+	if pending != nil {
+		s += fmt.Sprintf(" pending %v", *pending)
+	}
+	return s + "\n"
 }
 
 // DescribeEntry describes one entry as "zxid data".

@@ -19,19 +19,23 @@ func (n *Node) leaderFollowerInfo(m Message) {
 		// A resend (learner.go): the LEADERINFO may have been lost, so
 		// send it again while the learner has not answered it.
 		if p.stage == stageEpochSent && p.syncEpoch == l.epoch {
-			n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch})
+			n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch, State: sessionState(p)})
 		}
 		return
 	}
+	// The learner's own view of its role decides how it is served: one
+	// that does not yet know a change of its role rejoins once it commits
+	// it (membership.go).
 	p := &peer{
 		id:            m.From,
 		session:       m.Session,
-		observer:      n.observer[m.From],
+		observer:      m.State == StateObserving && !n.voter[m.From],
 		recovering:    m.NonVoting,
 		acceptedEpoch: m.Epoch,
 		lastHeard:     n.now,
 	}
 	l.peers[m.From] = p
+	n.addPeer(m.From)
 	if !l.epochFixed {
 		n.maybeFixEpoch()
 		return
@@ -54,19 +58,13 @@ func (n *Node) maybeFixEpoch() {
 	if l.epochFixed {
 		return
 	}
-	count := 1
 	maxEpoch := n.hs.AcceptedEpoch
 	for _, id := range n.peers {
-		p := l.peers[id]
-		if p == nil {
-			continue
+		if p := l.peers[id]; p != nil {
+			maxEpoch = max(maxEpoch, p.acceptedEpoch)
 		}
-		if n.eligible(p) {
-			count++
-		}
-		maxEpoch = max(maxEpoch, p.acceptedEpoch)
 	}
-	if count < n.quorum {
+	if !n.leaderHasQuorum(func(*peer) bool { return true }) {
 		return
 	}
 	if maxEpoch == ^uint32(0) {
@@ -91,7 +89,17 @@ func (n *Node) sendLeaderInfo(p *peer) {
 	p.stage = stageEpochSent
 	p.syncEpoch = l.epoch
 	p.countsEpoch = n.eligible(p) && p.acceptedEpoch < l.epoch && !l.established
-	n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch})
+	n.send(Message{Type: MsgLeaderInfo, To: p.id, Session: p.session, Epoch: l.epoch, State: sessionState(p)})
+}
+
+// sessionState is how a learner's session is served, told in LEADERINFO:
+// an observer that a change in this leader's log makes a voter is asked
+// to follow (membership.go).
+func sessionState(p *peer) StateType {
+	if p.observer {
+		return StateObserving
+	}
+	return StateFollowing
 }
 
 func (n *Node) leaderAckEpoch(p *peer, m Message) {
@@ -134,13 +142,7 @@ func (n *Node) maybeStartSync() {
 	if n.phase != PhaseDiscovery || !l.epochFixed {
 		return
 	}
-	count := 1
-	for _, id := range n.peers {
-		if p := l.peers[id]; p != nil && p.countsEpoch && p.stage >= stageEpochAcked {
-			count++
-		}
-	}
-	if count < n.quorum {
+	if !n.leaderHasQuorum(func(p *peer) bool { return p.countsEpoch && p.stage >= stageEpochAcked }) {
 		return
 	}
 	n.phase = PhaseSync
@@ -182,13 +184,7 @@ func (n *Node) maybeEstablish() {
 	if l.established || n.phase != PhaseSync || n.hs.CurrentEpoch != l.epoch {
 		return
 	}
-	count := 1
-	for _, id := range n.peers {
-		if p := l.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
-			count++
-		}
-	}
-	if count < n.quorum {
+	if !n.leaderHasQuorum(func(p *peer) bool { return p.stage >= stageSynced }) {
 		return
 	}
 	l.established = true
@@ -206,6 +202,9 @@ func (n *Node) maybeEstablish() {
 			n.syncPeer(p)
 		}
 	}
+	// The initial history is committed, and with it any configuration
+	// change it holds.
+	n.activateConfigs()
 }
 
 func (n *Node) sendUpToDate(p *peer) {

@@ -6,8 +6,9 @@
 // zxid order, plus acknowledgements among the voters that let a follower
 // commit without waiting for the COMMIT: peer_ack.go), heartbeats and the initLimit/syncLimit deadlines, observers,
 // the "recovering" state of servers restarted from partial state, an
-// in-place epoch change when a zxid counter runs out, and leadership
-// transfer (transfer.go).
+// in-place epoch change when a zxid counter runs out, leadership
+// transfer (transfer.go) and membership change by a configuration entry
+// in the log with joint quorums (membership.go).
 //
 // The package does no I/O, starts no goroutine, reads no clock and imports
 // nothing of corral: entries are opaque bytes with a zxid, so any state

@@ -24,6 +24,10 @@ type election struct {
 	// included; leading marks those whose sender reported leading.
 	recv    map[uint64]Vote
 	leading map[uint64]bool
+	// answered holds the servers this node does not count whose looking
+	// vote it answered with its own in this round (once each: they may
+	// count it, it ignores theirs).
+	answered map[uint64]bool
 	// out holds the votes of voters that are following or leading.
 	out     map[uint64]outVote
 	elapsed int
@@ -36,6 +40,14 @@ type outVote struct {
 }
 
 func (n *Node) canVote() bool { return n.voter[n.id] && !n.recovering }
+
+// canElect: the node takes part in elections (adopts better votes and
+// sends its own) though its own vote may not count in its own tally: a
+// server outside every configuration it knows may be a voter of a change
+// it has not seen (a joining follower, or an observer, named a voter in a
+// pending configuration), and the servers that know the change count its
+// vote; the others ignore it. Recovering servers never take part.
+func (n *Node) canElect() bool { return !n.recovering }
 
 func (n *Node) selfVote() Vote {
 	return Vote{Leader: n.id, Zxid: n.log.lastZxid(), Epoch: n.hs.CurrentEpoch, Round: n.elect.round}
@@ -53,6 +65,7 @@ func (n *Node) look(adopt *Vote) {
 	e.round++
 	e.recv = map[uint64]Vote{}
 	e.leading = map[uint64]bool{}
+	e.answered = map[uint64]bool{}
 	e.out = map[uint64]outVote{}
 	e.vote = n.selfVote()
 	if adopt != nil {
@@ -86,13 +99,18 @@ func (n *Node) tickElection() {
 // sendVote sends this node's vote to one server, reporting state. A
 // handover vote carries its mark in the message's Epoch.
 func (n *Node) sendVote(to uint64, state StateType) {
-	n.send(Message{Type: MsgVote, To: to, Vote: n.elect.vote, Epoch: n.elect.vote.handover, State: state, NonVoting: !n.canVote()})
+	m := Message{Type: MsgVote, To: to, Vote: n.elect.vote, Epoch: n.elect.vote.handover, State: state, NonVoting: !n.canElect()}
+	if c := n.cfgs[0]; c.zxid != 0 {
+		// The active configuration, once it is not the initial one.
+		m.Membership, m.MembershipZxid = &c.m, c.zxid
+	}
+	n.send(m)
 }
 
 // sendVotes sends this node's vote to every other voter.
 func (n *Node) sendVotes() {
-	for _, id := range n.cfg.Voters {
-		if id != n.id {
+	for _, id := range n.peers {
+		if n.voter[id] {
 			n.sendVote(id, StateLooking)
 		}
 	}
@@ -141,14 +159,21 @@ func (n *Node) stepVote(m Message) {
 		}
 		return
 	}
-	if !n.voter[m.From] || m.NonVoting {
-		// Votes of non-voters count for nothing, and a looking server has
-		// nothing to tell them.
+	counts := n.voter[m.From] && !m.NonVoting
+	if !counts && m.State == StateLooking {
+		// Votes of non-voters count for nothing. But the sender may
+		// count ours (it holds a configuration change this node has not
+		// seen that makes us a voter, and it sends to us though we do
+		// not send to it): answer once per round.
+		if n.canElect() && !m.NonVoting && !e.answered[m.From] {
+			e.answered[m.From] = true
+			n.sendVote(m.From, StateLooking)
+		}
 		return
 	}
 	switch m.State {
 	case StateLooking:
-		if !n.canVote() {
+		if !n.canElect() {
 			return
 		}
 		switch {
@@ -191,11 +216,16 @@ func (n *Node) stepVote(m Message) {
 		e.recv[m.From] = m.Vote
 		delete(e.leading, m.From)
 		n.checkElection()
-	case StateFollowing, StateLeading:
-		if m.Vote.Round == e.round && n.canVote() {
+	case StateFollowing, StateLeading, StateObserving:
+		// A server that says whom it follows (or observes) is heard even if it does not
+		// vote (any more, in its own view: a reconfiguration may have
+		// removed it while this one was away): its answer only tells
+		// where the leader is, and only servers this node counts as
+		// voters make up the support below.
+		if m.Vote.Round == e.round && n.canVote() && counts {
 			e.recv[m.From] = m.Vote
 			e.leading[m.From] = m.State == StateLeading
-			if n.countVotes(m.Vote) >= n.quorum && n.leaderConfirmed(m.Vote.Leader) {
+			if n.votesQuorum(m.Vote) && n.leaderConfirmed(m.Vote.Leader) {
 				n.decide(m.Vote)
 				return
 			}
@@ -205,31 +235,37 @@ func (n *Node) stepVote(m Message) {
 		if l == n.id {
 			return
 		}
-		if lv, ok := e.out[l]; !ok || lv.state != StateLeading {
+		if lv, ok := e.out[l]; (!ok || lv.state != StateLeading) && (n.voter[n.id] || n.observer[n.id]) {
+			// A server outside every configuration it knows (joining, or
+			// removed while it was away) may not be able to reach the
+			// leader of a changed ensemble with its votes; the members'
+			// answers are its only lead, and a leader that is not
+			// leading after all refuses its FOLLOWERINFO.
 			return
 		}
-		support := 0
-		for _, ov := range e.out {
-			if ov.vote.Leader == l {
-				support++
-			}
-		}
-		if support >= n.quorum {
+		// Joining an established leader is safe whatever the quorum
+		// (its discovery decided); a quorum of any configuration in force
+		// following it will do, so a server whose log holds a change the
+		// leader has committed finds it as well as one that holds a
+		// change the leader never had.
+		support := n.anyQuorum(func(id uint64) bool {
+			ov, ok := e.out[id]
+			return ok && ov.vote.Leader == l
+		})
+		if support {
 			e.round = max(e.round, m.Vote.Round)
 			n.decide(m.Vote)
 		}
 	}
 }
 
-// countVotes counts the votes of this round for v's candidate.
-func (n *Node) countVotes(v Vote) int {
-	c := 0
-	for _, rv := range n.elect.recv {
-		if rv.sameCandidate(v) {
-			c++
-		}
-	}
-	return c
+// votesQuorum reports whether the votes of this round for v's candidate
+// form a quorum of every configuration in force.
+func (n *Node) votesQuorum(v Vote) bool {
+	return n.hasQuorum(func(id uint64) bool {
+		rv, ok := n.elect.recv[id]
+		return ok && rv.sameCandidate(v)
+	})
 }
 
 // leaderConfirmed: a candidate other than this node must itself have said
@@ -249,7 +285,7 @@ func (n *Node) checkElection() {
 	if n.state != StateLooking || !n.canVote() {
 		return
 	}
-	if n.countVotes(n.elect.vote) >= n.quorum {
+	if n.votesQuorum(n.elect.vote) {
 		n.decide(n.elect.vote)
 	}
 }

@@ -22,9 +22,16 @@ var (
 	// cannot lead: not a voter of the configuration (an observer or an
 	// unknown id), or a voter that is still recovering.
 	ErrTransferTarget = errors.New("zab: transfer target cannot lead")
-	// ErrUnknownPeer is returned by Step for a message from a server that is
-	// neither a voter nor an observer of the configuration.
-	ErrUnknownPeer = errors.New("zab: message from unknown peer")
+	// ErrReconfigInProgress is returned by Propose for a configuration
+	// change while another is in the log and not yet committed
+	// (ZooKeeper's RECONFIGINPROGRESS).
+	ErrReconfigInProgress = errors.New("zab: a reconfiguration is in progress")
+	// ErrNewConfigNoQuorum is returned by Propose for a configuration
+	// change whose voters do not include a quorum connected to the leader
+	// and synchronized as followers (ZooKeeper's NEWCONFIGNOQUORUM).
+	ErrNewConfigNoQuorum = errors.New("zab: no quorum of the new configuration is synchronized with the leader")
+	// ErrInvalidMembership wraps the errors of Membership.Validate.
+	ErrInvalidMembership = errors.New("zab: invalid membership")
 	// ErrWrongRecipient is returned by Step for a message addressed to
 	// another server.
 	ErrWrongRecipient = errors.New("zab: message addressed to another server")

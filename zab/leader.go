@@ -120,13 +120,7 @@ func (n *Node) stepDown(reason string) {
 // hearsQuorum reports whether the leader and the synced voters it still
 // has sessions with form a quorum.
 func (n *Node) hearsQuorum() bool {
-	count := 1
-	for _, id := range n.peers {
-		if p := n.lead.peers[id]; p != nil && n.eligible(p) && p.stage >= stageSynced {
-			count++
-		}
-	}
-	return count >= n.quorum
+	return n.leaderHasQuorum(func(p *peer) bool { return p.stage >= stageSynced })
 }
 
 // leaderLostLink drops the session of a learner whose link broke, as

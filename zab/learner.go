@@ -42,6 +42,9 @@ type learnerState struct {
 	// after ElectionTick ticks, then at doubling intervals up to SyncLimit.
 	retryAt   int
 	retryWait int
+	// asFollower: an observer in its own configuration that the leader
+	// asked to follow (a change it does not hold yet names it a voter).
+	asFollower bool
 }
 
 func (n *Node) becomeLearner(leader uint64) {
@@ -74,7 +77,17 @@ func (n *Node) connect() {
 	n.pending = nil
 	n.phase = PhaseDiscovery
 	n.epoch = 0
-	n.send(Message{Type: MsgFollowerInfo, To: n.leader, Session: ls.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering})
+	n.sendFollowerInfo()
+}
+
+// sendFollowerInfo asks the leader for a session, saying this learner's
+// role as it knows it.
+func (n *Node) sendFollowerInfo() {
+	m := Message{Type: MsgFollowerInfo, To: n.leader, Session: n.learn.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering}
+	if n.state == StateObserving {
+		m.State = StateObserving
+	}
+	n.send(m)
 }
 
 // reconnect restarts the join with the same leader after a gap or a
@@ -102,7 +115,7 @@ func (n *Node) tickLearner() {
 				// thrown away by a new session.
 				ls.retryWait = min(2*ls.retryWait, n.cfg.SyncLimit)
 				ls.retryAt = n.now + ls.retryWait
-				n.send(Message{Type: MsgFollowerInfo, To: n.leader, Session: ls.session, Epoch: n.hs.AcceptedEpoch, NonVoting: n.recovering})
+				n.sendFollowerInfo()
 			}
 		}
 		return
@@ -126,6 +139,14 @@ func (n *Node) stepLearner(m Message) error {
 			// another: elect again.
 			n.becomeLooking()
 			return nil
+		}
+		if m.State == StateFollowing && n.state == StateObserving {
+			// The leader holds a change that makes this observer a
+			// voter: it joins as a follower, and learns the change
+			// from the log (membership.go).
+			n.logger.Info("joining as a follower at the leader's request", "leader", n.leader)
+			n.state = StateFollowing
+			ls.asFollower = true
 		}
 		n.hs.AcceptedEpoch = m.Epoch
 		ls.epoch = m.Epoch
@@ -217,7 +238,7 @@ func (n *Node) learnerAppend(prev Zxid, ents []Entry) bool {
 		}
 		last = z
 	}
-	n.log.append(ents...)
+	n.appendLog(ents...)
 	return true
 }
 
@@ -262,9 +283,7 @@ func (n *Node) learnerEpochDone(p epochPoint) {
 
 func (n *Node) learnCommit(c Zxid) {
 	c = min(c, n.log.lastZxid())
-	if c > n.commit {
-		n.commit = c
-	}
+	n.setCommit(c)
 }
 
 // maybeAck acknowledges what became durable.

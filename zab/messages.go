@@ -15,11 +15,13 @@ const (
 	// the leader of that epoch in a leadership transfer (transfer.go).
 	MsgVote MsgType = iota + 1
 	// MsgFollowerInfo (learner to leader) opens a session: Session, Epoch =
-	// the learner's acceptedEpoch, NonVoting = recovering.
+	// the learner's acceptedEpoch, NonVoting = recovering, State =
+	// StateObserving for an observer (ZooKeeper's OBSERVERINFO).
 	MsgFollowerInfo
-	// MsgLeaderInfo (leader to learner) proposes the new epoch: Epoch. With
-	// Reject set, the recipient is not leading and the learner must look
-	// again.
+	// MsgLeaderInfo (leader to learner) proposes the new epoch: Epoch, and
+	// State, how the session is served (StateFollowing asks an observer
+	// that a configuration change makes a voter to follow). With Reject
+	// set, the recipient is not leading and the learner must look again.
 	MsgLeaderInfo
 	// MsgAckEpoch (learner to leader) accepts Epoch and reports the
 	// learner's history: CurrentEpoch and Zxid (its last zxid).
@@ -186,6 +188,12 @@ type Message struct {
 	Entries      []Entry
 	Snapshot     *Snapshot
 	Sync         SyncMode
+	// Membership is, in a SNAP MsgSync, the configuration in force at the
+	// snapshot's zxid, and in a MsgVote the sender's active (committed)
+	// configuration; MembershipZxid is the zxid of the entry that made it
+	// (0: the initial configuration). See membership.go.
+	Membership     *Membership
+	MembershipZxid Zxid
 
 	Vote      Vote
 	State     StateType

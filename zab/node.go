@@ -4,19 +4,25 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 )
 
 // Node is one server's Zab state machine. It is not safe for concurrent
 // use: the driver calls its methods from one goroutine (or under a lock).
 // It does no I/O; see the package documentation for the driver's loop.
 type Node struct {
-	id        uint64
-	cfg       Config
-	peers     []uint64 // every other server, sorted: the order of all iteration
-	voter     map[uint64]bool
-	observer  map[uint64]bool
-	quorum    int
+	id    uint64
+	cfg   Config
+	peers []uint64 // every other server, sorted: the order of all iteration
+	// cfgs are the configurations in force (membership.go): cfgs[0] the
+	// active one, the others in the log past the commit point. voter,
+	// observer, peers and quorum are derived from them.
+	cfgs     []cfgPoint
+	voter    map[uint64]bool
+	observer map[uint64]bool
+	quorum   int
+	// roleCheck: a configuration was committed; afterEvent checks this
+	// server's role.
+	roleCheck bool
 	rand      *rand.Rand
 	logger    *slog.Logger
 	log       *zlog
@@ -93,7 +99,6 @@ func NewNode(cfg Config) (*Node, error) {
 		cfg:       cfg,
 		voter:     map[uint64]bool{},
 		observer:  map[uint64]bool{},
-		quorum:    len(cfg.Voters)/2 + 1,
 		rand:      cfg.Rand,
 		logger:    cfg.Logger.With("zab", cfg.ID),
 		log:       lg,
@@ -107,21 +112,29 @@ func NewNode(cfg Config) (*Node, error) {
 		session:   cfg.Rand.Uint64() >> 1,
 		prevSoft:  SoftState{State: StateType(255)},
 	}
-	for _, id := range cfg.Voters {
-		n.voter[id] = true
-	}
-	for _, id := range cfg.Observers {
-		n.observer[id] = true
-	}
-	n.recovering = cfg.Recovering && n.voter[n.id]
-	for _, ids := range [][]uint64{cfg.Voters, cfg.Observers} {
-		for _, id := range ids {
-			if id != n.id {
-				n.peers = append(n.peers, id)
-			}
+	n.cfgs = []cfgPoint{{zxid: cfg.MembershipZxid, m: Membership{Voters: cfg.Voters, Observers: cfg.Observers}}}
+	// The configuration changes in the log after Applied.
+	for after, last := applied, lg.lastZxid(); after < last; {
+		ents, err := lg.entries(after, last, cfg.MaxBatchBytes)
+		if err != nil {
+			return nil, fmt.Errorf("zab: storage: %w", err)
 		}
+		if len(ents) == 0 {
+			return nil, fmt.Errorf("zab: storage has no entries in (%v, %v]", after, last)
+		}
+		prev := after
+		for _, e := range ents {
+			if m, ok := n.membershipOf(e); ok {
+				n.addConfig(cfgPoint{zxid: e.Zxid, prev: prev, m: m})
+			}
+			prev = e.Zxid
+		}
+		after = prev
 	}
-	slices.Sort(n.peers)
+	n.rebuildMembership()
+	// Any server, not only a voter of the configuration it starts with:
+	// a change it has not seen may make it one.
+	n.recovering = cfg.Recovering
 	n.becomeLooking()
 	return n, nil
 }
@@ -132,6 +145,7 @@ func (n *Node) ID() uint64 { return n.id }
 // Tick advances the node's clock by one tick: election resends,
 // heartbeats, and the InitLimit/SyncLimit deadlines.
 func (n *Node) Tick() {
+	defer n.afterEvent()
 	n.now++
 	switch n.state {
 	case StateLooking:
@@ -145,7 +159,7 @@ func (n *Node) Tick() {
 
 // Step processes one message from another server. Stale messages (an old
 // session, a finished phase) are dropped without error; an error means the
-// message was not for this node (ErrUnknownPeer, ErrWrongRecipient) or
+// message was not for this node (ErrWrongRecipient) or
 // that the ensemble's history is broken (ErrDiverged).
 func (n *Node) Step(m Message) error {
 	if m.To != n.id {
@@ -154,11 +168,16 @@ func (n *Node) Step(m Message) error {
 	if m.From == n.id {
 		return nil
 	}
-	if !n.voter[m.From] && !n.observer[m.From] {
-		return fmt.Errorf("%w: %d", ErrUnknownPeer, m.From)
-	}
+	defer n.afterEvent()
+	// Any server may send: one outside every configuration this node
+	// knows may be joining, or a member of a configuration this node has
+	// not learned yet, or a removed one that has not (membership.go). Each
+	// handler checks the sender's role where it matters.
 	switch m.Type {
 	case MsgVote:
+		if n.state == StateLooking {
+			n.learnMembership(m)
+		}
 		m.Vote.handover = m.Epoch
 		n.stepVote(m)
 	case MsgFollowerInfo:
@@ -170,6 +189,17 @@ func (n *Node) Step(m Message) error {
 			// rather than let it wait out initLimit.
 			n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
 		case StateLooking:
+			if n.elect.vote.Leader != n.id {
+				// It votes for another server: it will not lead in
+				// this round. Without this answer a learner that
+				// decided for it on votes of an earlier view waited
+				// out initLimit, and could decide for it again: with
+				// a configuration change in this server's log and not
+				// in the learner's, the simulator found elections
+				// that never ended that way.
+				n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
+				return nil
+			}
 			// The learner decided first; this server may be about to
 			// lead. Keep the latest per learner for becomeLeader.
 			if n.early == nil {
@@ -201,6 +231,7 @@ func (n *Node) Persisted(z Zxid) {
 	if z <= n.persisted {
 		return
 	}
+	defer n.afterEvent()
 	n.persisted = z
 	n.completeEpochs()
 	switch n.state {
@@ -221,6 +252,7 @@ func (n *Node) Persisted(z Zxid) {
 // breaks while the leader lives costs an election; zab's safety does not
 // depend on the report.
 func (n *Node) ReportUnreachable(id uint64) {
+	defer n.afterEvent()
 	switch {
 	case (n.state == StateFollowing || n.state == StateObserving) && n.leader == id:
 		n.logger.Debug("link to the leader broke", "leader", id)
@@ -242,6 +274,7 @@ func (n *Node) Status() Status {
 		Applied:   n.applied,
 		Round:     n.elect.round,
 	}
+	st.Membership, st.PendingMembership = n.Membership()
 	if n.lead != nil {
 		for _, id := range n.peers {
 			if p := n.lead.peers[id]; p != nil {

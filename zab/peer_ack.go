@@ -81,12 +81,20 @@ func (n *Node) stepPeerAck(m Message) {
 // it holds make a quorum.
 func (n *Node) followerCommit() {
 	ls := n.learn
-	if len(ls.peerAcks) == 0 || !ls.synced || ls.stage != lsBroadcast {
+	if len(ls.peerAcks) == 0 || !ls.synced || ls.stage != lsBroadcast || n.joint() {
+		// While a configuration change is uncommitted the follower waits
+		// for the leader's COMMIT, which counts the joint quorums.
+		return
+	}
+	if !n.voter[n.id] {
+		// Removed by a reconfiguration: it counts toward nothing.
 		return
 	}
 	acks := append(n.ackBuf[:0], n.ackable())
-	for _, a := range ls.peerAcks {
-		acks = append(acks, a)
+	for id, a := range ls.peerAcks {
+		if n.voter[id] {
+			acks = append(acks, a)
+		}
 	}
 	n.ackBuf = acks
 	n.learnCommit(quorumZxid(acks, n.quorum))

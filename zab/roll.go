@@ -71,13 +71,7 @@ func (n *Node) leaderAckEpochRoll(p *peer, m Message) {
 func (n *Node) maybeSwitchEpoch() {
 	l := n.lead
 	r := l.roll
-	count := 1
-	for _, id := range n.peers {
-		if p := l.peers[id]; p != nil && r.acks[id] && n.eligible(p) {
-			count++
-		}
-	}
-	if count < n.quorum {
+	if !n.leaderHasQuorum(func(p *peer) bool { return r.acks[p.id] }) {
 		return
 	}
 	z := n.log.lastZxid()

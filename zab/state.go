@@ -111,6 +111,10 @@ type Status struct {
 	Applied Zxid
 	// Round is the election round (ZooKeeper's logical clock).
 	Round uint64
+	// Membership is the active configuration; PendingMembership the one
+	// in the log past the commit point, if any (membership.go).
+	Membership        Membership
+	PendingMembership *Membership
 	// Learners is, on a leader, one entry per learner session, in id
 	// order (ZooKeeper's zk_followers, zk_synced_followers and
 	// zk_pending_syncs come from it).

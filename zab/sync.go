@@ -61,6 +61,9 @@ func (n *Node) sendSync(p *peer, target Zxid) error {
 		}
 		m.Zxid = snap.Zxid
 		m.Snapshot = &snap
+		cp := n.configAt(snap.Zxid)
+		cm := cp.m.Clone()
+		m.Membership, m.MembershipZxid = &cm, cp.zxid
 		from = snap.Zxid
 	}
 	n.send(m)
@@ -126,6 +129,7 @@ func (n *Node) learnerSync(m Message) error {
 			n.becomeLooking()
 			return fmt.Errorf("%w: TRUNC to %v: %v", ErrDiverged, m.Zxid, err)
 		}
+		n.truncateConfigs(m.Zxid)
 		n.persisted = min(n.persisted, m.Zxid)
 	case SyncSnap:
 		if m.Snapshot == nil || m.Snapshot.Zxid != m.Zxid {
@@ -138,6 +142,9 @@ func (n *Node) learnerSync(m Message) error {
 			return fmt.Errorf("%w: SNAP at %v below commit %v", ErrDiverged, m.Zxid, max(n.commit, n.applying))
 		}
 		n.log.installSnapshot(*m.Snapshot)
+		if m.Membership != nil {
+			n.resetConfigs(*m.Membership, m.MembershipZxid)
+		}
 		// The snapshot holds committed state only; installing it is durable.
 		n.persisted = m.Zxid
 		n.commit = m.Zxid

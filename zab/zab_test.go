@@ -25,7 +25,6 @@ func TestConfigValidation(t *testing.T) {
 	bad := []Config{
 		{ID: 0, Voters: []uint64{1}, Storage: st},
 		{ID: 1, Storage: st},
-		{ID: 4, Voters: []uint64{1, 2, 3}, Storage: st},
 		{ID: 1, Voters: []uint64{1, 2}, Observers: []uint64{2}, Storage: st},
 		{ID: 1, Voters: []uint64{1}},
 		{ID: 1, Voters: []uint64{1}, Storage: st, HeartbeatTick: 5, SyncLimit: 5},
@@ -34,6 +33,10 @@ func TestConfigValidation(t *testing.T) {
 		if _, err := NewNode(c); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("config %d: err = %v, want ErrInvalidConfig", i, err)
 		}
+	}
+	// A server outside the configuration is a joining one, not an error.
+	if _, err := NewNode(Config{ID: 4, Voters: []uint64{1, 2, 3}, Storage: st}); err != nil {
+		t.Errorf("joining server: %v", err)
 	}
 }
 

@@ -32,6 +32,14 @@ import (
 //	confirm ID                     ConfirmLeadership
 //	transfer-leadership from=ID to=ID
 //	status [ids...] / log ID / log-level none|debug|info|warn|error
+//	join ID voters=(1,2,3) [observers=(4)]
+//	                               start a server outside the ensemble's
+//	                               configuration (voters, observers): it
+//	                               follows as a non-voting follower, or
+//	                               observes if it is among the observers
+//	reconfig ID voters=(...) [observers=(...)]
+//	                               propose a configuration change on ID
+//	membership [ids...]            active and pending configurations
 func (env *InteractionEnv) Handle(t *testing.T, d *datadriven.TestData) string {
 	env.Output.Reset()
 	err := env.handle(t, d)
@@ -145,6 +153,37 @@ func (env *InteractionEnv) handle(t *testing.T, d *datadriven.TestData) error {
 		}
 	case "log":
 		return env.describeLog(one(t, d, ids))
+	case "join":
+		var voters, observers []uint64
+		d.ScanArgs(t, "voters", &voters)
+		d.MaybeScanArgs(t, "observers", &observers)
+		return env.Join(one(t, d, ids), voters, observers)
+	case "reconfig":
+		var m zab.Membership
+		d.ScanArgs(t, "voters", &m.Voters)
+		d.MaybeScanArgs(t, "observers", &m.Observers)
+		n, err := env.running(one(t, d, ids))
+		if err != nil {
+			return err
+		}
+		z, err := n.Node.Propose(zab.EncodeMembership(m))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Output, "%s\n", zab.DescribeZxid(z))
+	case "membership":
+		if len(ids) == 0 {
+			ids = env.ids()
+		}
+		for _, id := range ids {
+			n, err := env.node(id)
+			if err != nil || n.Node == nil {
+				fmt.Fprintf(env.Output, "%d: down\n", id)
+				continue
+			}
+			a, p := n.Node.Membership()
+			env.Output.WriteString(zab.DescribeMembership(id, a, p))
+		}
 	case "log-level":
 		if len(d.CmdArgs) != 1 {
 			t.Fatalf("%s: log-level LEVEL", d.Pos)

@@ -106,6 +106,35 @@ func (env *InteractionEnv) AddNodes(voters, observers []uint64, tweak func(*zab.
 	return nil
 }
 
+// Join creates and starts server id with the configuration (voters,
+// observers), which need not include it: a server joining the ensemble.
+func (env *InteractionEnv) Join(id uint64, voters, observers []uint64) error {
+	if _, err := env.node(id); err == nil {
+		return fmt.Errorf("node %d exists", id)
+	}
+	st := zab.NewMemoryStorage()
+	cfg := zab.Config{
+		ID:        id,
+		Voters:    voters,
+		Observers: observers,
+		Storage:   st,
+		Rand:      rand.New(rand.NewPCG(id, 1)),
+		Logger:    env.log.logger(),
+	}
+	n := &Node{ID: id, Config: cfg, Storage: st}
+	env.Nodes = append(env.Nodes, n)
+	slices.SortFunc(env.Nodes, func(a, b *Node) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return env.start(n)
+}
+
 func (env *InteractionEnv) start(n *Node) error {
 	n.Config.Storage = n.Storage
 	zn, err := zab.NewNode(n.Config)
