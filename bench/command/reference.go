@@ -49,9 +49,9 @@ type headlineRow struct{ experiment, measure, ratio, run string }
 var refExperiments = []refExperiment{
 	{
 		title:   "compare: standalone",
-		glob:    "compare-repeat3-fresh-*.md",
-		command: "corral-bench compare --repeat 3 --phases seqcreate/create/set,get --keys 200000 --out DIR",
-		what:    "one server each; 32 connections × 32 requests in flight of 1 KiB (seqcreate: one request at a time), each target started afresh per group of phases, three interleaved runs; medians",
+		glob:    "compare-ops-repeat3-*.md",
+		command: "corral-bench compare --targets corral,corral+ops,zookeeper --repeat 3 --phases seqcreate/create/set,get --keys 200000 --out DIR",
+		what:    "one server each; 32 connections × 32 requests in flight of 1 KiB (seqcreate: one request at a time), each target started afresh per group of phases, three interleaved runs; medians. corral+ops is corral with the AdminServer, its web console and the Prometheus endpoint on and nobody polling them",
 		tables:  []refTable{{heading: "## corral bench compare", rows: compareRow}},
 		headline: func(run string, tabs []mdTable) []headlineRow {
 			return ratioRows("compare, standalone", run, tabs)
@@ -60,8 +60,8 @@ var refExperiments = []refExperiment{
 	},
 	{
 		title:   "compare: 3-server ensembles",
-		glob:    "compare-3n-repeat2-2*.md",
-		command: "corral-bench compare --servers 3 --repeat 2 --phases create/set,get/seqcreate --keys 200000 --out DIR",
+		glob:    "compare-3n-ops-repeat2-*.md",
+		command: "corral-bench compare --servers 3 --targets corral,corral+ops,zookeeper --repeat 2 --phases create/set,get/seqcreate --keys 200000 --out DIR",
 		what:    "as standalone, with 3-server ensembles on loopback and two interleaved runs",
 		tables:  []refTable{{heading: "## corral bench compare", rows: compareRow}},
 		headline: func(run string, tabs []mdTable) []headlineRow {

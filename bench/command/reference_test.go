@@ -32,14 +32,22 @@ func TestParseTables(t *testing.T) {
 	if got := ratioRows("compare", "r.md", tabs); len(got) != 2 || got[0].ratio != "2.40x" || got[1].measure != "get ops/s" {
 		t.Fatalf("ratio rows %+v", got)
 	}
+	withOps := strings.NewReplacer(
+		"| corral/zookeeper (medians) |", "| corral/zookeeper (medians) | corral+ops/corral (medians) |",
+		"|---:|---:|---:|\n", "|---:|---:|---:|---:|\n",
+		"| 2.40x |", "| 2.40x | 0.98x |", "| 5.13x |", "| 5.13x | 1.01x |", "| — |", "| — | — |").Replace(sampleCompare)
+	got := ratioRows("compare", "r.md", parseTables(withOps))
+	if len(got) != 4 || got[2].ratio != "0.98x" || !strings.HasPrefix(got[2].measure, "create ops/s, AdminServer") || got[3].ratio != "1.01x" {
+		t.Fatalf("ratio rows with corral+ops %+v", got)
+	}
 }
 
 func TestReferenceTakesTheNewestRun(t *testing.T) {
 	dir := t.TempDir()
 	older := strings.ReplaceAll(sampleCompare, "2.40x", "1.11x")
 	for name, body := range map[string]string{
-		"compare-repeat3-fresh-2026-11-25T0101.md": older,
-		"compare-repeat3-fresh-2026-11-26T0809.md": sampleCompare,
+		"compare-ops-repeat3-2026-11-25T0101.md": older,
+		"compare-ops-repeat3-2026-11-26T0809.md": sampleCompare,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -51,8 +59,8 @@ func TestReferenceTakesTheNewestRun(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"| compare, standalone | create ops/s | 2.40x | [compare-repeat3-fresh-2026-11-26T0809](runs/compare-repeat3-fresh-2026-11-26T0809.md) |",
-		"corral-bench compare --repeat 3",
+		"| compare, standalone | create ops/s | 2.40x | [compare-ops-repeat3-2026-11-26T0809](runs/compare-ops-repeat3-2026-11-26T0809.md) |",
+		"corral-bench compare --targets corral,corral+ops,zookeeper --repeat 3",
 		"| create | ops/s | 88575 |",
 	} {
 		if !strings.Contains(out, want) {
