@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,11 @@ func (f *Failure) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d failed at t=%d: %v\n", f.Options.Seed, f.Time, f.Err)
 	fmt.Fprintf(&b, "options: %v\n", f.Options)
-	fmt.Fprintf(&b, "replay: go test ./sim/ -run 'TestSeeds$' -seed=%d -v\n", f.Options.Seed)
+	sm := ""
+	if f.Options.Machines != nil {
+		sm = " -sm=" + f.Options.Machines.Name()
+	}
+	fmt.Fprintf(&b, "replay: go test ./sim/ -run 'TestSeeds$' -seed=%d%s -v\n", f.Options.Seed, sm)
 	fmt.Fprintf(&b, "last %d events:\n", len(f.Trace))
 	for _, l := range f.Trace {
 		b.WriteString("  ")
@@ -150,6 +155,14 @@ func Run(opts Options) (Stats, error) {
 	if c.err == nil {
 		c.Settle()
 	}
+	if c.err == nil && opts.Machines != nil {
+		for _, id := range c.ids {
+			if err := c.servers[id].sm.ext.Check(true); err != nil {
+				c.fail(fmt.Errorf("server %d at the end: %w", id, err))
+				break
+			}
+		}
+	}
 	c.Stats.Committed = len(c.chk.order)
 	c.Stats.Delivered = c.net.delivered
 	c.Stats.Dropped = c.net.dropped
@@ -180,9 +193,27 @@ func (c *Cluster) chance(p float64) bool { return c.rng.Float64() < p }
 
 // start (re)creates a server's driver from its disk.
 func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
+	var ext Machine
+	if c.opts.Machines != nil {
+		var err error
+		var from machine
+		if ext, from, err = c.opts.Machines.Open(s.id); err != nil {
+			c.fail(fmt.Errorf("server %d: open state machine: %w", s.id, err))
+			return
+		}
+		if from.zxid < m.zxid {
+			c.fail(fmt.Errorf("server %d: state machine reopened at %v, below the %v it had made durable", s.id, from.zxid, m.zxid))
+			return
+		}
+		m = from
+		if complete {
+			log = slices.DeleteFunc(log, func(e zab.Entry) bool { return e.Zxid <= m.zxid })
+		}
+	}
 	s.fuzzy = s.voter && c.opts.Mode == ModeDiskless && !complete && (s.disk.hs.AcceptedEpoch > 0 || s.disk.hs.CurrentEpoch > 0)
 	s.sm = &simSM{
 		m:    m,
+		ext:  ext,
 		disk: s.disk,
 		applied: func(e zab.Entry, m machine) error {
 			return c.applied(s, e, m)
@@ -193,6 +224,7 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 		},
 	}
 	s.disk.cur = &s.sm.m
+	s.disk.ext = ext
 	s.disk.tear = func(n int) int {
 		if n == 0 {
 			return 0
@@ -317,6 +349,9 @@ func (c *Cluster) step() {
 	if c.faultsOn {
 		if c.chance(c.opts.ProposeRate) {
 			c.proposeRandom()
+		}
+		if c.opts.Machines != nil && c.chance(c.opts.ProposeRate) {
+			c.checkRandom()
 		}
 		c.faults()
 	}
@@ -513,9 +548,14 @@ func (c *Cluster) proposeRandom() {
 		return
 	}
 	s := cands[c.rng.IntN(len(cands))]
-	data := strconv.AppendUint([]byte("w"), c.opts.Seed, 36)
-	data = append(data, '.')
-	data = strconv.AppendInt(data, int64(c.proposed), 10)
+	var data []byte
+	if c.opts.Machines != nil {
+		data = c.opts.Machines.Payload(c.proposed)
+	} else {
+		data = strconv.AppendUint([]byte("w"), c.opts.Seed, 36)
+		data = append(data, '.')
+		data = strconv.AppendInt(data, int64(c.proposed), 10)
+	}
 	if _, err := c.proposeAt(s, data); err != nil && !errors.Is(err, zab.ErrNotLeader) && !errors.Is(err, zab.ErrEpochExhausted) {
 		c.fail(fmt.Errorf("server %d: Propose: %w", s.id, err))
 	}
@@ -535,5 +575,17 @@ func (c *Cluster) housekeeping() {
 			c.note(s.id, "snapshot at "+s.sm.m.zxid.String())
 			c.process(s)
 		}
+	}
+}
+
+// checkRandom has a random running server check its state machine's
+// contents (Machines runs only: a read of what the run committed).
+func (c *Cluster) checkRandom() {
+	s := c.servers[c.ids[c.rng.IntN(len(c.ids))]]
+	if !s.up || s.sm.ext == nil {
+		return
+	}
+	if err := s.sm.ext.Check(false); err != nil {
+		c.fail(fmt.Errorf("server %d: %w", s.id, err))
 	}
 }

@@ -68,6 +68,10 @@ type disk struct {
 
 	// cur is the running server's state machine (Checkpoint snapshots it).
 	cur *machine
+	// ext is the running incarnation of a Machines state machine (nil:
+	// the hash chain): Checkpoint persists it, a crash drops from it what
+	// it had not made durable.
+	ext Machine
 	// tear decides how much of an unsynced tail a crash keeps.
 	tear func(n int) int
 }
@@ -96,6 +100,11 @@ func (d *disk) TruncateAfter(z zab.Zxid) error {
 }
 
 func (d *disk) Checkpoint(entries func(after zab.Zxid) ([]zab.Entry, error)) error {
+	if d.ext != nil {
+		if _, err := d.ext.Persist(); err != nil {
+			return err
+		}
+	}
 	ents, err := entries(d.cur.zxid)
 	if err != nil {
 		return err
@@ -123,6 +132,10 @@ func (d *disk) snapshot(m machine) {
 // loads: the state, the log after it, and whether the state is a
 // complete checkpoint.
 func (d *disk) crash() (m machine, log []zab.Entry, complete bool) {
+	if d.ext != nil {
+		d.ext.Crash()
+		d.ext = nil
+	}
 	if d.mode == ModeDiskless {
 		if d.complete {
 			log = slices.Clone(d.cpLog)
@@ -159,6 +172,7 @@ func (d *disk) durable(z zab.Zxid) bool {
 // chain of machine, with the checker told of every entry.
 type simSM struct {
 	m       machine
+	ext     Machine // nil: the hash chain
 	disk    *disk
 	applied func(e zab.Entry, m machine) error
 	install func(m machine) error
@@ -167,6 +181,19 @@ type simSM struct {
 }
 
 func (s *simSM) Apply(ents []zab.Entry) error {
+	if s.ext != nil {
+		ms, err := s.ext.Apply(ents)
+		if err != nil {
+			return err
+		}
+		for i, e := range ents {
+			s.m = ms[i]
+			if err := s.applied(e, s.m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, e := range ents {
 		s.m.apply(e)
 		if err := s.applied(e, s.m); err != nil {
@@ -180,17 +207,36 @@ func (s *simSM) Applied() zab.Zxid { return s.m.zxid }
 func (s *simSM) Durable() zab.Zxid { return s.disk.snap.zxid }
 
 func (s *simSM) Snapshot(context.Context) (zab.Zxid, error) {
+	if s.ext != nil {
+		m, err := s.ext.Persist()
+		if err != nil {
+			return 0, err
+		}
+		s.m = m
+	}
 	s.disk.snapshot(s.m)
 	s.snaps++
 	return s.m.zxid, nil
 }
 
 func (s *simSM) WriteSnapshot(_ context.Context, w io.Writer) (zab.Zxid, error) {
+	if s.ext != nil {
+		return s.ext.WriteSnapshot(w)
+	}
 	_, err := w.Write(s.m.encode())
 	return s.m.zxid, err
 }
 
 func (s *simSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, error) {
+	if s.ext != nil {
+		m, err := s.ext.InstallSnapshot(r)
+		if err != nil {
+			return 0, err
+		}
+		s.m = m
+		s.disk.snapshot(m)
+		return m.zxid, s.install(m)
+	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return 0, err

@@ -26,6 +26,12 @@
 //   - at the end, with faults healed, the ensemble elects a leader and
 //     every server applies every committed entry (liveness).
 //
+// With -sm=kv every server runs the key-value store instead of the hash
+// chain (kv.go): kv.Store on pebble's crashable in-memory file system,
+// a workload of puts, deletes and conditional writes, and checks against
+// a model of the committed history (results, contents at equal zxids,
+// reads, replay after restart).
+//
 // Everything random comes from one seed, so a seed reproduces a run; a
 // failure reports its seed, the options and the last events.
 //
@@ -33,4 +39,5 @@
 //	go test ./sim/ -seeds=3000 -mode=diskless   # one mode: sync, async, diskless
 //	go test ./sim/ -seeds=10000 -timeout=2h
 //	go test ./sim/ -seed=1234 -v       # replay one seed
+//	go test ./sim/ -seeds=1000 -sm=kv -mode=diskless   # the key-value store
 package sim

@@ -59,6 +59,10 @@ type Options struct {
 	LeaderFaultRate float64
 
 	TraceLen int
+
+	// Machines makes the servers' state machines and the proposals; nil
+	// runs the hash chain (machine).
+	Machines Machines
 }
 
 func (o Options) String() string {

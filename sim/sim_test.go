@@ -45,6 +45,7 @@ func TestSeeds(t *testing.T) {
 		default:
 			t.Fatalf("-mode=%q: want sync, async or diskless", *flagMode)
 		}
+		opts.Machines = machinesFor(t, seed)
 		st, err := Run(opts)
 		if err != nil {
 			t.Fatal(err)
