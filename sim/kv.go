@@ -25,7 +25,10 @@ import (
 // background goroutines.
 //
 // The workload is puts, deletes, check-and-puts and check-and-deletes on
-// a few rows of one table (and now and then a create or drop of it). A
+// a few rows of one table (and now and then a create or drop of it); half
+// of them carry request ids of a few clients, whose writes are sent again
+// now and then (deduplication: a repeat answers the first result, an
+// older sequence is refused). A
 // model (kvModel) applies the committed history independently, and the
 // servers are checked against it:
 //
@@ -48,7 +51,14 @@ type kvMachines struct {
 	chain  map[zab.Zxid]uint64
 	prints map[zab.Zxid]uint64
 	reqID  uint64
+	// The workload's request-id clients: the last sequence each used and
+	// the mutations it sent, which it sends again now and then (a retry
+	// after an unknown outcome, or a stale one).
+	seqs [kvClients]uint64
+	sent [kvClients][]*kv.Mutation
 }
+
+const kvClients = 4
 
 // NewKVMachines returns the Machines of a run of the key-value store.
 func NewKVMachines(seed uint64) Machines {
@@ -75,6 +85,18 @@ var (
 func (k *kvMachines) Payload(n int) []byte {
 	r := k.rng
 	k.reqID++
+	if c := r.IntN(kvClients); n > 0 && len(k.sent[c]) > 0 && r.IntN(8) == 0 {
+		// A retry: the last write of client c again, or now and then an
+		// older one; either with a request id of its own.
+		sent := k.sent[c]
+		i := len(sent) - 1
+		if r.IntN(4) == 0 {
+			i = r.IntN(len(sent))
+		}
+		m := *sent[i]
+		m.ReqID = k.reqID
+		return k.encode(&m)
+	}
 	m := &kv.Mutation{ReqID: k.reqID, Table: kvTable, Row: []byte(kvRows[r.IntN(len(kvRows))])}
 	cell := func() kv.Cell {
 		return kv.Cell{Family: kvFamilies[r.IntN(len(kvFamilies))].Name,
@@ -108,6 +130,18 @@ func (k *kvMachines) Payload(n int) []byte {
 	default:
 		m.Op, m.Delete, m.Cond = kv.OpCheckAndDelete, kvDelete(r), cond()
 	}
+	if c := r.IntN(2 * kvClients); c < kvClients {
+		k.seqs[c]++
+		m.Client, m.Seq = uint64(c+1), k.seqs[c]
+		k.sent[c] = append(k.sent[c], m)
+		if len(k.sent[c]) > 8 {
+			k.sent[c] = k.sent[c][1:]
+		}
+	}
+	return k.encode(m)
+}
+
+func (k *kvMachines) encode(m *kv.Mutation) []byte {
 	b, err := m.Encode()
 	if err != nil {
 		panic(fmt.Sprintf("sim: workload mutation: %v", err)) // a bug of this file

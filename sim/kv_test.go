@@ -59,3 +59,29 @@ func machinesFor(t *testing.T, seed uint64) Machines {
 	t.Fatalf("-sm=%q: want kv or nothing", *flagSM)
 	return nil
 }
+
+// TestKVSeedsCover runs a few random seeds of the kv variant and checks
+// that the workload reached what the checks are about: repeated and
+// stale request ids, conditions that held and that failed, crashes.
+func TestKVSeedsCover(t *testing.T) {
+	var repeats, stale, held, failed, crashes int
+	for seed := uint64(1); seed <= 4; seed++ {
+		opts := RandomOptions(seed)
+		ms := NewKVMachines(seed)
+		opts.Machines = ms
+		st, err := Run(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ms.(*kvMachines).model
+		repeats += m.repeats
+		stale += m.stale
+		held += m.condHeld
+		failed += m.condFailed
+		crashes += st.Crashes
+	}
+	t.Logf("repeats=%d stale=%d conditions held=%d failed=%d crashes=%d", repeats, stale, held, failed, crashes)
+	if repeats == 0 || stale == 0 || held == 0 || failed == 0 || crashes == 0 {
+		t.Fatalf("workload missed a case: repeats=%d stale=%d conditions held=%d failed=%d crashes=%d", repeats, stale, held, failed, crashes)
+	}
+}

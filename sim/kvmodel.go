@@ -19,6 +19,16 @@ type kvModel struct {
 	results map[zab.Zxid]kvResult
 	tables  []tableEvent // the workload's table: created and dropped
 	cols    map[kvCol][]cellEvent
+	// clients is the request-id table: per client, the last sequence
+	// applied and its result.
+	clients map[uint64]clientSeq
+	// counts of what the history held (the workload's coverage)
+	repeats, stale, condHeld, condFailed int
+}
+
+type clientSeq struct {
+	seq uint64
+	res kvResult
 }
 
 type kvCol struct{ row, family, qual string }
@@ -37,11 +47,15 @@ type tableEvent struct {
 // kvResult is what applying a mutation must answer: err (a kv sentinel)
 // or, when nil, whether a conditional mutation's condition held.
 type kvResult struct {
+	zxid      zab.Zxid // the entry that applied it (the first, for a repeat)
 	err       error
 	succeeded bool
 }
 
 func (w kvResult) matches(got kv.Result) error {
+	if got.Zxid != w.zxid {
+		return fmt.Errorf("got %+v, want the result of %v", got, w.zxid)
+	}
 	if w.err != nil {
 		if !errors.Is(got.Err, w.err) {
 			return fmt.Errorf("got %+v, want %v", got, w.err)
@@ -55,7 +69,7 @@ func (w kvResult) matches(got kv.Result) error {
 }
 
 func newKVModel() *kvModel {
-	return &kvModel{results: map[zab.Zxid]kvResult{}, cols: map[kvCol][]cellEvent{}}
+	return &kvModel{results: map[zab.Zxid]kvResult{}, cols: map[kvCol][]cellEvent{}, clients: map[uint64]clientSeq{}}
 }
 
 // commit takes an applied entry: a new one extends the committed history
@@ -78,7 +92,21 @@ func (m *kvModel) commit(e zab.Entry) (kvResult, bool, error) {
 	if err != nil {
 		return kvResult{}, false, nil
 	}
-	r := m.apply(mu, e.Zxid)
+	var r kvResult
+	switch last, ok := m.clients[mu.Client]; {
+	case mu.Client != 0 && ok && mu.Seq == last.seq:
+		r = last.res // a repeat: not applied
+		m.repeats++
+	case mu.Client != 0 && ok && mu.Seq < last.seq:
+		r = kvResult{zxid: e.Zxid, err: kv.ErrStaleRequest}
+		m.stale++
+	default:
+		r = m.apply(mu, e.Zxid)
+		r.zxid = e.Zxid
+		if mu.Client != 0 {
+			m.clients[mu.Client] = clientSeq{mu.Seq, r}
+		}
+	}
 	m.results[e.Zxid] = r
 	return r, true, nil
 }
@@ -118,8 +146,10 @@ func (m *kvModel) apply(mu *kv.Mutation, z zab.Zxid) kvResult {
 	if mu.Op == kv.OpCheckAndPut || mu.Op == kv.OpCheckAndDelete {
 		v, found := m.newest(row, mu.Cond.Family, string(mu.Cond.Qualifier))
 		if mu.Cond.Absent == found || (!mu.Cond.Absent && v != string(mu.Cond.Value)) {
+			m.condFailed++
 			return kvResult{succeeded: false}
 		}
+		m.condHeld++
 	}
 	switch mu.Op {
 	case kv.OpPut, kv.OpCheckAndPut:
