@@ -163,6 +163,7 @@ func Run(opts Options) (Stats, error) {
 			}
 		}
 	}
+	c.Close()
 	c.Stats.Committed = len(c.chk.order)
 	c.Stats.Delivered = c.net.delivered
 	c.Stats.Dropped = c.net.dropped
@@ -574,6 +575,17 @@ func (c *Cluster) housekeeping() {
 		} else if took {
 			c.note(s.id, "snapshot at "+s.sm.m.zxid.String())
 			c.process(s)
+		}
+	}
+}
+
+// Close releases what the servers' state machines hold (Machines runs:
+// their stores); the cluster is not used afterwards.
+func (c *Cluster) Close() {
+	for _, id := range c.ids {
+		if d := c.servers[id].disk; d.ext != nil {
+			d.ext.Close()
+			d.ext = nil
 		}
 	}
 }

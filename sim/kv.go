@@ -342,6 +342,8 @@ func (m *kvMachine) Crash() {
 	_ = m.st.Close() // flushes to the old file system, which is discarded
 }
 
+func (m *kvMachine) Close() { _ = m.st.Close() }
+
 func (m *kvMachine) Check(all bool) error {
 	rows := kvRows
 	if !all {

@@ -13,6 +13,7 @@ func TestKVScripted(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			opts := Options{Seed: 7, Voters: 3, Mode: mode, Compact: true, SnapCount: 8, Machines: NewKVMachines(7)}
 			c := NewCluster(opts)
+			defer c.Close()
 			l := stable(t, c, 3000)
 			for i := range 40 {
 				if _, err := c.Propose(opts.Machines.Payload(i)); err != nil {

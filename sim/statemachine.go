@@ -37,6 +37,8 @@ type Machine interface {
 	// Crash loses what the machine had not made durable; the incarnation
 	// is over.
 	Crash()
+	// Close ends the incarnation at the end of a run.
+	Close()
 	// Check reads the state and compares it with what the run committed
 	// (one random part of it, or all).
 	Check(all bool) error
