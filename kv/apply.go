@@ -47,8 +47,11 @@ func (s *Store) Apply(ents []zab.Entry) error {
 			s.log.Warn("kv: undecodable entry skipped", "zxid", e.Zxid, "err", err)
 			continue
 		}
+		var old *clientRecord
 		if m.Client != 0 {
-			res, dup, err := a.dedupe(m, e.Zxid)
+			var res Result
+			var dup bool
+			res, dup, old, err = a.dedupe(m, e.Zxid)
 			if err != nil {
 				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
 			}
@@ -63,7 +66,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		}
 		res.Zxid = e.Zxid
 		if m.Client != 0 {
-			if err := a.remember(m, e.Zxid, res); err != nil {
+			if err := a.remember(m, e.Zxid, res, old); err != nil {
 				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
 			}
 		}

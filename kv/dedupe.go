@@ -126,26 +126,30 @@ func (a *applier) lookupClient(client uint64) (clientRecord, bool, error) {
 }
 
 // dedupe decides whether m (which carries a request id) applies: it
-// returns the answer and true when it must not.
-func (a *applier) dedupe(m *Mutation, z zab.Zxid) (Result, bool, error) {
+// returns the answer and true when it must not, and otherwise the
+// client's record as it was (for remember; nil when it had none).
+func (a *applier) dedupe(m *Mutation, z zab.Zxid) (Result, bool, *clientRecord, error) {
 	rec, ok, err := a.lookupClient(m.Client)
-	if err != nil || !ok || m.Seq > rec.seq {
-		return Result{}, false, err
+	if err != nil {
+		return Result{}, false, nil, err
+	}
+	if !ok {
+		return Result{}, false, nil, nil
+	}
+	if m.Seq > rec.seq {
+		return Result{}, false, &rec, nil
 	}
 	if m.Seq == rec.seq {
-		return rec.res, true, nil
+		return rec.res, true, nil, nil
 	}
-	return Result{Zxid: z, Err: fmt.Errorf("client %x sequence %d, last applied %d: %w", m.Client, m.Seq, rec.seq, ErrStaleRequest)}, true, nil
+	return Result{Zxid: z, Err: fmt.Errorf("client %x sequence %d, last applied %d: %w", m.Client, m.Seq, rec.seq, ErrStaleRequest)}, true, nil, nil
 }
 
 // remember records r as the result of m's (Client, Seq), applied at z,
-// and forgets the oldest client when the table is over its bound.
-func (a *applier) remember(m *Mutation, z zab.Zxid, r Result) error {
-	old, ok, err := a.lookupClient(m.Client)
-	if err != nil {
-		return err
-	}
-	if ok {
+// replacing old (the client's record before, nil if none), and forgets
+// the oldest client when the table is over its bound.
+func (a *applier) remember(m *Mutation, z zab.Zxid, r Result, old *clientRecord) error {
+	if old != nil {
 		if err := a.b.Delete(clientAgeKey(old.res.Zxid, m.Client), nil); err != nil {
 			return err
 		}
