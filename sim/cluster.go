@@ -472,6 +472,13 @@ func (c *Cluster) checkSnapNeeded(to, from *server) error {
 	if !from.up || len(from.busy) < 2 {
 		return nil
 	}
+	if to.soft.Leader != from.id {
+		// A stale leader (paused, say) answering a FOLLOWERINFO of the
+		// learner's past: the SNAP was decided from the log the learner
+		// had then, and the learner, following another leader now,
+		// ignores it.
+		return nil
+	}
 	// The learner's log end, not its state: after a SNAP whose image was
 	// newer than the zxid it named, the state runs ahead of the log, and
 	// the log is what the leader decides from.
