@@ -24,7 +24,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		return errClosed
 	}
 	applied := s.Applied()
-	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID}
+	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID, clients: s.clients}
 	defer a.b.Close()
 	type done struct {
 		reqID uint64
@@ -47,11 +47,29 @@ func (s *Store) Apply(ents []zab.Entry) error {
 			s.log.Warn("kv: undecodable entry skipped", "zxid", e.Zxid, "err", err)
 			continue
 		}
+		var old *clientRecord
+		if m.Client != 0 {
+			var res Result
+			var dup bool
+			res, dup, old, err = a.dedupe(m, e.Zxid)
+			if err != nil {
+				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
+			}
+			if dup {
+				results = append(results, done{m.ReqID, res})
+				continue
+			}
+		}
 		res, err := a.apply(m, e.Zxid)
 		if err != nil {
 			return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
 		}
 		res.Zxid = e.Zxid
+		if m.Client != 0 {
+			if err := a.remember(m, e.Zxid, res, old); err != nil {
+				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
+			}
+		}
 		results = append(results, done{m.ReqID, res})
 	}
 	if last == applied {
@@ -74,6 +92,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 	if err == nil {
 		s.tables = a.tables
 		s.nextID = a.nextID
+		s.clients = a.clients
 		s.applied.Store(uint64(last))
 	}
 	s.mu.Unlock()
@@ -98,6 +117,8 @@ type applier struct {
 	tables map[string]*table
 	copied bool // tables is this applier's own copy
 	nextID uint32
+	// clients counts the deduplication table's entries (dedupe.go).
+	clients int
 }
 
 func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {

@@ -100,7 +100,12 @@ type Mutation struct {
 	Op Op
 	// ReqID lets the proposing member match the applied result to the
 	// waiting request; other members ignore it.
-	ReqID    uint64
+	ReqID uint64
+	// Client and Seq, when Client is not 0, identify the write for
+	// deduplication (dedupe.go): the store applies a (Client, Seq) once
+	// and answers a repeat with the first result. Seq starts at 1.
+	Client   uint64
+	Seq      uint64
 	Table    string
 	Row      []byte       // Put, Delete, CheckAnd*
 	Cells    []Cell       // Put, CheckAndPut
@@ -109,7 +114,13 @@ type Mutation struct {
 	Families []FamilySpec // CreateTable
 }
 
-const mutationFormat = 1
+// The entry formats: 1 without a request id, 2 with one (Client, Seq
+// after ReqID). Encode writes 1 whenever it can, so entries without a
+// request id are the bytes they always were.
+const (
+	mutationFormat       = 1
+	mutationFormatDedupe = 2
+)
 
 // ErrInvalid is wrapped by every error about a malformed or oversized
 // mutation or request.
@@ -169,6 +180,9 @@ func checkValue(v []byte) error {
 // Validate checks a mutation's shape and limits (not whether its table and
 // families exist, which only apply can tell).
 func (m *Mutation) Validate() error {
+	if (m.Client == 0) != (m.Seq == 0) {
+		return invalidf("request id (client %d, sequence %d): both or neither must be set", m.Client, m.Seq)
+	}
 	if err := checkName("table", m.Table); err != nil {
 		return err
 	}
@@ -255,8 +269,15 @@ func (m *Mutation) Encode() ([]byte, error) {
 		return nil, err
 	}
 	b := make([]byte, 0, 64)
-	b = append(b, mutationFormat, byte(m.Op))
-	b = binary.AppendUvarint(b, m.ReqID)
+	if m.Client == 0 {
+		b = append(b, mutationFormat, byte(m.Op))
+		b = binary.AppendUvarint(b, m.ReqID)
+	} else {
+		b = append(b, mutationFormatDedupe, byte(m.Op))
+		b = binary.AppendUvarint(b, m.ReqID)
+		b = binary.AppendUvarint(b, m.Client)
+		b = binary.AppendUvarint(b, m.Seq)
+	}
 	b = appendBytes(b, []byte(m.Table))
 	switch m.Op {
 	case OpPut, OpCheckAndPut:
@@ -386,11 +407,19 @@ func DecodeMutation(data []byte) (*Mutation, error) {
 		return nil, invalidf("mutation of %d bytes exceeds %d", len(data), MaxMutationLen)
 	}
 	d := &decoder{b: data}
-	if f := d.byte1(); d.err == nil && f != mutationFormat {
+	f := d.byte1()
+	if d.err == nil && f != mutationFormat && f != mutationFormatDedupe {
 		return nil, invalidf("mutation format %d", f)
 	}
 	m := &Mutation{Op: Op(d.byte1())}
 	m.ReqID = d.uvarint()
+	if f == mutationFormatDedupe {
+		m.Client = d.uvarint()
+		m.Seq = d.uvarint()
+		if d.err == nil && m.Client == 0 {
+			d.fail("format %d without a client id", f)
+		}
+	}
 	m.Table = string(d.bytes())
 	switch m.Op {
 	case OpPut, OpCheckAndPut:

@@ -17,6 +17,8 @@ func sampleMutations() []*Mutation {
 		{Op: OpCheckAndDelete, Table: "t", Row: []byte("r"), Delete: Delete{Scope: ScopeRow}, Cond: Condition{Family: "cf", Absent: true}},
 		{Op: OpCreateTable, Table: "users", Families: []FamilySpec{{"cf", 3}, {"meta", 0}}},
 		{Op: OpDropTable, Table: "users"},
+		{Op: OpPut, ReqID: 9, Client: 1 << 63, Seq: 300, Table: "t", Row: []byte("r"), Cells: []Cell{{"cf", []byte("q"), []byte("v")}}},
+		{Op: OpCheckAndDelete, Client: 5, Seq: 1, Table: "t", Row: []byte("r"), Delete: Delete{Scope: ScopeRow}, Cond: Condition{Family: "cf", Absent: true}},
 	}
 }
 

@@ -68,6 +68,12 @@ func (s *Service) write(ctx context.Context, m *Mutation) (Result, error) {
 	}
 }
 
+// withRequestID sets m's request id (deduplication) from a request's.
+func withRequestID(m *Mutation, id *kvpb.RequestId) *Mutation {
+	m.Client, m.Seq = id.GetClient(), id.GetSequence()
+	return m
+}
+
 // read confirms leadership before a read.
 func (s *Service) read(ctx context.Context) error {
 	if self, l := s.group.Leader(); !self {
@@ -81,7 +87,7 @@ func (s *Service) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest)
 	for _, f := range req.GetFamilies() {
 		m.Families = append(m.Families, FamilySpec{Name: f.GetName(), MaxVersions: f.GetMaxVersions()})
 	}
-	r, err := s.write(ctx, m)
+	r, err := s.write(ctx, withRequestID(m, req.GetRequestId()))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -89,7 +95,7 @@ func (s *Service) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest)
 }
 
 func (s *Service) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (*kvpb.DropTableResponse, error) {
-	r, err := s.write(ctx, &Mutation{Op: OpDropTable, Table: req.GetTable()})
+	r, err := s.write(ctx, withRequestID(&Mutation{Op: OpDropTable, Table: req.GetTable()}, req.GetRequestId()))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -120,7 +126,7 @@ func cellsFrom(cs []*kvpb.Cell) []Cell {
 }
 
 func (s *Service) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {
-	r, err := s.write(ctx, &Mutation{Op: OpPut, Table: req.GetTable(), Row: req.GetRow(), Cells: cellsFrom(req.GetCells())})
+	r, err := s.write(ctx, withRequestID(&Mutation{Op: OpPut, Table: req.GetTable(), Row: req.GetRow(), Cells: cellsFrom(req.GetCells())}, req.GetRequestId()))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -143,7 +149,7 @@ func (s *Service) Delete(ctx context.Context, req *kvpb.DeleteRequest) (*kvpb.De
 		return nil, toStatus(invalidf("a qualifier without a family"))
 	}
 	m := &Mutation{Op: OpDelete, Table: req.GetTable(), Row: req.GetRow(), Delete: deleteFrom(req.GetFamily(), req.GetQualifier(), req.Qualifier != nil)}
-	r, err := s.write(ctx, m)
+	r, err := s.write(ctx, withRequestID(m, req.GetRequestId()))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -162,7 +168,7 @@ func (s *Service) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	r, err := s.write(ctx, &Mutation{Op: OpCheckAndPut, Table: req.GetTable(), Row: req.GetRow(), Cells: cellsFrom(req.GetCells()), Cond: cond})
+	r, err := s.write(ctx, withRequestID(&Mutation{Op: OpCheckAndPut, Table: req.GetTable(), Row: req.GetRow(), Cells: cellsFrom(req.GetCells()), Cond: cond}, req.GetRequestId()))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -182,7 +188,7 @@ func (s *Service) CheckAndDelete(ctx context.Context, req *kvpb.CheckAndDeleteRe
 		return nil, toStatus(invalidf("a qualifier without a family"))
 	}
 	m := &Mutation{Op: OpCheckAndDelete, Table: req.GetTable(), Row: req.GetRow(), Cond: cond, Delete: deleteFrom(req.GetFamily(), req.GetQualifier(), req.Qualifier != nil)}
-	r, err := s.write(ctx, m)
+	r, err := s.write(ctx, withRequestID(m, req.GetRequestId()))
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -27,6 +27,8 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, ErrStaleRequest):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrTableExists):
 		return status.Error(codes.AlreadyExists, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -60,6 +60,7 @@ type Store struct {
 	tables map[string]*table // guarded by mu; replaced, never changed in place
 
 	nextID  uint32 // apply goroutine only
+	clients int    // apply goroutine only: entries of the deduplication table
 	applied atomic.Uint64
 	durable atomic.Uint64
 
@@ -120,6 +121,12 @@ func (s *Store) openDB() error {
 		db.Close()
 		return err
 	}
+	clients, err := countClients(db)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	s.clients = clients
 	s.db = db
 	s.mu.Lock()
 	s.tables = tables

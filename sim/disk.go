@@ -68,6 +68,10 @@ type disk struct {
 
 	// cur is the running server's state machine (Checkpoint snapshots it).
 	cur *machine
+	// ext is the running incarnation of a Machines state machine (nil:
+	// the hash chain): Checkpoint persists it, a crash drops from it what
+	// it had not made durable.
+	ext Machine
 	// tear decides how much of an unsynced tail a crash keeps.
 	tear func(n int) int
 }
@@ -96,6 +100,11 @@ func (d *disk) TruncateAfter(z zab.Zxid) error {
 }
 
 func (d *disk) Checkpoint(entries func(after zab.Zxid) ([]zab.Entry, error)) error {
+	if d.ext != nil {
+		if _, err := d.ext.Persist(); err != nil {
+			return err
+		}
+	}
 	ents, err := entries(d.cur.zxid)
 	if err != nil {
 		return err
@@ -128,8 +137,13 @@ func (d *disk) crash() (m machine, log []zab.Entry, complete bool) {
 }
 
 // drop loses what a crash loses: the unsynced tail of the log (in sync
-// mode, all but a torn prefix of it).
+// mode, all but a torn prefix of it), and what a Machines state machine
+// had not made durable.
 func (d *disk) drop() {
+	if d.ext != nil {
+		d.ext.Crash()
+		d.ext = nil
+	}
 	if d.mode == ModeDiskless {
 		return
 	}
@@ -174,6 +188,7 @@ func (d *disk) durable(z zab.Zxid) bool {
 // chain of machine, with the checker told of every entry.
 type simSM struct {
 	m       machine
+	ext     Machine // nil: the hash chain
 	disk    *disk
 	applied func(e zab.Entry, m machine, res regResult, isOp bool) error
 	install func(m machine) error
@@ -182,6 +197,21 @@ type simSM struct {
 }
 
 func (s *simSM) Apply(ents []zab.Entry) error {
+	if s.ext != nil {
+		ms, err := s.ext.Apply(ents)
+		if err != nil {
+			return err
+		}
+		for i, e := range ents {
+			// Register results are the hash chain's (the register
+			// workload does not run on a Machines state machine).
+			s.m = ms[i]
+			if err := s.applied(e, s.m, regResult{}, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, e := range ents {
 		res, isOp := s.m.apply(e)
 		if err := s.applied(e, s.m, res, isOp); err != nil {
@@ -195,17 +225,36 @@ func (s *simSM) Applied() zab.Zxid { return s.m.zxid }
 func (s *simSM) Durable() zab.Zxid { return s.disk.snap.zxid }
 
 func (s *simSM) Snapshot(context.Context) (zab.Zxid, error) {
+	if s.ext != nil {
+		m, err := s.ext.Persist()
+		if err != nil {
+			return 0, err
+		}
+		s.m = m
+	}
 	s.disk.snapshot(s.m)
 	s.snaps++
 	return s.m.zxid, nil
 }
 
 func (s *simSM) WriteSnapshot(_ context.Context, w io.Writer) (zab.Zxid, error) {
+	if s.ext != nil {
+		return s.ext.WriteSnapshot(w)
+	}
 	_, err := w.Write(s.m.encode())
 	return s.m.zxid, err
 }
 
 func (s *simSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, error) {
+	if s.ext != nil {
+		m, err := s.ext.InstallSnapshot(r)
+		if err != nil {
+			return 0, err
+		}
+		s.m = m
+		s.disk.snapshot(m)
+		return m.zxid, s.install(m)
+	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return 0, err

@@ -38,6 +38,14 @@
 //     so no acknowledged write may be lost in any seed of any mode
 //     (Cluster.checkHistory says why).
 //
+// With -sm=kv every server runs the key-value store instead of the hash
+// chain (kv.go): kv.Store on pebble's crashable in-memory file system,
+// a workload of puts, deletes and conditional writes, and checks against
+// a model of the committed history (results, contents at equal zxids,
+// reads, replay after restart); the register workload and its
+// linearizability check run with the hash chain only (NewCluster says
+// why), the faults (transfers and reconfigurations too) with both.
+//
 // Everything random comes from one seed, so a seed reproduces a run; a
 // failure reports its seed, the options, the command that replays it and
 // the last events. TestSeeds runs seeds in parallel (-workers, default
@@ -47,4 +55,5 @@
 //	go test ./sim/ -seeds=3000 -mode=diskless   # one mode: sync, async, diskless
 //	go test ./sim/ -run 'TestSeeds$' -seeds=100000 -mode=sync -timeout=6h
 //	go test ./sim/ -run 'TestSeeds$' -seed=1234 -mode=sync -v   # replay one seed
+//	go test ./sim/ -run 'TestSeeds$' -seeds=1000 -sm=kv -mode=diskless   # the key-value store
 package sim

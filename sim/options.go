@@ -76,6 +76,10 @@ type Options struct {
 	Spares       int
 
 	TraceLen int
+
+	// Machines makes the servers' state machines and the proposals; nil
+	// runs the hash chain (machine).
+	Machines Machines
 }
 
 func (o Options) String() string {

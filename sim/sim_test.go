@@ -72,6 +72,7 @@ func TestSeeds(t *testing.T) {
 				if mode != nil {
 					opts.Mode = *mode
 				}
+				opts.Machines = machinesFor(t, seeds[i])
 				st, err := Run(opts)
 				mu.Lock()
 				if err != nil && (failed < 0 || i < failed) {

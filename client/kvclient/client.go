@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 )
@@ -37,6 +39,8 @@ type Client struct {
 	leader string                      // guarded by mu: where calls go first
 	next   int                         // guarded by mu: the endpoint tried after a failure
 	closed bool                        // guarded by mu
+
+	lanes lanes // request ids of writes
 }
 
 // New makes a client; it connects lazily.
@@ -133,7 +137,8 @@ func IsNotFound(err error) bool { return status.Code(err) == codes.NotFound }
 // do runs call against the leader, following NotLeader redirects and
 // retrying retriable failures until ctx's deadline. idempotent says
 // whether a failure after which the request may have been applied can be
-// retried.
+// retried: reads, and writes carrying a request id, which the group
+// applies once however often they arrive.
 func (c *Client) do(ctx context.Context, idempotent bool, call func(context.Context, kvpb.KVClient) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -168,11 +173,10 @@ func (c *Client) do(ctx context.Context, idempotent bool, call func(context.Cont
 				// A member down, or refusing before proposing (store
 				// closed). A connection lost after the request was sent
 				// is Unavailable too, and the write may have been
-				// committed: only a request never sent (gRPC's dial
-				// failure) is retried for a write that is not
-				// idempotent, or a retried put could land after
-				// another client's write (found by porcupine in
-				// tests/kv).
+				// committed: without a request id only a request never
+				// sent (gRPC's dial failure) is retried, or a retried
+				// put could land after another client's write (found
+				// by porcupine in tests/kv).
 				if !idempotent && !neverSent(err) {
 					return err
 				}
@@ -205,7 +209,9 @@ func neverSent(err error) bool {
 
 // CreateTable creates a table.
 func (c *Client) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) (resp *kvpb.CreateTableResponse, err error) {
-	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+	req, done := withID(&c.lanes, req)
+	defer done()
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.CreateTable(ctx, req)
 		return err
 	})
@@ -214,7 +220,9 @@ func (c *Client) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) 
 
 // DropTable drops a table and its data.
 func (c *Client) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (resp *kvpb.DropTableResponse, err error) {
-	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+	req, done := withID(&c.lanes, req)
+	defer done()
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.DropTable(ctx, req)
 		return err
 	})
@@ -231,10 +239,10 @@ func (c *Client) ListTables(ctx context.Context) (resp *kvpb.ListTablesResponse,
 }
 
 // Put writes columns of one row atomically.
-// A put is not idempotent across other writers: retried after its first
-// attempt was applied, it would write its cells again after theirs.
 func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (resp *kvpb.PutResponse, err error) {
-	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+	req, done := withID(&c.lanes, req)
+	defer done()
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.Put(ctx, req)
 		return err
 	})
@@ -243,7 +251,9 @@ func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (resp *kvpb.PutR
 
 // Delete removes a row, a family of a row or a column.
 func (c *Client) Delete(ctx context.Context, req *kvpb.DeleteRequest) (resp *kvpb.DeleteResponse, err error) {
-	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+	req, done := withID(&c.lanes, req)
+	defer done()
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.Delete(ctx, req)
 		return err
 	})
@@ -279,7 +289,9 @@ func (c *Client) Scan(ctx context.Context, req *kvpb.ScanRequest) (resp *kvpb.Sc
 
 // CheckAndPut puts if a condition on one cell of the row holds.
 func (c *Client) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) (resp *kvpb.CheckAndPutResponse, err error) {
-	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+	req, done := withID(&c.lanes, req)
+	defer done()
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.CheckAndPut(ctx, req)
 		return err
 	})
@@ -288,9 +300,30 @@ func (c *Client) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) 
 
 // CheckAndDelete deletes if a condition on one cell of the row holds.
 func (c *Client) CheckAndDelete(ctx context.Context, req *kvpb.CheckAndDeleteRequest) (resp *kvpb.CheckAndDeleteResponse, err error) {
-	err = c.do(ctx, false, func(ctx context.Context, kc kvpb.KVClient) error {
+	req, done := withID(&c.lanes, req)
+	defer done()
+	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.CheckAndDelete(ctx, req)
 		return err
 	})
 	return resp, err
+}
+
+// writeRequest is a write request that carries a request id.
+type writeRequest interface {
+	proto.Message
+	GetRequestId() *kvpb.RequestId
+}
+
+// withID returns req with a request id from the next lane (a copy: the
+// caller's request is not changed), or req itself when the caller set
+// one. done returns the lane.
+func withID[R writeRequest](l *lanes, req R) (R, func()) {
+	if req.GetRequestId() != nil {
+		return req, func() {}
+	}
+	ln, id := l.next()
+	c := proto.Clone(req).(R)
+	c.ProtoReflect().Set(c.ProtoReflect().Descriptor().Fields().ByName("request_id"), protoreflect.ValueOfMessage(id.ProtoReflect()))
+	return c, func() { l.done(ln) }
 }

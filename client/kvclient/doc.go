@@ -11,11 +11,15 @@
 //	_, err = c.Put(ctx, &kvpb.PutRequest{Table: "t", Row: []byte("r"), Cells: ...})
 //
 // Retries: UNAVAILABLE (a member down, not the leader, no leader known)
-// is retried for every call. ABORTED (leadership lost after the write was
-// proposed: it may or may not have applied) is retried for reads, puts
-// and deletes, which are safe to repeat, and returned for check-and-put,
-// check-and-delete and the admin calls, whose repetition could report a
-// false failure. A connection cut after a request was sent is
-// UNAVAILABLE too, so a conditional write retried after it may report a
-// condition that its own first attempt broke.
+// and ABORTED (leadership lost after the write was proposed) are retried
+// for every call until its deadline, and so is a connection cut after a
+// request was sent. Writes are safe to retry because each carries a
+// request id (RequestId: a client id and a sequence), which the group
+// applies at most once: a repeat is answered with the first attempt's
+// result. The client takes the id from a lane (a random client id and
+// its next sequence) held by one write at a time, so concurrent writes
+// use different lanes; a request id the caller sets is sent as is. A
+// write that runs out of time may still apply afterwards (its outcome is
+// unknown to the caller); once the lane's next write has applied, the
+// group refuses the old one (FAILED_PRECONDITION).
 package kvclient

@@ -21,6 +21,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RequestId identifies a write for deduplication. client is random and
+// non-zero (0: no request id); sequence starts at 1 and grows by one per
+// write of that client id.
+type RequestId struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Client        uint64                 `protobuf:"varint,1,opt,name=client,proto3" json:"client,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestId) Reset() {
+	*x = RequestId{}
+	mi := &file_kv_v1_kv_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestId) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestId) ProtoMessage() {}
+
+func (x *RequestId) ProtoReflect() protoreflect.Message {
+	mi := &file_kv_v1_kv_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestId.ProtoReflect.Descriptor instead.
+func (*RequestId) Descriptor() ([]byte, []int) {
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RequestId) GetClient() uint64 {
+	if x != nil {
+		return x.Client
+	}
+	return 0
+}
+
+func (x *RequestId) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
 type Family struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // [A-Za-z0-9_.-]{1,255}
@@ -32,7 +87,7 @@ type Family struct {
 
 func (x *Family) Reset() {
 	*x = Family{}
-	mi := &file_kv_v1_kv_proto_msgTypes[0]
+	mi := &file_kv_v1_kv_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -44,7 +99,7 @@ func (x *Family) String() string {
 func (*Family) ProtoMessage() {}
 
 func (x *Family) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[0]
+	mi := &file_kv_v1_kv_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -57,7 +112,7 @@ func (x *Family) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Family.ProtoReflect.Descriptor instead.
 func (*Family) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{0}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Family) GetName() string {
@@ -78,13 +133,14 @@ type CreateTableRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"` // [A-Za-z0-9_.-]{1,255}
 	Families      []*Family              `protobuf:"bytes,2,rep,name=families,proto3" json:"families,omitempty"`
+	RequestId     *RequestId             `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[1]
+	mi := &file_kv_v1_kv_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -96,7 +152,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[1]
+	mi := &file_kv_v1_kv_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -109,7 +165,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{1}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CreateTableRequest) GetTable() string {
@@ -126,6 +182,13 @@ func (x *CreateTableRequest) GetFamilies() []*Family {
 	return nil
 }
 
+func (x *CreateTableRequest) GetRequestId() *RequestId {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
 type CreateTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Zxid          uint64                 `protobuf:"varint,1,opt,name=zxid,proto3" json:"zxid,omitempty"`
@@ -135,7 +198,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[2]
+	mi := &file_kv_v1_kv_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -147,7 +210,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[2]
+	mi := &file_kv_v1_kv_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -160,7 +223,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{2}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateTableResponse) GetZxid() uint64 {
@@ -173,13 +236,14 @@ func (x *CreateTableResponse) GetZxid() uint64 {
 type DropTableRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	RequestId     *RequestId             `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DropTableRequest) Reset() {
 	*x = DropTableRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[3]
+	mi := &file_kv_v1_kv_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -191,7 +255,7 @@ func (x *DropTableRequest) String() string {
 func (*DropTableRequest) ProtoMessage() {}
 
 func (x *DropTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[3]
+	mi := &file_kv_v1_kv_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -204,7 +268,7 @@ func (x *DropTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropTableRequest.ProtoReflect.Descriptor instead.
 func (*DropTableRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{3}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DropTableRequest) GetTable() string {
@@ -212,6 +276,13 @@ func (x *DropTableRequest) GetTable() string {
 		return x.Table
 	}
 	return ""
+}
+
+func (x *DropTableRequest) GetRequestId() *RequestId {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
 }
 
 type DropTableResponse struct {
@@ -223,7 +294,7 @@ type DropTableResponse struct {
 
 func (x *DropTableResponse) Reset() {
 	*x = DropTableResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[4]
+	mi := &file_kv_v1_kv_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -235,7 +306,7 @@ func (x *DropTableResponse) String() string {
 func (*DropTableResponse) ProtoMessage() {}
 
 func (x *DropTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[4]
+	mi := &file_kv_v1_kv_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -248,7 +319,7 @@ func (x *DropTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropTableResponse.ProtoReflect.Descriptor instead.
 func (*DropTableResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{4}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DropTableResponse) GetZxid() uint64 {
@@ -266,7 +337,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[5]
+	mi := &file_kv_v1_kv_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +349,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[5]
+	mi := &file_kv_v1_kv_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +362,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{5}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{6}
 }
 
 type TableInfo struct {
@@ -304,7 +375,7 @@ type TableInfo struct {
 
 func (x *TableInfo) Reset() {
 	*x = TableInfo{}
-	mi := &file_kv_v1_kv_proto_msgTypes[6]
+	mi := &file_kv_v1_kv_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -316,7 +387,7 @@ func (x *TableInfo) String() string {
 func (*TableInfo) ProtoMessage() {}
 
 func (x *TableInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[6]
+	mi := &file_kv_v1_kv_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -329,7 +400,7 @@ func (x *TableInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInfo.ProtoReflect.Descriptor instead.
 func (*TableInfo) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{6}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TableInfo) GetName() string {
@@ -355,7 +426,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[7]
+	mi := &file_kv_v1_kv_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +438,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[7]
+	mi := &file_kv_v1_kv_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +451,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{7}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableInfo {
@@ -403,7 +474,7 @@ type Cell struct {
 
 func (x *Cell) Reset() {
 	*x = Cell{}
-	mi := &file_kv_v1_kv_proto_msgTypes[8]
+	mi := &file_kv_v1_kv_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +486,7 @@ func (x *Cell) String() string {
 func (*Cell) ProtoMessage() {}
 
 func (x *Cell) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[8]
+	mi := &file_kv_v1_kv_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +499,7 @@ func (x *Cell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cell.ProtoReflect.Descriptor instead.
 func (*Cell) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{8}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Cell) GetFamily() string {
@@ -469,7 +540,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_kv_v1_kv_proto_msgTypes[9]
+	mi := &file_kv_v1_kv_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -481,7 +552,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[9]
+	mi := &file_kv_v1_kv_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -494,7 +565,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{9}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Row) GetKey() []byte {
@@ -516,13 +587,14 @@ type PutRequest struct {
 	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
 	Row           []byte                 `protobuf:"bytes,2,opt,name=row,proto3" json:"row,omitempty"`
 	Cells         []*Cell                `protobuf:"bytes,3,rep,name=cells,proto3" json:"cells,omitempty"`
+	RequestId     *RequestId             `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PutRequest) Reset() {
 	*x = PutRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[10]
+	mi := &file_kv_v1_kv_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +606,7 @@ func (x *PutRequest) String() string {
 func (*PutRequest) ProtoMessage() {}
 
 func (x *PutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[10]
+	mi := &file_kv_v1_kv_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +619,7 @@ func (x *PutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutRequest.ProtoReflect.Descriptor instead.
 func (*PutRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{10}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PutRequest) GetTable() string {
@@ -571,6 +643,13 @@ func (x *PutRequest) GetCells() []*Cell {
 	return nil
 }
 
+func (x *PutRequest) GetRequestId() *RequestId {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
 type PutResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Version       uint64                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"` // the version every written cell got
@@ -580,7 +659,7 @@ type PutResponse struct {
 
 func (x *PutResponse) Reset() {
 	*x = PutResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[11]
+	mi := &file_kv_v1_kv_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +671,7 @@ func (x *PutResponse) String() string {
 func (*PutResponse) ProtoMessage() {}
 
 func (x *PutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[11]
+	mi := &file_kv_v1_kv_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +684,7 @@ func (x *PutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutResponse.ProtoReflect.Descriptor instead.
 func (*PutResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{11}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PutResponse) GetVersion() uint64 {
@@ -623,13 +702,14 @@ type DeleteRequest struct {
 	Row           []byte                 `protobuf:"bytes,2,opt,name=row,proto3" json:"row,omitempty"`
 	Family        string                 `protobuf:"bytes,3,opt,name=family,proto3" json:"family,omitempty"`
 	Qualifier     []byte                 `protobuf:"bytes,4,opt,name=qualifier,proto3,oneof" json:"qualifier,omitempty"`
+	RequestId     *RequestId             `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[12]
+	mi := &file_kv_v1_kv_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +721,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[12]
+	mi := &file_kv_v1_kv_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +734,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{12}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteRequest) GetTable() string {
@@ -685,6 +765,13 @@ func (x *DeleteRequest) GetQualifier() []byte {
 	return nil
 }
 
+func (x *DeleteRequest) GetRequestId() *RequestId {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
 type DeleteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Zxid          uint64                 `protobuf:"varint,1,opt,name=zxid,proto3" json:"zxid,omitempty"`
@@ -694,7 +781,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[13]
+	mi := &file_kv_v1_kv_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +793,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[13]
+	mi := &file_kv_v1_kv_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +806,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{13}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteResponse) GetZxid() uint64 {
@@ -740,7 +827,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_kv_v1_kv_proto_msgTypes[14]
+	mi := &file_kv_v1_kv_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +839,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[14]
+	mi := &file_kv_v1_kv_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +852,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{14}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Column) GetFamily() string {
@@ -796,7 +883,7 @@ type ReadOptions struct {
 
 func (x *ReadOptions) Reset() {
 	*x = ReadOptions{}
-	mi := &file_kv_v1_kv_proto_msgTypes[15]
+	mi := &file_kv_v1_kv_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +895,7 @@ func (x *ReadOptions) String() string {
 func (*ReadOptions) ProtoMessage() {}
 
 func (x *ReadOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[15]
+	mi := &file_kv_v1_kv_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +908,7 @@ func (x *ReadOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOptions.ProtoReflect.Descriptor instead.
 func (*ReadOptions) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{15}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadOptions) GetColumns() []*Column {
@@ -877,7 +964,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[16]
+	mi := &file_kv_v1_kv_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +976,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[16]
+	mi := &file_kv_v1_kv_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +989,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{16}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetRequest) GetTable() string {
@@ -935,7 +1022,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[17]
+	mi := &file_kv_v1_kv_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1034,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[17]
+	mi := &file_kv_v1_kv_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1047,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{17}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetResponse) GetCells() []*Cell {
@@ -981,7 +1068,7 @@ type MultiGetRequest struct {
 
 func (x *MultiGetRequest) Reset() {
 	*x = MultiGetRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[18]
+	mi := &file_kv_v1_kv_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -993,7 +1080,7 @@ func (x *MultiGetRequest) String() string {
 func (*MultiGetRequest) ProtoMessage() {}
 
 func (x *MultiGetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[18]
+	mi := &file_kv_v1_kv_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1006,7 +1093,7 @@ func (x *MultiGetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiGetRequest.ProtoReflect.Descriptor instead.
 func (*MultiGetRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{18}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MultiGetRequest) GetTable() string {
@@ -1039,7 +1126,7 @@ type MultiGetResponse struct {
 
 func (x *MultiGetResponse) Reset() {
 	*x = MultiGetResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[19]
+	mi := &file_kv_v1_kv_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1051,7 +1138,7 @@ func (x *MultiGetResponse) String() string {
 func (*MultiGetResponse) ProtoMessage() {}
 
 func (x *MultiGetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[19]
+	mi := &file_kv_v1_kv_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1064,7 +1151,7 @@ func (x *MultiGetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiGetResponse.ProtoReflect.Descriptor instead.
 func (*MultiGetResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{19}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MultiGetResponse) GetRows() []*Row {
@@ -1087,7 +1174,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[20]
+	mi := &file_kv_v1_kv_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1186,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[20]
+	mi := &file_kv_v1_kv_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1199,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{20}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ScanRequest) GetTable() string {
@@ -1159,7 +1246,7 @@ type ScanResponse struct {
 
 func (x *ScanResponse) Reset() {
 	*x = ScanResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[21]
+	mi := &file_kv_v1_kv_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1171,7 +1258,7 @@ func (x *ScanResponse) String() string {
 func (*ScanResponse) ProtoMessage() {}
 
 func (x *ScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[21]
+	mi := &file_kv_v1_kv_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1184,7 +1271,7 @@ func (x *ScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanResponse.ProtoReflect.Descriptor instead.
 func (*ScanResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{21}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ScanResponse) GetRows() []*Row {
@@ -1208,7 +1295,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_kv_v1_kv_proto_msgTypes[22]
+	mi := &file_kv_v1_kv_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1307,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[22]
+	mi := &file_kv_v1_kv_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1320,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{22}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Condition) GetFamily() string {
@@ -1270,13 +1357,14 @@ type CheckAndPutRequest struct {
 	Row           []byte                 `protobuf:"bytes,2,opt,name=row,proto3" json:"row,omitempty"`
 	Condition     *Condition             `protobuf:"bytes,3,opt,name=condition,proto3" json:"condition,omitempty"`
 	Cells         []*Cell                `protobuf:"bytes,4,rep,name=cells,proto3" json:"cells,omitempty"`
+	RequestId     *RequestId             `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckAndPutRequest) Reset() {
 	*x = CheckAndPutRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[23]
+	mi := &file_kv_v1_kv_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1288,7 +1376,7 @@ func (x *CheckAndPutRequest) String() string {
 func (*CheckAndPutRequest) ProtoMessage() {}
 
 func (x *CheckAndPutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[23]
+	mi := &file_kv_v1_kv_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1301,7 +1389,7 @@ func (x *CheckAndPutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndPutRequest.ProtoReflect.Descriptor instead.
 func (*CheckAndPutRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{23}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CheckAndPutRequest) GetTable() string {
@@ -1332,6 +1420,13 @@ func (x *CheckAndPutRequest) GetCells() []*Cell {
 	return nil
 }
 
+func (x *CheckAndPutRequest) GetRequestId() *RequestId {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
 type CheckAndPutResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Succeeded     bool                   `protobuf:"varint,1,opt,name=succeeded,proto3" json:"succeeded,omitempty"`
@@ -1342,7 +1437,7 @@ type CheckAndPutResponse struct {
 
 func (x *CheckAndPutResponse) Reset() {
 	*x = CheckAndPutResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[24]
+	mi := &file_kv_v1_kv_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1449,7 @@ func (x *CheckAndPutResponse) String() string {
 func (*CheckAndPutResponse) ProtoMessage() {}
 
 func (x *CheckAndPutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[24]
+	mi := &file_kv_v1_kv_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1462,7 @@ func (x *CheckAndPutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndPutResponse.ProtoReflect.Descriptor instead.
 func (*CheckAndPutResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{24}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CheckAndPutResponse) GetSucceeded() bool {
@@ -1391,13 +1486,14 @@ type CheckAndDeleteRequest struct {
 	Condition     *Condition             `protobuf:"bytes,3,opt,name=condition,proto3" json:"condition,omitempty"`
 	Family        string                 `protobuf:"bytes,4,opt,name=family,proto3" json:"family,omitempty"` // as in DeleteRequest
 	Qualifier     []byte                 `protobuf:"bytes,5,opt,name=qualifier,proto3,oneof" json:"qualifier,omitempty"`
+	RequestId     *RequestId             `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckAndDeleteRequest) Reset() {
 	*x = CheckAndDeleteRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[25]
+	mi := &file_kv_v1_kv_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1505,7 @@ func (x *CheckAndDeleteRequest) String() string {
 func (*CheckAndDeleteRequest) ProtoMessage() {}
 
 func (x *CheckAndDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[25]
+	mi := &file_kv_v1_kv_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1518,7 @@ func (x *CheckAndDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndDeleteRequest.ProtoReflect.Descriptor instead.
 func (*CheckAndDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{25}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CheckAndDeleteRequest) GetTable() string {
@@ -1460,6 +1556,13 @@ func (x *CheckAndDeleteRequest) GetQualifier() []byte {
 	return nil
 }
 
+func (x *CheckAndDeleteRequest) GetRequestId() *RequestId {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
 type CheckAndDeleteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Succeeded     bool                   `protobuf:"varint,1,opt,name=succeeded,proto3" json:"succeeded,omitempty"`
@@ -1469,7 +1572,7 @@ type CheckAndDeleteResponse struct {
 
 func (x *CheckAndDeleteResponse) Reset() {
 	*x = CheckAndDeleteResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[26]
+	mi := &file_kv_v1_kv_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1584,7 @@ func (x *CheckAndDeleteResponse) String() string {
 func (*CheckAndDeleteResponse) ProtoMessage() {}
 
 func (x *CheckAndDeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[26]
+	mi := &file_kv_v1_kv_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1597,7 @@ func (x *CheckAndDeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndDeleteResponse.ProtoReflect.Descriptor instead.
 func (*CheckAndDeleteResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{26}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CheckAndDeleteResponse) GetSucceeded() bool {
@@ -1517,7 +1620,7 @@ type NotLeader struct {
 
 func (x *NotLeader) Reset() {
 	*x = NotLeader{}
-	mi := &file_kv_v1_kv_proto_msgTypes[27]
+	mi := &file_kv_v1_kv_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1632,7 @@ func (x *NotLeader) String() string {
 func (*NotLeader) ProtoMessage() {}
 
 func (x *NotLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[27]
+	mi := &file_kv_v1_kv_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1645,7 @@ func (x *NotLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotLeader.ProtoReflect.Descriptor instead.
 func (*NotLeader) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{27}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NotLeader) GetLeaderId() uint64 {
@@ -1571,16 +1674,23 @@ var File_kv_v1_kv_proto protoreflect.FileDescriptor
 const file_kv_v1_kv_proto_rawDesc = "" +
 	"\n" +
 	"\x0ekv/v1/kv.proto\x12\fcorral.kv.v1\"?\n" +
+	"\tRequestId\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\x04R\x06client\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"?\n" +
 	"\x06Family\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
-	"\fmax_versions\x18\x02 \x01(\rR\vmaxVersions\"\\\n" +
+	"\fmax_versions\x18\x02 \x01(\rR\vmaxVersions\"\x94\x01\n" +
 	"\x12CreateTableRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x120\n" +
-	"\bfamilies\x18\x02 \x03(\v2\x14.corral.kv.v1.FamilyR\bfamilies\")\n" +
+	"\bfamilies\x18\x02 \x03(\v2\x14.corral.kv.v1.FamilyR\bfamilies\x126\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\")\n" +
 	"\x13CreateTableResponse\x12\x12\n" +
-	"\x04zxid\x18\x01 \x01(\x04R\x04zxid\"(\n" +
+	"\x04zxid\x18\x01 \x01(\x04R\x04zxid\"`\n" +
 	"\x10DropTableRequest\x12\x14\n" +
-	"\x05table\x18\x01 \x01(\tR\x05table\"'\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x126\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\"'\n" +
 	"\x11DropTableResponse\x12\x12\n" +
 	"\x04zxid\x18\x01 \x01(\x04R\x04zxid\"\x13\n" +
 	"\x11ListTablesRequest\"Q\n" +
@@ -1596,19 +1706,23 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\aversion\x18\x04 \x01(\x04R\aversion\"A\n" +
 	"\x03Row\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12(\n" +
-	"\x05cells\x18\x02 \x03(\v2\x12.corral.kv.v1.CellR\x05cells\"^\n" +
+	"\x05cells\x18\x02 \x03(\v2\x12.corral.kv.v1.CellR\x05cells\"\x96\x01\n" +
 	"\n" +
 	"PutRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
 	"\x03row\x18\x02 \x01(\fR\x03row\x12(\n" +
-	"\x05cells\x18\x03 \x03(\v2\x12.corral.kv.v1.CellR\x05cells\"'\n" +
+	"\x05cells\x18\x03 \x03(\v2\x12.corral.kv.v1.CellR\x05cells\x126\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\"'\n" +
 	"\vPutResponse\x12\x18\n" +
-	"\aversion\x18\x01 \x01(\x04R\aversion\"\x80\x01\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\"\xb8\x01\n" +
 	"\rDeleteRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
 	"\x03row\x18\x02 \x01(\fR\x03row\x12\x16\n" +
 	"\x06family\x18\x03 \x01(\tR\x06family\x12!\n" +
-	"\tqualifier\x18\x04 \x01(\fH\x00R\tqualifier\x88\x01\x01B\f\n" +
+	"\tqualifier\x18\x04 \x01(\fH\x00R\tqualifier\x88\x01\x01\x126\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestIdB\f\n" +
 	"\n" +
 	"_qualifier\"$\n" +
 	"\x0eDeleteResponse\x12\x12\n" +
@@ -1651,21 +1765,25 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\x06family\x18\x01 \x01(\tR\x06family\x12\x1c\n" +
 	"\tqualifier\x18\x02 \x01(\fR\tqualifier\x12\x16\n" +
 	"\x06absent\x18\x03 \x01(\bR\x06absent\x12\x14\n" +
-	"\x05value\x18\x04 \x01(\fR\x05value\"\x9d\x01\n" +
+	"\x05value\x18\x04 \x01(\fR\x05value\"\xd5\x01\n" +
 	"\x12CheckAndPutRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
 	"\x03row\x18\x02 \x01(\fR\x03row\x125\n" +
 	"\tcondition\x18\x03 \x01(\v2\x17.corral.kv.v1.ConditionR\tcondition\x12(\n" +
-	"\x05cells\x18\x04 \x03(\v2\x12.corral.kv.v1.CellR\x05cells\"M\n" +
+	"\x05cells\x18\x04 \x03(\v2\x12.corral.kv.v1.CellR\x05cells\x126\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\"M\n" +
 	"\x13CheckAndPutResponse\x12\x1c\n" +
 	"\tsucceeded\x18\x01 \x01(\bR\tsucceeded\x12\x18\n" +
-	"\aversion\x18\x02 \x01(\x04R\aversion\"\xbf\x01\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\"\xf7\x01\n" +
 	"\x15CheckAndDeleteRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
 	"\x03row\x18\x02 \x01(\fR\x03row\x125\n" +
 	"\tcondition\x18\x03 \x01(\v2\x17.corral.kv.v1.ConditionR\tcondition\x12\x16\n" +
 	"\x06family\x18\x04 \x01(\tR\x06family\x12!\n" +
-	"\tqualifier\x18\x05 \x01(\fH\x00R\tqualifier\x88\x01\x01B\f\n" +
+	"\tqualifier\x18\x05 \x01(\fH\x00R\tqualifier\x88\x01\x01\x126\n" +
+	"\n" +
+	"request_id\x18\x06 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestIdB\f\n" +
 	"\n" +
 	"_qualifier\"6\n" +
 	"\x16CheckAndDeleteResponse\x12\x1c\n" +
@@ -1699,78 +1817,85 @@ func file_kv_v1_kv_proto_rawDescGZIP() []byte {
 	return file_kv_v1_kv_proto_rawDescData
 }
 
-var file_kv_v1_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_kv_v1_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_kv_v1_kv_proto_goTypes = []any{
-	(*Family)(nil),                 // 0: corral.kv.v1.Family
-	(*CreateTableRequest)(nil),     // 1: corral.kv.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),    // 2: corral.kv.v1.CreateTableResponse
-	(*DropTableRequest)(nil),       // 3: corral.kv.v1.DropTableRequest
-	(*DropTableResponse)(nil),      // 4: corral.kv.v1.DropTableResponse
-	(*ListTablesRequest)(nil),      // 5: corral.kv.v1.ListTablesRequest
-	(*TableInfo)(nil),              // 6: corral.kv.v1.TableInfo
-	(*ListTablesResponse)(nil),     // 7: corral.kv.v1.ListTablesResponse
-	(*Cell)(nil),                   // 8: corral.kv.v1.Cell
-	(*Row)(nil),                    // 9: corral.kv.v1.Row
-	(*PutRequest)(nil),             // 10: corral.kv.v1.PutRequest
-	(*PutResponse)(nil),            // 11: corral.kv.v1.PutResponse
-	(*DeleteRequest)(nil),          // 12: corral.kv.v1.DeleteRequest
-	(*DeleteResponse)(nil),         // 13: corral.kv.v1.DeleteResponse
-	(*Column)(nil),                 // 14: corral.kv.v1.Column
-	(*ReadOptions)(nil),            // 15: corral.kv.v1.ReadOptions
-	(*GetRequest)(nil),             // 16: corral.kv.v1.GetRequest
-	(*GetResponse)(nil),            // 17: corral.kv.v1.GetResponse
-	(*MultiGetRequest)(nil),        // 18: corral.kv.v1.MultiGetRequest
-	(*MultiGetResponse)(nil),       // 19: corral.kv.v1.MultiGetResponse
-	(*ScanRequest)(nil),            // 20: corral.kv.v1.ScanRequest
-	(*ScanResponse)(nil),           // 21: corral.kv.v1.ScanResponse
-	(*Condition)(nil),              // 22: corral.kv.v1.Condition
-	(*CheckAndPutRequest)(nil),     // 23: corral.kv.v1.CheckAndPutRequest
-	(*CheckAndPutResponse)(nil),    // 24: corral.kv.v1.CheckAndPutResponse
-	(*CheckAndDeleteRequest)(nil),  // 25: corral.kv.v1.CheckAndDeleteRequest
-	(*CheckAndDeleteResponse)(nil), // 26: corral.kv.v1.CheckAndDeleteResponse
-	(*NotLeader)(nil),              // 27: corral.kv.v1.NotLeader
+	(*RequestId)(nil),              // 0: corral.kv.v1.RequestId
+	(*Family)(nil),                 // 1: corral.kv.v1.Family
+	(*CreateTableRequest)(nil),     // 2: corral.kv.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),    // 3: corral.kv.v1.CreateTableResponse
+	(*DropTableRequest)(nil),       // 4: corral.kv.v1.DropTableRequest
+	(*DropTableResponse)(nil),      // 5: corral.kv.v1.DropTableResponse
+	(*ListTablesRequest)(nil),      // 6: corral.kv.v1.ListTablesRequest
+	(*TableInfo)(nil),              // 7: corral.kv.v1.TableInfo
+	(*ListTablesResponse)(nil),     // 8: corral.kv.v1.ListTablesResponse
+	(*Cell)(nil),                   // 9: corral.kv.v1.Cell
+	(*Row)(nil),                    // 10: corral.kv.v1.Row
+	(*PutRequest)(nil),             // 11: corral.kv.v1.PutRequest
+	(*PutResponse)(nil),            // 12: corral.kv.v1.PutResponse
+	(*DeleteRequest)(nil),          // 13: corral.kv.v1.DeleteRequest
+	(*DeleteResponse)(nil),         // 14: corral.kv.v1.DeleteResponse
+	(*Column)(nil),                 // 15: corral.kv.v1.Column
+	(*ReadOptions)(nil),            // 16: corral.kv.v1.ReadOptions
+	(*GetRequest)(nil),             // 17: corral.kv.v1.GetRequest
+	(*GetResponse)(nil),            // 18: corral.kv.v1.GetResponse
+	(*MultiGetRequest)(nil),        // 19: corral.kv.v1.MultiGetRequest
+	(*MultiGetResponse)(nil),       // 20: corral.kv.v1.MultiGetResponse
+	(*ScanRequest)(nil),            // 21: corral.kv.v1.ScanRequest
+	(*ScanResponse)(nil),           // 22: corral.kv.v1.ScanResponse
+	(*Condition)(nil),              // 23: corral.kv.v1.Condition
+	(*CheckAndPutRequest)(nil),     // 24: corral.kv.v1.CheckAndPutRequest
+	(*CheckAndPutResponse)(nil),    // 25: corral.kv.v1.CheckAndPutResponse
+	(*CheckAndDeleteRequest)(nil),  // 26: corral.kv.v1.CheckAndDeleteRequest
+	(*CheckAndDeleteResponse)(nil), // 27: corral.kv.v1.CheckAndDeleteResponse
+	(*NotLeader)(nil),              // 28: corral.kv.v1.NotLeader
 }
 var file_kv_v1_kv_proto_depIdxs = []int32{
-	0,  // 0: corral.kv.v1.CreateTableRequest.families:type_name -> corral.kv.v1.Family
-	0,  // 1: corral.kv.v1.TableInfo.families:type_name -> corral.kv.v1.Family
-	6,  // 2: corral.kv.v1.ListTablesResponse.tables:type_name -> corral.kv.v1.TableInfo
-	8,  // 3: corral.kv.v1.Row.cells:type_name -> corral.kv.v1.Cell
-	8,  // 4: corral.kv.v1.PutRequest.cells:type_name -> corral.kv.v1.Cell
-	14, // 5: corral.kv.v1.ReadOptions.columns:type_name -> corral.kv.v1.Column
-	15, // 6: corral.kv.v1.GetRequest.options:type_name -> corral.kv.v1.ReadOptions
-	8,  // 7: corral.kv.v1.GetResponse.cells:type_name -> corral.kv.v1.Cell
-	15, // 8: corral.kv.v1.MultiGetRequest.options:type_name -> corral.kv.v1.ReadOptions
-	9,  // 9: corral.kv.v1.MultiGetResponse.rows:type_name -> corral.kv.v1.Row
-	15, // 10: corral.kv.v1.ScanRequest.options:type_name -> corral.kv.v1.ReadOptions
-	9,  // 11: corral.kv.v1.ScanResponse.rows:type_name -> corral.kv.v1.Row
-	22, // 12: corral.kv.v1.CheckAndPutRequest.condition:type_name -> corral.kv.v1.Condition
-	8,  // 13: corral.kv.v1.CheckAndPutRequest.cells:type_name -> corral.kv.v1.Cell
-	22, // 14: corral.kv.v1.CheckAndDeleteRequest.condition:type_name -> corral.kv.v1.Condition
-	1,  // 15: corral.kv.v1.KV.CreateTable:input_type -> corral.kv.v1.CreateTableRequest
-	3,  // 16: corral.kv.v1.KV.DropTable:input_type -> corral.kv.v1.DropTableRequest
-	5,  // 17: corral.kv.v1.KV.ListTables:input_type -> corral.kv.v1.ListTablesRequest
-	10, // 18: corral.kv.v1.KV.Put:input_type -> corral.kv.v1.PutRequest
-	12, // 19: corral.kv.v1.KV.Delete:input_type -> corral.kv.v1.DeleteRequest
-	16, // 20: corral.kv.v1.KV.Get:input_type -> corral.kv.v1.GetRequest
-	18, // 21: corral.kv.v1.KV.MultiGet:input_type -> corral.kv.v1.MultiGetRequest
-	20, // 22: corral.kv.v1.KV.Scan:input_type -> corral.kv.v1.ScanRequest
-	23, // 23: corral.kv.v1.KV.CheckAndPut:input_type -> corral.kv.v1.CheckAndPutRequest
-	25, // 24: corral.kv.v1.KV.CheckAndDelete:input_type -> corral.kv.v1.CheckAndDeleteRequest
-	2,  // 25: corral.kv.v1.KV.CreateTable:output_type -> corral.kv.v1.CreateTableResponse
-	4,  // 26: corral.kv.v1.KV.DropTable:output_type -> corral.kv.v1.DropTableResponse
-	7,  // 27: corral.kv.v1.KV.ListTables:output_type -> corral.kv.v1.ListTablesResponse
-	11, // 28: corral.kv.v1.KV.Put:output_type -> corral.kv.v1.PutResponse
-	13, // 29: corral.kv.v1.KV.Delete:output_type -> corral.kv.v1.DeleteResponse
-	17, // 30: corral.kv.v1.KV.Get:output_type -> corral.kv.v1.GetResponse
-	19, // 31: corral.kv.v1.KV.MultiGet:output_type -> corral.kv.v1.MultiGetResponse
-	21, // 32: corral.kv.v1.KV.Scan:output_type -> corral.kv.v1.ScanResponse
-	24, // 33: corral.kv.v1.KV.CheckAndPut:output_type -> corral.kv.v1.CheckAndPutResponse
-	26, // 34: corral.kv.v1.KV.CheckAndDelete:output_type -> corral.kv.v1.CheckAndDeleteResponse
-	25, // [25:35] is the sub-list for method output_type
-	15, // [15:25] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	1,  // 0: corral.kv.v1.CreateTableRequest.families:type_name -> corral.kv.v1.Family
+	0,  // 1: corral.kv.v1.CreateTableRequest.request_id:type_name -> corral.kv.v1.RequestId
+	0,  // 2: corral.kv.v1.DropTableRequest.request_id:type_name -> corral.kv.v1.RequestId
+	1,  // 3: corral.kv.v1.TableInfo.families:type_name -> corral.kv.v1.Family
+	7,  // 4: corral.kv.v1.ListTablesResponse.tables:type_name -> corral.kv.v1.TableInfo
+	9,  // 5: corral.kv.v1.Row.cells:type_name -> corral.kv.v1.Cell
+	9,  // 6: corral.kv.v1.PutRequest.cells:type_name -> corral.kv.v1.Cell
+	0,  // 7: corral.kv.v1.PutRequest.request_id:type_name -> corral.kv.v1.RequestId
+	0,  // 8: corral.kv.v1.DeleteRequest.request_id:type_name -> corral.kv.v1.RequestId
+	15, // 9: corral.kv.v1.ReadOptions.columns:type_name -> corral.kv.v1.Column
+	16, // 10: corral.kv.v1.GetRequest.options:type_name -> corral.kv.v1.ReadOptions
+	9,  // 11: corral.kv.v1.GetResponse.cells:type_name -> corral.kv.v1.Cell
+	16, // 12: corral.kv.v1.MultiGetRequest.options:type_name -> corral.kv.v1.ReadOptions
+	10, // 13: corral.kv.v1.MultiGetResponse.rows:type_name -> corral.kv.v1.Row
+	16, // 14: corral.kv.v1.ScanRequest.options:type_name -> corral.kv.v1.ReadOptions
+	10, // 15: corral.kv.v1.ScanResponse.rows:type_name -> corral.kv.v1.Row
+	23, // 16: corral.kv.v1.CheckAndPutRequest.condition:type_name -> corral.kv.v1.Condition
+	9,  // 17: corral.kv.v1.CheckAndPutRequest.cells:type_name -> corral.kv.v1.Cell
+	0,  // 18: corral.kv.v1.CheckAndPutRequest.request_id:type_name -> corral.kv.v1.RequestId
+	23, // 19: corral.kv.v1.CheckAndDeleteRequest.condition:type_name -> corral.kv.v1.Condition
+	0,  // 20: corral.kv.v1.CheckAndDeleteRequest.request_id:type_name -> corral.kv.v1.RequestId
+	2,  // 21: corral.kv.v1.KV.CreateTable:input_type -> corral.kv.v1.CreateTableRequest
+	4,  // 22: corral.kv.v1.KV.DropTable:input_type -> corral.kv.v1.DropTableRequest
+	6,  // 23: corral.kv.v1.KV.ListTables:input_type -> corral.kv.v1.ListTablesRequest
+	11, // 24: corral.kv.v1.KV.Put:input_type -> corral.kv.v1.PutRequest
+	13, // 25: corral.kv.v1.KV.Delete:input_type -> corral.kv.v1.DeleteRequest
+	17, // 26: corral.kv.v1.KV.Get:input_type -> corral.kv.v1.GetRequest
+	19, // 27: corral.kv.v1.KV.MultiGet:input_type -> corral.kv.v1.MultiGetRequest
+	21, // 28: corral.kv.v1.KV.Scan:input_type -> corral.kv.v1.ScanRequest
+	24, // 29: corral.kv.v1.KV.CheckAndPut:input_type -> corral.kv.v1.CheckAndPutRequest
+	26, // 30: corral.kv.v1.KV.CheckAndDelete:input_type -> corral.kv.v1.CheckAndDeleteRequest
+	3,  // 31: corral.kv.v1.KV.CreateTable:output_type -> corral.kv.v1.CreateTableResponse
+	5,  // 32: corral.kv.v1.KV.DropTable:output_type -> corral.kv.v1.DropTableResponse
+	8,  // 33: corral.kv.v1.KV.ListTables:output_type -> corral.kv.v1.ListTablesResponse
+	12, // 34: corral.kv.v1.KV.Put:output_type -> corral.kv.v1.PutResponse
+	14, // 35: corral.kv.v1.KV.Delete:output_type -> corral.kv.v1.DeleteResponse
+	18, // 36: corral.kv.v1.KV.Get:output_type -> corral.kv.v1.GetResponse
+	20, // 37: corral.kv.v1.KV.MultiGet:output_type -> corral.kv.v1.MultiGetResponse
+	22, // 38: corral.kv.v1.KV.Scan:output_type -> corral.kv.v1.ScanResponse
+	25, // 39: corral.kv.v1.KV.CheckAndPut:output_type -> corral.kv.v1.CheckAndPutResponse
+	27, // 40: corral.kv.v1.KV.CheckAndDelete:output_type -> corral.kv.v1.CheckAndDeleteResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_kv_v1_kv_proto_init() }
@@ -1778,16 +1903,16 @@ func file_kv_v1_kv_proto_init() {
 	if File_kv_v1_kv_proto != nil {
 		return
 	}
-	file_kv_v1_kv_proto_msgTypes[12].OneofWrappers = []any{}
-	file_kv_v1_kv_proto_msgTypes[14].OneofWrappers = []any{}
-	file_kv_v1_kv_proto_msgTypes[25].OneofWrappers = []any{}
+	file_kv_v1_kv_proto_msgTypes[13].OneofWrappers = []any{}
+	file_kv_v1_kv_proto_msgTypes[15].OneofWrappers = []any{}
+	file_kv_v1_kv_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kv_v1_kv_proto_rawDesc), len(file_kv_v1_kv_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

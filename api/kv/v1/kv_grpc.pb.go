@@ -51,10 +51,20 @@ const (
 //	UNAVAILABLE         not the leader (NotLeader detail), or no leader
 //	                    now (retry after a pause)
 //	ABORTED             leadership was lost after the write was proposed:
-//	                    it may or may not have applied (safe to retry a
-//	                    put or delete; check a conditional write first)
+//	                    it may or may not have applied (retry it with the
+//	                    same request_id: it applies at most once)
 //	DEADLINE_EXCEEDED   the deadline passed before the write applied; the
 //	                    write may or may not have happened
+//	FAILED_PRECONDITION a write whose request_id's sequence is below the
+//	                    last one the RG applied for that client (a retry
+//	                    that a later write of the client overtook)
+//
+// Writes may carry a request_id. The RG keeps, per client id, the last
+// sequence applied and its result (replicated, so it survives restarts and
+// leader changes): a write repeating that (client, sequence) returns the
+// first result without applying again, so a client may retry a write
+// whose outcome it does not know. A client uses a sequence once, in
+// increasing order, and has one write in flight per client id.
 //
 // Versions are the zxids of the writing entries: every replica stamps a
 // cell identically, and a version orders writes as the RG ordered them.
@@ -206,10 +216,20 @@ func (c *kVClient) CheckAndDelete(ctx context.Context, in *CheckAndDeleteRequest
 //	UNAVAILABLE         not the leader (NotLeader detail), or no leader
 //	                    now (retry after a pause)
 //	ABORTED             leadership was lost after the write was proposed:
-//	                    it may or may not have applied (safe to retry a
-//	                    put or delete; check a conditional write first)
+//	                    it may or may not have applied (retry it with the
+//	                    same request_id: it applies at most once)
 //	DEADLINE_EXCEEDED   the deadline passed before the write applied; the
 //	                    write may or may not have happened
+//	FAILED_PRECONDITION a write whose request_id's sequence is below the
+//	                    last one the RG applied for that client (a retry
+//	                    that a later write of the client overtook)
+//
+// Writes may carry a request_id. The RG keeps, per client id, the last
+// sequence applied and its result (replicated, so it survives restarts and
+// leader changes): a write repeating that (client, sequence) returns the
+// first result without applying again, so a client may retry a write
+// whose outcome it does not know. A client uses a sequence once, in
+// increasing order, and has one write in flight per client id.
 //
 // Versions are the zxids of the writing entries: every replica stamps a
 // cell identically, and a version orders writes as the RG ordered them.
