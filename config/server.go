@@ -60,6 +60,9 @@ func parseServerLine(key string, id int64, value string) (Server, error) {
 			if s.ClientAddr == "" {
 				return Server{}, bad("empty client address")
 			}
+			if strings.ContainsAny(s.ClientAddr, "[]") {
+				return Server{}, bad(fmt.Sprintf("client address %q has a stray bracket", s.ClientAddr))
+			}
 		}
 		port, err := parsePort(cp[len(cp)-1])
 		if err != nil {
@@ -77,6 +80,11 @@ func parseServerLine(key string, id int64, value string) (Server, error) {
 	s.Host = parts[0]
 	if s.Host == "" {
 		return Server{}, bad("empty host")
+	}
+	// A bracket can only enclose a whole host ([::1]); one inside a host
+	// names no address and would not survive being written back.
+	if strings.ContainsAny(s.Host, "[]") {
+		return Server{}, bad(fmt.Sprintf("host %q has a stray bracket", s.Host))
 	}
 	if s.QuorumPort, err = parsePort(parts[1]); err != nil {
 		return Server{}, bad("quorum port: " + err.Error())
