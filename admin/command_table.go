@@ -403,16 +403,22 @@ func cmdSnapshot(a *AdminServer, req *http.Request, r *response) {
 	r.stream, r.streamSize = f, fi.Size()
 }
 
-// cmdRestore is RestoreCommand's checks (feature flag, body, rate
-// limit). Replacing a running server's tree from a snapshot is not
-// implemented yet: it answers 501 after the checks, never pretending.
+// cmdRestore is RestoreCommand: POST the stream the snapshot command
+// gave (corral's format; ZooKeeper's is accepted too) and this server's
+// tree and sessions become the snapshot's (server.RestoreSnapshot). The
+// checks come in ZooKeeper's order: the switch, a body, the rate limit (a
+// refused or failed restore still uses the interval's one permit, as in
+// ZooKeeper). It answers last_zxid, the zxid the server is at afterwards.
+// A bad stream answers 500 as ZooKeeper's does, with the reason in error
+// (ZooKeeper's is null); nothing has changed then. An ensemble member
+// refuses with 409 (see server.ErrRestoreEnsemble).
 func cmdRestore(a *AdminServer, req *http.Request, r *response) {
 	if !a.opts.Config.Admin.RestoreEnabled {
 		r.status = http.StatusServiceUnavailable
 		return
 	}
 	if req.Body == nil || req.ContentLength == 0 {
-		r.status = http.StatusBadRequest
+		r.status, r.err = http.StatusBadRequest, "restore needs the snapshot stream as the request body"
 		return
 	}
 	if !a.restoreLimit.allow() {
@@ -420,8 +426,17 @@ func cmdRestore(a *AdminServer, req *http.Request, r *response) {
 		a.src.Metrics().Counter("restore_rate_limited_count", "Restore commands refused by the rate limiter").Inc()
 		return
 	}
-	r.status = http.StatusNotImplemented
-	r.err = "restore is not implemented by corral yet"
+	zxid, err := a.src.RestoreSnapshot(req.Body)
+	if err != nil {
+		a.src.Metrics().Counter("restore_error_count", "Restore commands that failed").Inc()
+		a.log.Warn("admin: restore failed", "err", err)
+		r.status, r.err = http.StatusInternalServerError, "restore failed, nothing changed: "+err.Error()
+		if errors.Is(err, server.ErrRestoreEnsemble) || errors.Is(err, server.ErrRestoreLogs) {
+			r.status, r.err = http.StatusConflict, err.Error()
+		}
+		return
+	}
+	r.put("last_zxid", zxid)
 }
 
 // cmdTransferLeadership is corral's own command: POST with ?to=ID asks

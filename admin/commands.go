@@ -34,6 +34,7 @@ type CommandSource interface {
 	LastSnapshot() (zxid int64, modified time.Time, ok bool)
 	AdminAuthorized(scheme, auth, ip, path string, perm int32) (authenticated, authorized bool)
 	WriteSnapshotFile(dir string) (path string, zxid int64, err error)
+	RestoreSnapshot(r io.Reader) (zxid int64, err error)
 	TransferLeadership(to uint64) error
 }
 
@@ -129,6 +130,7 @@ func NewAdminServer(src CommandSource, opts AdminOptions) *AdminServer {
 	reg.Counter("snapshot_rate_limited_count", "Snapshot commands refused by the rate limiter")
 	reg.Counter("snapshot_error_count", "Snapshot commands that failed")
 	reg.Counter("restore_rate_limited_count", "Restore commands refused by the rate limiter")
+	reg.Counter("restore_error_count", "Restore commands that failed")
 	return a
 }
 

@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,6 +29,20 @@ type fakeServer struct {
 	snapshotData string
 	transferTo   uint64 // the last TransferLeadership target
 	transferErr  error
+	restored     []string // the bodies RestoreSnapshot was given
+	restoreErr   error
+}
+
+func (f *fakeServer) RestoreSnapshot(r io.Reader) (int64, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return 0, err
+	}
+	f.restored = append(f.restored, string(b))
+	if f.restoreErr != nil {
+		return 0, f.restoreErr
+	}
+	return 0x100000003, nil
 }
 
 func (f *fakeServer) TransferLeadership(to uint64) error {
@@ -187,24 +202,59 @@ func TestSnapshotAuthAndRateLimit(t *testing.T) {
 	}
 }
 
-func TestRestoreIsRefusedHonestly(t *testing.T) {
-	_, srv, _ := newTestAdmin(t, nil)
+// TestRestore: authentication and authorization first, then POST only,
+// a body, one restore per interval; the answer is last_zxid, and a failed
+// restore says why with ZooKeeper's 500 (an ensemble member's refusal 409)
+// and counts in restore_error_count.
+func TestRestore(t *testing.T) {
+	src, srv, now := newTestAdmin(t, nil)
 	u := srv.URL + "/commands/restore"
-	if st, _, _, _ := call(t, "POST", u, "", []byte("x")); st != 401 {
-		t.Errorf("restore without auth: %d", st)
+	if st, _, m, _ := call(t, "POST", u, "", []byte("x")); st != 401 || m["error"] != "Auth info is missing for the command" {
+		t.Errorf("restore without auth: %d %v", st, m)
+	}
+	if st, _, _, _ := call(t, "POST", u, "digest someone:else", []byte("x")); st != 403 {
+		t.Errorf("restore by an unauthorized user: %d", st)
+	}
+	if st, _, _, _ := call(t, "POST", u, "sasl x", []byte("x")); st != 401 {
+		t.Errorf("restore with an unknown scheme: %d", st)
 	}
 	if st, _, _, _ := call(t, "GET", u, "digest super:test", nil); st != http.StatusMethodNotAllowed {
 		t.Errorf("GET restore: %d", st)
 	}
-	if st, _, _, _ := call(t, "POST", u, "digest super:test", nil); st != 400 {
-		t.Errorf("restore without a body: %d", st)
+	if st, _, m, _ := call(t, "POST", u, "digest super:test", nil); st != 400 || m["error"] == nil {
+		t.Errorf("restore without a body: %d %v", st, m)
 	}
-	st, _, m, _ := call(t, "POST", u, "digest super:test", []byte("snapshot"))
-	if st != http.StatusNotImplemented || m["error"] == nil {
+	if len(src.restored) != 0 {
+		t.Fatalf("refused requests reached the server: %q", src.restored)
+	}
+	st, _, m, _ := call(t, "POST", u, "digest super:test", []byte("SNAPSHOT"))
+	if st != 200 || m["command"] != "restore" || m["error"] != nil || m["last_zxid"] != float64(0x100000003) || len(m) != 3 {
 		t.Errorf("restore: %d %v", st, m)
 	}
-	if st, _, _, _ := call(t, "POST", u, "digest super:test", []byte("snapshot")); st != 429 {
+	if len(src.restored) != 1 || src.restored[0] != "SNAPSHOT" {
+		t.Errorf("the server was given %q", src.restored)
+	}
+	if st, _, _, _ := call(t, "POST", srv.URL+"/commands/rest", "digest super:test", []byte("SNAPSHOT")); st != 429 {
 		t.Errorf("restore again at once: %d, want 429", st)
+	}
+	if c := src.reg.Counter("restore_rate_limited_count", "").Load(); c != 1 {
+		t.Errorf("restore_rate_limited_count %d", c)
+	}
+
+	*now = now.Add(5 * time.Minute)
+	src.restoreErr = fmt.Errorf("%w: truncated", server.ErrBadSnapshot)
+	st, _, m, _ = call(t, "POST", u, "digest super:test", []byte("SNAP"))
+	if e, _ := m["error"].(string); st != 500 || !strings.Contains(e, "truncated") || m["last_zxid"] != nil {
+		t.Errorf("bad stream: %d %v", st, m)
+	}
+	*now = now.Add(5 * time.Minute)
+	src.restoreErr = server.ErrRestoreEnsemble
+	st, _, m, _ = call(t, "POST", u, "digest super:test", []byte("SNAP"))
+	if e, _ := m["error"].(string); st != 409 || !strings.Contains(e, "ensemble") {
+		t.Errorf("ensemble member: %d %v", st, m)
+	}
+	if c := src.reg.Counter("restore_error_count", "").Load(); c != 2 {
+		t.Errorf("restore_error_count %d, want 2", c)
 	}
 }
 

@@ -72,3 +72,16 @@ func (b *Builder) Finish() (*Tree, error) {
 	}
 	return t, nil
 }
+
+// Renumber makes zxid the tree's last applied zxid, for a tree restored
+// into a server whose history has gone further (the AdminServer's
+// restore): the server's next write follows zxid, so zxids never go back
+// for the clients that saw them. The node stats are kept. zxid below
+// LastZxid is an error: the stats would name zxids from the future.
+func (t *Tree) Renumber(zxid int64) error {
+	if zxid < t.lastZxid {
+		return fmt.Errorf("datatree: renumber to %#x below the last zxid %#x", zxid, t.lastZxid)
+	}
+	t.lastZxid = zxid
+	return nil
+}

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -369,4 +370,31 @@ func writeCorral(snapDir, logDir string, tree *datatree.Tree, epoch uint32) (str
 		return "", err
 	}
 	return filepath.Join(snapDir, snap.Name(tree.LastZxid())), nil
+}
+
+// ReadZooKeeperSnapshot decodes one ZooKeeper 3.9 snapshot stream (what
+// ZooKeeper's AdminServer snapshot command streams, plain or
+// gzip-compressed) into a tree. The stream must record its last processed
+// zxid (zookeeper.serializeLastProcessedZxid.enabled, on by default),
+// which ZooKeeper's own restore requires too: a stream carries no file
+// name to take the zxid from.
+func ReadZooKeeperSnapshot(r io.Reader) (*datatree.Tree, error) {
+	br := bufio.NewReader(r)
+	c := zkfmt.CompressionNone
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		c = zkfmt.CompressionGzip
+	}
+	dr, err := zkfmt.Decompress(br, c)
+	if err != nil {
+		return nil, err
+	}
+	zs, err := zkfmt.DecodeSnapshot(dr)
+	if err != nil {
+		return nil, err
+	}
+	if !zs.HasLastZxid {
+		return nil, errors.New("migrate: the ZooKeeper snapshot does not record its last zxid " +
+			"(zookeeper.serializeLastProcessedZxid.enabled=false where it was taken)")
+	}
+	return treeFromZK(zs, zs.LastZxid)
 }

@@ -24,6 +24,7 @@ type serverMetrics struct {
 	proposalLatency            *metric.Summary // leader: request received to committed, ms
 	quorumAckLatency           *metric.Summary // leader: proposed to committed, ms
 	commitCount, lookingCount  *metric.Counter
+	restoreTime                *metric.Summary // the AdminServer's restore, ms
 
 	// lookingSince is when this member last entered LOOKING (unix nanos);
 	// 0 when it is not looking. Only the node loop writes it.
@@ -44,6 +45,7 @@ func newServerMetrics(reg *metric.Registry) *serverMetrics {
 		quorumAckLatency: reg.Summary("quorum_ack_latency", "Leader: time from proposing a write to a quorum's acknowledgement, in milliseconds", adv),
 		commitCount:      reg.Counter("commit_count", "Leader: proposals committed"),
 		lookingCount:     reg.Counter("looking_count", "Times this server entered LOOKING (leader election)"),
+		restoreTime:      reg.Summary("restore_time", "Time to restore the tree from a snapshot stream (AdminServer restore), in milliseconds", basic),
 	}
 }
 

@@ -316,3 +316,17 @@ func (w *watchManager) count() int {
 	}
 	return n
 }
+
+// watchedPaths lists the paths with a watch in the data table and in the
+// child table (a restore compares them before and after).
+func (w *watchManager) watchedPaths() (data, child []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p := range w.data.paths {
+		data = append(data, p)
+	}
+	for p := range w.child.paths {
+		child = append(child, p)
+	}
+	return data, child
+}
