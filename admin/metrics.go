@@ -52,8 +52,8 @@ var (
 
 // zkCollector turns a server's figures into Prometheus metrics at each
 // scrape, with ZooKeeper's names and types: mntr's numeric figures are
-// gauges (as ZooKeeper registers them), the registry's counters counters
-// and its summaries summaries. It is unchecked (Describe sends nothing):
+// gauges (as ZooKeeper registers them), the registry's counters counters,
+// its counter sets counters labelled by kind, and its summaries summaries. It is unchecked (Describe sends nothing):
 // a leader has gauges a follower lacks.
 type zkCollector struct{ src MetricsSource }
 
@@ -66,6 +66,13 @@ func (c *zkCollector) Collect(ch chan<- prometheus.Metric) {
 		taken[m.Name()] = true
 		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(m.Name(), m.Help(), nil, nil),
 			prometheus.CounterValue, float64(m.Load()))
+	}
+	for _, set := range reg.CounterSets() {
+		taken[set.Name()] = true
+		desc := prometheus.NewDesc(set.Name(), set.Help(), []string{set.Label()}, nil)
+		set.Each(func(value string, c *metric.Counter) {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(c.Load()), value)
+		})
 	}
 	for _, s := range reg.Summaries() {
 		taken[s.Name()] = true

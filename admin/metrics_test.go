@@ -2,6 +2,7 @@ package admin
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -42,13 +43,14 @@ func TestScrapeHasZooKeeperNamesAndTypes(t *testing.T) {
 	read := reg.Summary("readlatency", "Read request latency in milliseconds", metric.DetailAdvanced)
 	fsync := reg.Summary("fsynctime", "fsync time", metric.DetailBasic)
 	commits := reg.Counter("commit_count", "Leader: proposals committed")
-	own := reg.Counter("corral_busy_snapshots_total", "busy snapshots")
+	own := reg.CounterSet("corral_snapshots_total", "Snapshots written, by kind", "kind", "busy", "idle")
 	for i := int64(0); i < 100; i++ {
 		read.Observe(i)
 	}
 	fsync.Observe(3)
 	commits.Add(7)
-	own.Inc()
+	own.With("busy").Add(2)
+	own.With("checkpoint").Inc()
 	src := &fakeSource{reg: reg, gauges: []flw.Metric{
 		{Name: "version", Value: "3.9.3-corral"},
 		{Name: "server_state", Value: "leader"},
@@ -69,17 +71,17 @@ func TestScrapeHasZooKeeperNamesAndTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	types := map[string]dto.MetricType{
-		"readlatency":                 dto.MetricType_SUMMARY,
-		"fsynctime":                   dto.MetricType_SUMMARY,
-		"commit_count":                dto.MetricType_COUNTER,
-		"corral_busy_snapshots_total": dto.MetricType_COUNTER,
-		"znode_count":                 dto.MetricType_GAUGE,
-		"avg_latency":                 dto.MetricType_GAUGE,
-		"approximate_data_size":       dto.MetricType_GAUGE,
-		"learners":                    dto.MetricType_GAUGE,
-		"corral_durability_info":      dto.MetricType_GAUGE,
-		"go_goroutines":               dto.MetricType_GAUGE,
-		"process_open_fds":            dto.MetricType_GAUGE,
+		"readlatency":            dto.MetricType_SUMMARY,
+		"fsynctime":              dto.MetricType_SUMMARY,
+		"commit_count":           dto.MetricType_COUNTER,
+		"corral_snapshots_total": dto.MetricType_COUNTER,
+		"znode_count":            dto.MetricType_GAUGE,
+		"avg_latency":            dto.MetricType_GAUGE,
+		"approximate_data_size":  dto.MetricType_GAUGE,
+		"learners":               dto.MetricType_GAUGE,
+		"corral_durability_info": dto.MetricType_GAUGE,
+		"go_goroutines":          dto.MetricType_GAUGE,
+		"process_open_fds":       dto.MetricType_GAUGE,
 	}
 	for name, typ := range types {
 		f, ok := fams[name]
@@ -95,6 +97,19 @@ func TestScrapeHasZooKeeperNamesAndTypes(t *testing.T) {
 		if _, ok := fams[name]; ok {
 			t.Errorf("string figure %s exported", name)
 		}
+	}
+	// One family, the kind as a label; every kind registered shows, at 0
+	// until it happens.
+	kinds := map[string]float64{}
+	for _, m := range fams["corral_snapshots_total"].GetMetric() {
+		if l := m.GetLabel(); len(l) == 1 && l[0].GetName() == "kind" {
+			kinds[l[0].GetValue()] = m.GetCounter().GetValue()
+		} else {
+			t.Errorf("corral_snapshots_total labels %v, want kind only", l)
+		}
+	}
+	if want := map[string]float64{"busy": 2, "idle": 0, "checkpoint": 1}; !maps.Equal(kinds, want) {
+		t.Errorf("corral_snapshots_total by kind %v, want %v", kinds, want)
 	}
 	if v, _ := promcheck.Value(fams, "commit_count"); v != 7 {
 		t.Errorf("commit_count = %v, want 7", v)

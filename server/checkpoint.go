@@ -287,6 +287,7 @@ func (st *storage) writeCheckpoint(s *Server, entriesAfter func(zxid int64) ([]z
 	if err := w.Commit(); err != nil {
 		return err
 	}
+	st.countSnapshot(snapCheckpoint)
 	st.log.Info("checkpoint written with a complete snapshot", "zxid", hex(zxid), "entriesAfter", len(ents), "took", time.Since(start))
 	return nil
 }

@@ -78,6 +78,14 @@ func TestMntrSnapshotTime(t *testing.T) {
 	if lo > hi || sum < hi || avg < lo || avg > hi {
 		t.Errorf("inconsistent summary: min %v max %v sum %v avg %v", lo, hi, sum, avg)
 	}
+	// The snapshots are counted by kind (corral_snapshots_total{kind});
+	// mntr prints the members as ZooKeeper prints a CounterSet's.
+	if busy := num("zk_busy_corral_snapshots_total"); busy < cnt {
+		t.Errorf("zk_busy_corral_snapshots_total %v, want at least the %v snapshots timed", busy, cnt)
+	}
+	if idle, ckpt := num("zk_idle_corral_snapshots_total"), num("zk_checkpoint_corral_snapshots_total"); idle != 0 || ckpt != 0 {
+		t.Errorf("sync mode: idle %v and checkpoint %v snapshots, want 0", idle, ckpt)
+	}
 	if !strings.Contains(m["zk_avg_snapshottime"], ".") {
 		t.Errorf("zk_avg_snapshottime %q is not printed as a double, as ZooKeeper prints it", m["zk_avg_snapshottime"])
 	}

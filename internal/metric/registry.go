@@ -35,6 +35,7 @@ type Registry struct {
 
 	mu        sync.Mutex
 	counters  []*Counter
+	sets      []*CounterSet
 	summaries []*Summary
 	byName    map[string]any
 }
@@ -60,6 +61,36 @@ func (r *Registry) Counter(name, help string) *Counter {
 	r.counters = append(r.counters, c)
 	r.byName[name] = c
 	return c
+}
+
+// CounterSet returns the counter set called name whose members the label
+// tells apart, creating it with a member at zero for each of values (so
+// that a scrape shows every kind before the first event). It panics if
+// name is already another kind of metric: metric names are fixed in code.
+func (r *Registry) CounterSet(name, help, label string, values ...string) *CounterSet {
+	r.mu.Lock()
+	s, ok := r.byName[name].(*CounterSet)
+	if !ok {
+		if _, taken := r.byName[name]; taken {
+			r.mu.Unlock()
+			panic("metric: " + name + " is registered as another kind")
+		}
+		s = &CounterSet{name: name, help: help, label: label, members: map[string]*Counter{}}
+		r.sets = append(r.sets, s)
+		r.byName[name] = s
+	}
+	r.mu.Unlock()
+	for _, v := range values {
+		s.With(v)
+	}
+	return s
+}
+
+// CounterSets returns the counter sets in registration order.
+func (r *Registry) CounterSets() []*CounterSet {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*CounterSet(nil), r.sets...)
 }
 
 // Summary returns the summary called name, creating it with detail d.

@@ -193,12 +193,16 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 		}
 	})
 
+	auth := http.Header{"Authorization": {"digest " + harness.SuperUser + ":" + harness.SuperPassword}}
+	var zkSnapshot []byte // ZooKeeper's snapshot stream, for restore
 	t.Run("snapshot", func(t *testing.T) {
-		auth := http.Header{"Authorization": {"digest " + harness.SuperUser + ":" + harness.SuperPassword}}
 		for _, tgt := range []*adminTarget{ref, got} {
 			status, h, body := tgt.get(t, "/snapshot?streaming=true", auth)
 			if status != http.StatusOK {
 				t.Fatalf("%s: snapshot status %d: %s", tgt.name, status, body)
+			}
+			if tgt == ref {
+				zkSnapshot = body
 			}
 			size, err := strconv.Atoi(h.Get("snapshot_size"))
 			if err != nil || size != len(body) || size == 0 {
@@ -216,6 +220,71 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 			t.Errorf("corral: an unknown scheme answered %d, want 401", status)
 		}
 	})
+
+	// restore: ZooKeeper's own snapshot stream posted to both. corral
+	// reads ZooKeeper's format too, so the same stream replaces corral's
+	// tree (a node only corral had is gone) and both answer the same
+	// fields.
+	t.Run("restore_stream", func(t *testing.T) {
+		if zkSnapshot == nil {
+			t.Skip("no snapshot from ZooKeeper")
+		}
+		if _, err := connect(t, got.srv.Addr()).Create("/only-corral", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/restore", "/rest"} {
+			rs, rb := ref.post(t, path, http.Header{}, zkSnapshot)
+			gs, gb := got.post(t, path, http.Header{}, zkSnapshot)
+			if rs != gs || rs != http.StatusUnauthorized {
+				t.Errorf("%s without auth: zookeeper %d, corral %d", path, rs, gs)
+			}
+			compareCommand(t, "restore", decode(t, "zookeeper", rb), decode(t, "corral", gb))
+		}
+		rs, rb := ref.post(t, "/restore", auth, zkSnapshot)
+		gs, gb := got.post(t, "/restore", auth, zkSnapshot)
+		if rs != http.StatusOK || gs != http.StatusOK {
+			t.Fatalf("restore: zookeeper %d %s; corral %d %s", rs, rb, gs, gb)
+		}
+		rj, gj := decode(t, "zookeeper", rb), decode(t, "corral", gb)
+		compareCommand(t, "restore", rj, gj)
+		if rj["last_zxid"] == nil {
+			t.Errorf("zookeeper's answer has no last_zxid: %v", rj)
+		}
+		c := connect(t, got.srv.Addr())
+		if ok, _, err := c.Exists("/only-corral"); err != nil || ok {
+			t.Errorf("corral after restoring ZooKeeper's snapshot: /only-corral exists=%v err=%v", ok, err)
+		}
+		if data, _, err := c.Get("/app"); err != nil || string(data) != "v" {
+			t.Errorf("corral after restore: /app = %q, %v", data, err)
+		}
+		// One restore per interval, in both.
+		rs, _ = ref.post(t, "/restore", auth, zkSnapshot)
+		gs, _ = got.post(t, "/restore", auth, zkSnapshot)
+		if rs != http.StatusTooManyRequests || gs != rs {
+			t.Errorf("second restore at once: zookeeper %d, corral %d, want 429", rs, gs)
+		}
+	})
+}
+
+// post sends body to the command at path.
+func (a *adminTarget) post(t *testing.T, path string, header http.Header, body []byte) (int, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(body))
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: POST %s: %v", a.name, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: POST %s: %v", a.name, path, err)
+	}
+	return resp.StatusCode, out
 }
 
 func decode(t *testing.T, who string, b []byte) map[string]any {
