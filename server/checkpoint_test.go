@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/metric"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/vfs"
@@ -103,6 +104,7 @@ func TestCheckpointFullWhenLogCompacted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fsys := vfs.NewMem()
 			st, tree := disklessStore(t, fsys)
+			st.opts.Metrics = metric.NewRegistry(nil)
 			s := &Server{tree: tree}
 			applyCreates(t, tree, 1, 5)
 			floor := int64(0)
@@ -126,6 +128,18 @@ func TestCheckpointFullWhenLogCompacted(t *testing.T) {
 			last := tree.LastZxid()
 			if got := snapshotZxids(t, fsys); len(got) == 0 || got[0] != last {
 				t.Fatalf("snapshots %v, want the newest at the tree's zxid %d", got, last)
+			}
+			// Counted as a checkpoint's snapshot, the busy one as busy.
+			counts := map[string]int64{}
+			st.opts.Metrics.CounterSet(metricSnapshots, "", "kind").Each(func(kind string, c *metric.Counter) {
+				counts[kind] = c.Load()
+			})
+			wantBusy := int64(1)
+			if name == "no snapshot yet" {
+				wantBusy = 0
+			}
+			if counts[snapCheckpoint] != 1 || counts[snapBusy] != wantBusy || counts[snapIdle] != 0 {
+				t.Errorf("%s by kind %v, want checkpoint 1, busy %d, idle 0", metricSnapshots, counts, wantBusy)
 			}
 			st2, tree2 := disklessStore(t, fsys)
 			if !st2.complete || tree2.LastZxid() != last || tree2.NodeCount() != tree.NodeCount() {
