@@ -208,6 +208,53 @@ func (d *logData) syncWritten() error {
 	return d.dl.WaitSynced(context.Background(), d.dl.Written())
 }
 
+// appendOp returns the transaction's append whose payload goes to the
+// data log: a create itself, or in a multi its first create that
+// qualifies. A multi's ops share one zxid and a record is keyed by zxid,
+// so a multi appends at most one payload to the data log; any further
+// large creates in it stay inline. Nil if there is none.
+func (d *logData) appendOp(tx *txn.Txn) *txn.Txn {
+	switch tx.Type {
+	case wire.OpCreate, wire.OpCreate2:
+		if d.isAppend(tx) {
+			return tx
+		}
+	case wire.OpMulti:
+		for i := range tx.Ops {
+			if d.isAppend(&tx.Ops[i]) {
+				return &tx.Ops[i]
+			}
+		}
+	}
+	return nil
+}
+
+// refOp is appendOp's counterpart in the WAL form: the create, alone or
+// first in a multi, whose data is a reference. Client data under a log
+// never looks like one (checkClientData), and the creates of a multi
+// before its append are inline, so this is the op appendOp chose.
+func (d *logData) refOp(tx *txn.Txn) (*txn.Txn, entryRef) {
+	isRef := func(t *txn.Txn) (entryRef, bool) {
+		if (t.Type != wire.OpCreate && t.Type != wire.OpCreate2) || !d.entryPath(t.Path) {
+			return entryRef{}, false
+		}
+		return parseRef(t.Data)
+	}
+	switch tx.Type {
+	case wire.OpCreate, wire.OpCreate2:
+		if ref, ok := isRef(tx); ok {
+			return tx, ref
+		}
+	case wire.OpMulti:
+		for i := range tx.Ops {
+			if ref, ok := isRef(&tx.Ops[i]); ok {
+				return &tx.Ops[i], ref
+			}
+		}
+	}
+	return nil, entryRef{}
+}
+
 // toWAL turns a proposal (payload inside) into its WAL record (reference
 // inside), writing the payload to the data log; other entries pass.
 func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
@@ -216,14 +263,18 @@ func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
 	}
 	var h txn.Header
 	var tx txn.Txn
-	if err := txn.Decode(e.Data, &h, &tx); err != nil || !d.isAppend(&tx) {
+	if err := txn.Decode(e.Data, &h, &tx); err != nil {
 		return e.Data, nil // the tree's apply reports what does not decode
 	}
-	ref, err := d.store(int64(e.Zxid), tx.Data)
+	op := d.appendOp(&tx)
+	if op == nil {
+		return e.Data, nil
+	}
+	ref, err := d.store(int64(e.Zxid), op.Data)
 	if err != nil {
 		return nil, err
 	}
-	tx.Data = ref.encode()
+	op.Data = ref.encode()
 	return txn.Append(nil, &h, &tx), nil
 }
 
@@ -235,18 +286,15 @@ func (d *logData) toProposal(data []byte) ([]byte, error) {
 	if err := txn.Decode(data, &h, &tx); err != nil {
 		return data, nil
 	}
-	if (tx.Type != wire.OpCreate && tx.Type != wire.OpCreate2) || !d.entryPath(tx.Path) {
-		return data, nil
-	}
-	ref, ok := parseRef(tx.Data)
-	if !ok {
+	op, ref := d.refOp(&tx)
+	if op == nil {
 		return data, nil
 	}
 	b, err := d.read(ref)
 	if err != nil {
 		return nil, err
 	}
-	tx.Data = b
+	op.Data = b
 	return txn.Append(nil, &h, &tx), nil
 }
 
@@ -255,17 +303,15 @@ func (d *logData) toProposal(data []byte) ([]byte, error) {
 // goroutine has not yet (a leader may apply before its own log has the
 // entry).
 func (d *logData) forApply(r *request) error {
-	if r.tx.Type != wire.OpCreate && r.tx.Type != wire.OpCreate2 {
+	op := d.appendOp(&r.tx)
+	if op == nil {
 		return nil
 	}
-	if !d.isAppend(&r.tx) {
-		return nil
-	}
-	ref, err := d.store(r.hdr.Zxid, r.tx.Data)
+	ref, err := d.store(r.hdr.Zxid, op.Data)
 	if err != nil {
 		return err
 	}
-	r.tx.Data = ref.encode()
+	op.Data = ref.encode()
 	return nil
 }
 
