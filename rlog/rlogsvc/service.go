@@ -54,7 +54,9 @@ func NewBackend(b Backend) *Service { return &Service{p: b} }
 // proposer is a Proposer as a Backend.
 type proposer struct{ p rlog.Proposer }
 
-func (p proposer) Do(ctx context.Context, m rlog.Mutation) (rlog.Result, error) { return p.p.Do(ctx, m) }
+func (p proposer) Do(ctx context.Context, m rlog.Mutation) (rlog.Result, error) {
+	return p.p.Do(ctx, m)
+}
 func (p proposer) Stat(_ context.Context, name string) (rlog.Stat, error) {
 	return p.p.State().Stat(name)
 }
