@@ -91,6 +91,14 @@ func TestLogCommandsOnEnsemble(t *testing.T) {
 	if err := bad.Run(); err == nil || !strings.Contains(e.String(), "bad request") {
 		t.Fatalf("stat of a bad name: %v, stderr %q", err, e.String())
 	}
+	// An append above the limit (the server's 1 MiB request size less the
+	// multi around it) is refused with the limit.
+	e.Reset()
+	huge := exec.CommandContext(ctx, bin, "log", "append", "-endpoints", ep, "kept")
+	huge.Stdin, huge.Stderr = bytes.NewReader(make([]byte, 1<<20)), &e
+	if err := huge.Run(); err == nil || !strings.Contains(e.String(), "too large") || !strings.Contains(e.String(), "1032192") {
+		t.Fatalf("append of 1 MiB: %v, stderr %q", err, e.String())
+	}
 
 	// The same state through ZooKeeper: log "kept" is a znode with its
 	// control record, its entries children named by offset; "events" is
@@ -133,6 +141,62 @@ func TestLogCommandsOnEnsemble(t *testing.T) {
 	if err != nil || string(out) != "xxzk\n" {
 		t.Fatalf("read after a ZooKeeper append: %q, %v", out, err)
 	}
+	// What would break the log's offsets is refused, whoever sends it.
+	_, st, err = c.Get("/logs/kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl := zk.WorldACL(zk.PermAll)
+	for what, err := range map[string]error{
+		"a sequential create": func() error {
+			_, err := c.Create("/logs/kept/e-", []byte("x"), zk.FlagSequence, acl)
+			return err
+		}(),
+		"a create at the end without the record": func() error {
+			_, err := c.Create("/logs/kept/00000000000000003009", []byte("x"), 0, acl)
+			return err
+		}(),
+		"the start moved down": func() error {
+			_, err := c.Set("/logs/kept", []byte("zkrl1 start=0 end=3009 sealed=false"), -1)
+			if err != nil {
+				return err
+			}
+			_, err = c.Set("/logs/kept", []byte("zkrl1 start=0 end=3009 sealed=false"), -1) // no change is fine
+			if err != nil {
+				return err
+			}
+			_, err = c.Set("/logs/kept", []byte("zkrl1 start=3 end=3009 sealed=false"), -1)
+			if err != nil {
+				return err
+			}
+			_, err = c.Set("/logs/kept", []byte("zkrl1 start=2 end=3009 sealed=false"), -1)
+			return err
+		}(),
+		"the end moved alone": func() error {
+			_, err := c.Set("/logs/kept", []byte("zkrl1 start=3 end=3010 sealed=false"), -1)
+			return err
+		}(),
+		"an entry above the start deleted": c.Delete("/logs/kept/00000000000000000000", -1),
+		"an append of the wrong size": func() error {
+			_, err := c.Multi(
+				&zk.SetDataRequest{Path: "/logs/kept", Data: []byte("zkrl1 start=3 end=3019 sealed=false"), Version: -1},
+				&zk.CreateRequest{Path: "/logs/kept/00000000000000003009", Data: []byte("short"), Acl: acl},
+			)
+			return err
+		}(),
+		"the record replaced": func() error {
+			_, err := c.Set("/logs/kept", []byte("mine"), -1)
+			return err
+		}(),
+	} {
+		if err != zk.ErrBadArguments {
+			t.Errorf("%s: %v, want bad arguments", what, err)
+		}
+	}
+	if out, err := exec.CommandContext(ctx, bin, "log", "stat", "-endpoints", ep, "kept").Output(); err != nil || string(out) != "start=3 end=3009 committed=3009 sealed=false\n" {
+		t.Fatalf("stat after the refusals: %q, %v", out, err)
+	}
+
 	// The same multi again (a stale version) fails as a whole.
 	if _, err := c.Multi(
 		&zk.SetDataRequest{Path: "/logs/kept", Data: []byte("zkrl1 start=0 end=3012 sealed=false"), Version: st.Version},

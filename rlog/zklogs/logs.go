@@ -113,7 +113,7 @@ func (l *Logs) zk(ctx context.Context) (*client.Conn, error) {
 func (l *Logs) logPath(name string) string { return l.root + "/" + name }
 
 func (l *Logs) entryPath(name string, off int64) string {
-	return l.root + "/" + name + "/" + entryName(off)
+	return l.root + "/" + name + "/" + rlog.EntryName(off)
 }
 
 // checkName refuses a name that cannot name a log.
@@ -121,19 +121,19 @@ func checkName(name string) *rlog.Error {
 	if rlog.ValidName(name) {
 		return nil
 	}
-	e := fail(rlog.CodeBadRequest, name, control{}, -1)
+	e := fail(rlog.CodeBadRequest, name, rlog.Control{}, -1)
 	e.Detail = "a log's name is 1 to 255 letters, digits, '.', '_' or '-'"
 	return e
 }
 
 // fail is an operation's own failure with the log's positions.
-func fail(code rlog.Code, name string, c control, off int64) *rlog.Error {
-	return &rlog.Error{Code: code, Log: name, Start: c.start, End: c.end, Committed: c.end, Sealed: c.sealed, Offset: off}
+func fail(code rlog.Code, name string, c rlog.Control, off int64) *rlog.Error {
+	return &rlog.Error{Code: code, Log: name, Start: c.Start, End: c.End, Committed: c.End, Sealed: c.Sealed, Offset: off}
 }
 
 // get reads a log's control record and its version; a missing log is a
 // NotFound *rlog.Error, damaged data a BadRequest one.
-func (l *Logs) get(ctx context.Context, zk *client.Conn, name string, watch bool) (control, int32, <-chan client.Event, error) {
+func (l *Logs) get(ctx context.Context, zk *client.Conn, name string, watch bool) (rlog.Control, int32, <-chan client.Event, error) {
 	var (
 		data []byte
 		st   client.Stat
@@ -146,16 +146,16 @@ func (l *Logs) get(ctx context.Context, zk *client.Conn, name string, watch bool
 		data, st, err = zk.Get(ctx, l.logPath(name))
 	}
 	if errors.Is(err, wire.CodeNoNode) {
-		return control{}, 0, nil, fail(rlog.CodeNotFound, name, control{}, -1)
+		return rlog.Control{}, 0, nil, fail(rlog.CodeNotFound, name, rlog.Control{}, -1)
 	}
 	if err != nil {
-		return control{}, 0, nil, err
+		return rlog.Control{}, 0, nil, err
 	}
-	c, perr := parseControl(data)
+	c, perr := rlog.ParseControl(data)
 	if perr != nil {
-		e := fail(rlog.CodeBadRequest, name, control{}, -1)
+		e := fail(rlog.CodeBadRequest, name, rlog.Control{}, -1)
 		e.Detail = perr.Error()
-		return control{}, 0, nil, e
+		return rlog.Control{}, 0, nil, e
 	}
 	return c, st.Version, ch, nil
 }
@@ -194,20 +194,20 @@ func (l *Logs) Do(ctx context.Context, m rlog.Mutation) (rlog.Result, error) {
 	case rlog.OpDelete:
 		return result(0, l.delete(ctx, zk, m.Name))
 	}
-	e := fail(rlog.CodeBadRequest, m.Name, control{}, -1)
+	e := fail(rlog.CodeBadRequest, m.Name, rlog.Control{}, -1)
 	e.Detail = fmt.Sprintf("unknown operation %v", m.Op)
 	return rlog.Result{Err: e}, nil
 }
 
 func (l *Logs) create(ctx context.Context, zk *client.Conn, name string) error {
 	acl := client.WorldACL(client.PermAll)
-	_, err := zk.Create(ctx, l.logPath(name), control{}.encode(), acl, client.ModePersistent)
+	_, err := zk.Create(ctx, l.logPath(name), rlog.Control{}.Encode(), acl, client.ModePersistent)
 	if errors.Is(err, wire.CodeNoNode) {
 		// The root itself is missing: make it, then the log.
 		if _, err := zk.Create(ctx, l.root, nil, acl, client.ModePersistent); err != nil && !errors.Is(err, wire.CodeNodeExists) {
 			return fmt.Errorf("zklogs: create the root %s: %w", l.root, err)
 		}
-		_, err = zk.Create(ctx, l.logPath(name), control{}.encode(), acl, client.ModePersistent)
+		_, err = zk.Create(ctx, l.logPath(name), rlog.Control{}.Encode(), acl, client.ModePersistent)
 	}
 	if errors.Is(err, wire.CodeNodeExists) {
 		c, _, _, gerr := l.get(ctx, zk, name, false)
@@ -237,28 +237,28 @@ func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect 
 			e := fail(rlog.CodeTooLarge, name, c, expect)
 			e.Limit = l.opts.MaxAppend
 			return 0, e
-		case expect != rlog.NoOffset && expect != c.end:
-			if expect >= c.start && expect < c.end {
+		case expect != rlog.NoOffset && expect != c.End:
+			if expect >= c.Start && expect < c.End {
 				if got, _, err := zk.Get(ctx, l.entryPath(name, expect)); err == nil && bytes.Equal(got, data) {
 					return expect, nil
 				}
 			}
 			return 0, fail(rlog.CodeWrongOffset, name, c, expect)
-		case c.sealed:
+		case c.Sealed:
 			return 0, fail(rlog.CodeSealed, name, c, expect)
 		}
 		next := c
-		next.end += int64(len(data))
+		next.End += int64(len(data))
 		_, err = zk.Multi(ctx,
-			client.SetDataOp(l.logPath(name), next.encode(), ver),
-			client.CreateOp(l.entryPath(name, c.end), data, client.WorldACL(client.PermAll), client.ModePersistent))
+			client.SetDataOp(l.logPath(name), next.Encode(), ver),
+			client.CreateOp(l.entryPath(name, c.End), data, client.WorldACL(client.PermAll), client.ModePersistent))
 		switch {
 		case err == nil:
-			return c.end, nil
+			return c.End, nil
 		case errors.Is(err, wire.CodeBadVersion):
 			continue // another writer moved the end: read again
 		case errors.Is(err, wire.CodeNoNode):
-			return 0, fail(rlog.CodeNotFound, name, control{}, expect)
+			return 0, fail(rlog.CodeNotFound, name, rlog.Control{}, expect)
 		}
 		return 0, err
 	}
@@ -267,7 +267,7 @@ func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect 
 
 // update applies f to the log's control record until the write wins; f
 // returns the record to write, or ok=false to write nothing.
-func (l *Logs) update(ctx context.Context, zk *client.Conn, name string, f func(control) (control, bool, error)) (control, error) {
+func (l *Logs) update(ctx context.Context, zk *client.Conn, name string, f func(rlog.Control) (rlog.Control, bool, error)) (rlog.Control, error) {
 	for range maxCASRetries {
 		c, ver, _, err := l.get(ctx, zk, name, false)
 		if err != nil {
@@ -277,40 +277,40 @@ func (l *Logs) update(ctx context.Context, zk *client.Conn, name string, f func(
 		if err != nil || !ok {
 			return c, err
 		}
-		_, err = zk.Set(ctx, l.logPath(name), next.encode(), ver)
+		_, err = zk.Set(ctx, l.logPath(name), next.Encode(), ver)
 		switch {
 		case err == nil:
 			return next, nil
 		case errors.Is(err, wire.CodeBadVersion):
 			continue
 		case errors.Is(err, wire.CodeNoNode):
-			return c, fail(rlog.CodeNotFound, name, control{}, -1)
+			return c, fail(rlog.CodeNotFound, name, rlog.Control{}, -1)
 		}
 		return c, err
 	}
-	return control{}, fmt.Errorf("zklogs: update of %s: the log changed under %d tries", name, maxCASRetries)
+	return rlog.Control{}, fmt.Errorf("zklogs: update of %s: the log changed under %d tries", name, maxCASRetries)
 }
 
 // trim moves the start up to off and deletes the entries wholly below it.
 func (l *Logs) trim(ctx context.Context, zk *client.Conn, name string, off int64) (int64, error) {
-	c, err := l.update(ctx, zk, name, func(c control) (control, bool, error) {
+	c, err := l.update(ctx, zk, name, func(c rlog.Control) (rlog.Control, bool, error) {
 		switch {
-		case off > c.end:
+		case off > c.End:
 			return c, false, fail(rlog.CodeOutOfRange, name, c, off)
 		case off < 0:
 			e := fail(rlog.CodeBadRequest, name, c, off)
 			e.Detail = "a trim offset is not negative"
 			return c, false, e
-		case off <= c.start:
+		case off <= c.Start:
 			return c, false, nil // monotonic: already there
 		}
-		c.start = off
+		c.Start = off
 		return c, true, nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return c.start, l.deleteBelow(ctx, zk, name, c.start, c.end)
+	return c.Start, l.deleteBelow(ctx, zk, name, c.Start, c.End)
 }
 
 // deleteBelow deletes the entries that end at or below off (end is the
@@ -358,14 +358,14 @@ func deleteAll(ctx context.Context, zk *client.Conn, paths []string) error {
 func (l *Logs) entries(ctx context.Context, zk *client.Conn, name string) ([]int64, error) {
 	kids, err := zk.Children(ctx, l.logPath(name))
 	if errors.Is(err, wire.CodeNoNode) {
-		return nil, fail(rlog.CodeNotFound, name, control{}, -1)
+		return nil, fail(rlog.CodeNotFound, name, rlog.Control{}, -1)
 	}
 	if err != nil {
 		return nil, err
 	}
 	offs := make([]int64, 0, len(kids))
 	for _, k := range kids {
-		if o, ok := parseEntryName(k); ok {
+		if o, ok := rlog.ParseEntryName(k); ok {
 			offs = append(offs, o)
 		}
 	}
@@ -374,14 +374,14 @@ func (l *Logs) entries(ctx context.Context, zk *client.Conn, name string) ([]int
 }
 
 func (l *Logs) seal(ctx context.Context, zk *client.Conn, name string) (int64, error) {
-	c, err := l.update(ctx, zk, name, func(c control) (control, bool, error) {
-		if c.sealed {
+	c, err := l.update(ctx, zk, name, func(c rlog.Control) (rlog.Control, bool, error) {
+		if c.Sealed {
 			return c, false, nil
 		}
-		c.sealed = true
+		c.Sealed = true
 		return c, true, nil
 	})
-	return c.end, err
+	return c.End, err
 }
 
 // delete seals the log (so no append races the deletes), deletes its
@@ -433,8 +433,8 @@ func (l *Logs) Stat(ctx context.Context, name string) (rlog.Stat, error) {
 	return statOf(name, c), nil
 }
 
-func statOf(name string, c control) rlog.Stat {
-	return rlog.Stat{Name: name, Start: c.start, End: c.end, Committed: c.end, Sealed: c.sealed}
+func statOf(name string, c rlog.Control) rlog.Stat {
+	return rlog.Stat{Name: name, Start: c.Start, End: c.End, Committed: c.End, Sealed: c.Sealed}
 }
 
 // Read returns up to max bytes from off. At the end, with wait, it
@@ -453,13 +453,13 @@ func (l *Logs) Read(ctx context.Context, name string, off, max int64, wait bool)
 			return rlog.ReadResult{}, err
 		}
 		switch {
-		case off < c.start:
+		case off < c.Start:
 			return rlog.ReadResult{}, fail(rlog.CodeTruncated, name, c, off)
-		case off > c.end:
+		case off > c.End:
 			return rlog.ReadResult{}, fail(rlog.CodeOutOfRange, name, c, off)
-		case off < c.end:
+		case off < c.End:
 			return l.readAt(ctx, zk, name, c, off, max)
-		case !wait || c.sealed:
+		case !wait || c.Sealed:
 			return rlog.ReadResult{Next: off, Stat: statOf(name, c)}, nil
 		}
 		select {
@@ -472,8 +472,8 @@ func (l *Logs) Read(ctx context.Context, name string, off, max int64, wait bool)
 
 // readAt reads from off (start <= off < end) up to max bytes, entry by
 // entry: an entry's name is its offset and the next one's is its end.
-func (l *Logs) readAt(ctx context.Context, zk *client.Conn, name string, c control, off, max int64) (rlog.ReadResult, error) {
-	max = min(max, c.end-off)
+func (l *Logs) readAt(ctx context.Context, zk *client.Conn, name string, c rlog.Control, off, max int64) (rlog.ReadResult, error) {
+	max = min(max, c.End-off)
 	at := off // offset of the entry holding off
 	data, _, err := zk.Get(ctx, l.entryPath(name, at))
 	if errors.Is(err, wire.CodeNoNode) {
@@ -525,8 +525,8 @@ func (l *Logs) gone(ctx context.Context, zk *client.Conn, name string, off int64
 	if err != nil {
 		return err
 	}
-	if off < c.start {
+	if off < c.Start {
 		return fail(rlog.CodeTruncated, name, c, off)
 	}
-	return fmt.Errorf("zklogs: log %s: no entry holds offset %d (start %d, end %d): entries were removed by another client", name, off, c.start, c.end)
+	return fmt.Errorf("zklogs: log %s: no entry holds offset %d (start %d, end %d): entries were removed by another client", name, off, c.Start, c.End)
 }
