@@ -80,8 +80,10 @@ func parseRef(b []byte) (entryRef, bool) {
 // referenced.
 type logData struct {
 	root string
-	dl   *datalog.Log
-	log  *slog.Logger
+	// dl is the data log; nil with durability=diskless, where every
+	// entry stays inline in the tree (newInlineLogs).
+	dl  *datalog.Log
+	log *slog.Logger
 
 	// mu guards pos and dead and serializes store, so an entry gets one
 	// record whether the log goroutine or apply writes it first.
@@ -137,6 +139,15 @@ func openLogData(o *Options) (*logData, error) {
 	return d, nil
 }
 
+// newInlineLogs is the logs of a diskless member: no data log, every
+// entry's payload inline in the tree, so the tree's snapshots and
+// checkpoints carry the logs as they carry any znode, and diskless's
+// promise for the tree holds for them (docs/design/rlog.md, "Durability
+// modes"). The log paths and the control records' rules are the same.
+func newInlineLogs(o *Options) *logData {
+	return &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), log: o.Logger, pos: map[int64]record{}}
+}
+
 // entryPath says whether path names an entry: root/<log>/<entry>.
 func (d *logData) entryPath(path string) bool {
 	rest, ok := strings.CutPrefix(path, d.root+"/")
@@ -150,7 +161,7 @@ func (d *logData) entryPath(path string) bool {
 // isAppend says whether a transaction is an append whose payload goes to
 // the data log. Every member decides the same from the transaction alone.
 func (d *logData) isAppend(tx *txn.Txn) bool {
-	return (tx.Type == wire.OpCreate || tx.Type == wire.OpCreate2) && !tx.Ephemeral &&
+	return d.dl != nil && (tx.Type == wire.OpCreate || tx.Type == wire.OpCreate2) && !tx.Ephemeral &&
 		len(tx.Data) > rlogInlineMax && d.entryPath(tx.Path)
 }
 
@@ -205,6 +216,9 @@ func (d *logData) read(ref entryRef) ([]byte, error) {
 
 // syncWritten waits until every record written so far is synced.
 func (d *logData) syncWritten() error {
+	if d.dl == nil {
+		return nil
+	}
 	return d.dl.WaitSynced(context.Background(), d.dl.Written())
 }
 
@@ -315,7 +329,12 @@ func (d *logData) forApply(r *request) error {
 	return nil
 }
 
-func (d *logData) close() error { return d.dl.Close() }
+func (d *logData) close() error {
+	if d.dl == nil {
+		return nil
+	}
+	return d.dl.Close()
+}
 
 // checkRlogRoot refuses a log root the server cannot honour.
 func checkRlogRoot(o *Options) error {
@@ -329,9 +348,6 @@ func checkRlogRoot(o *Options) error {
 	if o.Ensemble == nil {
 		return errors.New("rlog.root needs an ensemble (server.N lines): logs run on the replication driver")
 	}
-	if o.Durability == DurabilityDiskless {
-		return errors.New("rlog.root needs a transaction log: durability=diskless is not supported with logs yet")
-	}
 	return nil
 }
 
@@ -341,6 +357,15 @@ func checkRlogRoot(o *Options) error {
 // (the payload is synced before the WAL record): it and the entries after
 // it are dropped from the WAL.
 func openLogs(st *storage, tree *datatree.Tree, snapZxid int64) error {
+	if st.opts.Durability == DurabilityDiskless {
+		st.rl = newInlineLogs(st.opts)
+		if refs := st.rl.referenced(tree); len(refs) > 0 {
+			return fmt.Errorf("rlog: the snapshot at %s names %d log entries in a data log, and a diskless member "+
+				"has none (every entry inline): it was written in another durability mode; start this member empty",
+				hex(snapZxid), len(refs))
+		}
+		return nil
+	}
 	rl, err := openLogData(st.opts)
 	if err != nil {
 		return err
