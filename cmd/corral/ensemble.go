@@ -74,9 +74,19 @@ func runEnsemble(args []string) int {
 	for _, cfg := range cfgs {
 		admins[cfg.MyID] = consoleAdminAddr(cfg)
 	}
+	var apiAddrs []string
+	for _, cfg := range cfgs {
+		if cfg.APIPort != 0 {
+			apiAddrs = append(apiAddrs, cfg.APIListenAddr())
+		}
+	}
 	for _, cfg := range cfgs {
 		if cfg.Admin.ConsoleAdminAddrs == nil {
 			cfg.Admin.ConsoleAdminAddrs = admins
+		}
+		// The console's Logs pages use the ensemble's own log API.
+		if cfg.Admin.ConsoleLogEndpoints == nil {
+			cfg.Admin.ConsoleLogEndpoints = apiAddrs
 		}
 	}
 	logger := newLogger(*logLevel)

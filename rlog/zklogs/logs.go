@@ -101,10 +101,15 @@ func (l *Logs) zk(ctx context.Context) (*client.Conn, error) {
 			return c, nil
 		}
 	}
-	c, err := client.Connect(ctx, l.opts.Servers, client.SessionTimeout(l.opts.SessionTimeout),
+	// Connect waits for a session; a member that does not answer within
+	// a session timeout sends the caller elsewhere.
+	cctx, cancel := context.WithTimeout(ctx, l.opts.SessionTimeout)
+	defer cancel()
+	c, err := client.Connect(cctx, l.opts.Servers, client.SessionTimeout(l.opts.SessionTimeout),
 		client.Logger(l.opts.Logger), client.MaxBufferSize(int(l.opts.MaxAppend)+1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("zklogs: connect to %v: %w", l.opts.Servers, err)
+		// Nothing was sent: another server may take the request.
+		return nil, fmt.Errorf("%w: zklogs: connect to %v: %w", rlog.ErrUnavailable, l.opts.Servers, err)
 	}
 	l.conn = c
 	return c, nil
@@ -428,7 +433,7 @@ func (l *Logs) Stat(ctx context.Context, name string) (rlog.Stat, error) {
 	}
 	c, _, _, err := l.get(ctx, zk, name, false)
 	if err != nil {
-		return rlog.Stat{}, err
+		return rlog.Stat{}, readErr(err)
 	}
 	return statOf(name, c), nil
 }
@@ -447,6 +452,21 @@ func (l *Logs) Read(ctx context.Context, name string, off, max int64, wait bool)
 	if err != nil {
 		return rlog.ReadResult{}, err
 	}
+	r, err := l.read(ctx, zk, name, off, max, wait)
+	return r, readErr(err)
+}
+
+// readErr marks a read's failure of the session (no reply, no session)
+// as ErrUnavailable: a read changes nothing, so another server may take
+// it. A write's is left as it is: its outcome is unknown.
+func readErr(err error) error {
+	if errors.Is(err, wire.CodeConnectionLoss) || errors.Is(err, wire.CodeSessionExpired) || errors.Is(err, wire.CodeOperationTimeout) {
+		return fmt.Errorf("%w: %w", rlog.ErrUnavailable, err)
+	}
+	return err
+}
+
+func (l *Logs) read(ctx context.Context, zk *client.Conn, name string, off, max int64, wait bool) (rlog.ReadResult, error) {
 	for {
 		c, _, ch, err := l.get(ctx, zk, name, wait)
 		if err != nil {
