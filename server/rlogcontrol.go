@@ -25,7 +25,8 @@ import (
 //     of a sealed log (what a log's delete does).
 //
 // A log without a control record (empty data, or data of the client's)
-// keeps the plain rules: any create under it appends.
+// keeps the plain rules (any create under it appends) until a setData
+// gives it one, checked as a change from the empty record.
 //
 // Failures are BadArguments, except a stale version (BadVersion, the
 // compare-and-swap every API write relies on).
@@ -98,9 +99,9 @@ func (s *Server) prepLogSetData(r *request, path string, data []byte, rec *chang
 		return wire.CodeBadArguments
 	case wasCtl && !isCtl:
 		return wire.CodeBadArguments // a log keeps its offsets
-	case !wasCtl && isCtl && next != (rlog.Control{}):
-		return wire.CodeBadArguments // a log takes offsets empty
-	case wasCtl && rlog.CheckControl(old, next) != nil:
+	case isCtl && rlog.CheckControl(old, next) != nil:
+		// A log without a record takes one as if it had the empty one
+		// (start=0 end=0): its first append sets the record.
 		return wire.CodeBadArguments
 	}
 	if rec.ctrlAt == r.hdr.Zxid && rec.cursor != old.End {

@@ -197,6 +197,20 @@ func TestLogCommandsOnEnsemble(t *testing.T) {
 		t.Fatalf("stat after the refusals: %q, %v", out, err)
 	}
 
+	// A log a ZooKeeper client created empty takes API appends: the first
+	// sets its control record.
+	if _, err := c.Create("/logs/plain", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	app := exec.CommandContext(ctx, bin, "log", "append", "-endpoints", ep, "plain")
+	app.Stdin = strings.NewReader("first")
+	if out, err := app.Output(); err != nil || string(out) != "0\n" {
+		t.Fatalf("append to a log created empty: %q, %v", out, err)
+	}
+	if data, _, err := c.Get("/logs/plain"); err != nil || string(data) != "zkrl1 start=0 end=5 sealed=false" {
+		t.Fatalf("getData /logs/plain: %q, %v", data, err)
+	}
+
 	// The same multi again (a stale version) fails as a whole.
 	if _, err := c.Multi(
 		&zk.SetDataRequest{Path: "/logs/kept", Data: []byte("zkrl1 start=0 end=3012 sealed=false"), Version: st.Version},
