@@ -26,10 +26,15 @@ func runEnsemble(args []string) int {
 	dir := fs.String("dir", "", "data directory (default: a new temporary directory)")
 	port := fs.Int("port", 2181, "client port of the first server; the n servers use 3n consecutive ports from it")
 	logLevel := fs.String("log-level", "info", "debug|info|warn|error")
-	rlogRoot := fs.String("rlog-root", "", "make every znode under this path a replicated log (zoo.cfg rlog.root; needs n > 1) "+
-		"and serve the log API on n more ports after the 3n (zoo.cfg apiPort)")
+	rlogRoot := fs.String("rlog-root", "/logs", "make every znode under this path a replicated log (zoo.cfg rlog.root; "+
+		"n > 1 only) and serve the log API on n more ports after the 3n (zoo.cfg apiPort); \"\" for neither")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rlog-root" })
+	if *n == 1 && !explicit {
+		*rlogRoot = "" // a standalone server has no logs
 	}
 	base := *dir
 	if base == "" {

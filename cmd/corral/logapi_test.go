@@ -39,17 +39,18 @@ func freePorts(t *testing.T, n int) int {
 	return 0
 }
 
-// TestLogCommandsOnEnsemble starts `corral ensemble -rlog-root /logs`,
-// takes the API endpoints from its "api endpoints:" line, runs the same
-// `corral log` script as against a logs-only member, and then reads the
-// logs it left with go-zookeeper: the API's logs are the tree's znodes.
+// TestLogCommandsOnEnsemble starts `corral ensemble` (logs under /logs by
+// default), takes the API endpoints from its "api endpoints:" line, runs
+// the same `corral log` script as against a logs-only member, and then
+// reads the logs it left with go-zookeeper: the API's logs are the tree's
+// znodes.
 func TestLogCommandsOnEnsemble(t *testing.T) {
 	bin := buildCorral(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	base := freePorts(t, 12)
 	ens := exec.CommandContext(ctx, bin, "ensemble", "-n", "3", "-port", fmt.Sprint(base),
-		"-dir", t.TempDir(), "-rlog-root", "/logs", "-log-level", "warn")
+		"-dir", t.TempDir(), "-log-level", "warn")
 	ens.Cancel = func() error { return ens.Process.Signal(syscall.SIGTERM) }
 	stdout, err := ens.StdoutPipe()
 	if err != nil {
