@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"slices"
@@ -237,7 +238,8 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 	if s.isNormalEphemeral(prec.stat.EphemeralOwner) {
 		return wire.CodeNoChildrenForEphemerals
 	}
-	if err := s.prepLogCreate(r, path, cr.Data, &prec); err != nil {
+	plain := !ephemeral && !container && !isTTL && !sequential
+	if err := s.prepLogCreate(r, path, cr.Data, plain, &prec); err != nil {
 		return err
 	}
 	newCversion := prec.stat.CVersion + 1
@@ -295,7 +297,7 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 		acl: acl,
 	}
 	if s.store.rl != nil && s.store.rl.logPath(path) {
-		nc.data = cr.Data
+		nc.data = bytes.Clone(cr.Data)
 	}
 	s.put(r, path, nc)
 	return nil

@@ -19,8 +19,8 @@ import (
 //     end is allowed only in a multi, whose creates must then fill the
 //     bytes it adds exactly (checkLogMulti);
 //   - a create under the log: only in that multi, after the setData,
-//     named by the offset where the bytes it adds are next, non-empty,
-//     not past the new end;
+//     persistent, named by the offset where the bytes it adds are next,
+//     non-empty, not past the new end;
 //   - a delete of an entry: only below the start (what a trim frees) or
 //     of a sealed log (what a log's delete does).
 //
@@ -52,8 +52,10 @@ func controlOf(data []byte) (c rlog.Control, ok bool, err error) {
 
 // prepLogCreate checks a create under the root: of a log (its data, if a
 // control record, is a new log's) or of an entry of a log with a control
-// record (prec, the log's pending change, advances its cursor).
-func (s *Server) prepLogCreate(r *request, path string, data []byte, prec *change) error {
+// record (prec, the log's pending change, advances its cursor; plain says
+// the create is persistent and not sequential, as an entry must be: one
+// that could vanish with a session or a TTL would leave a hole).
+func (s *Server) prepLogCreate(r *request, path string, data []byte, plain bool, prec *change) error {
 	rl := s.store.rl
 	if rl == nil {
 		return nil
@@ -75,7 +77,7 @@ func (s *Server) prepLogCreate(r *request, path string, data []byte, prec *chang
 		return wire.CodeBadArguments
 	}
 	off, isEntry := rlog.ParseEntryName(path[strings.LastIndexByte(path, '/')+1:])
-	if !isEntry || prec.ctrlAt != r.hdr.Zxid || off != prec.cursor || len(data) == 0 || off+int64(len(data)) > c.End {
+	if !isEntry || !plain || prec.ctrlAt != r.hdr.Zxid || off != prec.cursor || len(data) == 0 || off+int64(len(data)) > c.End {
 		return wire.CodeBadArguments
 	}
 	prec.cursor += int64(len(data))

@@ -185,6 +185,13 @@ func TestLogCommandsOnEnsemble(t *testing.T) {
 			)
 			return err
 		}(),
+		"an ephemeral entry": func() error {
+			_, err := c.Multi(
+				&zk.SetDataRequest{Path: "/logs/kept", Data: []byte("zkrl1 start=3 end=3010 sealed=false"), Version: -1},
+				&zk.CreateRequest{Path: "/logs/kept/00000000000000003009", Data: []byte("e"), Acl: acl, Flags: zk.FlagEphemeral},
+			)
+			return err
+		}(),
 		"the record replaced": func() error {
 			_, err := c.Set("/logs/kept", []byte("mine"), -1)
 			return err
