@@ -50,3 +50,25 @@ func TestControlRecord(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseControl: any bytes parse or fail without panicking, and a
+// record that parses is canonical up to spacing: encoding it parses back
+// to the same record.
+func FuzzParseControl(f *testing.F) {
+	for _, s := range []string{"", "zkrl1 start=0 end=0 sealed=false", "zkrl1 start=3 end=9 sealed=true", "zkrl1 end=1 start=0 sealed=1", "zkrl1 start=9223372036854775807 end=9223372036854775807 sealed=F"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseControl(b)
+		if err != nil {
+			return
+		}
+		back, err := ParseControl(c.Encode())
+		if err != nil || back != c {
+			t.Fatalf("%q parsed to %+v, which encodes to %q and parses to %+v, %v", b, c, c.Encode(), back, err)
+		}
+		if c.Start < 0 || c.End < c.Start {
+			t.Fatalf("%q parsed to %+v", b, c)
+		}
+	})
+}
