@@ -29,6 +29,11 @@ type Proposer interface {
 // leader: the request must go to the leader.
 var ErrNotLeader = errors.New("rlog: not the leader")
 
+// ErrUnavailable is returned by a server that cannot serve a request now
+// and did not execute it (rlog/zklogs: no session with its member): the
+// request may go to another server.
+var ErrUnavailable = errors.New("rlog: this server cannot serve now")
+
 // Member is a State replicated by a replica.Driver: requests go through
 // Prepare on the leader and are proposed; every member applies them.
 type Member struct {

@@ -17,6 +17,14 @@ type change struct {
 	stat        datatree.PStat
 	numChildren int
 	acl         []wire.ACL
+
+	// For a log's znode under rlog.root (rlogcontrol.go): data is its
+	// data; ctrlAt is the zxid of the multi that last moved its control
+	// record's end, and cursor the offset the next entry that multi
+	// creates must have.
+	data   []byte
+	ctrlAt int64
+	cursor int64
 }
 
 // pendingChanges maps a path to its newest change not yet applied. Prep
@@ -46,12 +54,16 @@ func (s *Server) record(path string) (change, bool) {
 	if n == nil {
 		return change{}, false
 	}
-	return change{
+	c := change{
 		exists:      true,
 		stat:        n.Persisted(),
 		numChildren: n.NumChildren(),
 		acl:         n.ACL(),
-	}, true
+	}
+	if s.store.rl != nil && s.store.rl.logPath(path) {
+		c.data = n.Data()
+	}
+	return c, true
 }
 
 // put records a change decided by r.

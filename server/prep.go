@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"slices"
@@ -237,6 +238,10 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 	if s.isNormalEphemeral(prec.stat.EphemeralOwner) {
 		return wire.CodeNoChildrenForEphemerals
 	}
+	plain := !ephemeral && !container && !isTTL && !sequential
+	if err := s.prepLogCreate(r, path, cr.Data, plain, &prec); err != nil {
+		return err
+	}
 	newCversion := prec.stat.CVersion + 1
 	if err := s.checkQuota(path, int64(len(cr.Data)), 1); err != nil {
 		return err
@@ -282,7 +287,7 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 	prec.stat.Pzxid = zxid
 	prec.numChildren++
 	s.put(r, parent, prec)
-	s.put(r, path, change{
+	nc := change{
 		exists: true,
 		stat: datatree.PStat{
 			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
@@ -290,7 +295,11 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 			EphemeralOwner: owner,
 		},
 		acl: acl,
-	})
+	}
+	if s.store.rl != nil && s.store.rl.logPath(path) {
+		nc.data = bytes.Clone(cr.Data)
+	}
+	s.put(r, path, nc)
 	return nil
 }
 
@@ -331,6 +340,9 @@ func (s *Server) prepDelete(r *request, path string, version int32, isContainer 
 		if nrec.numChildren > 0 {
 			return wire.CodeNotEmpty
 		}
+		if err := s.prepLogDelete(path, &prec); err != nil {
+			return err
+		}
 		tx.Type = wire.OpDelete
 	}
 	tx.Path = path
@@ -360,6 +372,9 @@ func (s *Server) prepSetData(r *request, sr *wire.SetDataRequest, tx *txn.Txn) e
 	}
 	if sr.Version != -1 && sr.Version != rec.stat.Version {
 		return wire.CodeBadVersion
+	}
+	if err := s.prepLogSetData(r, sr.Path, sr.Data, &rec); err != nil {
+		return err
 	}
 	newVersion := rec.stat.Version + 1
 	tx.Type = wire.OpSetData
@@ -521,6 +536,11 @@ func (s *Server) prepMulti(r *request) {
 		}
 		if err := s.prepOne(r, eff, rec, &ops[i]); err != nil {
 			failed, failedAt = err, i
+		}
+	}
+	if failed == nil {
+		if i := s.checkLogMulti(r, m); i >= 0 {
+			failed, failedAt = wire.CodeBadArguments, i
 		}
 	}
 	if failed == nil {

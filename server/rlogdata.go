@@ -80,8 +80,10 @@ func parseRef(b []byte) (entryRef, bool) {
 // referenced.
 type logData struct {
 	root string
-	dl   *datalog.Log
-	log  *slog.Logger
+	// dl is the data log; nil with durability=diskless, where every
+	// entry stays inline in the tree (newInlineLogs).
+	dl  *datalog.Log
+	log *slog.Logger
 
 	// mu guards pos and dead and serializes store, so an entry gets one
 	// record whether the log goroutine or apply writes it first.
@@ -137,6 +139,15 @@ func openLogData(o *Options) (*logData, error) {
 	return d, nil
 }
 
+// newInlineLogs is the logs of a diskless member: no data log, every
+// entry's payload inline in the tree, so the tree's snapshots and
+// checkpoints carry the logs as they carry any znode, and diskless's
+// promise for the tree holds for them (docs/design/rlog.md, "Durability
+// modes"). The log paths and the control records' rules are the same.
+func newInlineLogs(o *Options) *logData {
+	return &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), log: o.Logger, pos: map[int64]record{}}
+}
+
 // entryPath says whether path names an entry: root/<log>/<entry>.
 func (d *logData) entryPath(path string) bool {
 	rest, ok := strings.CutPrefix(path, d.root+"/")
@@ -150,7 +161,7 @@ func (d *logData) entryPath(path string) bool {
 // isAppend says whether a transaction is an append whose payload goes to
 // the data log. Every member decides the same from the transaction alone.
 func (d *logData) isAppend(tx *txn.Txn) bool {
-	return (tx.Type == wire.OpCreate || tx.Type == wire.OpCreate2) && !tx.Ephemeral &&
+	return d.dl != nil && (tx.Type == wire.OpCreate || tx.Type == wire.OpCreate2) && !tx.Ephemeral &&
 		len(tx.Data) > rlogInlineMax && d.entryPath(tx.Path)
 }
 
@@ -205,7 +216,57 @@ func (d *logData) read(ref entryRef) ([]byte, error) {
 
 // syncWritten waits until every record written so far is synced.
 func (d *logData) syncWritten() error {
+	if d.dl == nil {
+		return nil
+	}
 	return d.dl.WaitSynced(context.Background(), d.dl.Written())
+}
+
+// appendOp returns the transaction's append whose payload goes to the
+// data log: a create itself, or in a multi its first create that
+// qualifies. A multi's ops share one zxid and a record is keyed by zxid,
+// so a multi appends at most one payload to the data log; any further
+// large creates in it stay inline. Nil if there is none.
+func (d *logData) appendOp(tx *txn.Txn) *txn.Txn {
+	switch tx.Type {
+	case wire.OpCreate, wire.OpCreate2:
+		if d.isAppend(tx) {
+			return tx
+		}
+	case wire.OpMulti:
+		for i := range tx.Ops {
+			if d.isAppend(&tx.Ops[i]) {
+				return &tx.Ops[i]
+			}
+		}
+	}
+	return nil
+}
+
+// refOp is appendOp's counterpart in the WAL form: the create, alone or
+// first in a multi, whose data is a reference. Client data under a log
+// never looks like one (checkClientData), and the creates of a multi
+// before its append are inline, so this is the op appendOp chose.
+func (d *logData) refOp(tx *txn.Txn) (*txn.Txn, entryRef) {
+	isRef := func(t *txn.Txn) (entryRef, bool) {
+		if (t.Type != wire.OpCreate && t.Type != wire.OpCreate2) || !d.entryPath(t.Path) {
+			return entryRef{}, false
+		}
+		return parseRef(t.Data)
+	}
+	switch tx.Type {
+	case wire.OpCreate, wire.OpCreate2:
+		if ref, ok := isRef(tx); ok {
+			return tx, ref
+		}
+	case wire.OpMulti:
+		for i := range tx.Ops {
+			if ref, ok := isRef(&tx.Ops[i]); ok {
+				return &tx.Ops[i], ref
+			}
+		}
+	}
+	return nil, entryRef{}
 }
 
 // toWAL turns a proposal (payload inside) into its WAL record (reference
@@ -216,14 +277,18 @@ func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
 	}
 	var h txn.Header
 	var tx txn.Txn
-	if err := txn.Decode(e.Data, &h, &tx); err != nil || !d.isAppend(&tx) {
+	if err := txn.Decode(e.Data, &h, &tx); err != nil {
 		return e.Data, nil // the tree's apply reports what does not decode
 	}
-	ref, err := d.store(int64(e.Zxid), tx.Data)
+	op := d.appendOp(&tx)
+	if op == nil {
+		return e.Data, nil
+	}
+	ref, err := d.store(int64(e.Zxid), op.Data)
 	if err != nil {
 		return nil, err
 	}
-	tx.Data = ref.encode()
+	op.Data = ref.encode()
 	return txn.Append(nil, &h, &tx), nil
 }
 
@@ -235,18 +300,15 @@ func (d *logData) toProposal(data []byte) ([]byte, error) {
 	if err := txn.Decode(data, &h, &tx); err != nil {
 		return data, nil
 	}
-	if (tx.Type != wire.OpCreate && tx.Type != wire.OpCreate2) || !d.entryPath(tx.Path) {
-		return data, nil
-	}
-	ref, ok := parseRef(tx.Data)
-	if !ok {
+	op, ref := d.refOp(&tx)
+	if op == nil {
 		return data, nil
 	}
 	b, err := d.read(ref)
 	if err != nil {
 		return nil, err
 	}
-	tx.Data = b
+	op.Data = b
 	return txn.Append(nil, &h, &tx), nil
 }
 
@@ -255,21 +317,24 @@ func (d *logData) toProposal(data []byte) ([]byte, error) {
 // goroutine has not yet (a leader may apply before its own log has the
 // entry).
 func (d *logData) forApply(r *request) error {
-	if r.tx.Type != wire.OpCreate && r.tx.Type != wire.OpCreate2 {
+	op := d.appendOp(&r.tx)
+	if op == nil {
 		return nil
 	}
-	if !d.isAppend(&r.tx) {
-		return nil
-	}
-	ref, err := d.store(r.hdr.Zxid, r.tx.Data)
+	ref, err := d.store(r.hdr.Zxid, op.Data)
 	if err != nil {
 		return err
 	}
-	r.tx.Data = ref.encode()
+	op.Data = ref.encode()
 	return nil
 }
 
-func (d *logData) close() error { return d.dl.Close() }
+func (d *logData) close() error {
+	if d.dl == nil {
+		return nil
+	}
+	return d.dl.Close()
+}
 
 // checkRlogRoot refuses a log root the server cannot honour.
 func checkRlogRoot(o *Options) error {
@@ -283,9 +348,6 @@ func checkRlogRoot(o *Options) error {
 	if o.Ensemble == nil {
 		return errors.New("rlog.root needs an ensemble (server.N lines): logs run on the replication driver")
 	}
-	if o.Durability == DurabilityDiskless {
-		return errors.New("rlog.root needs a transaction log: durability=diskless is not supported with logs yet")
-	}
 	return nil
 }
 
@@ -295,6 +357,15 @@ func checkRlogRoot(o *Options) error {
 // (the payload is synced before the WAL record): it and the entries after
 // it are dropped from the WAL.
 func openLogs(st *storage, tree *datatree.Tree, snapZxid int64) error {
+	if st.opts.Durability == DurabilityDiskless {
+		st.rl = newInlineLogs(st.opts)
+		if refs := st.rl.referenced(tree); len(refs) > 0 {
+			return fmt.Errorf("rlog: the snapshot at %s names %d log entries in a data log, and a diskless member "+
+				"has none (every entry inline): it was written in another durability mode; start this member empty",
+				hex(snapZxid), len(refs))
+		}
+		return nil
+	}
 	rl, err := openLogData(st.opts)
 	if err != nil {
 		return err

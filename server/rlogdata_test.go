@@ -95,6 +95,59 @@ func TestLogDataWALForm(t *testing.T) {
 	}
 }
 
+// TestLogDataMulti: in a multi (the API's append: setData of the log's
+// control record and create of the entry) the first large create under
+// a log goes to the data log, later ones stay inline, and the proposal
+// comes back from the WAL form.
+func TestLogDataMulti(t *testing.T) {
+	d := openTestLogData(t, t.TempDir())
+	defer d.close()
+	p1, p2 := payload(8<<10, 3), payload(4<<10, 5)
+	h := txn.Header{SessionID: 7, Cxid: 4, Zxid: 0x100000009, Type: wire.OpMulti}
+	tx := txn.Txn{Type: wire.OpMulti, Ops: []txn.Txn{
+		{Type: wire.OpSetData, Path: "/logs/a", Data: []byte("zkrl1 start=0 end=12288 sealed=false"), Version: 3},
+		{Type: wire.OpCreate, Path: "/logs/a/small", Data: p2[:10], ACL: []wire.ACL{}},
+		{Type: wire.OpCreate, Path: "/logs/a/00000000000000000000", Data: p1, ACL: []wire.ACL{}},
+		{Type: wire.OpCreate, Path: "/logs/a/00000000000000008192", Data: p2, ACL: []wire.ACL{}},
+	}}
+	prop := txn.Append(nil, &h, &tx)
+	walRec, err := d.toWAL(zab.Entry{Zxid: 0x100000009, Data: prop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h2 txn.Header
+	var tx2 txn.Txn
+	if err := txn.Decode(walRec, &h2, &tx2); err != nil {
+		t.Fatal(err)
+	}
+	ref, ok := parseRef(tx2.Ops[2].Data)
+	if !ok || !bytes.Equal(tx2.Ops[3].Data, p2) || !bytes.Equal(tx2.Ops[1].Data, p2[:10]) {
+		t.Fatalf("WAL form: op 2 a reference %v, ops 1 and 3 inline %v %v", ok,
+			bytes.Equal(tx2.Ops[1].Data, p2[:10]), bytes.Equal(tx2.Ops[3].Data, p2))
+	}
+	if b, err := d.read(ref); err != nil || !bytes.Equal(b, p1) {
+		t.Fatalf("read: equal=%v err=%v", bytes.Equal(b, p1), err)
+	}
+	back, err := d.toProposal(walRec)
+	if err != nil || !bytes.Equal(back, prop) {
+		t.Fatalf("toProposal: equal=%v err=%v", bytes.Equal(back, prop), err)
+	}
+	// Apply swaps the same op, and finds the record already written.
+	r := &request{hdr: h}
+	if err := txn.Decode(prop, &r.hdr, &r.tx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.forApply(r); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := parseRef(r.tx.Ops[2].Data); !ok || got != ref || !bytes.Equal(r.tx.Ops[3].Data, p2) {
+		t.Fatalf("forApply: op 2 ref %v (same %v), op 3 inline %v", ok, got == ref, bytes.Equal(r.tx.Ops[3].Data, p2))
+	}
+	if n := len(d.pos); n != 1 {
+		t.Fatalf("%d records for one multi", n)
+	}
+}
+
 // TestLogDataImage: the snapshot image carries the payloads; installing
 // it on an empty member makes them readable; damaged images are refused.
 func TestLogDataImage(t *testing.T) {

@@ -17,6 +17,9 @@ var imageMagic = [16]byte{'c', 'o', 'r', 'r', 'a', 'l', '-', 'r', 'l', 'o', 'g',
 
 // image wraps a tree snapshot with every payload this member holds.
 func (d *logData) image(tree []byte) ([]byte, error) {
+	if d.dl == nil {
+		return tree, nil // inline: the tree is everything
+	}
 	d.mu.Lock()
 	zxids := make([]int64, 0, len(d.pos))
 	for z := range d.pos {
@@ -60,6 +63,10 @@ func isImage(b []byte) bool { return bytes.HasPrefix(b, imageMagic[:]) }
 func (d *logData) install(b []byte) ([]byte, error) {
 	bad := func(why string) ([]byte, error) {
 		return nil, fmt.Errorf("rlog snapshot image from the leader: %s", why)
+	}
+	if d.dl == nil {
+		return bad("it carries payloads of a data log, and this member is diskless (every entry inline): " +
+			"every member needs the same durability")
 	}
 	if len(b) < 24 {
 		return bad("truncated header")

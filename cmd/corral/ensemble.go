@@ -26,9 +26,15 @@ func runEnsemble(args []string) int {
 	dir := fs.String("dir", "", "data directory (default: a new temporary directory)")
 	port := fs.Int("port", 2181, "client port of the first server; the n servers use 3n consecutive ports from it")
 	logLevel := fs.String("log-level", "info", "debug|info|warn|error")
-	rlogRoot := fs.String("rlog-root", "", "make every znode under this path a replicated log (zoo.cfg rlog.root; needs n > 1)")
+	rlogRoot := fs.String("rlog-root", "/logs", "make every znode under this path a replicated log (zoo.cfg rlog.root; "+
+		"n > 1 only) and serve the log API on n more ports after the 3n (zoo.cfg apiPort); \"\" for neither")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rlog-root" })
+	if *n == 1 && !explicit {
+		*rlogRoot = "" // a standalone server has no logs
 	}
 	base := *dir
 	if base == "" {
@@ -40,12 +46,23 @@ func runEnsemble(args []string) int {
 		base = d
 	}
 	cfgs := config.LocalEnsemble(*n, base, *port)
+	if cfgs != nil && *rlogRoot != "" && *port+4**n-1 > 65535 {
+		cfgs = nil
+	}
 	if cfgs == nil {
 		fmt.Fprintf(os.Stderr, "corral: -n %d with -port %d does not fit (1 <= n <= %d, 3n ports below 65536)\n", *n, *port, config.MaxServerID)
 		return 2
 	}
 	for _, cfg := range cfgs {
 		cfg.RlogRoot = *rlogRoot
+		if *rlogRoot != "" {
+			// The log API of member i on the port after the 3n the
+			// ensemble's client, quorum and election ports take.
+			cfg.APIPort = *port + 3**n + int(cfg.MyID) - 1
+			if cfg.MyID == 0 {
+				cfg.APIPort = *port + 3
+			}
+		}
 		// Each member gets its own AdminServer (and web console) port,
 		// 8080, 8081, ... in member order.
 		if cfg.Admin.ServerPort == config.DefaultAdminServerPort && cfg.MyID > 0 {
@@ -62,9 +79,19 @@ func runEnsemble(args []string) int {
 	for _, cfg := range cfgs {
 		admins[cfg.MyID] = consoleAdminAddr(cfg)
 	}
+	var apiAddrs []string
+	for _, cfg := range cfgs {
+		if cfg.APIPort != 0 {
+			apiAddrs = append(apiAddrs, cfg.APIListenAddr())
+		}
+	}
 	for _, cfg := range cfgs {
 		if cfg.Admin.ConsoleAdminAddrs == nil {
 			cfg.Admin.ConsoleAdminAddrs = admins
+		}
+		// The console's Logs pages use the ensemble's own log API.
+		if cfg.Admin.ConsoleLogEndpoints == nil {
+			cfg.Admin.ConsoleLogEndpoints = apiAddrs
 		}
 	}
 	logger := newLogger(*logLevel)
@@ -91,6 +118,7 @@ func runEnsemble(args []string) int {
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		addrs = make([]string, len(cfgs))
+		apis  = make([]string, len(cfgs))
 		ready = make(chan struct{}, len(cfgs))
 		errs  = make([]error, len(cfgs))
 	)
@@ -102,9 +130,9 @@ func runEnsemble(args []string) int {
 			if len(cfgs) > 1 {
 				l = logger.With("server", cfg.MyID)
 			}
-			err := serve(ctx, cfg, "", l, func(addr string) {
+			err := serve(ctx, cfg, "", l, func(addr, api string) {
 				mu.Lock()
-				addrs[i] = addr
+				addrs[i], apis[i] = addr, api
 				mu.Unlock()
 				ready <- struct{}{}
 			}, nil)
@@ -130,7 +158,9 @@ func runEnsemble(args []string) int {
 		fmt.Printf("corral %s on loopback, data and zoo.cfg files in %s\nconnect string: %s\n",
 			mode, filepath.Clean(base), strings.Join(addrs, ","))
 		if *rlogRoot != "" {
-			fmt.Printf("logs: every znode under %s is a log; a sequential create under one appends\n", *rlogRoot)
+			fmt.Printf("api endpoints: %s\n", strings.Join(apis, ","))
+			fmt.Printf("logs: every znode under %s is a log; a sequential create under one appends; "+
+				"corral log ... -endpoints <api endpoints> NAME\n", *rlogRoot)
 		}
 		if a := cfgs[0].Admin; a.EnableServer && a.ConsoleEnabled {
 			fmt.Printf("web console: http://%s/console/\n", a.ListenAddr())

@@ -80,6 +80,16 @@ func TestLogCommands(t *testing.T) {
 	if !ok {
 		t.Fatalf("server printed %q", line)
 	}
+	logScript(t, ctx, bin, ep)
+}
+
+// logScript runs every `corral log` subcommand against the API at ep as
+// a script would and checks the output contract: offsets printed by
+// append, bytes written by read and follow, the stat line, typed failures
+// on stderr with exit status 1. It leaves a log "kept" behind: offsets
+// 0-5 "hello\n", then 3000 bytes of 'x' at 6 (an entry above the inline
+// size), start 0, end 3006, not sealed.
+func logScript(t *testing.T, ctx context.Context, bin, ep string) {
 	run := func(stdin string, args ...string) (string, string, int) {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, bin, append([]string{"log"}, args...)...)
@@ -159,5 +169,32 @@ func TestLogCommands(t *testing.T) {
 	}
 	if _, _, code := run("", "stat", "events"); code != 2 {
 		t.Fatalf("stat without -endpoints: exit %d, want 2", code)
+	}
+	ok0("", "create", "-endpoints", ep, "kept")
+	if _, e, code := run("", "create", "-endpoints", ep, "kept"); code != 1 || !strings.Contains(e, "exists") {
+		t.Fatalf("second create: exit %d, stderr %q", code, e)
+	}
+	if o := ok0("hello\n", "append", "-endpoints", ep, "-expect", "0", "kept"); o != "0\n" {
+		t.Fatalf("append -expect 0 printed %q", o)
+	}
+	// A retry of an append that committed gets its offset, no second copy.
+	if o := ok0("hello\n", "append", "-endpoints", ep, "-expect", "0", "kept"); o != "0\n" {
+		t.Fatalf("retried append printed %q", o)
+	}
+	big := strings.Repeat("x", 3000)
+	if o := ok0(big, "append", "-endpoints", ep, "kept"); o != "6\n" {
+		t.Fatalf("append of 3000 bytes printed %q", o)
+	}
+	if o := ok0("", "read", "-endpoints", ep, "-offset", "3", "-max", "6", "kept"); o != "lo\nxxx" {
+		t.Fatalf("read across entries printed %q", o)
+	}
+	if o := ok0("", "read", "-endpoints", ep, "-offset", "0", "kept"); o != "hello\n"+big {
+		t.Fatalf("read of kept: %d bytes", len(o))
+	}
+	if _, e, code := run("", "read", "-endpoints", ep, "-offset", "3007", "kept"); code != 1 || !strings.Contains(e, "out of range") || !strings.Contains(e, "3006") {
+		t.Fatalf("read past the end: exit %d, stderr %q", code, e)
+	}
+	if o := ok0("", "stat", "-endpoints", ep, "kept"); o != "start=0 end=3006 committed=3006 sealed=false\n" {
+		t.Fatalf("stat of kept printed %q", o)
 	}
 }

@@ -16,7 +16,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"server", "server ZOO_CFG            run one server from a ZooKeeper zoo.cfg", runServer},
-		{"ensemble", "ensemble [-n N] [-dir D] [-rlog-root P]  start a local ensemble on loopback and print the connect string", runEnsemble},
+		{"ensemble", "ensemble [-n N] [-dir D] [-rlog-root P]  start a local ensemble on loopback and print the connect string (and the log API's endpoints)", runEnsemble},
 		{"bench", "bench SUBCOMMAND ...        measure corral and Apache ZooKeeper side by side", runBench},
 		{"kv", "kv COMMAND ...              the key-value store: ensemble, create-table, put, get, delete, scan", runKV},
 		{"log", "log SUBCOMMAND -endpoints E NAME [...]  replicated logs: create, append, read, follow, trim, seal, stat, delete", runLog},

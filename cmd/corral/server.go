@@ -93,10 +93,11 @@ func runServer(args []string) int {
 
 // serve runs one server until ctx ends. initial is the zoo.cfg text it
 // started from (the AdminServer's initial_configuration; "" writes cfg's).
-// ready, if not nil, receives the client address once the server listens.
+// ready, if not nil, receives the client address and the API address
+// ("" if none) once the server listens.
 // tweak, if not nil, adjusts the options made from cfg (command-line
 // flags such as -force-recover).
-func serve(ctx context.Context, cfg *config.Config, initial string, logger *slog.Logger, ready func(addr string), tweak func(*server.Options)) error {
+func serve(ctx context.Context, cfg *config.Config, initial string, logger *slog.Logger, ready func(addr, api string), tweak func(*server.Options)) error {
 	opts, err := serverOptions(cfg, logger)
 	if err != nil {
 		return err
@@ -125,8 +126,12 @@ func serve(ctx context.Context, cfg *config.Config, initial string, logger *slog
 	if err := startHTTP(ctx, &wg, cfg, initial, srv, logger); err != nil {
 		return err
 	}
+	api, err := startLogAPI(ctx, &wg, cfg, srv.Addr().String(), logger)
+	if err != nil {
+		return err
+	}
 	if ready != nil {
-		ready(srv.Addr().String())
+		ready(srv.Addr().String(), api)
 	}
 	return srv.Serve(ctx)
 }

@@ -52,7 +52,7 @@ func toStatus(err error) error {
 			st = withD
 		}
 		return st.Err()
-	case errors.Is(err, rlog.ErrNotLeader):
+	case errors.Is(err, rlog.ErrNotLeader), errors.Is(err, rlog.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())

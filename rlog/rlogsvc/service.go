@@ -23,14 +23,46 @@ func readMax(n int64) int64 {
 	return n
 }
 
+// Backend is what the service runs on: a logs-only member
+// (rlog.Proposer, through New) or the logs in a ZooKeeper tree
+// (rlog/zklogs, through NewBackend).
+type Backend interface {
+	// Do runs one mutation. A nil error with Result.Err set is the
+	// operation's own failure (an *rlog.Error); an error returned means the
+	// outcome is unknown or this server cannot serve it.
+	Do(ctx context.Context, m rlog.Mutation) (rlog.Result, error)
+	// Stat returns a log's positions.
+	Stat(ctx context.Context, name string) (rlog.Stat, error)
+	// Read returns up to max committed bytes from off; with wait, at the
+	// committed end it waits for more until ctx ends (then no bytes and no
+	// error) or the log is sealed or deleted.
+	Read(ctx context.Context, name string, off, max int64, wait bool) (rlog.ReadResult, error)
+}
+
 // Service implements corral.rlog.v1.Logs.
 type Service struct {
 	rlogv1.UnimplementedLogsServer
-	p rlog.Proposer
+	p Backend
 }
 
 // New returns the service over p.
-func New(p rlog.Proposer) *Service { return &Service{p: p} }
+func New(p rlog.Proposer) *Service { return &Service{p: proposer{p}} }
+
+// NewBackend returns the service over b.
+func NewBackend(b Backend) *Service { return &Service{p: b} }
+
+// proposer is a Proposer as a Backend.
+type proposer struct{ p rlog.Proposer }
+
+func (p proposer) Do(ctx context.Context, m rlog.Mutation) (rlog.Result, error) {
+	return p.p.Do(ctx, m)
+}
+func (p proposer) Stat(_ context.Context, name string) (rlog.Stat, error) {
+	return p.p.State().Stat(name)
+}
+func (p proposer) Read(ctx context.Context, name string, off, max int64, wait bool) (rlog.ReadResult, error) {
+	return p.p.State().Read(ctx, name, off, max, wait)
+}
 
 // Register mounts the service on r.
 func (s *Service) Register(r grpc.ServiceRegistrar) { rlogv1.RegisterLogsServer(r, s) }
@@ -55,7 +87,7 @@ func (s *Service) CreateLog(ctx context.Context, req *rlogv1.CreateLogRequest) (
 	if _, err := s.do(ctx, rlog.Mutation{Op: rlog.OpCreate, Name: req.GetName()}); err != nil {
 		return nil, err
 	}
-	st, err := s.p.State().Stat(req.GetName())
+	st, err := s.p.Stat(ctx, req.GetName())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -81,7 +113,7 @@ func (s *Service) Read(ctx context.Context, req *rlogv1.ReadRequest) (*rlogv1.Re
 		ctx, cancel = context.WithTimeout(ctx, min(wait, MaxWait))
 		defer cancel()
 	}
-	r, err := s.p.State().Read(ctx, req.GetName(), req.GetOffset(), readMax(req.GetMaxBytes()), wait > 0)
+	r, err := s.p.Read(ctx, req.GetName(), req.GetOffset(), readMax(req.GetMaxBytes()), wait > 0)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -92,7 +124,7 @@ func (s *Service) Tail(req *rlogv1.TailRequest, stream grpc.ServerStreamingServe
 	ctx := stream.Context()
 	off := req.GetOffset()
 	for ctx.Err() == nil {
-		r, err := s.p.State().Read(ctx, req.GetName(), off, readMax(req.GetMaxBytes()), true)
+		r, err := s.p.Read(ctx, req.GetName(), off, readMax(req.GetMaxBytes()), true)
 		if err != nil {
 			return toStatus(err)
 		}
@@ -134,7 +166,7 @@ func (s *Service) DeleteLog(ctx context.Context, req *rlogv1.DeleteLogRequest) (
 }
 
 func (s *Service) Stat(ctx context.Context, req *rlogv1.StatRequest) (*rlogv1.StatResponse, error) {
-	st, err := s.p.State().Stat(req.GetName())
+	st, err := s.p.Stat(ctx, req.GetName())
 	if err != nil {
 		return nil, toStatus(err)
 	}
