@@ -47,6 +47,10 @@ type Config struct {
 	// OnStore, if set, is handed the member's store once it is open
 	// (tests compare the members' states through it).
 	OnStore func(*kv.Store)
+	// OnRole, if set, is called (on the driver's loop; it must not block)
+	// whenever this member becomes or stops being the established leader
+	// or its epoch changes.
+	OnRole func(zab.SoftState)
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -58,6 +62,77 @@ const asyncSyncEvery = time.Second
 // Run runs the member until ctx ends. ready, if set, is called with the
 // API address once the member serves.
 func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rep, err := openReplica(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rep.close()
+	lis, err := apiListener(cfg)
+	if err != nil {
+		return err
+	}
+	srv := apisrv.FromListener(lis, apisrv.Options{})
+	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(rep.store, rep.group))
+
+	errc := make(chan error, 2)
+	go func() { errc <- rep.run(ctx) }()
+	go func() { errc <- srv.Serve(ctx) }()
+	if ready != nil {
+		ready(srv.Addr().String())
+	}
+	var first error
+	for i := 0; i < 2; i++ {
+		// One part failing stops the others.
+		if err := <-errc; err != nil {
+			if first == nil {
+				first = err
+			}
+			cancel(err)
+		}
+	}
+	return first
+}
+
+// apiListener is cfg's API listener, opened unless given.
+func apiListener(cfg Config) (net.Listener, error) {
+	if cfg.APIListener != nil {
+		return cfg.APIListener, nil
+	}
+	addr := cfg.APIListen
+	if addr == "" {
+		addr = cfg.APIAddrs[cfg.ID]
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("kvserver: API listener: %w", err)
+	}
+	return lis, nil
+}
+
+// replica is one member of one RG without its API: the store, the zab
+// log, the transport to its peers and the driver. openReplica opens it;
+// run drives it until ctx ends; close releases what open took.
+type replicaRun struct {
+	cfg    Config
+	store  *kv.Store
+	wl     *wal.Log
+	tr     *transport.TCP
+	d      *replica.Driver
+	group  *Group
+	closer []func()
+}
+
+func (r *replicaRun) close() {
+	for i := len(r.closer) - 1; i >= 0; i-- {
+		r.closer[i]()
+	}
+}
+
+// openReplica opens cfg's store, log and transport and makes its driver.
+// The transport stops with ctx. On error nothing stays open.
+func openReplica(ctx context.Context, cfg Config) (rep *replicaRun, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -71,24 +146,28 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		cfg.SyncLimit = 5
 	}
 	log := cfg.Logger
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	rep = &replicaRun{cfg: cfg}
+	defer func() {
+		if err != nil {
+			rep.close()
+		}
+	}()
 
 	fsys := vfs.OS()
 	if err := fsys.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer store.Close()
+	rep.store = store
+	rep.closer = append(rep.closer, func() { store.Close() })
 	if cfg.OnStore != nil {
 		cfg.OnStore(store)
 	}
 	diskless := cfg.Mode == replica.Diskless
 	var (
-		wl       *wal.Log
 		ents     []zab.Entry
 		complete bool
 		env      replica.Env
@@ -99,31 +178,34 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		// flushed store, or none (then a member that took part in an
 		// epoch restarts recovering).
 		if ents, complete, err = ckpt.load(store.Applied()); err != nil {
-			return err
+			return nil, err
 		}
 		env.Checkpoints = ckpt
 	} else {
-		if wl, err = wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log}); err != nil {
-			return fmt.Errorf("kvserver: opening the log: %w", err)
+		wl, err := wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("kvserver: opening the log: %w", err)
 		}
-		defer wl.Close()
+		rep.wl = wl
+		rep.closer = append(rep.closer, func() { wl.Close() })
 		if ents, err = readLog(wl, store.Applied()); err != nil {
-			return fmt.Errorf("kvserver: reading the log: %w", err)
+			return nil, fmt.Errorf("kvserver: reading the log: %w", err)
 		}
 		env.Log = walLog{l: wl, async: cfg.Mode == replica.Async}
 	}
 	epochs := &epochFiles{fs: fsys, dir: cfg.Dir}
 	hs, err := epochs.load()
 	if err != nil {
-		return fmt.Errorf("kvserver: reading the epochs: %w", err)
+		return nil, fmt.Errorf("kvserver: reading the epochs: %w", err)
 	}
 
 	tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener}
 	tr, err := transport.NewTCP(ctx, tcfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer tr.Close()
+	rep.tr = tr
+	rep.closer = append(rep.closer, func() { tr.Close() })
 
 	n := newNotifier()
 	voters := make([]uint64, 0, len(cfg.Peers))
@@ -131,6 +213,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		voters = append(voters, id)
 	}
 	slices.Sort(voters)
+	wl := rep.wl
 	d, err := replica.New(replica.Config{
 		ID: cfg.ID, Voters: voters, Mode: cfg.Mode,
 		SM:        notifyingSM{Store: store, n: n},
@@ -154,6 +237,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 			if prev.Leader != cur.Leader || prev.State != cur.State {
 				log.Info("kv member role", "state", cur.State, "leader", cur.Leader, "epoch", cur.Epoch)
 			}
+			if cfg.OnRole != nil && (prev.Established() != cur.Established() || prev.Epoch != cur.Epoch) {
+				cfg.OnRole(cur)
+			}
 		},
 		OnSnapshot: func(z zabZxid, busy bool) {
 			if wl == nil {
@@ -168,25 +254,19 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		Logger: log,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-
-	lis := cfg.APIListener
-	if lis == nil {
-		addr := cfg.APIListen
-		if addr == "" {
-			addr = cfg.APIAddrs[cfg.ID]
-		}
-		if lis, err = net.Listen("tcp", addr); err != nil {
-			return fmt.Errorf("kvserver: API listener: %w", err)
-		}
-	}
-	srv := apisrv.FromListener(lis, apisrv.Options{})
-	group := &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
+	rep.d = d
+	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
-	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(store, group))
+	return rep, nil
+}
 
-	errc := make(chan error, 3)
+// run drives the replica until ctx ends or a part fails.
+func (r *replicaRun) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errc := make(chan error, 2)
 	// The driver takes an orderly stop (and writes diskless mode's
 	// checkpoint) only when its context's cause is context.Canceled, not
 	// a signal's cause (signal.NotifyContext) or a sibling's error.
@@ -194,9 +274,8 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	defer stopDriver()
 	stopAfter := context.AfterFunc(ctx, stopDriver)
 	defer stopAfter()
-	go func() { errc <- d.Run(driverCtx, tr.Recv(), cfg.TickTime/subTicks) }()
-	go func() { errc <- srv.Serve(ctx) }()
-	if cfg.Mode == replica.Async {
+	go func() { errc <- r.d.Run(driverCtx, r.tr.Recv(), r.cfg.TickTime/subTicks) }()
+	if r.cfg.Mode == replica.Async {
 		go func() {
 			t := time.NewTicker(asyncSyncEvery)
 			defer t.Stop()
@@ -206,7 +285,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 					errc <- nil
 					return
 				case <-t.C:
-					if err := wl.Sync(); err != nil {
+					if err := r.wl.Sync(); err != nil {
 						errc <- fmt.Errorf("kvserver: periodic log sync: %w", err)
 						return
 					}
@@ -216,12 +295,8 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	} else {
 		errc <- nil
 	}
-	if ready != nil {
-		ready(srv.Addr().String())
-	}
 	var first error
-	for i := 0; i < 3; i++ {
-		// One part failing stops the others.
+	for i := 0; i < 2; i++ {
 		if err := <-errc; err != nil {
 			if first == nil {
 				first = err
