@@ -67,6 +67,9 @@ func NewLocalCluster(groups, replicas int, dir string, mode replica.Mode, tick t
 		gid := ring.GroupID(g)
 		peers := map[uint64]transport.Peer{}
 		addrs := map[uint64]string{}
+		// RG g prefers to be led from node (g-1) mod replicas.
+		pn := (g - 1) % replicas
+		preferred := uint64((pn+g-1)%replicas + 1)
 		for n := range replicas {
 			id := uint64((n+g-1)%replicas + 1)
 			q, err := listen()
@@ -83,6 +86,7 @@ func NewLocalCluster(groups, replicas int, dir string, mode replica.Mode, tick t
 				ID: id, Peers: peers, APIAddrs: addrs,
 				Dir:  filepath.Join(dir, fmt.Sprintf("node%d", n+1), fmt.Sprintf("rg%d", g)),
 				Mode: mode, TickTime: tick, QuorumListener: q, ElectionListener: e,
+				PreferredLeader: preferred,
 			}
 		}
 	}
@@ -94,6 +98,28 @@ func NewLocalCluster(groups, replicas int, dir string, mode replica.Mode, tick t
 		lc.Files = append(lc.Files, f)
 	}
 	return lc, nil
+}
+
+// CloseListeners closes every listener the cluster opened, for nodes run
+// elsewhere (their own processes) that listen on the same addresses.
+func (lc *LocalCluster) CloseListeners() {
+	for i := range lc.Nodes {
+		n := &lc.Nodes[i]
+		if n.APIListener != nil {
+			n.APIListener.Close()
+			n.APIListener = nil
+		}
+		for g, c := range n.Groups {
+			if c.QuorumListener != nil {
+				c.QuorumListener.Close()
+			}
+			if c.ElectionListener != nil {
+				c.ElectionListener.Close()
+			}
+			c.QuorumListener, c.ElectionListener = nil, nil
+			n.Groups[g] = c
+		}
+	}
 }
 
 // Endpoints are the nodes' API addresses.
@@ -138,6 +164,8 @@ type GroupFile struct {
 	Group uint32 `json:"group"`
 	ID    uint64 `json:"id"`
 	Dir   string `json:"dir"`
+	// Preferred is the member that should lead a fresh group (0: any).
+	Preferred uint64 `json:"preferred,omitempty"`
 	// Peers maps each member id to "quorumAddr,electionAddr".
 	Peers map[string][2]string `json:"peers"`
 	// APIs maps each member id to its node's API address.
@@ -150,7 +178,7 @@ func WriteNodeFile(path string, nc NodeConfig) error {
 	for g, c := range nc.Groups {
 		f.Durability = c.Mode.String()
 		f.TickMillis = c.TickTime.Milliseconds()
-		gf := GroupFile{Group: uint32(g), ID: c.ID, Dir: c.Dir, Peers: map[string][2]string{}, APIs: map[string]string{}}
+		gf := GroupFile{Group: uint32(g), ID: c.ID, Dir: c.Dir, Preferred: c.PreferredLeader, Peers: map[string][2]string{}, APIs: map[string]string{}}
 		for id, p := range c.Peers {
 			gf.Peers[strconv.FormatUint(id, 10)] = [2]string{p.QuorumAddr, p.ElectionAddr}
 		}
@@ -192,7 +220,7 @@ func ReadNodeFile(path string, logger *slog.Logger) (NodeConfig, error) {
 		if gf.Group == 0 || gf.ID == 0 || gf.Dir == "" {
 			return NodeConfig{}, fmt.Errorf("%s: a group needs group, id and dir", path)
 		}
-		c := Config{ID: gf.ID, Dir: gf.Dir, Mode: mode, TickTime: time.Duration(f.TickMillis) * time.Millisecond,
+		c := Config{ID: gf.ID, Dir: gf.Dir, Mode: mode, PreferredLeader: gf.Preferred, TickTime: time.Duration(f.TickMillis) * time.Millisecond,
 			Peers: map[uint64]transport.Peer{}, APIAddrs: map[uint64]string{}}
 		for k, p := range gf.Peers {
 			id, err := strconv.ParseUint(k, 10, 64)

@@ -51,6 +51,12 @@ type Config struct {
 	// whenever this member becomes or stops being the established leader
 	// or its epoch changes.
 	OnRole func(zab.SoftState)
+	// PreferredLeader, if set, is the member this one hands leadership to
+	// when it wins a fresh group's first election (epoch 1), so that a
+	// node hosting several groups does not lead them all. Later
+	// elections keep their winner: moving leaders then is a balancer's
+	// job.
+	PreferredLeader uint64
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -240,6 +246,9 @@ func openReplica(ctx context.Context, cfg Config) (rep *replicaRun, err error) {
 			if cfg.OnRole != nil && (prev.Established() != cur.Established() || prev.Epoch != cur.Epoch) {
 				cfg.OnRole(cur)
 			}
+			if !prev.Established() && cur.Established() && cur.Epoch == 1 && cfg.PreferredLeader != 0 && cfg.PreferredLeader != cfg.ID {
+				rep.handOver(ctx, cur.Epoch)
+			}
 		},
 		OnSnapshot: func(z zabZxid, busy bool) {
 			if wl == nil {
@@ -260,6 +269,25 @@ func openReplica(ctx context.Context, cfg Config) (rep *replicaRun, err error) {
 	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
 	return rep, nil
+}
+
+// handOver asks the driver, off its loop, to transfer leadership to the
+// preferred member once the followers have had a few ticks to join.
+func (r *replicaRun) handOver(ctx context.Context, epoch uint32) {
+	go func() {
+		t := time.NewTimer(4 * r.cfg.TickTime)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ss := r.d.SoftState(); ss.Established() && ss.Epoch == epoch {
+			if err := r.d.TransferLeadership(r.cfg.PreferredLeader); err != nil {
+				r.cfg.Logger.Info("kv: leadership not handed over", "to", r.cfg.PreferredLeader, "err", err)
+			}
+		}
+	}()
 }
 
 // run drives the replica until ctx ends or a part fails.
