@@ -150,7 +150,7 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 			}()
 		}
 	}
-	if err := waitLeaders(ctx, cmConnect, *groups); err != nil {
+	if err := waitLeaders(ctx, cmConnect, lc, 20*(*tick)); err != nil {
 		cancel(err)
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			err = cause
@@ -268,9 +268,11 @@ func initCM(ctx context.Context, servers string, lc *kvserver.LocalCluster, toke
 	return nil
 }
 
-// waitLeaders waits until each of the RGs 1..groups has a recorded
-// leader.
-func waitLeaders(ctx context.Context, servers string, groups int) error {
+// waitLeaders waits until each RG has recorded a leader, and for a while
+// (settle) until that leader is the RG's preferred one: a fresh RG hands
+// its first leadership over, and scripts should find the leaders where
+// they stay.
+func waitLeaders(ctx context.Context, servers string, lc *kvserver.LocalCluster, settle time.Duration) error {
 	conn, err := client.Connect(ctx, strings.Split(servers, ","), client.SessionTimeout(cm.SessionTimeout))
 	if err != nil {
 		return err
@@ -280,20 +282,41 @@ func waitLeaders(ctx context.Context, servers string, groups int) error {
 	if err != nil {
 		return err
 	}
+	preferred := map[ring.GroupID]uint64{}
+	for _, n := range lc.Nodes {
+		for g, c := range n.Groups {
+			preferred[g] = c.PreferredLeader
+		}
+	}
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	for g := 1; g <= groups; {
-		if _, ok, err := s.Leader(ctx, ring.GroupID(g)); err == nil && ok {
-			g++
-			continue
+	var settled <-chan time.Time
+	for {
+		all, pref := true, true
+		for g, p := range preferred {
+			l, ok, err := s.Leader(ctx, g)
+			if err != nil || !ok {
+				all = false
+				break
+			}
+			if p != 0 && l.ID != p {
+				pref = false
+			}
+		}
+		if all && settled == nil {
+			settled = time.After(settle)
+		}
+		if all && pref {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
+		case <-settled:
+			return nil // a hand-over failed: the leaders stay where they are
 		case <-t.C:
 		}
 	}
-	return nil
 }
 
 // runKVNode runs one storage node of a sharded cluster from its

@@ -14,6 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/kvclient"
@@ -29,10 +34,14 @@ type cluster struct {
 	pids      map[string]int // node API address -> pid
 }
 
-func startCluster(t *testing.T, groups, replicas int) *cluster {
+func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 	t.Helper()
-	cmd := exec.Command(corralBin, "kv", "cluster", "-groups", fmt.Sprint(groups), "-replicas", fmt.Sprint(replicas),
-		"-cm", "1", "-spawn", "-tick", "100ms", "-dir", t.TempDir())
+	args := []string{"kv", "cluster", "-groups", fmt.Sprint(groups), "-replicas", fmt.Sprint(replicas),
+		"-cm", "1", "-tick", "100ms", "-dir", t.TempDir()}
+	if spawn {
+		args = append(args, "-spawn")
+	}
+	cmd := exec.Command(corralBin, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +106,7 @@ func startCluster(t *testing.T, groups, replicas int) *cluster {
 		for range lines {
 		}
 	}()
-	if len(c.pids) != replicas {
+	if spawn && len(c.pids) != replicas {
 		t.Fatalf("%d node lines for %d nodes", len(c.pids), replicas)
 	}
 	return c
@@ -109,7 +118,7 @@ func startCluster(t *testing.T, groups, replicas int) *cluster {
 // kept its leader and epoch, RG 1's new leader recorded a newer epoch,
 // and the deposed leader's record, written again, is refused.
 func TestClusterLeaderKill(t *testing.T) {
-	c := startCluster(t, 2, 3)
+	c := startCluster(t, 2, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
@@ -280,4 +289,106 @@ func TestClusterLeaderKill(t *testing.T) {
 		}
 	}
 	t.Logf("%d writes acknowledged (rg1 %d, rg2 %d), all present", len(acked), count(1), count(2))
+}
+
+// TestClusterAnswers: `corral kv cluster` in one process; the client
+// commands work through the ring, and a node answers the typed routing
+// errors: NotLeader (RG, leader, epoch) from a replica that does not
+// lead, WrongRange (with the ring version) for an RG it does not host.
+func TestClusterAnswers(t *testing.T) {
+	c := startCluster(t, 2, 3, false)
+	eps := strings.Split(c.endpoints, ",")
+	if _, code := kv(t, "create-table", "-endpoints", c.endpoints, "t", "cf"); code != 0 {
+		t.Fatalf("create-table: exit %d", code)
+	}
+	for i := range 8 {
+		if _, code := kv(t, "put", "-endpoints", eps[i%len(eps)], "t", fmt.Sprintf("row%d", i), fmt.Sprintf("cf:q=v%d", i)); code != 0 {
+			t.Fatalf("put row%d: exit %d", i, code)
+		}
+	}
+	out, code := kv(t, "get", "-endpoints", c.endpoints, "t", "row5")
+	if code != 0 || out != "cf:q=v5\n" {
+		t.Fatalf("get: %q exit %d", out, code)
+	}
+	out, code = kv(t, "scan", "-endpoints", c.endpoints, "t")
+	want := ""
+	for i := range 8 {
+		want += fmt.Sprintf("row%d cf:q=v%d\n", i, i)
+	}
+	if code != 0 || out != want {
+		t.Fatalf("scan: %q exit %d, want %q", out, code, want)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rows went to both RGs.
+	owners := map[ring.GroupID]bool{}
+	for i := range 8 {
+		owners[r.Owner([]byte(fmt.Sprintf("row%d", i)))] = true
+	}
+	if len(owners) != 2 {
+		t.Fatalf("rows of %d RGs: the ring does not spread 8 rows", len(owners))
+	}
+	row := []byte("row0")
+	g := r.Owner(row)
+	// A fresh RG may still be handing its leadership to its preferred
+	// node: ask again until the answer and the record agree.
+	var raw kvpb.KVClient
+	for attempt := 0; ; attempt++ {
+		l, ok, err := st.Leader(ctx, g)
+		if err != nil || !ok {
+			t.Fatalf("leader of %v: %v %v", g, ok, err)
+		}
+		var follower string
+		for _, e := range eps {
+			if e != l.Addr {
+				follower = e
+				break
+			}
+		}
+		cc, err := grpc.NewClient(follower, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		raw = kvpb.NewKVClient(cc)
+		_, err = raw.Get(ctx, &kvpb.GetRequest{Table: "t", Row: row})
+		nl, ok := kvclient.NotLeader(err)
+		if status.Code(err) == codes.Unavailable && ok && nl.GetGroup() == uint32(g) && nl.GetLeaderAddress() == l.Addr && uint64(nl.GetEpoch()) == l.Epoch {
+			break
+		}
+		if attempt == 20 {
+			t.Fatalf("get from a follower of %v: %v (detail %v), want NotLeader naming %+v", g, err, nl, l)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, err = raw.Scan(ctx, &kvpb.ScanRequest{Table: "t", Group: 7})
+	var wr *kvpb.WrongRange
+	if s, ok := status.FromError(err); ok {
+		for _, d := range s.Details() {
+			if d, ok := d.(*kvpb.WrongRange); ok {
+				wr = d
+			}
+		}
+	}
+	if status.Code(err) != codes.OutOfRange || wr == nil || wr.GetGroup() != 7 || wr.GetRingVersion() != r.Version() {
+		t.Fatalf("scan of an RG the node does not host: %v (detail %v), want WrongRange at ring v%d", err, wr, r.Version())
+	}
+	info, err := raw.Cluster(ctx, &kvpb.ClusterRequest{})
+	if err != nil || info.GetCmConnect() != c.cm || info.GetRingVersion() != r.Version() || len(info.GetGroups()) != 2 {
+		t.Fatalf("cluster info: %v %v", info, err)
+	}
 }
