@@ -20,10 +20,9 @@ import (
 // LocalCluster describes a sharded cluster on loopback: replicas storage
 // nodes, each hosting one member of every one of groups RGs, with every
 // listener already open so each address is known before anything runs.
-//
-// Member ids rotate over the nodes (RG g's member on node n has id
-// (n+g-1) mod replicas + 1), so that zab's preference for the highest id
-// at a first election spreads the RGs' leaders over the nodes.
+// Node n (1-based) is member n of every RG; RG g prefers to be led from
+// node (g-1) mod replicas + 1 (Config.PreferredLeader), so that the RGs'
+// leaders start on different nodes.
 type LocalCluster struct {
 	Nodes []NodeConfig
 	// Files are each node's configuration file (NodeFile), under dir.
@@ -52,41 +51,32 @@ func NewLocalCluster(groups, replicas int, dir string, mode replica.Mode, tick t
 		return l, err
 	}
 	lc = &LocalCluster{}
-	apis := make([]net.Listener, replicas)
+	peers := map[uint64]transport.Peer{}
+	apis := map[uint64]string{}
 	for n := range replicas {
-		if apis[n], err = listen(); err != nil {
-			return nil, err
+		var ls [3]net.Listener
+		for i := range ls {
+			if ls[i], err = listen(); err != nil {
+				return nil, err
+			}
 		}
+		id := uint64(n + 1)
+		peers[id] = transport.Peer{QuorumAddr: ls[0].Addr().String(), ElectionAddr: ls[1].Addr().String()}
+		apis[id] = ls[2].Addr().String()
 		lc.Nodes = append(lc.Nodes, NodeConfig{
-			APIListen: apis[n].Addr().String(), APIListener: apis[n],
+			ID: id, Peers: peers, QuorumListener: ls[0], ElectionListener: ls[1],
+			APIListen: ls[2].Addr().String(), APIListener: ls[2],
 			Groups: map[ring.GroupID]Config{}, CM: cmConnect, CMRoot: cmRoot,
-			Logger: logger.With("node", n+1),
+			Logger: logger.With("node", id),
 		})
 	}
 	for g := 1; g <= groups; g++ {
-		gid := ring.GroupID(g)
-		peers := map[uint64]transport.Peer{}
-		addrs := map[uint64]string{}
-		// RG g prefers to be led from node (g-1) mod replicas.
-		pn := (g - 1) % replicas
-		preferred := uint64((pn+g-1)%replicas + 1)
 		for n := range replicas {
-			id := uint64((n+g-1)%replicas + 1)
-			q, err := listen()
-			if err != nil {
-				return nil, err
-			}
-			e, err := listen()
-			if err != nil {
-				return nil, err
-			}
-			peers[id] = transport.Peer{QuorumAddr: q.Addr().String(), ElectionAddr: e.Addr().String()}
-			addrs[id] = apis[n].Addr().String()
-			lc.Nodes[n].Groups[gid] = Config{
-				ID: id, Peers: peers, APIAddrs: addrs,
+			lc.Nodes[n].Groups[ring.GroupID(g)] = Config{
+				ID: uint64(n + 1), Peers: peers, APIAddrs: apis,
 				Dir:  filepath.Join(dir, fmt.Sprintf("node%d", n+1), fmt.Sprintf("rg%d", g)),
-				Mode: mode, TickTime: tick, QuorumListener: q, ElectionListener: e,
-				PreferredLeader: preferred,
+				Mode: mode, TickTime: tick,
+				PreferredLeader: uint64((g-1)%replicas + 1),
 			}
 		}
 	}
@@ -105,20 +95,12 @@ func NewLocalCluster(groups, replicas int, dir string, mode replica.Mode, tick t
 func (lc *LocalCluster) CloseListeners() {
 	for i := range lc.Nodes {
 		n := &lc.Nodes[i]
-		if n.APIListener != nil {
-			n.APIListener.Close()
-			n.APIListener = nil
-		}
-		for g, c := range n.Groups {
-			if c.QuorumListener != nil {
-				c.QuorumListener.Close()
+		for _, l := range []net.Listener{n.APIListener, n.QuorumListener, n.ElectionListener} {
+			if l != nil {
+				l.Close()
 			}
-			if c.ElectionListener != nil {
-				c.ElectionListener.Close()
-			}
-			c.QuorumListener, c.ElectionListener = nil, nil
-			n.Groups[g] = c
 		}
+		n.APIListener, n.QuorumListener, n.ElectionListener = nil, nil, nil
 	}
 }
 
@@ -151,39 +133,45 @@ func (lc *LocalCluster) Registrations() map[ring.GroupID]cm.GroupInfo {
 // NodeFile is a storage node's configuration on disk (JSON), enough to
 // run the node alone with `corral kv node -config FILE`.
 type NodeFile struct {
-	API        string      `json:"api"`
-	CM         string      `json:"cm"`
-	CMRoot     string      `json:"cm_root,omitempty"`
-	Durability string      `json:"durability"`
-	TickMillis int64       `json:"tick_ms"`
-	Groups     []GroupFile `json:"groups"`
+	ID  uint64 `json:"id"`
+	API string `json:"api"`
+	// Peers maps each node id to its "quorumAddr", "electionAddr".
+	Peers map[string][2]string `json:"peers"`
+	// APIs maps each node id to its API address.
+	APIs       map[string]string `json:"apis"`
+	CM         string            `json:"cm"`
+	CMRoot     string            `json:"cm_root,omitempty"`
+	Durability string            `json:"durability"`
+	TickMillis int64             `json:"tick_ms"`
+	Groups     []GroupFile       `json:"groups"`
 }
 
 // GroupFile is the node's member of one RG.
 type GroupFile struct {
-	Group uint32 `json:"group"`
-	ID    uint64 `json:"id"`
-	Dir   string `json:"dir"`
+	Group   uint32   `json:"group"`
+	Dir     string   `json:"dir"`
+	Members []uint64 `json:"members"`
 	// Preferred is the member that should lead a fresh group (0: any).
 	Preferred uint64 `json:"preferred,omitempty"`
-	// Peers maps each member id to "quorumAddr,electionAddr".
-	Peers map[string][2]string `json:"peers"`
-	// APIs maps each member id to its node's API address.
-	APIs map[string]string `json:"apis"`
 }
 
 // WriteNodeFile writes nc as a NodeFile at path.
 func WriteNodeFile(path string, nc NodeConfig) error {
-	f := NodeFile{API: nc.APIListen, CM: nc.CM, CMRoot: nc.CMRoot}
+	f := NodeFile{ID: nc.ID, API: nc.APIListen, CM: nc.CM, CMRoot: nc.CMRoot,
+		Peers: map[string][2]string{}, APIs: map[string]string{}}
+	for id, p := range nc.Peers {
+		f.Peers[strconv.FormatUint(id, 10)] = [2]string{p.QuorumAddr, p.ElectionAddr}
+	}
 	for g, c := range nc.Groups {
 		f.Durability = c.Mode.String()
 		f.TickMillis = c.TickTime.Milliseconds()
-		gf := GroupFile{Group: uint32(g), ID: c.ID, Dir: c.Dir, Preferred: c.PreferredLeader, Peers: map[string][2]string{}, APIs: map[string]string{}}
-		for id, p := range c.Peers {
-			gf.Peers[strconv.FormatUint(id, 10)] = [2]string{p.QuorumAddr, p.ElectionAddr}
+		gf := GroupFile{Group: uint32(g), Dir: c.Dir, Preferred: c.PreferredLeader}
+		for id := range c.Peers {
+			gf.Members = append(gf.Members, id)
 		}
+		slices.Sort(gf.Members)
 		for id, a := range c.APIAddrs {
-			gf.APIs[strconv.FormatUint(id, 10)] = a
+			f.APIs[strconv.FormatUint(id, 10)] = a
 		}
 		f.Groups = append(f.Groups, gf)
 	}
@@ -212,32 +200,45 @@ func ReadNodeFile(path string, logger *slog.Logger) (NodeConfig, error) {
 	if err != nil {
 		return NodeConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if f.TickMillis <= 0 || f.API == "" || f.CM == "" || len(f.Groups) == 0 {
-		return NodeConfig{}, fmt.Errorf("%s: needs api, cm, tick_ms and groups", path)
+	if f.ID == 0 || f.TickMillis <= 0 || f.API == "" || f.CM == "" || len(f.Groups) == 0 {
+		return NodeConfig{}, fmt.Errorf("%s: needs id, api, cm, tick_ms and groups", path)
 	}
-	nc := NodeConfig{APIListen: f.API, CM: f.CM, CMRoot: f.CMRoot, Groups: map[ring.GroupID]Config{}, Logger: logger}
+	nc := NodeConfig{ID: f.ID, APIListen: f.API, CM: f.CM, CMRoot: f.CMRoot, Groups: map[ring.GroupID]Config{},
+		Peers: map[uint64]transport.Peer{}, Logger: logger}
+	apis := map[uint64]string{}
+	for k, p := range f.Peers {
+		id, err := strconv.ParseUint(k, 10, 64)
+		if err != nil || id == 0 {
+			return NodeConfig{}, fmt.Errorf("%s: bad node id %q", path, k)
+		}
+		nc.Peers[id] = transport.Peer{QuorumAddr: p[0], ElectionAddr: p[1]}
+	}
+	for k, a := range f.APIs {
+		id, err := strconv.ParseUint(k, 10, 64)
+		if err != nil || id == 0 {
+			return NodeConfig{}, fmt.Errorf("%s: bad node id %q", path, k)
+		}
+		apis[id] = a
+	}
+	if _, ok := nc.Peers[f.ID]; !ok {
+		return NodeConfig{}, fmt.Errorf("%s: node %d is not among its peers", path, f.ID)
+	}
 	for _, gf := range f.Groups {
-		if gf.Group == 0 || gf.ID == 0 || gf.Dir == "" {
-			return NodeConfig{}, fmt.Errorf("%s: a group needs group, id and dir", path)
+		if gf.Group == 0 || gf.Dir == "" || len(gf.Members) == 0 {
+			return NodeConfig{}, fmt.Errorf("%s: a group needs group, dir and members", path)
 		}
-		c := Config{ID: gf.ID, Dir: gf.Dir, Mode: mode, PreferredLeader: gf.Preferred, TickTime: time.Duration(f.TickMillis) * time.Millisecond,
-			Peers: map[uint64]transport.Peer{}, APIAddrs: map[uint64]string{}}
-		for k, p := range gf.Peers {
-			id, err := strconv.ParseUint(k, 10, 64)
-			if err != nil || id == 0 {
-				return NodeConfig{}, fmt.Errorf("%s: rg%d: bad member id %q", path, gf.Group, k)
+		c := Config{ID: f.ID, Dir: gf.Dir, Mode: mode, PreferredLeader: gf.Preferred,
+			TickTime: time.Duration(f.TickMillis) * time.Millisecond,
+			Peers:    map[uint64]transport.Peer{}, APIAddrs: apis}
+		for _, id := range gf.Members {
+			p, ok := nc.Peers[id]
+			if !ok {
+				return NodeConfig{}, fmt.Errorf("%s: rg%d: member %d is not a node", path, gf.Group, id)
 			}
-			c.Peers[id] = transport.Peer{QuorumAddr: p[0], ElectionAddr: p[1]}
+			c.Peers[id] = p
 		}
-		for k, a := range gf.APIs {
-			id, err := strconv.ParseUint(k, 10, 64)
-			if err != nil || id == 0 {
-				return NodeConfig{}, fmt.Errorf("%s: rg%d: bad member id %q", path, gf.Group, k)
-			}
-			c.APIAddrs[id] = a
-		}
-		if _, ok := c.Peers[c.ID]; !ok {
-			return NodeConfig{}, fmt.Errorf("%s: rg%d: member %d is not among its peers", path, gf.Group, c.ID)
+		if _, ok := c.Peers[f.ID]; !ok {
+			return NodeConfig{}, fmt.Errorf("%s: rg%d: this node is not a member", path, gf.Group)
 		}
 		if _, dup := nc.Groups[ring.GroupID(gf.Group)]; dup {
 			return NodeConfig{}, fmt.Errorf("%s: rg%d twice", path, gf.Group)

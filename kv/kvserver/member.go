@@ -70,7 +70,7 @@ const asyncSyncEvery = time.Second
 func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	rep, err := openReplica(ctx, cfg)
+	rep, err := openReplica(ctx, cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,8 @@ type replicaRun struct {
 	cfg    Config
 	store  *kv.Store
 	wl     *wal.Log
-	tr     *transport.TCP
+	send   func([]zab.Message)
+	recv   <-chan zab.Message
 	d      *replica.Driver
 	group  *Group
 	closer []func()
@@ -136,9 +137,18 @@ func (r *replicaRun) close() {
 	}
 }
 
-// openReplica opens cfg's store, log and transport and makes its driver.
-// The transport stops with ctx. On error nothing stays open.
-func openReplica(ctx context.Context, cfg Config) (rep *replicaRun, err error) {
+// link is a replica's way to its peers when it shares its node's
+// transport (mux): nil means the replica opens a TCP transport of its own
+// on cfg's listeners.
+type link struct {
+	send func([]zab.Message)
+	recv <-chan zab.Message
+}
+
+// openReplica opens cfg's store, log and transport (unless given) and
+// makes its driver. The transport stops with ctx. On error nothing stays
+// open.
+func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -205,13 +215,16 @@ func openReplica(ctx context.Context, cfg Config) (rep *replicaRun, err error) {
 		return nil, fmt.Errorf("kvserver: reading the epochs: %w", err)
 	}
 
-	tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener}
-	tr, err := transport.NewTCP(ctx, tcfg)
-	if err != nil {
-		return nil, err
+	if ln == nil {
+		tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener}
+		tr, err := transport.NewTCP(ctx, tcfg)
+		if err != nil {
+			return nil, err
+		}
+		rep.closer = append(rep.closer, func() { tr.Close() })
+		ln = &link{send: tr.Send, recv: tr.Recv()}
 	}
-	rep.tr = tr
-	rep.closer = append(rep.closer, func() { tr.Close() })
+	rep.send, rep.recv = ln.send, ln.recv
 
 	n := newNotifier()
 	voters := make([]uint64, 0, len(cfg.Peers))
@@ -230,7 +243,7 @@ func openReplica(ctx context.Context, cfg Config) (rep *replicaRun, err error) {
 			Log:         env.Log,
 			Checkpoints: env.Checkpoints,
 			HardState:   epochs,
-			Send:        tr.Send,
+			Send:        ln.send,
 			Clock:       replica.SystemClock{},
 		},
 		ElectionTick:  2,
@@ -302,7 +315,7 @@ func (r *replicaRun) run(ctx context.Context) error {
 	defer stopDriver()
 	stopAfter := context.AfterFunc(ctx, stopDriver)
 	defer stopAfter()
-	go func() { errc <- r.d.Run(driverCtx, r.tr.Recv(), r.cfg.TickTime/subTicks) }()
+	go func() { errc <- r.d.Run(driverCtx, r.recv, r.cfg.TickTime/subTicks) }()
 	if r.cfg.Mode == replica.Async {
 		go func() {
 			t := time.NewTicker(asyncSyncEvery)

@@ -15,20 +15,32 @@ import (
 	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/ring"
+	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/zab"
 )
 
 // NodeConfig configures a storage node of a sharded cluster: one API
-// listener, and one replica of each RG in Groups.
+// listener, one TCP transport to the other nodes that every replica's
+// messages share (tagged by RG), and one replica of each RG in Groups.
 type NodeConfig struct {
+	// ID is the node's id: its server id in every RG it hosts, and its
+	// transport's.
+	ID uint64
+	// Peers are every node's quorum and election addresses, this node's
+	// included: the nodes hosting any RG this one hosts.
+	Peers map[uint64]transport.Peer
+	// QuorumListener and ElectionListener, if set, are used instead of
+	// listening on Peers[ID].
+	QuorumListener, ElectionListener net.Listener
 	// APIListen is where the node serves the KV API; APIListener, if
 	// set, is used instead.
 	APIListen   string
 	APIListener net.Listener
-	// Groups are the node's replicas, by RG. Each Config is a member's
-	// (its own peers, directory, listeners); their APIAddrs map the RG's
-	// member ids to the API addresses of the nodes hosting them, and
-	// their API fields are ignored.
+	// Groups are the node's replicas, by RG. Each Config is a member's:
+	// its ID is the node's, its Peers' keys are the RG's members (their
+	// addresses and the Config's listeners are not used: the node's
+	// transport carries the RG), its APIAddrs map the members to the API
+	// addresses of their nodes, its API fields are ignored.
 	Groups map[ring.GroupID]Config
 	// CM is the configuration manager's connect string (host:port,...),
 	// CMRoot the znode under which the configuration lives ("" means
@@ -75,6 +87,9 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if _, ok := cfg.Peers[cfg.ID]; !ok || cfg.ID == 0 {
+		return fmt.Errorf("kvserver: node id %d is not among its peers", cfg.ID)
+	}
 	if len(cfg.Groups) == 0 {
 		return errors.New("kvserver: a node without replica groups")
 	}
@@ -95,6 +110,15 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 	srv := apisrv.FromListener(lis, apisrv.Options{})
 	apiAddr := srv.Addr().String()
 
+	tr, err := transport.NewTCP(ctx, transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers,
+		QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener, Logger: cfg.Logger})
+	if err != nil {
+		lis.Close()
+		return fmt.Errorf("kvserver: node transport: %w", err)
+	}
+	defer tr.Close()
+	mx := newMux(tr, cfg.Logger)
+
 	reps := map[ring.GroupID]*replicaRun{}
 	defer func() {
 		for _, r := range reps {
@@ -104,9 +128,14 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 	svcs := map[ring.GroupID]*kv.Service{}
 	members := map[ring.GroupID]uint64{}
 	for g, c := range cfg.Groups {
-		c.Logger = cfg.Logger.With("rg", uint64(g), "member", c.ID)
+		if c.ID != cfg.ID {
+			lis.Close()
+			return fmt.Errorf("kvserver: %v: member id %d is not the node's id %d", g, c.ID, cfg.ID)
+		}
+		c.Logger = cfg.Logger.With("rg", uint64(g))
 		c.OnRole = func(ss zab.SoftState) { n.onRole(g, ss) }
-		r, err := openReplica(ctx, c)
+		send, recv := mx.link(uint64(g))
+		r, err := openReplica(ctx, c, &link{send: send, recv: recv})
 		if err != nil {
 			lis.Close()
 			return fmt.Errorf("kvserver: %v: %w", g, err)
@@ -130,10 +159,14 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 			errc <- r.run(ctx)
 		}()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		errc <- srv.Serve(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		mx.run(ctx)
 	}()
 	go func() {
 		defer wg.Done()
