@@ -33,14 +33,17 @@ type ClusterInfo struct {
 type ShardedService struct {
 	kvpb.UnimplementedKVServer
 	rs     RingSource
+	fwd    Forwarder // nil: no server-side forwarding
 	info   ClusterInfo
 	groups map[ring.GroupID]*Service // fixed at construction
 }
 
 // NewShardedService serves the node's RGs (group id to its Service, made
-// with NewGroupService) routing by rs.
-func NewShardedService(rs RingSource, info ClusterInfo, groups map[ring.GroupID]*Service) *ShardedService {
-	return &ShardedService{rs: rs, info: info, groups: groups}
+// with NewGroupService) routing by rs. With fwd, row requests carrying
+// kvpb.ForwardHeader that this node cannot serve are forwarded to the
+// owning RG's leader.
+func NewShardedService(rs RingSource, fwd Forwarder, info ClusterInfo, groups map[ring.GroupID]*Service) *ShardedService {
+	return &ShardedService{rs: rs, fwd: fwd, info: info, groups: groups}
 }
 
 // owner is the local service of the RG that owns row.
@@ -122,43 +125,23 @@ func (s *ShardedService) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb
 }
 
 func (s *ShardedService) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {
-	svc, err := s.owner(req.GetRow())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.Put(ctx, req)
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).Put, kvpb.KVClient.Put)
 }
 
 func (s *ShardedService) Delete(ctx context.Context, req *kvpb.DeleteRequest) (*kvpb.DeleteResponse, error) {
-	svc, err := s.owner(req.GetRow())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.Delete(ctx, req)
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).Delete, kvpb.KVClient.Delete)
 }
 
 func (s *ShardedService) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
-	svc, err := s.owner(req.GetRow())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.Get(ctx, req)
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).Get, kvpb.KVClient.Get)
 }
 
 func (s *ShardedService) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) (*kvpb.CheckAndPutResponse, error) {
-	svc, err := s.owner(req.GetRow())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.CheckAndPut(ctx, req)
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).CheckAndPut, kvpb.KVClient.CheckAndPut)
 }
 
 func (s *ShardedService) CheckAndDelete(ctx context.Context, req *kvpb.CheckAndDeleteRequest) (*kvpb.CheckAndDeleteResponse, error) {
-	svc, err := s.owner(req.GetRow())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.CheckAndDelete(ctx, req)
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).CheckAndDelete, kvpb.KVClient.CheckAndDelete)
 }
 
 // MultiGet serves rows of one RG: every row must be owned by the same

@@ -64,7 +64,7 @@ func TestShardedServiceRouting(t *testing.T) {
 	s1 := openMem(t, vfs.NewMem(), "rg1")
 	s2 := openMem(t, vfs.NewMem(), "rg2")
 	leader2 := LeaderInfo{ID: 3, Addr: "127.0.0.1:7003", Epoch: 5, Known: true}
-	svc := NewShardedService(fixedRing{r}, ClusterInfo{CMConnect: "127.0.0.1:2181", CMRoot: "/acazoo"}, map[ring.GroupID]*Service{
+	svc := NewShardedService(fixedRing{r}, nil, ClusterInfo{CMConnect: "127.0.0.1:2181", CMRoot: "/acazoo"}, map[ring.GroupID]*Service{
 		1: NewGroupService(s1, NewLocalGroup(s1, "127.0.0.1:7001"), 1),
 		2: NewGroupService(s2, followerGroup{leader2}, 2),
 	})
@@ -112,7 +112,7 @@ func TestShardedServiceRouting(t *testing.T) {
 		t.Fatalf("cluster: %v %v", info, err)
 	}
 	// Without a ring yet: retriable UNAVAILABLE, nothing written.
-	empty := NewShardedService(fixedRing{}, ClusterInfo{}, map[ring.GroupID]*Service{1: NewGroupService(s1, NewLocalGroup(s1, "x"), 1)})
+	empty := NewShardedService(fixedRing{}, nil, ClusterInfo{}, map[ring.GroupID]*Service{1: NewGroupService(s1, NewLocalGroup(s1, "x"), 1)})
 	_, err = empty.Get(ctx, &kvpb.GetRequest{Table: "t", Row: row1})
 	if status.Code(err) != codes.Unavailable || status.Convert(err).Message() != ErrNoRing.Error() {
 		t.Fatalf("get without a ring: %v", err)

@@ -34,6 +34,11 @@ type Config struct {
 	// endpoints (the Cluster call) on first use, and routes through the
 	// CM if they name one.
 	CM, CMRoot string
+	// Forward makes row requests (get, put, delete, check-and-put,
+	// check-and-delete) of a sharded cluster go to the endpoints, which
+	// forward each to the owning RG's leader (server-side forwarding),
+	// instead of the client routing them itself.
+	Forward bool
 }
 
 // Client is safe for concurrent use.

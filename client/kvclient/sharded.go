@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
@@ -152,6 +153,9 @@ func (c *Client) routed(ctx context.Context, rt *route.Router, idempotent bool, 
 
 // doRow runs call against the leader of the RG owning row.
 func (c *Client) doRow(ctx context.Context, row []byte, idempotent bool, call func(context.Context, kvpb.KVClient) error) error {
+	if c.cfg.Forward {
+		return c.do(metadata.AppendToOutgoingContext(ctx, kvpb.ForwardHeader, "1"), idempotent, call)
+	}
 	sh, err := c.cluster(ctx)
 	if err != nil {
 		return err

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/apisrv"
 	"github.com/corral-db/corral/kv"
@@ -53,8 +56,13 @@ type NodeConfig struct {
 // node is the state RunNode shares between the replicas' role callbacks
 // and the CM session.
 type node struct {
-	log  *slog.Logger
-	ring atomic.Pointer[ring.Ring] // the ring routed by; nil until read
+	log   *slog.Logger
+	ring  atomic.Pointer[ring.Ring] // the ring routed by; nil until read
+	state atomic.Pointer[cm.State]  // the CM's latest, for forwarding
+	reps  map[ring.GroupID]*replicaRun
+
+	cmu   sync.Mutex
+	conns map[string]*grpc.ClientConn // guarded by cmu: forwarding's, closed by closeConns
 
 	mu sync.Mutex
 	// Guarded by mu.
@@ -64,6 +72,49 @@ type node struct {
 
 // Ring is the ring the node routes by (kv.RingSource).
 func (n *node) Ring() *ring.Ring { return n.ring.Load() }
+
+// LeaderClient is a client of RG g's leader for forwarding
+// (kv.Forwarder): the local replica's view of its leader if it has one,
+// else the leader the CM records.
+func (n *node) LeaderClient(g uint32) (kvpb.KVClient, error) {
+	var addr string
+	if r, ok := n.reps[ring.GroupID(g)]; ok {
+		if _, l := r.group.Leader(); l.Known {
+			addr = l.Addr
+		}
+	}
+	if addr == "" {
+		if l, ok := n.state.Load().LeaderOf(ring.GroupID(g)); ok {
+			addr = l.Addr
+		}
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("kvserver: rg%d: no leader known", g)
+	}
+	n.cmu.Lock()
+	defer n.cmu.Unlock()
+	if n.conns == nil {
+		return nil, errors.New("kvserver: node stopping")
+	}
+	cc, ok := n.conns[addr]
+	if !ok {
+		var err error
+		if cc, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+			return nil, err
+		}
+		n.conns[addr] = cc
+	}
+	return kvpb.NewKVClient(cc), nil
+}
+
+func (n *node) closeConns() {
+	n.cmu.Lock()
+	defer n.cmu.Unlock()
+	for _, cc := range n.conns {
+		cc.Close()
+	}
+	n.conns = nil
+}
 
 // onRole records a replica's leadership and announces it in the CM.
 func (n *node) onRole(g ring.GroupID, ss zab.SoftState) {
@@ -98,7 +149,8 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	n := &node{log: cfg.Logger, leading: map[ring.GroupID]uint32{}}
+	n := &node{log: cfg.Logger, leading: map[ring.GroupID]uint32{}, conns: map[string]*grpc.ClientConn{}}
+	defer n.closeConns()
 
 	lis := cfg.APIListener
 	if lis == nil {
@@ -141,6 +193,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 			return fmt.Errorf("kvserver: %v: %w", g, err)
 		}
 		reps[g] = r
+		n.reps = reps
 		svcs[g] = kv.NewGroupService(r.store, r.group, uint32(g))
 		members[g] = c.ID
 	}
@@ -148,7 +201,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 	if root == "" {
 		root = cm.DefaultRoot
 	}
-	kvpb.RegisterKVServer(srv.Registrar(), kv.NewShardedService(n, kv.ClusterInfo{CMConnect: cfg.CM, CMRoot: root}, svcs))
+	kvpb.RegisterKVServer(srv.Registrar(), kv.NewShardedService(n, n, kv.ClusterInfo{CMConnect: cfg.CM, CMRoot: root}, svcs))
 
 	var wg sync.WaitGroup
 	errc := make(chan error, len(reps)+1)
@@ -218,6 +271,9 @@ func (n *node) session(ctx context.Context, s *cm.Store, v *cm.View, members map
 		n.mu.Unlock()
 	}()
 	for {
+		if st := v.Current(); st != nil {
+			n.state.Store(st)
+		}
 		if st := v.Current(); st != nil && st.Ring != nil {
 			if cur := n.ring.Load(); cur == nil || st.Ring.Version() >= cur.Version() {
 				n.ring.Store(st.Ring)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
@@ -386,6 +387,27 @@ func TestClusterAnswers(t *testing.T) {
 	}
 	if status.Code(err) != codes.OutOfRange || wr == nil || wr.GetGroup() != 7 || wr.GetRingVersion() != r.Version() {
 		t.Fatalf("scan of an RG the node does not host: %v (detail %v), want WrongRange at ring v%d", err, wr, r.Version())
+	}
+	// Server-side forwarding: the same follower, asked to forward,
+	// answers from the leader.
+	fctx := metadata.AppendToOutgoingContext(ctx, kvpb.ForwardHeader, "1")
+	if resp, err := raw.Get(fctx, &kvpb.GetRequest{Table: "t", Row: row}); err != nil || string(resp.GetCells()[0].GetValue()) != "v0" {
+		t.Fatalf("forwarded get: %v %v", resp, err)
+	}
+	// A client that forwards through one endpoint reaches both RGs.
+	fc, err := kvclient.New(kvclient.Config{Endpoints: eps[:1], Forward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	for i := range 8 {
+		row := []byte(fmt.Sprintf("fwd%d", i))
+		if _, err := fc.Put(ctx, &kvpb.PutRequest{Table: "t", Row: row, Cells: []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: row}}}); err != nil {
+			t.Fatalf("forwarded put %s: %v", row, err)
+		}
+		if resp, err := fc.Get(ctx, &kvpb.GetRequest{Table: "t", Row: row}); err != nil || !bytes.Equal(resp.GetCells()[0].GetValue(), row) {
+			t.Fatalf("forwarded get %s: %v %v", row, resp, err)
+		}
 	}
 	info, err := raw.Cluster(ctx, &kvpb.ClusterRequest{})
 	if err != nil || info.GetCmConnect() != c.cm || info.GetRingVersion() != r.Version() || len(info.GetGroups()) != 2 {
