@@ -17,6 +17,10 @@ import (
 	"github.com/corral-db/corral/transport"
 )
 
+// BalanceTicks is the leader balancer's round in a LocalCluster, in
+// ticks.
+const BalanceTicks = 10
+
 // LocalCluster describes a sharded cluster on loopback: replicas storage
 // nodes, each hosting one member of every one of groups RGs, with every
 // listener already open so each address is known before anything runs.
@@ -67,7 +71,8 @@ func NewLocalCluster(groups, replicas int, dir string, mode replica.Mode, tick t
 			ID: id, Peers: peers, QuorumListener: ls[0], ElectionListener: ls[1],
 			APIListen: ls[2].Addr().String(), APIListener: ls[2],
 			Groups: map[ring.GroupID]Config{}, CM: cmConnect, CMRoot: cmRoot,
-			Logger: logger.With("node", id),
+			Balance: BalanceTicks * tick,
+			Logger:  logger.With("node", id),
 		})
 	}
 	for g := 1; g <= groups; g++ {
@@ -143,7 +148,9 @@ type NodeFile struct {
 	CMRoot     string            `json:"cm_root,omitempty"`
 	Durability string            `json:"durability"`
 	TickMillis int64             `json:"tick_ms"`
-	Groups     []GroupFile       `json:"groups"`
+	// BalanceMillis is the leader balancer's round; 0 turns it off.
+	BalanceMillis int64       `json:"balance_ms"`
+	Groups        []GroupFile `json:"groups"`
 }
 
 // GroupFile is the node's member of one RG.
@@ -157,7 +164,7 @@ type GroupFile struct {
 
 // WriteNodeFile writes nc as a NodeFile at path.
 func WriteNodeFile(path string, nc NodeConfig) error {
-	f := NodeFile{ID: nc.ID, API: nc.APIListen, CM: nc.CM, CMRoot: nc.CMRoot,
+	f := NodeFile{ID: nc.ID, API: nc.APIListen, CM: nc.CM, CMRoot: nc.CMRoot, BalanceMillis: nc.Balance.Milliseconds(),
 		Peers: map[string][2]string{}, APIs: map[string]string{}}
 	for id, p := range nc.Peers {
 		f.Peers[strconv.FormatUint(id, 10)] = [2]string{p.QuorumAddr, p.ElectionAddr}
@@ -204,7 +211,7 @@ func ReadNodeFile(path string, logger *slog.Logger) (NodeConfig, error) {
 		return NodeConfig{}, fmt.Errorf("%s: needs id, api, cm, tick_ms and groups", path)
 	}
 	nc := NodeConfig{ID: f.ID, APIListen: f.API, CM: f.CM, CMRoot: f.CMRoot, Groups: map[ring.GroupID]Config{},
-		Peers: map[uint64]transport.Peer{}, Logger: logger}
+		Peers: map[uint64]transport.Peer{}, Logger: logger, Balance: time.Duration(f.BalanceMillis) * time.Millisecond}
 	apis := map[uint64]string{}
 	for k, p := range f.Peers {
 		id, err := strconv.ParseUint(k, 10, 64)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -50,7 +51,11 @@ type NodeConfig struct {
 	// cm.DefaultRoot).
 	CM     string
 	CMRoot string
-	Logger *slog.Logger
+	// Balance, if positive, is the leader balancer's round: that often
+	// the node hands one RG's leadership to a synced follower node that
+	// leads at least two fewer RGs (balance.go).
+	Balance time.Duration
+	Logger  *slog.Logger
 }
 
 // node is the state RunNode shares between the replicas' role callbacks
@@ -224,7 +229,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 	go func() {
 		defer wg.Done()
 		cm.Keep(ctx, strings.Split(cfg.CM, ","), root, cfg.Logger, func(ctx context.Context, s *cm.Store, v *cm.View) {
-			n.session(ctx, s, v, members, apiAddr)
+			n.session(ctx, s, v, members, apiAddr, cfg.ID, cfg.Balance)
 		})
 	}()
 	if ready != nil {
@@ -247,7 +252,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 // session runs one CM session: an Announcer per local replica (the
 // leaderships already held are announced at once) and the ring followed
 // from the View, until ctx ends.
-func (n *node) session(ctx context.Context, s *cm.Store, v *cm.View, members map[ring.GroupID]uint64, apiAddr string) {
+func (n *node) session(ctx context.Context, s *cm.Store, v *cm.View, members map[ring.GroupID]uint64, apiAddr string, self uint64, balance time.Duration) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	n.mu.Lock()
@@ -270,6 +275,12 @@ func (n *node) session(ctx context.Context, s *cm.Store, v *cm.View, members map
 		n.anns = nil
 		n.mu.Unlock()
 	}()
+	var tick <-chan time.Time
+	if balance > 0 {
+		t := time.NewTicker(balance)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		if st := v.Current(); st != nil {
 			n.state.Store(st)
@@ -283,6 +294,35 @@ func (n *node) session(ctx context.Context, s *cm.Store, v *cm.View, members map
 		case <-ctx.Done():
 			return
 		case <-v.Changed():
+		case <-tick:
+			n.balance(self)
 		}
 	}
+}
+
+// balance runs one round of the leader balancer: at most one hand-over.
+func (n *node) balance(self uint64) {
+	led := map[ring.GroupID][]uint64{}
+	for g, r := range n.reps {
+		st := r.d.Status()
+		if !st.Established() || st.Transferee != 0 {
+			continue
+		}
+		var synced []uint64
+		for _, l := range st.Learners {
+			if l.Synced && !l.Observer {
+				synced = append(synced, l.ID)
+			}
+		}
+		led[g] = synced
+	}
+	g, to, ok := pickHandOver(self, leaderCounts(n.state.Load()), led)
+	if !ok {
+		return
+	}
+	if err := n.reps[g].d.TransferLeadership(to); err != nil {
+		n.log.Info("kv node: leader balancer: hand-over refused", "rg", uint64(g), "to", to, "err", err)
+		return
+	}
+	n.log.Info("kv node: leader balancer hands over", "rg", uint64(g), "to", to)
 }

@@ -32,13 +32,16 @@ import (
 type cluster struct {
 	endpoints string
 	cm        string
+	dir       string
 	pids      map[string]int // node API address -> pid
+	nodes     map[string]int // node API address -> N (its dir is nodeN)
 }
 
 func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 	t.Helper()
+	dir := t.TempDir()
 	args := []string{"kv", "cluster", "-groups", fmt.Sprint(groups), "-replicas", fmt.Sprint(replicas),
-		"-cm", "1", "-tick", "100ms", "-dir", t.TempDir()}
+		"-cm", "1", "-tick", "100ms", "-dir", dir}
 	if spawn {
 		args = append(args, "-spawn")
 	}
@@ -67,7 +70,7 @@ func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 			t.Logf("cluster stderr:\n%s", stderr.String())
 		}
 	})
-	c := &cluster{pids: map[string]int{}}
+	c := &cluster{dir: dir, pids: map[string]int{}, nodes: map[string]int{}}
 	lines := make(chan string, 64)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -98,6 +101,11 @@ func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 					t.Fatalf("bad node line %q", l)
 				}
 				c.pids[f[6]] = pid
+				n, err := strconv.Atoi(strings.TrimSuffix(f[2], ":"))
+				if err != nil {
+					t.Fatalf("bad node line %q", l)
+				}
+				c.nodes[f[6]] = n
 			}
 		case <-deadline:
 			t.Fatalf("no endpoints line; stderr:\n%s", stderr.String())
@@ -413,4 +421,79 @@ func TestClusterAnswers(t *testing.T) {
 	if err != nil || info.GetCmConnect() != c.cm || info.GetRingVersion() != r.Version() || len(info.GetGroups()) != 2 {
 		t.Fatalf("cluster info: %v %v", info, err)
 	}
+}
+
+// TestClusterBalance: three RGs on three node processes. The node leading
+// RG 1 is SIGKILLed, so the other two lead all three RGs between them;
+// restarted, it has none, two fewer than one of the others, and the leader
+// balancer hands it one: every node ends up leading one RG.
+func TestClusterBalance(t *testing.T) {
+	c := startCluster(t, 3, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := func() map[ring.GroupID]cm.Leader {
+		out := map[ring.GroupID]cm.Leader{}
+		for g := ring.GroupID(1); g <= 3; g++ {
+			l, ok, err := st.Leader(ctx, g)
+			if err != nil || !ok {
+				t.Fatalf("leader of %v: %v %v", g, ok, err)
+			}
+			out[g] = l
+		}
+		return out
+	}
+	oneEach := func(ls map[ring.GroupID]cm.Leader) bool {
+		seen := map[string]bool{}
+		for _, l := range ls {
+			seen[l.Addr] = true
+		}
+		return len(seen) == 3
+	}
+	waitFor := func(what string, cond func(map[ring.GroupID]cm.Leader) bool) map[ring.GroupID]cm.Leader {
+		for {
+			ls := leaders()
+			if cond(ls) {
+				return ls
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: leaders %+v", what, ls)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	before := waitFor("one leader per node at start", oneEach)
+	victim := before[1]
+	if err := syscall.Kill(c.pids[victim.Addr], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("RG 1 led elsewhere", func(ls map[ring.GroupID]cm.Leader) bool { return ls[1].Epoch > victim.Epoch })
+	n := c.nodes[victim.Addr]
+	cmd := exec.Command(corralBin, "kv", "node", "-config", fmt.Sprintf("%s/node%d/node.json", c.dir, n))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("restarted node's stderr:\n%s", stderr.String())
+		}
+	}()
+	after := waitFor("one leader per node after the restart", oneEach)
+	if after[1].Addr == victim.Addr && after[2].Addr == before[2].Addr && after[3].Addr == before[3].Addr && after[1].Epoch == victim.Epoch {
+		t.Fatalf("nothing moved: %+v", after)
+	}
+	t.Logf("leaders before %+v, after %+v", before, after)
 }
