@@ -258,8 +258,9 @@ func TestClusterLeaderKill(t *testing.T) {
 	if err := st.RecordLeader(ctx, 1, l1); !errors.Is(err, cm.ErrStaleEpoch) {
 		t.Errorf("stale leader record of rg1: %v, want ErrStaleEpoch", err)
 	}
-	if got := leaderOf(1); got != n1 {
-		t.Errorf("rg1's record after the stale write: %+v, want %+v", got, n1)
+	// (The balancer may move RG 1 on meanwhile: its epoch only grows.)
+	if got := leaderOf(1); got.Epoch < n1.Epoch || got.Addr == l1.Addr {
+		t.Errorf("rg1's record after the stale write: %+v, was %+v", got, n1)
 	}
 
 	// Every acknowledged write is there, read through the router (a
