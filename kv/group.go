@@ -37,7 +37,25 @@ type LeaderInfo struct {
 }
 
 // NotLeaderError is the error of a member that does not lead its group.
-type NotLeaderError struct{ Leader LeaderInfo }
+// Group names the RG in a sharded cluster (0 otherwise).
+type NotLeaderError struct {
+	Leader LeaderInfo
+	Group  uint32
+}
+
+// WrongRangeError is the answer of a node that hosts no replica of the RG
+// that owns a row (or that a request names) under the node's ring.
+type WrongRangeError struct {
+	Group       uint32
+	RingVersion uint64
+}
+
+func (e *WrongRangeError) Error() string {
+	return fmt.Sprintf("no replica of rg%d here (ring v%d)", e.Group, e.RingVersion)
+}
+
+// ErrNoRing: a node of a sharded cluster has not read the ring yet.
+var ErrNoRing = errors.New("no ring known yet")
 
 func (e *NotLeaderError) Error() string {
 	if !e.Leader.Known {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
@@ -16,6 +17,9 @@ type Service struct {
 	kvpb.UnimplementedKVServer
 	store *Store
 	group Group
+	// gid is the RG's id in a sharded cluster (0 otherwise), named in
+	// NotLeader answers.
+	gid uint32
 	// inflight bounds the writes waiting on this member; a full semaphore
 	// makes callers wait (until their deadline), which pushes back.
 	inflight chan struct{}
@@ -39,10 +43,21 @@ func newReqID() uint64 {
 	return 1
 }
 
+// NewGroupService serves store through group as RG gid of a sharded
+// cluster: its NotLeader answers name gid.
+func NewGroupService(store *Store, group Group, gid uint32) *Service {
+	s := NewService(store, group)
+	s.gid = gid
+	return s
+}
+
+// notLeader is this RG's NotLeader answer.
+func (s *Service) notLeader(l LeaderInfo) error { return &NotLeaderError{Leader: l, Group: s.gid} }
+
 // write proposes m and returns its applied result.
 func (s *Service) write(ctx context.Context, m *Mutation) (Result, error) {
 	if self, l := s.group.Leader(); !self {
-		return Result{}, &NotLeaderError{Leader: l}
+		return Result{}, s.notLeader(l)
 	}
 	m.ReqID = newReqID()
 	data, err := m.Encode()
@@ -58,6 +73,10 @@ func (s *Service) write(ctx context.Context, m *Mutation) (Result, error) {
 	ch, cancel := s.store.Await(m.ReqID)
 	defer cancel()
 	if err := s.group.Propose(ctx, data); err != nil {
+		var nl *NotLeaderError
+		if errors.As(err, &nl) {
+			nl.Group = s.gid
+		}
 		return Result{}, err
 	}
 	select {
@@ -77,9 +96,14 @@ func withRequestID(m *Mutation, id *kvpb.RequestId) *Mutation {
 // read confirms leadership before a read.
 func (s *Service) read(ctx context.Context) error {
 	if self, l := s.group.Leader(); !self {
-		return &NotLeaderError{Leader: l}
+		return s.notLeader(l)
 	}
-	return s.group.ConfirmLeadership(ctx)
+	err := s.group.ConfirmLeadership(ctx)
+	var nl *NotLeaderError
+	if errors.As(err, &nl) {
+		nl.Group = s.gid
+	}
+	return err
 }
 
 func (s *Service) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) (*kvpb.CreateTableResponse, error) {
@@ -277,3 +301,8 @@ var _ kvpb.KVServer = (*Service)(nil)
 
 // String names the service in logs.
 func (s *Service) String() string { return fmt.Sprintf("kv service (applied %v)", s.store.Applied()) }
+
+// Cluster answers that this member is not part of a sharded cluster.
+func (s *Service) Cluster(context.Context, *kvpb.ClusterRequest) (*kvpb.ClusterResponse, error) {
+	return &kvpb.ClusterResponse{}, nil
+}

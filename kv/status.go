@@ -14,12 +14,21 @@ import (
 // they meet the wire (see api/kv/v1/kv.proto for the table).
 func toStatus(err error) error {
 	var nl *NotLeaderError
+	var wr *WrongRangeError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &wr):
+		st := status.New(codes.OutOfRange, err.Error())
+		if d, derr := st.WithDetails(&kvpb.WrongRange{Group: wr.Group, RingVersion: wr.RingVersion}); derr == nil {
+			st = d
+		}
+		return st.Err()
+	case errors.Is(err, ErrNoRing):
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.As(err, &nl):
 		st := status.New(codes.Unavailable, err.Error())
-		if d, derr := st.WithDetails(&kvpb.NotLeader{LeaderId: nl.Leader.ID, LeaderAddress: nl.Leader.Addr, Epoch: nl.Leader.Epoch}); derr == nil {
+		if d, derr := st.WithDetails(&kvpb.NotLeader{LeaderId: nl.Leader.ID, LeaderAddress: nl.Leader.Addr, Epoch: nl.Leader.Epoch, Group: nl.Group}); derr == nil {
 			st = d
 		}
 		return st.Err()

@@ -13,11 +13,12 @@ import (
 //	version  u8  (codecVersion)
 //	type     u8  (zab.MsgType, one of the known types)
 //	flags    u8  (bit 0 NonVoting, bit 1 Reject, bit 2 Snapshot present,
-//	              bit 3 Membership present)
+//	              bit 3 Membership present, bit 4 Group non-zero)
 //	sync     u8  (zab.SyncMode, 0 or a known mode)
 //	state    u8  (zab.StateType, a known state)
 //	uvarints From, To, Session, Epoch, CurrentEpoch, Zxid, Prev, Commit,
 //	         Vote.Leader, Vote.Zxid, Vote.Epoch, Vote.Round
+//	group    (flag bit 4) uvarint Group, the replica group's tag
 //	membership (flag bit 3) uvarint MembershipZxid, then the voters and
 //	         the observers, each a uvarint count and the uvarint ids
 //	entries  uvarint count+1 (0: nil), then per entry uvarint Zxid, bytes Data
@@ -38,7 +39,8 @@ const (
 	flagReject
 	flagSnapshot
 	flagMembership
-	flagsKnown = flagNonVoting | flagReject | flagSnapshot | flagMembership
+	flagGroup
+	flagsKnown = flagNonVoting | flagReject | flagSnapshot | flagMembership | flagGroup
 )
 
 // The last value of each zab enumeration the codec knows. A decoder
@@ -62,6 +64,9 @@ func EncodedSize(m zab.Message) int {
 		uvarintLen(uint64(m.Zxid)) + uvarintLen(uint64(m.Prev)) + uvarintLen(uint64(m.Commit)) +
 		uvarintLen(m.Vote.Leader) + uvarintLen(uint64(m.Vote.Zxid)) +
 		uvarintLen(uint64(m.Vote.Epoch)) + uvarintLen(m.Vote.Round)
+	if m.Group != 0 {
+		n += uvarintLen(m.Group)
+	}
 	if mb := m.Membership; mb != nil {
 		n += uvarintLen(uint64(m.MembershipZxid)) + uvarintLen(uint64(len(mb.Voters))) + uvarintLen(uint64(len(mb.Observers)))
 		for _, ids := range [][]uint64{mb.Voters, mb.Observers} {
@@ -104,6 +109,9 @@ func encodeHead(b []byte, m zab.Message) (head, tail []byte) {
 	if m.Membership != nil {
 		flags |= flagMembership
 	}
+	if m.Group != 0 {
+		flags |= flagGroup
+	}
 	b = append(b, codecVersion, byte(m.Type), flags, byte(m.Sync), byte(m.State))
 	for _, v := range [...]uint64{
 		m.From, m.To, m.Session,
@@ -112,6 +120,9 @@ func encodeHead(b []byte, m zab.Message) (head, tail []byte) {
 		m.Vote.Leader, uint64(m.Vote.Zxid), uint64(m.Vote.Epoch), m.Vote.Round,
 	} {
 		b = binary.AppendUvarint(b, v)
+	}
+	if m.Group != 0 {
+		b = binary.AppendUvarint(b, m.Group)
 	}
 	if mb := m.Membership; mb != nil {
 		b = binary.AppendUvarint(b, uint64(m.MembershipZxid))
@@ -202,6 +213,11 @@ func (d *decoder) message() zab.Message {
 	m.Vote.Zxid = zab.Zxid(d.uvarint("vote zxid"))
 	m.Vote.Epoch = d.uint32("vote epoch")
 	m.Vote.Round = d.uvarint("vote round")
+	if flags&flagGroup != 0 && d.err == nil {
+		if m.Group = d.uvarint("group"); m.Group == 0 && d.err == nil {
+			d.fail("group flag with group 0")
+		}
+	}
 	if flags&flagMembership != 0 && d.err == nil {
 		m.MembershipZxid = zab.Zxid(d.uvarint("membership zxid"))
 		mb := &zab.Membership{}

@@ -103,6 +103,9 @@ func randomMessage(r *rand.Rand, typ zab.MsgType) zab.Message {
 		NonVoting: r.IntN(2) == 0,
 		Reject:    r.IntN(2) == 0,
 	}
+	if r.IntN(2) == 0 {
+		m.Group = 1 + r.Uint64N(1<<40)
+	}
 	if r.IntN(3) == 0 {
 		// Decoded lists are never nil: send them non-nil.
 		mb := &zab.Membership{Voters: make([]uint64, r.IntN(8)), Observers: make([]uint64, r.IntN(3))}

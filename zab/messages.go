@@ -199,6 +199,11 @@ type Message struct {
 	State     StateType
 	NonVoting bool
 	Reject    bool
+
+	// Group tags the message with its replica group when one transport
+	// carries the messages of several (a storage node of the sharded KV
+	// store). zab neither sets nor reads it; 0 means untagged.
+	Group uint64
 }
 
 func (m Message) String() string {

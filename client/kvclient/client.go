@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/kv/ring"
 )
 
 // Config configures a Client.
@@ -28,6 +29,16 @@ type Config struct {
 	// Backoff is the pause before retrying on another endpoint (default
 	// 50 ms, doubling to 1 s).
 	Backoff time.Duration
+	// CM is a sharded cluster's configuration manager (connect string),
+	// CMRoot the znode of its configuration. Empty: the client asks the
+	// endpoints (the Cluster call) on first use, and routes through the
+	// CM if they name one.
+	CM, CMRoot string
+	// Forward makes row requests (get, put, delete, check-and-put,
+	// check-and-delete) of a sharded cluster go to the endpoints, which
+	// forward each to the owning RG's leader (server-side forwarding),
+	// instead of the client routing them itself.
+	Forward bool
 }
 
 // Client is safe for concurrent use.
@@ -39,6 +50,10 @@ type Client struct {
 	leader string                      // guarded by mu: where calls go first
 	next   int                         // guarded by mu: the endpoint tried after a failure
 	closed bool                        // guarded by mu
+	// discovered: whether the endpoints form a sharded cluster is
+	// known; shard is its router (nil for one group). Guarded by mu.
+	discovered bool
+	shard      *sharded
 
 	lanes lanes // request ids of writes
 }
@@ -62,6 +77,10 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
+	if c.shard != nil {
+		c.shard.stop()
+		c.shard = nil
+	}
 	var err error
 	for a, cc := range c.conns {
 		if cerr := cc.Close(); err == nil {
@@ -211,6 +230,33 @@ func neverSent(err error) bool {
 func (c *Client) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) (resp *kvpb.CreateTableResponse, err error) {
 	req, done := withID(&c.lanes, req)
 	defer done()
+	if sh, err := c.cluster(ctx); err != nil {
+		return nil, err
+	} else if sh != nil {
+		// Every RG holds the table: created in each in turn; a retry
+		// completes one that an earlier attempt created in some only.
+		ctx, cancel := c.withDeadline(ctx)
+		defer cancel()
+		errs, err := c.eachGroup(ctx, sh, func(ctx context.Context, g ring.GroupID, kc kvpb.KVClient) error {
+			r := proto.Clone(req).(*kvpb.CreateTableRequest)
+			r.Group = uint32(g)
+			out, err := kc.CreateTable(ctx, r)
+			if err == nil {
+				resp = out
+			}
+			return err
+		})
+		if err == nil {
+			err = allOrSome(errs, func(err error) bool { return status.Code(err) == codes.AlreadyExists })
+		}
+		if err != nil {
+			return nil, err
+		}
+		if resp == nil {
+			resp = &kvpb.CreateTableResponse{}
+		}
+		return resp, nil
+	}
 	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.CreateTable(ctx, req)
 		return err
@@ -222,6 +268,31 @@ func (c *Client) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) 
 func (c *Client) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (resp *kvpb.DropTableResponse, err error) {
 	req, done := withID(&c.lanes, req)
 	defer done()
+	if sh, err := c.cluster(ctx); err != nil {
+		return nil, err
+	} else if sh != nil {
+		ctx, cancel := c.withDeadline(ctx)
+		defer cancel()
+		errs, err := c.eachGroup(ctx, sh, func(ctx context.Context, g ring.GroupID, kc kvpb.KVClient) error {
+			r := proto.Clone(req).(*kvpb.DropTableRequest)
+			r.Group = uint32(g)
+			out, err := kc.DropTable(ctx, r)
+			if err == nil {
+				resp = out
+			}
+			return err
+		})
+		if err == nil {
+			err = allOrSome(errs, func(err error) bool { return status.Code(err) == codes.InvalidArgument })
+		}
+		if err != nil {
+			return nil, err
+		}
+		if resp == nil {
+			resp = &kvpb.DropTableResponse{}
+		}
+		return resp, nil
+	}
 	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.DropTable(ctx, req)
 		return err
@@ -231,6 +302,22 @@ func (c *Client) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (res
 
 // ListTables lists the tables.
 func (c *Client) ListTables(ctx context.Context) (resp *kvpb.ListTablesResponse, err error) {
+	if sh, err := c.cluster(ctx); err != nil {
+		return nil, err
+	} else if sh != nil {
+		// The tables of the first RG: every RG holds the same ones.
+		ctx, cancel := c.withDeadline(ctx)
+		defer cancel()
+		gs, err := groups(ctx, sh.rt)
+		if err != nil {
+			return nil, err
+		}
+		err = c.doGroup(ctx, sh.rt, gs[0], true, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+			resp, err = kc.ListTables(ctx, &kvpb.ListTablesRequest{Group: uint32(gs[0])})
+			return err
+		})
+		return resp, err
+	}
 	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.ListTables(ctx, &kvpb.ListTablesRequest{})
 		return err
@@ -242,7 +329,7 @@ func (c *Client) ListTables(ctx context.Context) (resp *kvpb.ListTablesResponse,
 func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (resp *kvpb.PutResponse, err error) {
 	req, done := withID(&c.lanes, req)
 	defer done()
-	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+	err = c.doRow(ctx, req.GetRow(), true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.Put(ctx, req)
 		return err
 	})
@@ -253,7 +340,7 @@ func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (resp *kvpb.PutR
 func (c *Client) Delete(ctx context.Context, req *kvpb.DeleteRequest) (resp *kvpb.DeleteResponse, err error) {
 	req, done := withID(&c.lanes, req)
 	defer done()
-	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+	err = c.doRow(ctx, req.GetRow(), true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.Delete(ctx, req)
 		return err
 	})
@@ -262,7 +349,7 @@ func (c *Client) Delete(ctx context.Context, req *kvpb.DeleteRequest) (resp *kvp
 
 // Get reads one row; IsNotFound(err) when it has no selected cell.
 func (c *Client) Get(ctx context.Context, req *kvpb.GetRequest) (resp *kvpb.GetResponse, err error) {
-	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+	err = c.doRow(ctx, req.GetRow(), true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.Get(ctx, req)
 		return err
 	})
@@ -271,6 +358,11 @@ func (c *Client) Get(ctx context.Context, req *kvpb.GetRequest) (resp *kvpb.GetR
 
 // MultiGet reads several rows of one table.
 func (c *Client) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest) (resp *kvpb.MultiGetResponse, err error) {
+	if sh, err := c.cluster(ctx); err != nil {
+		return nil, err
+	} else if sh != nil {
+		return c.multiGetSharded(ctx, sh, req)
+	}
 	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.MultiGet(ctx, req)
 		return err
@@ -280,6 +372,11 @@ func (c *Client) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest) (resp 
 
 // Scan reads rows in key order.
 func (c *Client) Scan(ctx context.Context, req *kvpb.ScanRequest) (resp *kvpb.ScanResponse, err error) {
+	if sh, err := c.cluster(ctx); err != nil {
+		return nil, err
+	} else if sh != nil && req.GetGroup() == 0 {
+		return c.scanSharded(ctx, sh, req)
+	}
 	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.Scan(ctx, req)
 		return err
@@ -291,7 +388,7 @@ func (c *Client) Scan(ctx context.Context, req *kvpb.ScanRequest) (resp *kvpb.Sc
 func (c *Client) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) (resp *kvpb.CheckAndPutResponse, err error) {
 	req, done := withID(&c.lanes, req)
 	defer done()
-	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+	err = c.doRow(ctx, req.GetRow(), true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.CheckAndPut(ctx, req)
 		return err
 	})
@@ -302,7 +399,7 @@ func (c *Client) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) 
 func (c *Client) CheckAndDelete(ctx context.Context, req *kvpb.CheckAndDeleteRequest) (resp *kvpb.CheckAndDeleteResponse, err error) {
 	req, done := withID(&c.lanes, req)
 	defer done()
-	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
+	err = c.doRow(ctx, req.GetRow(), true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.CheckAndDelete(ctx, req)
 		return err
 	})

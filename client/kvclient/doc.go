@@ -22,4 +22,13 @@
 // write that runs out of time may still apply afterwards (its outcome is
 // unknown to the caller); once the lane's next write has applied, the
 // group refuses the old one (FAILED_PRECONDITION).
+//
+// Sharded clusters: on first use the client asks an endpoint (the Cluster
+// call) whether it belongs to one. If so it reads the ring and the RGs'
+// leaders from the configuration manager and keeps them current with one
+// persistent recursive watch (kv/cm, kv/route), sends each row request to
+// the owning RG's leader, re-routes on NotLeader or WrongRange in one
+// round trip, splits multi-gets by RG, merges scans over every RG and
+// applies table operations to every RG (sharded.go). Config.Forward
+// leaves row requests to the nodes' server-side forwarding instead.
 package kvclient

@@ -35,6 +35,8 @@ type kvCommand struct {
 func kvCommands() []kvCommand {
 	return []kvCommand{
 		{"ensemble", "ensemble [-n 3] [-dir D]                      start one replica group on loopback; prints 'kv endpoints: ...'", runKVEnsemble},
+		{"cluster", "cluster [-groups 2] [-replicas 3] [-dir D] [-spawn] start a sharded cluster and its configuration manager on loopback", runKVCluster},
+		{"node", "node -config NODE.json                        run one storage node of a cluster (written by cluster)", runKVNode},
 		{"create-table", "create-table -endpoints E [-versions N] TABLE FAMILY...", runKVCreateTable},
 		{"drop-table", "drop-table -endpoints E TABLE", runKVDropTable},
 		{"tables", "tables -endpoints E                            list tables and families", runKVTables},

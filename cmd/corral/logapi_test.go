@@ -17,8 +17,8 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// freePorts finds n consecutive ports free on loopback now.
-func freePorts(t *testing.T, n int) int {
+// freePortRange finds n consecutive ports free on loopback now.
+func freePortRange(t *testing.T, n int) int {
 	t.Helper()
 	for range 50 {
 		base := 20000 + rand.IntN(40000-n)
@@ -48,7 +48,7 @@ func TestLogCommandsOnEnsemble(t *testing.T) {
 	bin := buildCorral(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	base := freePorts(t, 12)
+	base := freePortRange(t, 12)
 	ens := exec.CommandContext(ctx, bin, "ensemble", "-n", "3", "-port", fmt.Sprint(base),
 		"-dir", t.TempDir(), "-log-level", "warn")
 	ens.Cancel = func() error { return ens.Process.Signal(syscall.SIGTERM) }

@@ -2,4 +2,11 @@
 // kv.Store fed by a replica.Driver over the zab log (package wal), peers
 // over the TCP transport, and the KV gRPC service on an apisrv listener.
 // Group is the kv.Group the service writes and confirms reads through.
+//
+// RunNode runs a storage node of a sharded cluster: a replica of each of
+// several RGs, their zab traffic over one transport (mux.go), one API
+// routing requests to the local RG owning each row (kv.ShardedService),
+// a session with the configuration manager that records each replica's
+// leadership guarded by its epoch, and a leader balancer (balance.go).
+// LocalCluster lays out a cluster on loopback for `corral kv cluster`.
 package kvserver

@@ -47,6 +47,16 @@ type Config struct {
 	// OnStore, if set, is handed the member's store once it is open
 	// (tests compare the members' states through it).
 	OnStore func(*kv.Store)
+	// OnRole, if set, is called (on the driver's loop; it must not block)
+	// whenever this member becomes or stops being the established leader
+	// or its epoch changes.
+	OnRole func(zab.SoftState)
+	// PreferredLeader, if set, is the member this one hands leadership to
+	// when it wins a fresh group's first election (epoch 1), so that a
+	// node hosting several groups does not lead them all. Later
+	// elections keep their winner: moving leaders then is a balancer's
+	// job.
+	PreferredLeader uint64
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -58,6 +68,87 @@ const asyncSyncEvery = time.Second
 // Run runs the member until ctx ends. ready, if set, is called with the
 // API address once the member serves.
 func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rep, err := openReplica(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer rep.close()
+	lis, err := apiListener(cfg)
+	if err != nil {
+		return err
+	}
+	srv := apisrv.FromListener(lis, apisrv.Options{})
+	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(rep.store, rep.group))
+
+	errc := make(chan error, 2)
+	go func() { errc <- rep.run(ctx) }()
+	go func() { errc <- srv.Serve(ctx) }()
+	if ready != nil {
+		ready(srv.Addr().String())
+	}
+	var first error
+	for i := 0; i < 2; i++ {
+		// One part failing stops the others.
+		if err := <-errc; err != nil {
+			if first == nil {
+				first = err
+			}
+			cancel(err)
+		}
+	}
+	return first
+}
+
+// apiListener is cfg's API listener, opened unless given.
+func apiListener(cfg Config) (net.Listener, error) {
+	if cfg.APIListener != nil {
+		return cfg.APIListener, nil
+	}
+	addr := cfg.APIListen
+	if addr == "" {
+		addr = cfg.APIAddrs[cfg.ID]
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("kvserver: API listener: %w", err)
+	}
+	return lis, nil
+}
+
+// replica is one member of one RG without its API: the store, the zab
+// log, the transport to its peers and the driver. openReplica opens it;
+// run drives it until ctx ends; close releases what open took.
+type replicaRun struct {
+	cfg    Config
+	store  *kv.Store
+	wl     *wal.Log
+	send   func([]zab.Message)
+	recv   <-chan zab.Message
+	d      *replica.Driver
+	group  *Group
+	closer []func()
+}
+
+func (r *replicaRun) close() {
+	for i := len(r.closer) - 1; i >= 0; i-- {
+		r.closer[i]()
+	}
+}
+
+// link is a replica's way to its peers when it shares its node's
+// transport (mux): nil means the replica opens a TCP transport of its own
+// on cfg's listeners.
+type link struct {
+	send func([]zab.Message)
+	recv <-chan zab.Message
+}
+
+// openReplica opens cfg's store, log and transport (unless given) and
+// makes its driver. The transport stops with ctx. On error nothing stays
+// open.
+func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -71,24 +162,28 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		cfg.SyncLimit = 5
 	}
 	log := cfg.Logger
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	rep = &replicaRun{cfg: cfg}
+	defer func() {
+		if err != nil {
+			rep.close()
+		}
+	}()
 
 	fsys := vfs.OS()
 	if err := fsys.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer store.Close()
+	rep.store = store
+	rep.closer = append(rep.closer, func() { store.Close() })
 	if cfg.OnStore != nil {
 		cfg.OnStore(store)
 	}
 	diskless := cfg.Mode == replica.Diskless
 	var (
-		wl       *wal.Log
 		ents     []zab.Entry
 		complete bool
 		env      replica.Env
@@ -99,31 +194,37 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		// flushed store, or none (then a member that took part in an
 		// epoch restarts recovering).
 		if ents, complete, err = ckpt.load(store.Applied()); err != nil {
-			return err
+			return nil, err
 		}
 		env.Checkpoints = ckpt
 	} else {
-		if wl, err = wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log}); err != nil {
-			return fmt.Errorf("kvserver: opening the log: %w", err)
+		wl, err := wal.Open(fsys, filepath.Join(cfg.Dir, "log"), wal.Options{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("kvserver: opening the log: %w", err)
 		}
-		defer wl.Close()
+		rep.wl = wl
+		rep.closer = append(rep.closer, func() { wl.Close() })
 		if ents, err = readLog(wl, store.Applied()); err != nil {
-			return fmt.Errorf("kvserver: reading the log: %w", err)
+			return nil, fmt.Errorf("kvserver: reading the log: %w", err)
 		}
 		env.Log = walLog{l: wl, async: cfg.Mode == replica.Async}
 	}
 	epochs := &epochFiles{fs: fsys, dir: cfg.Dir}
 	hs, err := epochs.load()
 	if err != nil {
-		return fmt.Errorf("kvserver: reading the epochs: %w", err)
+		return nil, fmt.Errorf("kvserver: reading the epochs: %w", err)
 	}
 
-	tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener}
-	tr, err := transport.NewTCP(ctx, tcfg)
-	if err != nil {
-		return err
+	if ln == nil {
+		tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener}
+		tr, err := transport.NewTCP(ctx, tcfg)
+		if err != nil {
+			return nil, err
+		}
+		rep.closer = append(rep.closer, func() { tr.Close() })
+		ln = &link{send: tr.Send, recv: tr.Recv()}
 	}
-	defer tr.Close()
+	rep.send, rep.recv = ln.send, ln.recv
 
 	n := newNotifier()
 	voters := make([]uint64, 0, len(cfg.Peers))
@@ -131,6 +232,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		voters = append(voters, id)
 	}
 	slices.Sort(voters)
+	wl := rep.wl
 	d, err := replica.New(replica.Config{
 		ID: cfg.ID, Voters: voters, Mode: cfg.Mode,
 		SM:        notifyingSM{Store: store, n: n},
@@ -141,7 +243,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 			Log:         env.Log,
 			Checkpoints: env.Checkpoints,
 			HardState:   epochs,
-			Send:        tr.Send,
+			Send:        ln.send,
 			Clock:       replica.SystemClock{},
 		},
 		ElectionTick:  2,
@@ -153,6 +255,12 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 			n.broadcast()
 			if prev.Leader != cur.Leader || prev.State != cur.State {
 				log.Info("kv member role", "state", cur.State, "leader", cur.Leader, "epoch", cur.Epoch)
+			}
+			if cfg.OnRole != nil && (prev.Established() != cur.Established() || prev.Epoch != cur.Epoch) {
+				cfg.OnRole(cur)
+			}
+			if !prev.Established() && cur.Established() && cur.Epoch == 1 && cfg.PreferredLeader != 0 && cfg.PreferredLeader != cfg.ID {
+				rep.handOver(ctx, cur.Epoch)
 			}
 		},
 		OnSnapshot: func(z zabZxid, busy bool) {
@@ -168,25 +276,38 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		Logger: log,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-
-	lis := cfg.APIListener
-	if lis == nil {
-		addr := cfg.APIListen
-		if addr == "" {
-			addr = cfg.APIAddrs[cfg.ID]
-		}
-		if lis, err = net.Listen("tcp", addr); err != nil {
-			return fmt.Errorf("kvserver: API listener: %w", err)
-		}
-	}
-	srv := apisrv.FromListener(lis, apisrv.Options{})
-	group := &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
+	rep.d = d
+	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
-	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(store, group))
+	return rep, nil
+}
 
-	errc := make(chan error, 3)
+// handOver asks the driver, off its loop, to transfer leadership to the
+// preferred member once the followers have had a few ticks to join.
+func (r *replicaRun) handOver(ctx context.Context, epoch uint32) {
+	go func() {
+		t := time.NewTimer(4 * r.cfg.TickTime)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ss := r.d.SoftState(); ss.Established() && ss.Epoch == epoch {
+			if err := r.d.TransferLeadership(r.cfg.PreferredLeader); err != nil {
+				r.cfg.Logger.Info("kv: leadership not handed over", "to", r.cfg.PreferredLeader, "err", err)
+			}
+		}
+	}()
+}
+
+// run drives the replica until ctx ends or a part fails.
+func (r *replicaRun) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errc := make(chan error, 2)
 	// The driver takes an orderly stop (and writes diskless mode's
 	// checkpoint) only when its context's cause is context.Canceled, not
 	// a signal's cause (signal.NotifyContext) or a sibling's error.
@@ -194,9 +315,8 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	defer stopDriver()
 	stopAfter := context.AfterFunc(ctx, stopDriver)
 	defer stopAfter()
-	go func() { errc <- d.Run(driverCtx, tr.Recv(), cfg.TickTime/subTicks) }()
-	go func() { errc <- srv.Serve(ctx) }()
-	if cfg.Mode == replica.Async {
+	go func() { errc <- r.d.Run(driverCtx, r.recv, r.cfg.TickTime/subTicks) }()
+	if r.cfg.Mode == replica.Async {
 		go func() {
 			t := time.NewTicker(asyncSyncEvery)
 			defer t.Stop()
@@ -206,7 +326,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 					errc <- nil
 					return
 				case <-t.C:
-					if err := wl.Sync(); err != nil {
+					if err := r.wl.Sync(); err != nil {
 						errc <- fmt.Errorf("kvserver: periodic log sync: %w", err)
 						return
 					}
@@ -216,12 +336,8 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	} else {
 		errc <- nil
 	}
-	if ready != nil {
-		ready(srv.Addr().String())
-	}
 	var first error
-	for i := 0; i < 3; i++ {
-		// One part failing stops the others.
+	for i := 0; i < 2; i++ {
 		if err := <-errc; err != nil {
 			if first == nil {
 				first = err

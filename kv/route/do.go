@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/kv/cm"
+	"github.com/corral-db/corral/kv/ring"
 )
 
 // Source is where a Router's configuration comes from; *cm.View is one.
@@ -57,11 +58,21 @@ var ErrGaveUp = errors.New("route: attempts exhausted")
 // send must return the routing errors as *NotLeader or *WrongRange
 // (possibly wrapped).
 func Do[T any](ctx context.Context, rt *Router, p Policy, key []byte, send func(context.Context, Target) (T, error)) (T, error) {
+	return do(ctx, rt, p, func() (Target, error) { return rt.Route(key) }, send)
+}
+
+// DoGroup is Do for a request addressed to group g rather than to a row
+// (table operations, a scan of one group).
+func DoGroup[T any](ctx context.Context, rt *Router, p Policy, g ring.GroupID, send func(context.Context, Target) (T, error)) (T, error) {
+	return do(ctx, rt, p, func() (Target, error) { return rt.RouteGroup(g) }, send)
+}
+
+func do[T any](ctx context.Context, rt *Router, p Policy, route func() (Target, error), send func(context.Context, Target) (T, error)) (T, error) {
 	var zero T
 	var last error
 	for range max(p.MaxAttempts, 1) {
 		updated := rt.Updated()
-		t, err := rt.Route(key)
+		t, err := route()
 		if err != nil {
 			if !errors.Is(err, ErrNoRing) && !errors.Is(err, ErrNoLeader) &&
 				!errors.Is(err, ErrRingBehind) && !errors.Is(err, ErrUnknownGroup) {

@@ -129,6 +129,16 @@ func (r *Router) RouteGroup(g ring.GroupID) (Target, error) {
 	return r.targetLocked(g)
 }
 
+// Groups are the groups on the ring, in increasing order.
+func (r *Router) Groups() ([]ring.GroupID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.ringReadyLocked(); err != nil {
+		return nil, err
+	}
+	return r.st.Ring.Groups(), nil
+}
+
 // Batch is the part of a multi-key request bound for one group: indexes
 // into the caller's keys, in order, and where to send them (or why they
 // cannot be sent yet).

@@ -130,10 +130,12 @@ func (x *Family) GetMaxVersions() uint32 {
 }
 
 type CreateTableRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"` // [A-Za-z0-9_.-]{1,255}
-	Families      []*Family              `protobuf:"bytes,2,rep,name=families,proto3" json:"families,omitempty"`
-	RequestId     *RequestId             `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Table     string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"` // [A-Za-z0-9_.-]{1,255}
+	Families  []*Family              `protobuf:"bytes,2,rep,name=families,proto3" json:"families,omitempty"`
+	RequestId *RequestId             `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// In a sharded cluster, the RG addressed (0 on a node hosting one RG).
+	Group         uint32 `protobuf:"varint,4,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -189,6 +191,13 @@ func (x *CreateTableRequest) GetRequestId() *RequestId {
 	return nil
 }
 
+func (x *CreateTableRequest) GetGroup() uint32 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
+}
+
 type CreateTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Zxid          uint64                 `protobuf:"varint,1,opt,name=zxid,proto3" json:"zxid,omitempty"`
@@ -234,9 +243,11 @@ func (x *CreateTableResponse) GetZxid() uint64 {
 }
 
 type DropTableRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
-	RequestId     *RequestId             `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Table     string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	RequestId *RequestId             `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// In a sharded cluster, the RG addressed (0 on a node hosting one RG).
+	Group         uint32 `protobuf:"varint,3,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +296,13 @@ func (x *DropTableRequest) GetRequestId() *RequestId {
 	return nil
 }
 
+func (x *DropTableRequest) GetGroup() uint32 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
+}
+
 type DropTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Zxid          uint64                 `protobuf:"varint,1,opt,name=zxid,proto3" json:"zxid,omitempty"`
@@ -330,7 +348,9 @@ func (x *DropTableResponse) GetZxid() uint64 {
 }
 
 type ListTablesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In a sharded cluster, the RG addressed (0 on a node hosting one RG).
+	Group         uint32 `protobuf:"varint,1,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -363,6 +383,13 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
 	return file_kv_v1_kv_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListTablesRequest) GetGroup() uint32 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
 }
 
 type TableInfo struct {
@@ -1162,12 +1189,14 @@ func (x *MultiGetResponse) GetRows() []*Row {
 }
 
 type ScanRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
-	From          []byte                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`    // first row (inclusive); empty: the table's start
-	To            []byte                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`        // last row (exclusive); empty: the table's end
-	Limit         uint32                 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"` // rows; 0 or more than 10000 means 10000
-	Options       *ReadOptions           `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Table   string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	From    []byte                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`    // first row (inclusive); empty: the table's start
+	To      []byte                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`        // last row (exclusive); empty: the table's end
+	Limit   uint32                 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"` // rows; 0 or more than 10000 means 10000
+	Options *ReadOptions           `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	// In a sharded cluster, the RG addressed (0 on a node hosting one RG).
+	Group         uint32 `protobuf:"varint,6,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1235,6 +1264,13 @@ func (x *ScanRequest) GetOptions() *ReadOptions {
 		return x.Options
 	}
 	return nil
+}
+
+func (x *ScanRequest) GetGroup() uint32 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
 }
 
 type ScanResponse struct {
@@ -1614,6 +1650,7 @@ type NotLeader struct {
 	LeaderId      uint64                 `protobuf:"varint,1,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
 	LeaderAddress string                 `protobuf:"bytes,2,opt,name=leader_address,json=leaderAddress,proto3" json:"leader_address,omitempty"` // host:port of the leader's API listener
 	Epoch         uint32                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Group         uint32                 `protobuf:"varint,4,opt,name=group,proto3" json:"group,omitempty"` // the RG (0 outside a sharded cluster)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1669,6 +1706,175 @@ func (x *NotLeader) GetEpoch() uint32 {
 	return 0
 }
 
+func (x *NotLeader) GetGroup() uint32 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
+}
+
+// WrongRange is the detail of an OUT_OF_RANGE status from a node that
+// hosts no replica of the RG owning the row (or named by the request)
+// under its ring, ring_version. A client whose ring is older waits for
+// its configuration to reach that version; one whose ring is as new
+// routes again (its leader record was stale).
+type WrongRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         uint32                 `protobuf:"varint,1,opt,name=group,proto3" json:"group,omitempty"` // the RG that owns the row under ring_version
+	RingVersion   uint64                 `protobuf:"varint,2,opt,name=ring_version,json=ringVersion,proto3" json:"ring_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WrongRange) Reset() {
+	*x = WrongRange{}
+	mi := &file_kv_v1_kv_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WrongRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WrongRange) ProtoMessage() {}
+
+func (x *WrongRange) ProtoReflect() protoreflect.Message {
+	mi := &file_kv_v1_kv_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WrongRange.ProtoReflect.Descriptor instead.
+func (*WrongRange) Descriptor() ([]byte, []int) {
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *WrongRange) GetGroup() uint32 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
+}
+
+func (x *WrongRange) GetRingVersion() uint64 {
+	if x != nil {
+		return x.RingVersion
+	}
+	return 0
+}
+
+type ClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterRequest) Reset() {
+	*x = ClusterRequest{}
+	mi := &file_kv_v1_kv_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterRequest) ProtoMessage() {}
+
+func (x *ClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kv_v1_kv_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterRequest.ProtoReflect.Descriptor instead.
+func (*ClusterRequest) Descriptor() ([]byte, []int) {
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{30}
+}
+
+// ClusterResponse: cm_connect is empty outside a sharded cluster.
+type ClusterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CmConnect     string                 `protobuf:"bytes,1,opt,name=cm_connect,json=cmConnect,proto3" json:"cm_connect,omitempty"`        // the configuration manager's connect string
+	CmRoot        string                 `protobuf:"bytes,2,opt,name=cm_root,json=cmRoot,proto3" json:"cm_root,omitempty"`                 // the znode under which the configuration lives
+	RingVersion   uint64                 `protobuf:"varint,3,opt,name=ring_version,json=ringVersion,proto3" json:"ring_version,omitempty"` // the ring this node routes by (0: none yet)
+	Groups        []uint32               `protobuf:"varint,4,rep,packed,name=groups,proto3" json:"groups,omitempty"`                       // the RGs this node hosts replicas of
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterResponse) Reset() {
+	*x = ClusterResponse{}
+	mi := &file_kv_v1_kv_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterResponse) ProtoMessage() {}
+
+func (x *ClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kv_v1_kv_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterResponse.ProtoReflect.Descriptor instead.
+func (*ClusterResponse) Descriptor() ([]byte, []int) {
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ClusterResponse) GetCmConnect() string {
+	if x != nil {
+		return x.CmConnect
+	}
+	return ""
+}
+
+func (x *ClusterResponse) GetCmRoot() string {
+	if x != nil {
+		return x.CmRoot
+	}
+	return ""
+}
+
+func (x *ClusterResponse) GetRingVersion() uint64 {
+	if x != nil {
+		return x.RingVersion
+	}
+	return 0
+}
+
+func (x *ClusterResponse) GetGroups() []uint32 {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
 var File_kv_v1_kv_proto protoreflect.FileDescriptor
 
 const file_kv_v1_kv_proto_rawDesc = "" +
@@ -1679,21 +1885,24 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\"?\n" +
 	"\x06Family\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
-	"\fmax_versions\x18\x02 \x01(\rR\vmaxVersions\"\x94\x01\n" +
+	"\fmax_versions\x18\x02 \x01(\rR\vmaxVersions\"\xaa\x01\n" +
 	"\x12CreateTableRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x120\n" +
 	"\bfamilies\x18\x02 \x03(\v2\x14.corral.kv.v1.FamilyR\bfamilies\x126\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\")\n" +
+	"request_id\x18\x03 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\x12\x14\n" +
+	"\x05group\x18\x04 \x01(\rR\x05group\")\n" +
 	"\x13CreateTableResponse\x12\x12\n" +
-	"\x04zxid\x18\x01 \x01(\x04R\x04zxid\"`\n" +
+	"\x04zxid\x18\x01 \x01(\x04R\x04zxid\"v\n" +
 	"\x10DropTableRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x126\n" +
 	"\n" +
-	"request_id\x18\x02 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\"'\n" +
+	"request_id\x18\x02 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\x12\x14\n" +
+	"\x05group\x18\x03 \x01(\rR\x05group\"'\n" +
 	"\x11DropTableResponse\x12\x12\n" +
-	"\x04zxid\x18\x01 \x01(\x04R\x04zxid\"\x13\n" +
-	"\x11ListTablesRequest\"Q\n" +
+	"\x04zxid\x18\x01 \x01(\x04R\x04zxid\")\n" +
+	"\x11ListTablesRequest\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\rR\x05group\"Q\n" +
 	"\tTableInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
 	"\bfamilies\x18\x02 \x03(\v2\x14.corral.kv.v1.FamilyR\bfamilies\"E\n" +
@@ -1752,13 +1961,14 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\x04rows\x18\x02 \x03(\fR\x04rows\x123\n" +
 	"\aoptions\x18\x03 \x01(\v2\x19.corral.kv.v1.ReadOptionsR\aoptions\"9\n" +
 	"\x10MultiGetResponse\x12%\n" +
-	"\x04rows\x18\x01 \x03(\v2\x11.corral.kv.v1.RowR\x04rows\"\x92\x01\n" +
+	"\x04rows\x18\x01 \x03(\v2\x11.corral.kv.v1.RowR\x04rows\"\xa8\x01\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\fR\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\fR\x02to\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\rR\x05limit\x123\n" +
-	"\aoptions\x18\x05 \x01(\v2\x19.corral.kv.v1.ReadOptionsR\aoptions\"5\n" +
+	"\aoptions\x18\x05 \x01(\v2\x19.corral.kv.v1.ReadOptionsR\aoptions\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\rR\x05group\"5\n" +
 	"\fScanResponse\x12%\n" +
 	"\x04rows\x18\x01 \x03(\v2\x11.corral.kv.v1.RowR\x04rows\"o\n" +
 	"\tCondition\x12\x16\n" +
@@ -1787,11 +1997,23 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\n" +
 	"_qualifier\"6\n" +
 	"\x16CheckAndDeleteResponse\x12\x1c\n" +
-	"\tsucceeded\x18\x01 \x01(\bR\tsucceeded\"e\n" +
+	"\tsucceeded\x18\x01 \x01(\bR\tsucceeded\"{\n" +
 	"\tNotLeader\x12\x1b\n" +
 	"\tleader_id\x18\x01 \x01(\x04R\bleaderId\x12%\n" +
 	"\x0eleader_address\x18\x02 \x01(\tR\rleaderAddress\x12\x14\n" +
-	"\x05epoch\x18\x03 \x01(\rR\x05epoch2\xef\x05\n" +
+	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x14\n" +
+	"\x05group\x18\x04 \x01(\rR\x05group\"E\n" +
+	"\n" +
+	"WrongRange\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\rR\x05group\x12!\n" +
+	"\fring_version\x18\x02 \x01(\x04R\vringVersion\"\x10\n" +
+	"\x0eClusterRequest\"\x84\x01\n" +
+	"\x0fClusterResponse\x12\x1d\n" +
+	"\n" +
+	"cm_connect\x18\x01 \x01(\tR\tcmConnect\x12\x17\n" +
+	"\acm_root\x18\x02 \x01(\tR\x06cmRoot\x12!\n" +
+	"\fring_version\x18\x03 \x01(\x04R\vringVersion\x12\x16\n" +
+	"\x06groups\x18\x04 \x03(\rR\x06groups2\xb7\x06\n" +
 	"\x02KV\x12R\n" +
 	"\vCreateTable\x12 .corral.kv.v1.CreateTableRequest\x1a!.corral.kv.v1.CreateTableResponse\x12L\n" +
 	"\tDropTable\x12\x1e.corral.kv.v1.DropTableRequest\x1a\x1f.corral.kv.v1.DropTableResponse\x12O\n" +
@@ -1803,7 +2025,8 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\bMultiGet\x12\x1d.corral.kv.v1.MultiGetRequest\x1a\x1e.corral.kv.v1.MultiGetResponse\x12=\n" +
 	"\x04Scan\x12\x19.corral.kv.v1.ScanRequest\x1a\x1a.corral.kv.v1.ScanResponse\x12R\n" +
 	"\vCheckAndPut\x12 .corral.kv.v1.CheckAndPutRequest\x1a!.corral.kv.v1.CheckAndPutResponse\x12[\n" +
-	"\x0eCheckAndDelete\x12#.corral.kv.v1.CheckAndDeleteRequest\x1a$.corral.kv.v1.CheckAndDeleteResponseB,Z*github.com/corral-db/corral/api/kv/v1;kvpbb\x06proto3"
+	"\x0eCheckAndDelete\x12#.corral.kv.v1.CheckAndDeleteRequest\x1a$.corral.kv.v1.CheckAndDeleteResponse\x12F\n" +
+	"\aCluster\x12\x1c.corral.kv.v1.ClusterRequest\x1a\x1d.corral.kv.v1.ClusterResponseB,Z*github.com/corral-db/corral/api/kv/v1;kvpbb\x06proto3"
 
 var (
 	file_kv_v1_kv_proto_rawDescOnce sync.Once
@@ -1817,7 +2040,7 @@ func file_kv_v1_kv_proto_rawDescGZIP() []byte {
 	return file_kv_v1_kv_proto_rawDescData
 }
 
-var file_kv_v1_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_kv_v1_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_kv_v1_kv_proto_goTypes = []any{
 	(*RequestId)(nil),              // 0: corral.kv.v1.RequestId
 	(*Family)(nil),                 // 1: corral.kv.v1.Family
@@ -1848,6 +2071,9 @@ var file_kv_v1_kv_proto_goTypes = []any{
 	(*CheckAndDeleteRequest)(nil),  // 26: corral.kv.v1.CheckAndDeleteRequest
 	(*CheckAndDeleteResponse)(nil), // 27: corral.kv.v1.CheckAndDeleteResponse
 	(*NotLeader)(nil),              // 28: corral.kv.v1.NotLeader
+	(*WrongRange)(nil),             // 29: corral.kv.v1.WrongRange
+	(*ClusterRequest)(nil),         // 30: corral.kv.v1.ClusterRequest
+	(*ClusterResponse)(nil),        // 31: corral.kv.v1.ClusterResponse
 }
 var file_kv_v1_kv_proto_depIdxs = []int32{
 	1,  // 0: corral.kv.v1.CreateTableRequest.families:type_name -> corral.kv.v1.Family
@@ -1881,18 +2107,20 @@ var file_kv_v1_kv_proto_depIdxs = []int32{
 	21, // 28: corral.kv.v1.KV.Scan:input_type -> corral.kv.v1.ScanRequest
 	24, // 29: corral.kv.v1.KV.CheckAndPut:input_type -> corral.kv.v1.CheckAndPutRequest
 	26, // 30: corral.kv.v1.KV.CheckAndDelete:input_type -> corral.kv.v1.CheckAndDeleteRequest
-	3,  // 31: corral.kv.v1.KV.CreateTable:output_type -> corral.kv.v1.CreateTableResponse
-	5,  // 32: corral.kv.v1.KV.DropTable:output_type -> corral.kv.v1.DropTableResponse
-	8,  // 33: corral.kv.v1.KV.ListTables:output_type -> corral.kv.v1.ListTablesResponse
-	12, // 34: corral.kv.v1.KV.Put:output_type -> corral.kv.v1.PutResponse
-	14, // 35: corral.kv.v1.KV.Delete:output_type -> corral.kv.v1.DeleteResponse
-	18, // 36: corral.kv.v1.KV.Get:output_type -> corral.kv.v1.GetResponse
-	20, // 37: corral.kv.v1.KV.MultiGet:output_type -> corral.kv.v1.MultiGetResponse
-	22, // 38: corral.kv.v1.KV.Scan:output_type -> corral.kv.v1.ScanResponse
-	25, // 39: corral.kv.v1.KV.CheckAndPut:output_type -> corral.kv.v1.CheckAndPutResponse
-	27, // 40: corral.kv.v1.KV.CheckAndDelete:output_type -> corral.kv.v1.CheckAndDeleteResponse
-	31, // [31:41] is the sub-list for method output_type
-	21, // [21:31] is the sub-list for method input_type
+	30, // 31: corral.kv.v1.KV.Cluster:input_type -> corral.kv.v1.ClusterRequest
+	3,  // 32: corral.kv.v1.KV.CreateTable:output_type -> corral.kv.v1.CreateTableResponse
+	5,  // 33: corral.kv.v1.KV.DropTable:output_type -> corral.kv.v1.DropTableResponse
+	8,  // 34: corral.kv.v1.KV.ListTables:output_type -> corral.kv.v1.ListTablesResponse
+	12, // 35: corral.kv.v1.KV.Put:output_type -> corral.kv.v1.PutResponse
+	14, // 36: corral.kv.v1.KV.Delete:output_type -> corral.kv.v1.DeleteResponse
+	18, // 37: corral.kv.v1.KV.Get:output_type -> corral.kv.v1.GetResponse
+	20, // 38: corral.kv.v1.KV.MultiGet:output_type -> corral.kv.v1.MultiGetResponse
+	22, // 39: corral.kv.v1.KV.Scan:output_type -> corral.kv.v1.ScanResponse
+	25, // 40: corral.kv.v1.KV.CheckAndPut:output_type -> corral.kv.v1.CheckAndPutResponse
+	27, // 41: corral.kv.v1.KV.CheckAndDelete:output_type -> corral.kv.v1.CheckAndDeleteResponse
+	31, // 42: corral.kv.v1.KV.Cluster:output_type -> corral.kv.v1.ClusterResponse
+	32, // [32:43] is the sub-list for method output_type
+	21, // [21:32] is the sub-list for method input_type
 	21, // [21:21] is the sub-list for extension type_name
 	21, // [21:21] is the sub-list for extension extendee
 	0,  // [0:21] is the sub-list for field type_name
@@ -1912,7 +2140,7 @@ func file_kv_v1_kv_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kv_v1_kv_proto_rawDesc), len(file_kv_v1_kv_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	KV_Scan_FullMethodName           = "/corral.kv.v1.KV/Scan"
 	KV_CheckAndPut_FullMethodName    = "/corral.kv.v1.KV/CheckAndPut"
 	KV_CheckAndDelete_FullMethodName = "/corral.kv.v1.KV/CheckAndDelete"
+	KV_Cluster_FullMethodName        = "/corral.kv.v1.KV/Cluster"
 )
 
 // KVClient is the client API for KV service.
@@ -86,6 +87,10 @@ type KVClient interface {
 	// row holds, atomically, in one round.
 	CheckAndPut(ctx context.Context, in *CheckAndPutRequest, opts ...grpc.CallOption) (*CheckAndPutResponse, error)
 	CheckAndDelete(ctx context.Context, in *CheckAndDeleteRequest, opts ...grpc.CallOption) (*CheckAndDeleteResponse, error)
+	// Cluster says whether the member belongs to a sharded cluster and,
+	// if so, where its configuration manager is: a client reads the ring
+	// and the RGs' leaders there and routes each request itself.
+	Cluster(ctx context.Context, in *ClusterRequest, opts ...grpc.CallOption) (*ClusterResponse, error)
 }
 
 type kVClient struct {
@@ -196,6 +201,16 @@ func (c *kVClient) CheckAndDelete(ctx context.Context, in *CheckAndDeleteRequest
 	return out, nil
 }
 
+func (c *kVClient) Cluster(ctx context.Context, in *ClusterRequest, opts ...grpc.CallOption) (*ClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClusterResponse)
+	err := c.cc.Invoke(ctx, KV_Cluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -251,6 +266,10 @@ type KVServer interface {
 	// row holds, atomically, in one round.
 	CheckAndPut(context.Context, *CheckAndPutRequest) (*CheckAndPutResponse, error)
 	CheckAndDelete(context.Context, *CheckAndDeleteRequest) (*CheckAndDeleteResponse, error)
+	// Cluster says whether the member belongs to a sharded cluster and,
+	// if so, where its configuration manager is: a client reads the ring
+	// and the RGs' leaders there and routes each request itself.
+	Cluster(context.Context, *ClusterRequest) (*ClusterResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -290,6 +309,9 @@ func (UnimplementedKVServer) CheckAndPut(context.Context, *CheckAndPutRequest) (
 }
 func (UnimplementedKVServer) CheckAndDelete(context.Context, *CheckAndDeleteRequest) (*CheckAndDeleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckAndDelete not implemented")
+}
+func (UnimplementedKVServer) Cluster(context.Context, *ClusterRequest) (*ClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Cluster not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -492,6 +514,24 @@ func _KV_CheckAndDelete_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_Cluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).Cluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_Cluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).Cluster(ctx, req.(*ClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -538,6 +578,10 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CheckAndDelete",
 			Handler:    _KV_CheckAndDelete_Handler,
+		},
+		{
+			MethodName: "Cluster",
+			Handler:    _KV_Cluster_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,172 @@
+package kv
+
+import (
+	"context"
+	"slices"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/kv/ring"
+)
+
+// RingSource is where a node of a sharded cluster reads the ring it
+// routes by: the configuration manager's, as a cm.View follows it. Ring
+// returns nil until one is known.
+type RingSource interface {
+	Ring() *ring.Ring
+}
+
+// ClusterInfo is what a node of a sharded cluster tells clients about
+// where its configuration lives.
+type ClusterInfo struct {
+	CMConnect string
+	CMRoot    string
+}
+
+// ShardedService is the gRPC KV service of a storage node hosting
+// replicas of several RGs. A request about a row goes to the local RG
+// that owns the row under the node's ring; a request naming an RG (table
+// operations, scans) to that RG. Without a local replica of that RG the
+// answer is WrongRange (with the node's ring version); a local replica
+// that does not lead answers NotLeader (its RG's leader and epoch).
+// Clients route themselves (client-coordinated I/O); the node forwards
+// nothing.
+type ShardedService struct {
+	kvpb.UnimplementedKVServer
+	rs     RingSource
+	fwd    Forwarder // nil: no server-side forwarding
+	info   ClusterInfo
+	groups map[ring.GroupID]*Service // fixed at construction
+}
+
+// NewShardedService serves the node's RGs (group id to its Service, made
+// with NewGroupService) routing by rs. With fwd, row requests carrying
+// kvpb.ForwardHeader that this node cannot serve are forwarded to the
+// owning RG's leader.
+func NewShardedService(rs RingSource, fwd Forwarder, info ClusterInfo, groups map[ring.GroupID]*Service) *ShardedService {
+	return &ShardedService{rs: rs, fwd: fwd, info: info, groups: groups}
+}
+
+// owner is the local service of the RG that owns row.
+func (s *ShardedService) owner(row []byte) (*Service, error) {
+	r := s.rs.Ring()
+	if r == nil {
+		return nil, ErrNoRing
+	}
+	g := r.Owner(row)
+	if svc, ok := s.groups[g]; ok {
+		return svc, nil
+	}
+	return nil, &WrongRangeError{Group: uint32(g), RingVersion: r.Version()}
+}
+
+// named is the local service of RG g; 0 names the only RG of a node
+// hosting one.
+func (s *ShardedService) named(g uint32) (*Service, error) {
+	if g == 0 {
+		if len(s.groups) == 1 {
+			for _, svc := range s.groups {
+				return svc, nil
+			}
+		}
+		return nil, invalidf("this node hosts %d replica groups: the request must name one", len(s.groups))
+	}
+	if svc, ok := s.groups[ring.GroupID(g)]; ok {
+		return svc, nil
+	}
+	var v uint64
+	if r := s.rs.Ring(); r != nil {
+		v = r.Version()
+	}
+	return nil, &WrongRangeError{Group: g, RingVersion: v}
+}
+
+func (s *ShardedService) Cluster(context.Context, *kvpb.ClusterRequest) (*kvpb.ClusterResponse, error) {
+	resp := &kvpb.ClusterResponse{CmConnect: s.info.CMConnect, CmRoot: s.info.CMRoot}
+	if r := s.rs.Ring(); r != nil {
+		resp.RingVersion = r.Version()
+	}
+	for g := range s.groups {
+		resp.Groups = append(resp.Groups, uint32(g))
+	}
+	slices.Sort(resp.Groups)
+	return resp, nil
+}
+
+func (s *ShardedService) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) (*kvpb.CreateTableResponse, error) {
+	svc, err := s.named(req.GetGroup())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return svc.CreateTable(ctx, req)
+}
+
+func (s *ShardedService) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (*kvpb.DropTableResponse, error) {
+	svc, err := s.named(req.GetGroup())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return svc.DropTable(ctx, req)
+}
+
+func (s *ShardedService) ListTables(ctx context.Context, req *kvpb.ListTablesRequest) (*kvpb.ListTablesResponse, error) {
+	svc, err := s.named(req.GetGroup())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return svc.ListTables(ctx, req)
+}
+
+func (s *ShardedService) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb.ScanResponse, error) {
+	svc, err := s.named(req.GetGroup())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return svc.Scan(ctx, req)
+}
+
+func (s *ShardedService) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).Put, kvpb.KVClient.Put)
+}
+
+func (s *ShardedService) Delete(ctx context.Context, req *kvpb.DeleteRequest) (*kvpb.DeleteResponse, error) {
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).Delete, kvpb.KVClient.Delete)
+}
+
+func (s *ShardedService) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).Get, kvpb.KVClient.Get)
+}
+
+func (s *ShardedService) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) (*kvpb.CheckAndPutResponse, error) {
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).CheckAndPut, kvpb.KVClient.CheckAndPut)
+}
+
+func (s *ShardedService) CheckAndDelete(ctx context.Context, req *kvpb.CheckAndDeleteRequest) (*kvpb.CheckAndDeleteResponse, error) {
+	return rowCall(s, ctx, req.GetRow(), req, (*Service).CheckAndDelete, kvpb.KVClient.CheckAndDelete)
+}
+
+// MultiGet serves rows of one RG: every row must be owned by the same
+// RG (clients split a multi-get by RG), else the answer is WrongRange
+// naming the owner of the first row that differs.
+func (s *ShardedService) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest) (*kvpb.MultiGetResponse, error) {
+	rows := req.GetRows()
+	if len(rows) == 0 {
+		return &kvpb.MultiGetResponse{}, nil
+	}
+	svc, err := s.owner(rows[0])
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	for _, row := range rows[1:] {
+		other, err := s.owner(row)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		if other != svc {
+			r := s.rs.Ring()
+			return nil, toStatus(&WrongRangeError{Group: uint32(r.Owner(row)), RingVersion: r.Version()})
+		}
+	}
+	return svc.MultiGet(ctx, req)
+}
+
+var _ kvpb.KVServer = (*ShardedService)(nil)

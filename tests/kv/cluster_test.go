@@ -1,0 +1,500 @@
+package kv_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/kv/cm"
+	"github.com/corral-db/corral/kv/ring"
+)
+
+// cluster is a running `corral kv cluster -spawn`: its storage nodes are
+// processes of their own, which the test may SIGKILL.
+type cluster struct {
+	endpoints string
+	cm        string
+	dir       string
+	pids      map[string]int // node API address -> pid
+	nodes     map[string]int // node API address -> N (its dir is nodeN)
+}
+
+func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"kv", "cluster", "-groups", fmt.Sprint(groups), "-replicas", fmt.Sprint(replicas),
+		"-cm", "1", "-tick", "100ms", "-dir", dir}
+	if spawn {
+		args = append(args, "-spawn")
+	}
+	cmd := exec.Command(corralBin, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		// Ctrl-C: the command stops its nodes and the CM, then exits.
+		cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("cluster did not stop within 30s of SIGINT")
+		}
+		if t.Failed() {
+			t.Logf("cluster stderr:\n%s", stderr.String())
+		}
+	})
+	c := &cluster{dir: dir, pids: map[string]int{}, nodes: map[string]int{}}
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		cmd.Wait()
+		close(done)
+	}()
+	deadline := time.After(90 * time.Second)
+	for c.endpoints == "" || c.cm == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("cluster exited before printing its endpoints; stderr:\n%s", stderr.String())
+			}
+			if e, ok := strings.CutPrefix(l, "kv endpoints: "); ok {
+				c.endpoints = e
+			}
+			if e, ok := strings.CutPrefix(l, "configuration manager: "); ok {
+				c.cm = e
+			}
+			// kv node N: pid P api ADDR
+			if f := strings.Fields(l); len(f) == 7 && f[0] == "kv" && f[1] == "node" && f[3] == "pid" && f[5] == "api" {
+				pid, err := strconv.Atoi(f[4])
+				if err != nil {
+					t.Fatalf("bad node line %q", l)
+				}
+				c.pids[f[6]] = pid
+				n, err := strconv.Atoi(strings.TrimSuffix(f[2], ":"))
+				if err != nil {
+					t.Fatalf("bad node line %q", l)
+				}
+				c.nodes[f[6]] = n
+			}
+		case <-deadline:
+			t.Fatalf("no endpoints line; stderr:\n%s", stderr.String())
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	if spawn && len(c.pids) != replicas {
+		t.Fatalf("%d node lines for %d nodes", len(c.pids), replicas)
+	}
+	return c
+}
+
+// TestClusterLeaderKill: two RGs of three on three node processes;
+// clients write rows of both RGs while the node leading RG 1 (and not RG
+// 2) is SIGKILLed. Every acknowledged write is there afterwards, RG 2
+// kept its leader and epoch, RG 1's new leader recorded a newer epoch,
+// and the deposed leader's record, written again, is refused.
+func TestClusterLeaderKill(t *testing.T) {
+	c := startCluster(t, 2, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaderOf := func(g ring.GroupID) cm.Leader {
+		l, ok, err := st.Leader(ctx, g)
+		if err != nil || !ok {
+			t.Fatalf("leader of %v: %v %v", g, ok, err)
+		}
+		return l
+	}
+	// A fresh cluster hands each RG's leadership to its preferred node:
+	// wait until the two RGs are led from different nodes.
+	var l1, l2 cm.Leader
+	for {
+		l1, l2 = leaderOf(1), leaderOf(2)
+		if l1.Addr != l2.Addr {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("both RGs stay led from %s", l1.Addr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	r, err := st.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(c.endpoints, ","), RequestTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Writers: each writes its own rows in sequence until stopped (at
+	// most 2000 each); acked holds every acknowledged row.
+	var (
+		mu      sync.Mutex
+		acked   = map[string]string{}
+		perRG   = map[ring.GroupID]int{}
+		errs    []error
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+		writers = 6
+	)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				row := fmt.Sprintf("w%d-%04d", w, i)
+				val := fmt.Sprintf("v%d", i)
+				_, err := kc.Put(ctx, &kvpb.PutRequest{Table: "t", Row: []byte(row), Cells: []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: []byte(val)}}})
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("put %s: %w", row, err))
+				} else {
+					acked[row] = val
+					perRG[r.Owner([]byte(row))]++
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	count := func(g ring.GroupID) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return perRG[g]
+	}
+	waitCount := func(g ring.GroupID, n int) {
+		for count(g) < n {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%v: %d writes acknowledged, want %d", g, count(g), n)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	waitCount(1, 50)
+	waitCount(2, 50)
+
+	victim, ok := c.pids[l1.Addr]
+	if !ok {
+		t.Fatalf("no node process at %s", l1.Addr)
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SIGKILLed node %s (pid %d), leader of rg1 in epoch %d; rg2 led from %s", l1.Addr, victim, l1.Epoch, l2.Addr)
+	before1, before2 := count(1), count(2)
+	// Writes go on to both RGs: RG 1 under its next leader.
+	waitCount(1, before1+100)
+	waitCount(2, before2+100)
+	close(stop)
+	wg.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
+
+	n1 := leaderOf(1)
+	if n1.Epoch <= l1.Epoch || n1.Addr == l1.Addr {
+		t.Errorf("rg1's leader after the kill: %+v; before: %+v", n1, l1)
+	}
+	if n2 := leaderOf(2); n2 != l2 {
+		t.Errorf("rg2's leader changed: %+v, was %+v", n2, l2)
+	}
+	// The deposed leader writing its record again is refused.
+	if err := st.RecordLeader(ctx, 1, l1); !errors.Is(err, cm.ErrStaleEpoch) {
+		t.Errorf("stale leader record of rg1: %v, want ErrStaleEpoch", err)
+	}
+	// (The balancer may move RG 1 on meanwhile: its epoch only grows.)
+	if got := leaderOf(1); got.Epoch < n1.Epoch || got.Addr == l1.Addr {
+		t.Errorf("rg1's record after the stale write: %+v, was %+v", got, n1)
+	}
+
+	// Every acknowledged write is there, read through the router (a
+	// multi-get split by RG, and a scan merging both).
+	mu.Lock()
+	rows := make([][]byte, 0, len(acked))
+	for row := range acked {
+		rows = append(rows, []byte(row))
+	}
+	mu.Unlock()
+	got := map[string]string{}
+	for i := 0; i < len(rows); i += 1000 {
+		resp, err := kc.MultiGet(ctx, &kvpb.MultiGetRequest{Table: "t", Rows: rows[i:min(i+1000, len(rows))]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.GetRows() {
+			got[string(r.GetKey())] = string(r.GetCells()[0].GetValue())
+		}
+	}
+	for row, val := range acked {
+		if got[row] != val {
+			t.Errorf("acknowledged %s=%s, read %q", row, val, got[row])
+		}
+	}
+	sc, err := kc.Scan(ctx, &kvpb.ScanRequest{Table: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.GetRows()) < min(len(acked), 10000) {
+		t.Errorf("scan: %d rows, %d acknowledged", len(sc.GetRows()), len(acked))
+	}
+	for i := 1; i < len(sc.GetRows()); i++ {
+		if bytes.Compare(sc.Rows[i-1].Key, sc.Rows[i].Key) >= 0 {
+			t.Fatalf("scan out of order at %d", i)
+		}
+	}
+	t.Logf("%d writes acknowledged (rg1 %d, rg2 %d), all present", len(acked), count(1), count(2))
+}
+
+// TestClusterAnswers: `corral kv cluster` in one process; the client
+// commands work through the ring, and a node answers the typed routing
+// errors: NotLeader (RG, leader, epoch) from a replica that does not
+// lead, WrongRange (with the ring version) for an RG it does not host.
+func TestClusterAnswers(t *testing.T) {
+	c := startCluster(t, 2, 3, false)
+	eps := strings.Split(c.endpoints, ",")
+	if _, code := kv(t, "create-table", "-endpoints", c.endpoints, "t", "cf"); code != 0 {
+		t.Fatalf("create-table: exit %d", code)
+	}
+	for i := range 8 {
+		if _, code := kv(t, "put", "-endpoints", eps[i%len(eps)], "t", fmt.Sprintf("row%d", i), fmt.Sprintf("cf:q=v%d", i)); code != 0 {
+			t.Fatalf("put row%d: exit %d", i, code)
+		}
+	}
+	out, code := kv(t, "get", "-endpoints", c.endpoints, "t", "row5")
+	if code != 0 || out != "cf:q=v5\n" {
+		t.Fatalf("get: %q exit %d", out, code)
+	}
+	out, code = kv(t, "scan", "-endpoints", c.endpoints, "t")
+	want := ""
+	for i := range 8 {
+		want += fmt.Sprintf("row%d cf:q=v%d\n", i, i)
+	}
+	if code != 0 || out != want {
+		t.Fatalf("scan: %q exit %d, want %q", out, code, want)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rows went to both RGs.
+	owners := map[ring.GroupID]bool{}
+	for i := range 8 {
+		owners[r.Owner([]byte(fmt.Sprintf("row%d", i)))] = true
+	}
+	if len(owners) != 2 {
+		t.Fatalf("rows of %d RGs: the ring does not spread 8 rows", len(owners))
+	}
+	row := []byte("row0")
+	g := r.Owner(row)
+	// A fresh RG may still be handing its leadership to its preferred
+	// node: ask again until the answer and the record agree.
+	var raw kvpb.KVClient
+	for attempt := 0; ; attempt++ {
+		l, ok, err := st.Leader(ctx, g)
+		if err != nil || !ok {
+			t.Fatalf("leader of %v: %v %v", g, ok, err)
+		}
+		var follower string
+		for _, e := range eps {
+			if e != l.Addr {
+				follower = e
+				break
+			}
+		}
+		cc, err := grpc.NewClient(follower, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		raw = kvpb.NewKVClient(cc)
+		_, err = raw.Get(ctx, &kvpb.GetRequest{Table: "t", Row: row})
+		nl, ok := kvclient.NotLeader(err)
+		if status.Code(err) == codes.Unavailable && ok && nl.GetGroup() == uint32(g) && nl.GetLeaderAddress() == l.Addr && uint64(nl.GetEpoch()) == l.Epoch {
+			break
+		}
+		if attempt == 20 {
+			t.Fatalf("get from a follower of %v: %v (detail %v), want NotLeader naming %+v", g, err, nl, l)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, err = raw.Scan(ctx, &kvpb.ScanRequest{Table: "t", Group: 7})
+	var wr *kvpb.WrongRange
+	if s, ok := status.FromError(err); ok {
+		for _, d := range s.Details() {
+			if d, ok := d.(*kvpb.WrongRange); ok {
+				wr = d
+			}
+		}
+	}
+	if status.Code(err) != codes.OutOfRange || wr == nil || wr.GetGroup() != 7 || wr.GetRingVersion() != r.Version() {
+		t.Fatalf("scan of an RG the node does not host: %v (detail %v), want WrongRange at ring v%d", err, wr, r.Version())
+	}
+	// Server-side forwarding: the same follower, asked to forward,
+	// answers from the leader.
+	fctx := metadata.AppendToOutgoingContext(ctx, kvpb.ForwardHeader, "1")
+	if resp, err := raw.Get(fctx, &kvpb.GetRequest{Table: "t", Row: row}); err != nil || string(resp.GetCells()[0].GetValue()) != "v0" {
+		t.Fatalf("forwarded get: %v %v", resp, err)
+	}
+	// A client that forwards through one endpoint reaches both RGs.
+	fc, err := kvclient.New(kvclient.Config{Endpoints: eps[:1], Forward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	for i := range 8 {
+		row := []byte(fmt.Sprintf("fwd%d", i))
+		if _, err := fc.Put(ctx, &kvpb.PutRequest{Table: "t", Row: row, Cells: []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: row}}}); err != nil {
+			t.Fatalf("forwarded put %s: %v", row, err)
+		}
+		if resp, err := fc.Get(ctx, &kvpb.GetRequest{Table: "t", Row: row}); err != nil || !bytes.Equal(resp.GetCells()[0].GetValue(), row) {
+			t.Fatalf("forwarded get %s: %v %v", row, resp, err)
+		}
+	}
+	info, err := raw.Cluster(ctx, &kvpb.ClusterRequest{})
+	if err != nil || info.GetCmConnect() != c.cm || info.GetRingVersion() != r.Version() || len(info.GetGroups()) != 2 {
+		t.Fatalf("cluster info: %v %v", info, err)
+	}
+}
+
+// TestClusterBalance: three RGs on three node processes. The node leading
+// RG 1 is SIGKILLed, so the other two lead all three RGs between them;
+// restarted, it has none, two fewer than one of the others, and the leader
+// balancer hands it one: every node ends up leading one RG.
+func TestClusterBalance(t *testing.T) {
+	c := startCluster(t, 3, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := func() map[ring.GroupID]cm.Leader {
+		out := map[ring.GroupID]cm.Leader{}
+		for g := ring.GroupID(1); g <= 3; g++ {
+			l, ok, err := st.Leader(ctx, g)
+			if err != nil || !ok {
+				t.Fatalf("leader of %v: %v %v", g, ok, err)
+			}
+			out[g] = l
+		}
+		return out
+	}
+	oneEach := func(ls map[ring.GroupID]cm.Leader) bool {
+		seen := map[string]bool{}
+		for _, l := range ls {
+			seen[l.Addr] = true
+		}
+		return len(seen) == 3
+	}
+	waitFor := func(what string, cond func(map[ring.GroupID]cm.Leader) bool) map[ring.GroupID]cm.Leader {
+		for {
+			ls := leaders()
+			if cond(ls) {
+				return ls
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: leaders %+v", what, ls)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	before := waitFor("one leader per node at start", oneEach)
+	victim := before[1]
+	if err := syscall.Kill(c.pids[victim.Addr], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("RG 1 led elsewhere", func(ls map[ring.GroupID]cm.Leader) bool { return ls[1].Epoch > victim.Epoch })
+	n := c.nodes[victim.Addr]
+	cmd := exec.Command(corralBin, "kv", "node", "-config", fmt.Sprintf("%s/node%d/node.json", c.dir, n))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("restarted node's stderr:\n%s", stderr.String())
+		}
+	}()
+	after := waitFor("one leader per node after the restart", oneEach)
+	if after[1].Addr == victim.Addr && after[2].Addr == before[2].Addr && after[3].Addr == before[3].Addr && after[1].Epoch == victim.Epoch {
+		t.Fatalf("nothing moved: %+v", after)
+	}
+	t.Logf("leaders before %+v, after %+v", before, after)
+}
