@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -229,6 +230,13 @@ func TestReconfigGrowShrink(t *testing.T) {
 	s.StartAgain()
 	if got := waitConfig(t, ens, keep[0], 3); got != raw {
 		t.Fatalf("after restart /zookeeper/config is\n%s\nwant\n%s", got, raw)
+	}
+	// corral cli's config prints the same text.
+	if bin := env.CorralBin(); bin != "" {
+		out, err := exec.Command(bin, "cli", "-server", ens.Server(keep[1]).Addr(), "config").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), raw) {
+			t.Fatalf("corral cli config: %v\n%s\nwant\n%s", err, out, raw)
+		}
 	}
 	// Removed members stop serving clients.
 	for _, i := range remove {
