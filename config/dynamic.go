@@ -33,9 +33,9 @@ func ParseServerSpec(spec string) (Server, error) {
 	// ZooKeeper takes the id after the key's last dot: "server.4" and
 	// "4" alike.
 	key = javaTrim(key)
-	id, err := parseServerID(serverKeyPrefix+key[strings.LastIndexByte(key, '.')+1:], value)
+	id, err := parseSpecID(key[strings.LastIndexByte(key, '.')+1:])
 	if err != nil {
-		return Server{}, fmt.Errorf("%w: %v", ErrServerSpec, err)
+		return Server{}, err
 	}
 	s, err := parseServerLine(key, id, value)
 	if err != nil {
@@ -58,9 +58,9 @@ func ParseDynamic(text string) (servers []Server, version int64, hasVersion bool
 		k, v := javaTrim(pr.Key), javaTrim(pr.Value)
 		switch {
 		case strings.HasPrefix(k, serverKeyPrefix):
-			id, err := parseServerID(k, v)
+			id, err := parseSpecID(strings.TrimPrefix(k, serverKeyPrefix))
 			if err != nil {
-				return nil, 0, false, fmt.Errorf("%w: %v", ErrServerSpec, err)
+				return nil, 0, false, err
 			}
 			if seen[id] {
 				return nil, 0, false, fmt.Errorf("%w: server %d listed twice", ErrServerSpec, id)
@@ -85,6 +85,18 @@ func ParseDynamic(text string) (servers []Server, version int64, hasVersion bool
 	}
 	slices.SortFunc(servers, func(a, b Server) int { return cmp.Compare(a.ID, b.ID) })
 	return servers, version, hasVersion, nil
+}
+
+// parseSpecID reads a server id in a configuration the ensemble is asked
+// to adopt: any positive number, as ZooKeeper's (Long.parseLong). Only a
+// server that runs corral is bound to MaxServerID (its own myid), which
+// Load checks.
+func parseSpecID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, fmt.Errorf("%w: server id %q is not a positive number", ErrServerSpec, s)
+	}
+	return id, nil
 }
 
 // CheckAddresses refuses two servers sharing a quorum, election or client

@@ -200,7 +200,13 @@ func nextConfig(cur []config.Server, rr *wire.ReconfigRequest) ([]config.Server,
 		delete(next, id)
 	}
 	for _, j := range splitList(rr.JoiningServers) {
-		key, _, _ := strings.Cut(j, "=")
+		// ZooKeeper: "server.x=spec" must split in two at '=' (else
+		// BADARGUMENTS), then x must be a number (else a
+		// NumberFormatException: MARSHALLINGERROR).
+		key, _, ok := strings.Cut(j, "=")
+		if !ok || strings.Count(j, "=") != 1 {
+			return nil, wire.CodeBadArguments
+		}
 		if _, err := strconv.ParseInt(strings.TrimSpace(key[strings.LastIndexByte(key, '.')+1:]), 10, 64); err != nil {
 			return nil, wire.CodeMarshallingError
 		}

@@ -42,6 +42,8 @@ func TestNextConfig(t *testing.T) {
 		// A joiner that is already a member replaces its line.
 		{wire.ReconfigRequest{JoiningServers: "server.3=127.0.0.1:2890:3890:observer;2183"}, []int64{1, 2, 3}},
 		{wire.ReconfigRequest{LeavingServers: "7"}, []int64{1, 2, 3}},
+		// Ids beyond corral's own myid range, as ZooKeeper accepts them.
+		{wire.ReconfigRequest{JoiningServers: "server.999=0.0.0.0:1234:2345:observer;3456"}, []int64{1, 2, 3, 999}},
 		{wire.ReconfigRequest{NewMembers: "server.1=127.0.0.1:2888:3888;2181,server.9=127.0.0.1:2899:3899;2189"}, []int64{1, 9}},
 	}
 	for _, c := range ok {
@@ -59,6 +61,7 @@ func TestNextConfig(t *testing.T) {
 		{wire.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2891:3891"}, wire.CodeBadArguments}, // no client port
 		{wire.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2891;2184"}, wire.CodeBadArguments},
 		{wire.ReconfigRequest{JoiningServers: "server.4"}, wire.CodeBadArguments},
+		{wire.ReconfigRequest{JoiningServers: "some thing"}, wire.CodeBadArguments}, // kazoo's test_bad_input
 		{wire.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2888:3891;2184"}, wire.CodeBadArguments}, // 1's quorum port
 		{wire.ReconfigRequest{NewMembers: "server.1=127.0.0.1:2888:3888"}, wire.CodeBadArguments},
 		{wire.ReconfigRequest{NewMembers: "server.1=127.0.0.1:2888:3888;1,tickTime=5"}, wire.CodeBadArguments},
