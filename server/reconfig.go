@@ -23,9 +23,10 @@ import (
 // /zookeeper/config to the new configuration's text (server lines and
 // version=<its own zxid in hex>) with version -1. zab reads that
 // transaction as a membership change (decodeMembership). When it commits,
-// every member adopts it (reconfigCommitted): the transport's peers, the
-// dynamic configuration file, and, for a member the change leaves out,
-// the end of client service.
+// every member adopts it (reconfigCommitted): the transport's peers and
+// the dynamic configuration file. A member the change leaves out goes on
+// as a non-voting follower and serves clients, as a removed ZooKeeper
+// 3.9.3 server does, until its operator stops it.
 
 // membership is this member's view of the configuration with addresses.
 type membership struct {
@@ -240,9 +241,9 @@ func splitList(s string) []string {
 
 // reconfigCommitted adopts a configuration that committed at zxid (its
 // text as /zookeeper/config holds it): the transport connects to the new
-// servers and drops the removed ones, the dynamic file is written, and a
-// server the configuration leaves out stops serving clients, as a
-// ZooKeeper server removed from the ensemble does.
+// servers and drops the removed ones, and the dynamic file is written. A
+// server the configuration leaves out says so; like ZooKeeper's, it keeps
+// following (without a vote) and serving while it can reach the leader.
 func (rp *replica) reconfigCommitted(text []byte, zxid int64) {
 	servers, _, _, err := config.ParseDynamic(string(text))
 	if err != nil {
@@ -282,23 +283,11 @@ func (rp *replica) reconfigCommitted(text []byte, zxid int64) {
 	}
 	switch {
 	case self < 0 && !wasRemoved:
-		rp.log.Warn("this server is not in the committed configuration: it stops serving clients", "version", hex(zxid))
-		rp.s.serving.Store(false)
-		rp.s.closeClients(errors.New("server removed from the ensemble"))
+		rp.log.Warn("this server is not in the committed configuration: it follows without a vote while it "+
+			"can reach the leader, as a removed ZooKeeper server does; stop it", "version", hex(zxid))
 	case self >= 0 && wasRemoved:
 		rp.log.Info("this server is in the ensemble again", "version", hex(zxid))
-		if ss := rp.soft.Load(); ss != nil && ss.Phase == zab.PhaseBroadcast && ss.State != zab.StateLeading {
-			rp.s.serving.Store(true)
-		}
 	}
-}
-
-// removed reports whether the committed configuration leaves this server
-// out.
-func (rp *replica) removed() bool {
-	rp.cfg.mu.Lock()
-	defer rp.cfg.mu.Unlock()
-	return rp.cfg.removed
 }
 
 // adoptTreeConfig is for a tree this member starts from or installs: a

@@ -443,10 +443,6 @@ func (rp *replica) setSoft(ss zab.SoftState) {
 		return
 	}
 	rp.readyAt.Store(-1)
-	if rp.removed() {
-		// Out of the committed configuration: no clients (reconfig.go).
-		return
-	}
 	rp.s.serving.Store(true)
 }
 
@@ -466,9 +462,7 @@ func (rp *replica) checkWritable(applied int64) {
 	rp.s.prepMu.Unlock()
 	rp.leadingSince.Store(time.Now().UnixNano())
 	rp.setWritable(true)
-	if !rp.removed() {
-		rp.s.serving.Store(true)
-	}
+	rp.s.serving.Store(true)
 	rp.log.Info("leading", "epoch", ss.Epoch, "zxid", hex(applied))
 }
 
