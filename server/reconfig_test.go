@@ -61,7 +61,7 @@ func TestNextConfig(t *testing.T) {
 		{wire.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2891:3891"}, wire.CodeBadArguments}, // no client port
 		{wire.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2891;2184"}, wire.CodeBadArguments},
 		{wire.ReconfigRequest{JoiningServers: "server.4"}, wire.CodeBadArguments},
-		{wire.ReconfigRequest{JoiningServers: "some thing"}, wire.CodeBadArguments}, // kazoo's test_bad_input
+		{wire.ReconfigRequest{JoiningServers: "some thing"}, wire.CodeBadArguments},                        // kazoo's test_bad_input
 		{wire.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2888:3891;2184"}, wire.CodeBadArguments}, // 1's quorum port
 		{wire.ReconfigRequest{NewMembers: "server.1=127.0.0.1:2888:3888"}, wire.CodeBadArguments},
 		{wire.ReconfigRequest{NewMembers: "server.1=127.0.0.1:2888:3888;1,tickTime=5"}, wire.CodeBadArguments},
