@@ -11,8 +11,15 @@ import (
 // a TCP transport are those of NewTCP until SetPeers replaces them with
 // the servers of a new configuration, and, with AcceptUnknown, a server
 // outside them that dials in (a server joining the ensemble, which knows
-// the members from its own configuration before they know it) becomes a
-// peer known by its connections alone until a configuration names it.
+// the members from its own configuration before they know it, or one a
+// configuration removed) becomes a peer known by its connections alone
+// until a configuration names it.
+//
+// The higher id dials; a lower id would never reach a server that does
+// not know it. So with AcceptUnknown a server also dials its higher-id
+// peers whenever it has no connection with them (reverseDialLoop): a
+// peer that knows it refuses (statusWrongDirection, it dials itself) and
+// the dialer tries again later; one that does not know it accepts.
 
 // peer returns the link of id, nil if id is not a peer.
 func (t *TCP) peer(id uint64) *peerLink {
@@ -46,17 +53,69 @@ func (t *TCP) addPeerLocked(id uint64, addr Peer) *peerLink {
 	return p
 }
 
-// startDialsLocked starts the dial loops of a lower-id peer whose address
-// is known.
+// dials reports whether this server dials p, a lower-id peer: it knows
+// its address.
+func (t *TCP) dials(p *peerLink) bool {
+	t.peersMu.RLock()
+	defer t.peersMu.RUnlock()
+	return p.addr != (Peer{})
+}
+
+// startDialsLocked starts the dial loops of a peer whose address is
+// known: a lower id's, and with AcceptUnknown a higher id's reverse dial.
 func (t *TCP) startDialsLocked(p *peerLink) {
-	if p.id > t.cfg.ID || p.addr.QuorumAddr == "" || p.addr.ElectionAddr == "" {
+	if p.addr.QuorumAddr == "" || p.addr.ElectionAddr == "" || p.dialing {
 		return
 	}
-	for _, l := range lanes {
-		t.wg.Add(1)
-		go t.dialLoop(p, p.lanes[l])
+	switch {
+	case p.id < t.cfg.ID:
+		for _, l := range lanes {
+			t.wg.Add(1)
+			go t.dialLoop(p, p.lanes[l])
+		}
+	case t.cfg.AcceptUnknown:
+		for _, l := range lanes {
+			t.wg.Add(1)
+			go t.reverseDialLoop(p, p.lanes[l])
+		}
+	default:
+		return
+	}
+	p.dialing = true
+}
+
+// reverseDialLoop dials a higher-id peer while this server has no
+// connection with it on ll's lane (see the comment at the top).
+func (t *TCP) reverseDialLoop(p *peerLink, ll *laneLink) {
+	defer t.wg.Done()
+	addr := p.addr.QuorumAddr
+	if ll.lane == laneElection {
+		addr = p.addr.ElectionAddr
+	}
+	for t.ctx.Err() == nil && p.ctx.Err() == nil {
+		ll.mu.Lock()
+		live := ll.cur != nil
+		ll.mu.Unlock()
+		if !live {
+			if c, err := t.dial(p.ctx, ll, addr); err == nil {
+				ll.serve(c)
+				t.untrack(c)
+				continue
+			} else if t.ctx.Err() == nil && p.ctx.Err() == nil {
+				ll.log.Debug("transport: reverse dial", "addr", addr, "err", err)
+			}
+		}
+		if !t.sleepPeer(p, t.jitter(t.cfg.BackoffMax)) {
+			return
+		}
 	}
 }
+
+// quietError is a refusal that is part of the protocol (a reverse dial
+// before the other side connected): logged at debug level.
+type quietError struct{ error }
+
+func (e *quietError) Unwrap() error { return e.error }
 
 // acceptPeer registers an unknown higher-id server that dialed in
 // (AcceptUnknown); it is known by its connections only.
@@ -100,8 +159,9 @@ func (t *TCP) SetPeers(peers map[uint64]Peer) error {
 		case !keep:
 			drop = append(drop, id)
 		case p.addr == (Peer{}):
-			// Known by its connections so far: it dials us (higher id).
+			// Known by its connections so far: now we dial it too.
 			p.addr = np
+			t.startDialsLocked(p)
 		case p.addr != np:
 			drop = append(drop, id) // re-added below with the new address
 		}

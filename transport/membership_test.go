@@ -64,3 +64,30 @@ func TestTCPMembershipChange(t *testing.T) {
 		t.Fatal("SetPeers accepted a peer without an address")
 	}
 }
+
+// TestTCPLowerIDJoiner: a joiner whose id is below the members' reaches
+// them by dialing (AcceptUnknown's reverse dial): 2 and 3 know only each
+// other, 1 knows all three.
+func TestTCPLowerIDJoiner(t *testing.T) {
+	checkGoroutines(t)
+	c := newTCPCluster(t, []uint64{1, 2, 3}, func(cfg *TCPConfig) { cfg.AcceptUnknown = true })
+	all := maps.Clone(c.peers)
+	c.peers = map[uint64]Peer{2: all[2], 3: all[3]}
+	tr2, tr3 := c.start(2), c.start(3)
+	c.peers = all
+	tr1 := c.start(1)
+	c.waitConnected(1, 2, 3)
+	tr1.Send([]zab.Message{{Type: zab.MsgProposal, From: 1, To: 3, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr3.Recv(), 1, 1)
+	tr2.Send([]zab.Message{{Type: zab.MsgProposal, From: 2, To: 1, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr1.Recv(), 2, 1)
+	// Once 2 and 3 know it, they dial it; the connections stay up.
+	for _, tr := range []*TCP{tr2, tr3} {
+		if err := tr.SetPeers(all); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitConnected(1, 2, 3)
+	tr3.Send([]zab.Message{{Type: zab.MsgProposal, From: 3, To: 1, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr1.Recv(), 3, 1)
+}

@@ -59,6 +59,8 @@ type peerLink struct {
 	// ctx ends when the peer is removed (SetPeers): its dial loops stop.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// dialing: its dial loops run (peersMu).
+	dialing bool
 }
 
 // NewTCP starts a TCP transport: it listens (on cfg's listeners or on
@@ -352,7 +354,11 @@ func (t *TCP) accepted(l lane, nc net.Conn) {
 	<-t.handshake
 	if err != nil {
 		t.rejected.Add(1)
-		t.log.Warn("transport: incoming connection refused", "lane", l.String(), "remote", nc.RemoteAddr().String(), "err", err)
+		level := slog.LevelWarn
+		if _, quiet := err.(*quietError); quiet {
+			level = slog.LevelDebug
+		}
+		t.log.Log(t.ctx, level, "transport: incoming connection refused", "lane", l.String(), "remote", nc.RemoteAddr().String(), "err", err)
 		c.close(err)
 		return
 	}
@@ -376,7 +382,7 @@ func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 		return nil, err
 	}
 	p := t.peer(h.from)
-	if p == nil && t.cfg.AcceptUnknown && h.lane == l && h.to == t.cfg.ID && h.from > t.cfg.ID {
+	if p == nil && t.cfg.AcceptUnknown && h.lane == l && h.to == t.cfg.ID && h.from != t.cfg.ID {
 		p = t.acceptPeer(h.from)
 	}
 	switch {
@@ -386,7 +392,9 @@ func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 		status = statusUnknownID
 	case h.to != t.cfg.ID:
 		status = statusWrongTarget
-	case h.from < t.cfg.ID:
+	case h.from < t.cfg.ID && t.dials(p):
+		// We dial it. A lower id we do not know the address of (a server
+		// outside our configuration, AcceptUnknown) may dial us.
 		status = statusWrongDirection
 	}
 	// Answer refusals too, so that the dialer can log why.
@@ -394,7 +402,12 @@ func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 		return nil, fmt.Errorf("%w: writing reply: %v", ErrHandshake, err)
 	}
 	if status != statusOK {
-		return nil, fmt.Errorf("%w: hello from %d to %d on the %s port: %v", ErrHandshake, h.from, h.to, l, status)
+		err := fmt.Errorf("%w: hello from %d to %d on the %s port: %v", ErrHandshake, h.from, h.to, l, status)
+		if status == statusWrongDirection && t.cfg.AcceptUnknown {
+			// A peer's reverse dial (membership.go) before we connected.
+			err = &quietError{err}
+		}
+		return nil, err
 	}
 	_ = c.nc.SetDeadline(time.Time{})
 	return p.lanes[l], nil
