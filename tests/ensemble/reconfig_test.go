@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -231,6 +232,23 @@ func TestReconfigGrowShrink(t *testing.T) {
 	if got := waitConfig(t, ens, keep[0], 3); got != raw {
 		t.Fatalf("after restart /zookeeper/config is\n%s\nwant\n%s", got, raw)
 	}
+	// The bulk form with the version it must replace: accepted once,
+	// then refused as stale.
+	cur, err := strconv.ParseInt(version, 16, 64)
+	if err != nil {
+		t.Fatalf("version %q: %v", version, err)
+	}
+	var specs []string
+	for _, i := range keep {
+		specs = append(specs, ens.Spec(i))
+	}
+	if _, err := admin.Reconfig(specs, cur); err != nil {
+		t.Fatalf("bulk reconfig from version %x: %v", cur, err)
+	}
+	if _, err := admin.Reconfig(specs, cur); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("bulk reconfig from the replaced version: %v, want %v", err, zk.ErrBadVersion)
+	}
+	raw = waitConfig(t, ens, keep[1], 3)
 	// corral cli's config prints the same text.
 	if bin := env.CorralBin(); bin != "" {
 		out, err := exec.Command(bin, "cli", "-server", ens.Server(keep[1]).Addr(), "config").CombinedOutput()
