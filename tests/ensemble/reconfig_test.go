@@ -242,10 +242,24 @@ func TestReconfigGrowShrink(t *testing.T) {
 	for _, i := range keep {
 		specs = append(specs, ens.Spec(i))
 	}
-	if _, err := admin.Reconfig(specs, cur); err != nil {
+	// The restart above may have closed the admin's connection: an
+	// answer that did not come is retried (a retry of one that committed
+	// is BADVERSION, which the second call must be in any case).
+	bulk := func() error {
+		var err error
+		for attempt := 0; attempt < 20; attempt++ {
+			if _, err = admin.Reconfig(specs, cur); err == nil || definite(err) {
+				return err
+			}
+			t.Logf("bulk reconfig: %v; retrying", err)
+			time.Sleep(time.Second)
+		}
+		return err
+	}
+	if err := bulk(); err != nil && !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("bulk reconfig from version %x: %v", cur, err)
 	}
-	if _, err := admin.Reconfig(specs, cur); !errors.Is(err, zk.ErrBadVersion) {
+	if err := bulk(); !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("bulk reconfig from the replaced version: %v, want %v", err, zk.ErrBadVersion)
 	}
 	raw = waitConfig(t, ens, keep[1], 3)
