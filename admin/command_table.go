@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/server"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/zab"
@@ -282,6 +283,15 @@ func gauge(ms []flw.Metric, name string) float64 {
 	return 0
 }
 
+// configServers are the servers of the member's committed configuration
+// (they change with reconfig), else those of zoo.cfg.
+func configServers(a *AdminServer, v server.ZabView) []config.Server {
+	if v.Servers != nil {
+		return v.Servers
+	}
+	return a.opts.Config.Servers
+}
+
 // cmdLeader is LeaderCommand.
 func cmdLeader(a *AdminServer, _ *http.Request, r *response) {
 	v, ok := a.src.Zab()
@@ -292,7 +302,7 @@ func cmdLeader(a *AdminServer, _ *http.Request, r *response) {
 	r.put("is_leader", v.IsLeader)
 	r.put("leader_id", v.LeaderID)
 	ip := ""
-	for _, s := range a.opts.Config.Servers {
+	for _, s := range configServers(a, v) {
 		if s.ID == v.LeaderID {
 			ip = s.Host
 		}
@@ -303,8 +313,8 @@ func cmdLeader(a *AdminServer, _ *http.Request, r *response) {
 // cmdVotingView is VotingViewCommand: the voters of the configuration.
 func cmdVotingView(a *AdminServer, _ *http.Request, r *response) {
 	view := map[string]any{}
-	if _, ok := a.src.Zab(); ok {
-		for _, s := range a.opts.Config.Servers {
+	if v, ok := a.src.Zab(); ok {
+		for _, s := range configServers(a, v) {
 			if s.Observer {
 				continue
 			}

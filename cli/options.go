@@ -1,18 +1,25 @@
 package cli
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // optSpec declares a command's options, all single letters as in zkCli:
 // flags take no value, valued options take one ("-v 3" or "-v3").
 type optSpec struct {
 	flags  string
 	valued string
+	// long are valued options spelled as one word after a single dash
+	// (reconfig's -add, -remove, -members, -file).
+	long []string
 }
 
 // opts is a parsed command line: options and positional arguments.
 type opts struct {
 	set    map[byte]bool
 	values map[byte]string
+	longs  map[string]string
 	args   []string
 }
 
@@ -24,7 +31,7 @@ func (o *opts) has(c byte) bool { return o.set[c] }
 // "-" is an argument. Any other word starting with '-' must be a known
 // option.
 func parseOpts(args []string, spec optSpec) (*opts, error) {
-	o := &opts{set: map[byte]bool{}, values: map[byte]string{}}
+	o := &opts{set: map[byte]bool{}, values: map[byte]string{}, longs: map[string]string{}}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -33,6 +40,14 @@ func parseOpts(args []string, spec optSpec) (*opts, error) {
 		}
 		if len(a) < 2 || a[0] != '-' {
 			o.args = append(o.args, a)
+			continue
+		}
+		if name := a[1:]; len(name) > 1 && slices.Contains(spec.long, name) {
+			if i+1 >= len(args) {
+				return nil, usagef("Missing argument for option: " + name)
+			}
+			i++
+			o.longs[name] = args[i]
 			continue
 		}
 	word:

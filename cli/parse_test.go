@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"reflect"
 	"strings"
@@ -204,5 +205,35 @@ func TestTermReader(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "[zk: test(CONNECTED) 0] ") {
 		t.Fatalf("prompt not shown; terminal output %q", out.String())
+	}
+}
+
+// TestReconfigOptions: reconfig's single-dash long options and the
+// checks zkCli's ReconfigCommand makes before calling the server.
+func TestReconfigOptions(t *testing.T) {
+	cmd, _ := lookup("reconfig")
+	o, err := parseOpts([]string{"-s", "-v", "10000000a", "-add", "server.4=h:1:2;3,server.5=h:4:5;6", "-remove", "1,2"}, cmd.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.has('s') || o.values['v'] != "10000000a" || o.longs["add"] != "server.4=h:1:2;3,server.5=h:4:5;6" || o.longs["remove"] != "1,2" {
+		t.Fatalf("parsed %+v", o)
+	}
+	if _, err := parseOpts([]string{"-add"}, cmd.spec); err == nil {
+		t.Fatal("-add without a value accepted")
+	}
+	for _, args := range [][]string{{}, {"-members", "server.1=h:1:2;3", "-remove", "1"}, {"-v", "xyz", "-remove", "1"}} {
+		o, err := parseOpts(args, cmd.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var u *usageError
+		if err := cmdReconfig(nil, nil, o, io.Discard); !errors.As(err, &u) {
+			t.Errorf("%q: got %v, want a usage error", args, err)
+		}
+	}
+	if got, want := clientConfigString("server.1=h:1:2:participant;127.0.0.1:2181\nserver.2=h:3:4:observer;2182\nversion=1a"),
+		"1a 127.0.0.1:2181,0.0.0.0:2182"; got != want {
+		t.Fatalf("config -c: %q, want %q", got, want)
 	}
 }

@@ -148,8 +148,14 @@ type Config struct {
 	// (fine for a standalone server). Only Load reads it.
 	MyID int64
 
-	StandaloneEnabled    bool // standaloneEnabled; default true
-	ReconfigEnabled      bool // reconfigEnabled; default false
+	StandaloneEnabled bool // standaloneEnabled; default true
+	ReconfigEnabled   bool // reconfigEnabled; default false
+	// ConfigVersion is the version of the servers' configuration: the
+	// zxid of the reconfig that made it, read from the dynamic file (its
+	// version line, else its name's suffix); 0 for a static one.
+	ConfigVersion int64
+	// DynamicConfigFile is dynamicConfigFile as given ("" without one).
+	DynamicConfigFile    string
 	SyncEnabled          bool // syncEnabled: observers log txns; default true
 	QuorumListenOnAllIPs bool // quorumListenOnAllIPs; default false
 

@@ -234,16 +234,7 @@ func (p *parser) apply(key, value string, line int) error {
 	case "standaloneEnabled":
 		return parseBool(&c.StandaloneEnabled, key, value)
 	case "reconfigEnabled":
-		if err := parseBool(&c.ReconfigEnabled, key, value); err != nil {
-			return err
-		}
-		if c.ReconfigEnabled {
-			// zab changes membership (docs/design/reconfig.md), the
-			// server's reconfig operation does not yet: say so rather
-			// than let an operator believe it is on.
-			p.warn("line %d: %s: the reconfig operation is not implemented yet; it is refused with \"reconfig disabled\" as if false", line, key)
-		}
-		return nil
+		return parseBool(&c.ReconfigEnabled, key, value)
 	case "syncEnabled":
 		return parseBool(&c.SyncEnabled, key, value)
 	case "quorumListenOnAllIPs":
@@ -529,13 +520,19 @@ func (p *parser) readDynamicConfig() error {
 	if err != nil {
 		return fmt.Errorf("%s=%q: %w", key, path, err)
 	}
+	hasVersion := false
 	for _, pr := range props {
 		k, v := javaTrim(pr.Key), javaTrim(pr.Value)
 		switch {
 		case strings.HasPrefix(k, serverKeyPrefix):
 			err = p.addServer(k, v)
 		case k == "version":
-			err = parseHexVersion(k, v)
+			var u uint64
+			if u, err = strconv.ParseUint(v, 16, 64); err != nil {
+				err = &KeyError{Key: k, Value: v, Reason: "not a hexadecimal version"}
+			} else {
+				p.c.ConfigVersion, hasVersion = int64(u), true
+			}
 		case strings.HasPrefix(k, "group") || strings.HasPrefix(k, "weight"):
 			err = &KeyError{Key: k, Value: v, Reason: "hierarchical quorums (group.N, weight.N) are not supported"}
 		default:
@@ -545,6 +542,11 @@ func (p *parser) readDynamicConfig() error {
 			return fmt.Errorf("%s=%q: line %d: %w", key, path, pr.Line, err)
 		}
 	}
+	if !hasVersion {
+		// ZooKeeper writes the version into the file's name only.
+		p.c.ConfigVersion, _ = versionFromFileName(path)
+	}
+	p.c.DynamicConfigFile = path
 	return nil
 }
 

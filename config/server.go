@@ -1,9 +1,7 @@
 package config
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -127,32 +125,14 @@ func (s Server) String() string {
 }
 
 // QuorumConfig is the ensemble's configuration as ZooKeeper 3.9 serves it
-// in /zookeeper/config (QuorumMaj.toString): one line per server in id
-// order, "server.N=host:quorumPort:electionPort:participant|observer",
-// then ";clientAddr:clientPort" when the line names a client port (a bare
-// port is the wildcard address, 0.0.0.0), and last "version=" and the
-// configuration's version in hex, 0 for a static configuration. No
-// trailing newline. Empty for a standalone server.
+// in /zookeeper/config (FormatQuorumConfig): the server lines and
+// ConfigVersion, 0 for a static configuration. Empty for a standalone
+// server.
 func (c *Config) QuorumConfig() string {
 	if len(c.Servers) == 0 {
 		return ""
 	}
-	servers := slices.Clone(c.Servers)
-	slices.SortFunc(servers, func(a, b Server) int { return cmp.Compare(a.ID, b.ID) })
-	var sb strings.Builder
-	for _, s := range servers {
-		kind := "participant"
-		if s.Observer {
-			kind = "observer"
-		}
-		fmt.Fprintf(&sb, "server.%d=%s:%d:%d:%s", s.ID, bracketHost(s.Host), s.QuorumPort, s.ElectionPort, kind)
-		if s.ClientPort != 0 {
-			sb.WriteString(";" + hostPortString(s.ClientAddr, s.ClientPort))
-		}
-		sb.WriteByte('\n')
-	}
-	sb.WriteString("version=0")
-	return sb.String()
+	return FormatQuorumConfig(c.Servers, c.ConfigVersion)
 }
 
 // bracketHost writes h so that hostAndPort reads it back: bracketed if it

@@ -211,6 +211,14 @@ func (d *Driver) ProposeWith(build func(z zab.Zxid) ([]byte, error)) (zab.Zxid, 
 	return z, nil
 }
 
+// CheckMembershipLocked is zab.Node.CheckMembershipChange for a build
+// function of ProposeWith, which runs with the driver's lock held: a
+// driver whose transaction is a configuration change checks it there and
+// turns a refusal into its own answer instead of proposing it.
+func (d *Driver) CheckMembershipLocked(m zab.Membership) error {
+	return d.node.CheckMembershipChange(m)
+}
+
 // TransferLeadership asks this leader to hand leadership to member to
 // (zab/transfer.go): proposals fail with zab.ErrTransferring until the
 // target leads, or until the transfer times out and this leader resumes.

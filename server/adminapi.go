@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/snap"
@@ -54,6 +56,9 @@ type ZabView struct {
 	Phase string
 	// Voting: this member is a voter (not an observer).
 	Voting bool
+	// Servers are the servers of the committed configuration (the
+	// static one until a reconfig commits).
+	Servers []config.Server
 }
 
 // Zab returns this member's view; ok is false for a standalone server.
@@ -63,8 +68,11 @@ func (s *Server) Zab() (v ZabView, ok bool) {
 	}
 	e := s.opts.Ensemble
 	v = ZabView{MyID: int64(e.ID), LeaderID: -1, Phase: "election"}
-	for _, id := range e.Voters {
-		v.Voting = v.Voting || id == e.ID
+	s.rep.cfg.mu.Lock()
+	v.Servers = slices.Clone(s.rep.cfg.servers)
+	s.rep.cfg.mu.Unlock()
+	for _, sv := range v.Servers {
+		v.Voting = v.Voting || (uint64(sv.ID) == e.ID && !sv.Observer)
 	}
 	if ss := s.rep.soft.Load(); ss != nil {
 		v.IsLeader = ss.Established()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/corral-db/corral/config"
 	"github.com/corral-db/corral/internal/metric"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
@@ -151,6 +152,22 @@ type Ensemble struct {
 	// Config is what /zookeeper/config holds on this member (see
 	// config.Config.QuorumConfig); nil leaves the node empty.
 	Config []byte
+
+	// Dynamic reconfiguration (reconfig.go). ReconfigEnabled is zoo.cfg's
+	// reconfigEnabled: without it the reconfig operation answers
+	// "reconfig disabled". Servers are the server.N lines (with their
+	// addresses) of the configuration Config states, ConfigVersion its
+	// version (the zxid of the reconfig that made it, 0 for a static
+	// configuration). ConfigFile, if set, is the static zoo.cfg that a
+	// committed reconfiguration rewrites to point at the new
+	// zoo.cfg.dynamic.<version> (config.WriteDynamicConfig).
+	// StandaloneEnabled is zoo.cfg's standaloneEnabled: a reconfiguration
+	// must then leave at least two voters.
+	ReconfigEnabled   bool
+	Servers           []config.Server
+	ConfigVersion     int64
+	ConfigFile        string
+	StandaloneEnabled bool
 }
 
 func (o *Options) setDefaults() {

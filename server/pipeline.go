@@ -237,6 +237,10 @@ func (s *Server) replyWrite(r *request) {
 			body = &wire.Create2Response{Path: r.res.Path, Stat: r.res.Stat}
 		case wire.OpSetData, wire.OpSetACL:
 			body = &wire.StatResponse{Stat: r.res.Stat}
+		case wire.OpReconfig:
+			// ZooKeeper answers the configuration now committed and the
+			// stat of /zookeeper/config.
+			body = &wire.GetDataResponse{Data: r.tx.Data, Stat: r.res.Stat}
 		case wire.OpMulti:
 			body = multiResponse(&r.res)
 		case wire.OpSync:
@@ -284,7 +288,19 @@ func (s *Server) installTree(t *datatree.Tree) {
 // setLocalConfig writes this member's configuration into a tree it starts
 // from or installs (a leader's snapshot carries the leader's copy).
 func (s *Server) setLocalConfig(t *datatree.Tree) {
-	if e := s.opts.Ensemble; e != nil && len(e.Config) > 0 {
-		t.SetLocalConfig(e.Config, time.Now().UnixMilli())
+	e := s.opts.Ensemble
+	if e == nil {
+		return
+	}
+	text := e.Config
+	if s.rep != nil {
+		if s.rep.adoptTreeConfig(t) {
+			// The tree holds a newer committed configuration: keep it.
+			return
+		}
+		text, _ = s.rep.configText()
+	}
+	if len(text) > 0 {
+		t.SetLocalConfig(text, time.Now().UnixMilli())
 	}
 }

@@ -139,9 +139,7 @@ func (s *Server) prepOne(r *request, op wire.Op, rec wire.Record, tx *txn.Txn) e
 	case wire.OpCheck:
 		return s.prepCheck(r, rec.(*wire.CheckVersionRequest), tx)
 	case wire.OpReconfig:
-		// Dynamic reconfiguration is disabled, as in a ZooKeeper without
-		// reconfigEnabled=true.
-		return wire.CodeReconfigDisabled
+		return s.prepReconfig(r, rec.(*wire.ReconfigRequest), tx)
 	}
 	return wire.CodeUnimplemented
 }

@@ -91,6 +91,9 @@ type replica struct {
 
 	fw forwarder
 
+	// cfg is the configuration with addresses (reconfig.go).
+	cfg membership
+
 	// lastTouch is when the learner last reported its sessions (node loop).
 	lastTouch int64
 }
@@ -117,6 +120,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		diskless: s.opts.Durability == DurabilityDiskless,
 	}
 	rp.fw.init()
+	rp.cfg.init(ens)
 	rp.readyAt.Store(-1)
 	rp.writableNow = make(chan struct{})
 	hs, err := st.readHardState()
@@ -171,12 +175,16 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		ID:        ens.ID,
 		Voters:    ens.Voters,
 		Observers: ens.Observers,
-		Mode:      mode,
-		Env:       env,
-		SM:        rp.sm,
-		HardState: hs,
-		Log:       st.recovered,
-		Complete:  complete,
+		// The configuration's version, and reconfig transactions as
+		// membership changes (reconfig.go).
+		MembershipZxid:   zab.Zxid(ens.ConfigVersion),
+		DecodeMembership: decodeMembership,
+		Mode:             mode,
+		Env:              env,
+		SM:               rp.sm,
+		HardState:        hs,
+		Log:              st.recovered,
+		Complete:         complete,
 		// zab counts in sub-ticks, a tenth of tickTime, so its retries
 		// (votes, a lost FOLLOWERINFO) come within a fraction of a tick
 		// while initLimit and syncLimit keep ZooKeeper's meaning in
@@ -227,6 +235,7 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		Peers:         rp.ens.Peers,
 		MaxFrameBytes: 1 << 30,
 		TLS:           rp.ens.QuorumTLS,
+		AcceptUnknown: rp.ens.ReconfigEnabled,
 		OnDisconnect:  rp.d.ReportUnreachable,
 		Logger:        rp.log,
 	})
@@ -545,6 +554,11 @@ func (rp *replica) abandonAll(reason error) {
 	rp.s.prepMu.Lock()
 	rp.s.pending.reset()
 	rp.s.sessions.clearClosing()
+	// A reconfiguration this server proposed is no longer its to track:
+	// zab refuses another while one is in the log (reconfig.go).
+	rp.cfg.mu.Lock()
+	rp.cfg.lastSeen = rp.cfg.version
+	rp.cfg.mu.Unlock()
 	rp.s.prepMu.Unlock()
 }
 

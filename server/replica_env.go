@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -39,6 +40,11 @@ func (sm *treeSM) Apply(ents []zab.Entry) error {
 	batch, lost := rp.committedRequests(ents)
 	for _, r := range lost {
 		rp.s.abandon(r, errors.New("forwarded request lost on the way to the leader"))
+	}
+	for _, r := range batch {
+		if r.hdr.Type == wire.OpReconfig {
+			rp.reconfigCommitted(r.tx.Data, r.hdr.Zxid)
+		}
 	}
 	if rl := sm.st.rl; rl != nil {
 		for _, r := range batch {

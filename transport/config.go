@@ -27,6 +27,12 @@ type TCPConfig struct {
 	// voters and observers alike. Unless listeners are given, the
 	// transport listens on Peers[ID]'s two addresses.
 	Peers map[uint64]Peer
+	// AcceptUnknown accepts connections from a server outside Peers whose
+	// id is higher than ID (it dials, as the higher id does): a server
+	// joining the ensemble by dynamic reconfiguration, which knows the
+	// members before they know it. SetPeers gives it an address once a
+	// configuration names it.
+	AcceptUnknown bool
 
 	// QuorumListener and ElectionListener, if set, are used instead of
 	// listening on Peers[ID] (tests listen on port 0 first; a supervisor

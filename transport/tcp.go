@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,8 +25,12 @@ type TCP struct {
 	cancel context.CancelFunc
 
 	listeners map[lane]net.Listener
-	peers     map[uint64]*peerLink // fixed after NewTCP; read without locks
-	ids       []uint64             // peer ids in order
+	// peersMu guards peers and ids: fixed after NewTCP unless the
+	// membership changes (SetPeers, AcceptUnknown; membership.go).
+	peersMu sync.RWMutex
+	peers   map[uint64]*peerLink
+	ids     []uint64 // peer ids in order
+
 	recv      chan zab.Message
 	handshake chan struct{} // semaphore of pending incoming handshakes
 
@@ -51,8 +54,13 @@ var _ Transport = (*TCP)(nil)
 // peerLink is everything about one peer: one laneLink per lane.
 type peerLink struct {
 	id    uint64
-	addr  Peer
+	addr  Peer // zero for a peer known only by its connections (AcceptUnknown)
 	lanes map[lane]*laneLink
+	// ctx ends when the peer is removed (SetPeers): its dial loops stop.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// dialing: its dial loops run (peersMu).
+	dialing bool
 }
 
 // NewTCP starts a TCP transport: it listens (on cfg's listeners or on
@@ -96,32 +104,12 @@ func NewTCP(ctx context.Context, cfg TCPConfig) (*TCP, error) {
 			t.listeners[l] = ln
 		}
 	}
-	for id, addr := range cfg.Peers {
-		if id == cfg.ID {
-			continue
-		}
-		p := &peerLink{id: id, addr: addr, lanes: map[lane]*laneLink{}}
-		for _, l := range lanes {
-			ll := &laneLink{
-				t:      t,
-				peer:   id,
-				lane:   l,
-				log:    t.log.With("peer", id, "lane", l.String()),
-				notify: make(chan struct{}, 1),
-			}
-			if l == laneElection {
-				ll.q = queue{maxMsgs: cfg.MaxElectionQueue, maxBytes: int64(cfg.MaxFrameBytes), dropOldest: true}
-			} else {
-				ll.q = queue{maxMsgs: cfg.MaxQueueMessages, maxBytes: cfg.MaxQueueBytes}
-			}
-			p.lanes[l] = ll
-		}
-		t.peers[id] = p
-		t.ids = append(t.ids, id)
-	}
-	slices.Sort(t.ids)
-
 	t.ctx, t.cancel = context.WithCancel(ctx)
+	for id, addr := range cfg.Peers {
+		if id != cfg.ID {
+			t.addPeerLocked(id, addr)
+		}
+	}
 	for l, ln := range t.listeners {
 		t.wg.Add(1)
 		go t.acceptLoop(l, ln)
@@ -130,12 +118,7 @@ func NewTCP(ctx context.Context, cfg TCPConfig) (*TCP, error) {
 	// there is no race between two dials to resolve (ZooKeeper's election
 	// does the same; its quorum connections go from learner to leader).
 	for _, id := range t.ids {
-		if id < cfg.ID {
-			for _, l := range lanes {
-				t.wg.Add(1)
-				go t.dialLoop(t.peers[id].lanes[l])
-			}
-		}
+		t.startDialsLocked(t.peers[id])
 	}
 	go t.shutdownOnDone()
 	return t, nil
@@ -187,7 +170,7 @@ func (t *TCP) ElectionAddr() net.Addr { return t.listeners[laneElection].Addr() 
 func (t *TCP) Send(msgs []zab.Message) {
 	for i := range msgs {
 		m := &msgs[i]
-		p := t.peers[m.To]
+		p := t.peer(m.To)
 		if p == nil || m.From != t.cfg.ID || t.closed.Load() {
 			t.droppedUnknown.Add(1)
 			continue
@@ -216,6 +199,8 @@ func (t *TCP) Close() error {
 // Stats implements Transport.
 func (t *TCP) Stats() Stats {
 	s := Stats{DroppedUnknown: t.droppedUnknown.Load(), Rejected: t.rejected.Load()}
+	t.peersMu.RLock()
+	defer t.peersMu.RUnlock()
 	for _, id := range t.ids {
 		ps := PeerStats{ID: id, Connected: true}
 		for _, l := range lanes {
@@ -369,7 +354,11 @@ func (t *TCP) accepted(l lane, nc net.Conn) {
 	<-t.handshake
 	if err != nil {
 		t.rejected.Add(1)
-		t.log.Warn("transport: incoming connection refused", "lane", l.String(), "remote", nc.RemoteAddr().String(), "err", err)
+		level := slog.LevelWarn
+		if _, quiet := err.(*quietError); quiet {
+			level = slog.LevelDebug
+		}
+		t.log.Log(t.ctx, level, "transport: incoming connection refused", "lane", l.String(), "remote", nc.RemoteAddr().String(), "err", err)
 		c.close(err)
 		return
 	}
@@ -392,7 +381,10 @@ func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 		}
 		return nil, err
 	}
-	p := t.peers[h.from]
+	p := t.peer(h.from)
+	if p == nil && t.cfg.AcceptUnknown && h.lane == l && h.to == t.cfg.ID && h.from != t.cfg.ID {
+		p = t.acceptPeer(h.from)
+	}
 	switch {
 	case h.lane != l:
 		status = statusBadLane
@@ -400,7 +392,9 @@ func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 		status = statusUnknownID
 	case h.to != t.cfg.ID:
 		status = statusWrongTarget
-	case h.from < t.cfg.ID:
+	case h.from < t.cfg.ID && t.dials(p):
+		// We dial it. A lower id we do not know the address of (a server
+		// outside our configuration, AcceptUnknown) may dial us.
 		status = statusWrongDirection
 	}
 	// Answer refusals too, so that the dialer can log why.
@@ -408,7 +402,12 @@ func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 		return nil, fmt.Errorf("%w: writing reply: %v", ErrHandshake, err)
 	}
 	if status != statusOK {
-		return nil, fmt.Errorf("%w: hello from %d to %d on the %s port: %v", ErrHandshake, h.from, h.to, l, status)
+		err := fmt.Errorf("%w: hello from %d to %d on the %s port: %v", ErrHandshake, h.from, h.to, l, status)
+		if status == statusWrongDirection && t.cfg.AcceptUnknown {
+			// A peer's reverse dial (membership.go) before we connected.
+			err = &quietError{err}
+		}
+		return nil, err
 	}
 	_ = c.nc.SetDeadline(time.Time{})
 	return p.lanes[l], nil
@@ -416,16 +415,16 @@ func (t *TCP) acceptHandshake(l lane, c *conn) (*laneLink, error) {
 
 // dialLoop keeps one connection to a lower-id peer on one lane: dial,
 // serve until the connection breaks, wait with backoff, dial again.
-func (t *TCP) dialLoop(ll *laneLink) {
+func (t *TCP) dialLoop(p *peerLink, ll *laneLink) {
 	defer t.wg.Done()
 	bo := backoff{min: t.cfg.BackoffMin, max: t.cfg.BackoffMax}
-	addr := t.peers[ll.peer].addr.QuorumAddr
+	addr := p.addr.QuorumAddr
 	if ll.lane == laneElection {
-		addr = t.peers[ll.peer].addr.ElectionAddr
+		addr = p.addr.ElectionAddr
 	}
 	failures := 0
-	for t.ctx.Err() == nil {
-		c, err := t.dial(ll, addr)
+	for t.ctx.Err() == nil && p.ctx.Err() == nil {
+		c, err := t.dial(p.ctx, ll, addr)
 		if err == nil {
 			bo.reset()
 			failures = 0
@@ -441,16 +440,16 @@ func (t *TCP) dialLoop(ll *laneLink) {
 			}
 			ll.log.Log(t.ctx, level, "transport: cannot connect", "addr", addr, "err", err, "failures", failures)
 		}
-		if !t.sleep(t.jitter(bo.next())) {
+		if !t.sleepPeer(p, t.jitter(bo.next())) {
 			return
 		}
 	}
 }
 
 // dial connects and runs the dialer's side of the handshake.
-func (t *TCP) dial(ll *laneLink, addr string) (*conn, error) {
+func (t *TCP) dial(ctx context.Context, ll *laneLink, addr string) (*conn, error) {
 	d := net.Dialer{Timeout: t.cfg.DialTimeout, KeepAliveConfig: t.keepAlive()}
-	nc, err := d.DialContext(t.ctx, "tcp", addr)
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -126,4 +126,7 @@ var (
 	ErrHandshake = errors.New("transport: handshake failed")
 	// ErrClosed reports use of a closed transport or network.
 	ErrClosed = errors.New("transport: closed")
+	// ErrPeerRemoved closes the connections of a peer a new configuration
+	// left out (TCP.SetPeers).
+	ErrPeerRemoved = errors.New("transport: peer removed from the configuration")
 )

@@ -467,6 +467,20 @@ func (n *Node) Membership() (active Membership, pending *Membership) {
 	return active, pending
 }
 
+// CheckMembershipChange reports whether this node, leading, would accept
+// a proposal of m now (Propose's checks: ErrNotLeader,
+// ErrReconfigInProgress, ErrNewConfigNoQuorum, ErrInvalidMembership), so
+// that a driver can answer a refused request without proposing it.
+func (n *Node) CheckMembershipChange(m Membership) error {
+	if n.state != StateLeading || !n.lead.established {
+		return ErrNotLeader
+	}
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	return n.checkMembershipChange(m.sorted())
+}
+
 // checkMembershipChange checks a configuration change before the leader
 // proposes it.
 func (n *Node) checkMembershipChange(m Membership) error {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +83,13 @@ func runServer(args []string) int {
 	tweak := func(o *server.Options) {
 		if o.Ensemble != nil {
 			o.Ensemble.ForceRecover = *forceRecover
+			if cfg.ReconfigEnabled {
+				// A committed reconfiguration rewrites zoo.cfg to point at
+				// its zoo.cfg.dynamic.<version>, as ZooKeeper does.
+				if abs, err := filepath.Abs(fs.Arg(0)); err == nil {
+					o.Ensemble.ConfigFile = abs
+				}
+			}
 		}
 	}
 	if err := serve(ctx, cfg, string(initial), logger, nil, tweak); err != nil {
@@ -378,6 +386,11 @@ func ensembleOptions(cfg *config.Config) (*server.Ensemble, error) {
 		InitLimit: cfg.InitLimit,
 		SyncLimit: cfg.SyncLimit,
 		Config:    []byte(cfg.QuorumConfig()),
+
+		ReconfigEnabled:   cfg.ReconfigEnabled,
+		Servers:           slices.Clone(cfg.Servers),
+		ConfigVersion:     cfg.ConfigVersion,
+		StandaloneEnabled: cfg.StandaloneEnabled,
 	}
 	for _, sv := range cfg.Servers {
 		id := uint64(sv.ID)

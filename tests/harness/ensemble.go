@@ -88,6 +88,9 @@ type Ensemble struct {
 	cfg     EnsembleConfig
 	servers []*Server
 	members []member
+	// static is how many members StartEnsemble started; the others
+	// joined later (AddJoiner) and list those and themselves.
+	static int
 }
 
 // StartEnsemble starts n servers that replicate with each other (the last
@@ -141,6 +144,7 @@ func (e *Env) StartEnsemble(t testing.TB, n int, cfg EnsembleConfig) *Ensemble {
 	for _, s := range en.servers {
 		s.launch()
 	}
+	en.static = n
 	en.WaitAll()
 	return en
 }
@@ -164,6 +168,9 @@ func (en *Ensemble) zooCfg(i int) string {
 	z := en.cfg.Server.config(s.DataDir, s.Port, en.cfg.tickTime())
 	z.InitLimit, z.SyncLimit = en.cfg.initLimit(), en.cfg.syncLimit()
 	for j, m := range en.members {
+		if j >= en.static && en.static > 0 && j != i {
+			continue // another joiner: not in this one's configuration
+		}
 		z.Servers = append(z.Servers, config.Server{ID: int64(m.id), Host: "127.0.0.1",
 			QuorumPort: m.quorum, ElectionPort: m.election, Observer: m.observer,
 			ClientAddr: "127.0.0.1", ClientPort: en.servers[j].Port})

@@ -102,13 +102,14 @@ LOGBACK = """<configuration>
 class ServerProcess:
     """One server on a fixed loopback port and data directory."""
 
-    def __init__(self, target, workdir, max_client_cnxns=0, container_interval_ms=1000):
+    def __init__(self, target, workdir, max_client_cnxns=0, container_interval_ms=1000,
+                 port=None, myid=None, extra=()):
         self.target = target
         self.dir = workdir
         self.data_dir = os.path.join(workdir, "data")
         self.cfg_path = os.path.join(workdir, "zoo.cfg")
         self.log_path = os.path.join(workdir, "server.log")
-        self.port = free_port()
+        self.port = port or free_port()
         self.container_interval_ms = container_interval_ms
         self.proc = None
         os.makedirs(self.data_dir, exist_ok=True)
@@ -124,7 +125,10 @@ class ServerProcess:
                 "DigestAuthenticationProvider.superDigest=" + SUPER_DIGEST,
                 "maxClientCnxns=%d" % max_client_cnxns,
                 "admin.enableServer=false",
-            ]) + "\n")
+            ] + list(extra)) + "\n")
+        if myid is not None:
+            with open(os.path.join(self.data_dir, "myid"), "w") as f:
+                f.write("%d\n" % myid)
         if target.kind == "zookeeper":
             with open(os.path.join(workdir, "logback.xml"), "w") as f:
                 f.write(LOGBACK)
@@ -154,6 +158,12 @@ class ServerProcess:
         return [self.target.corral_bin, "server", self.cfg_path]
 
     def start(self):
+        self.launch()
+        self._wait_ready()
+
+    def launch(self):
+        """Start the process without waiting for it to serve (an ensemble
+        member serves once a quorum of its peers runs)."""
         if self.running():
             raise RuntimeError("server already running")
         log = open(self.log_path, "ab")
@@ -162,7 +172,6 @@ class ServerProcess:
         self.proc = subprocess.Popen(self._command(), cwd=self.dir, stdout=log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
-        self._wait_ready()
 
     def _wait_ready(self):
         deadline = time.monotonic() + READY_TIMEOUT
@@ -232,6 +241,31 @@ class ServerProcess:
         except OSError as e:
             return "(no log: %s)" % e
         return "\n".join(lines[-n:])
+
+
+def start_ensemble(target, workdirs, extra=()):
+    """Start one server per work directory as a replicated ensemble (myid
+    1, 2, ...), with extra zoo.cfg lines for every member, and wait until
+    every member serves."""
+    n = len(workdirs)
+    clients = [free_port() for _ in range(n)]
+    peers = [(free_port(), free_port()) for _ in range(n)]
+    lines = ["initLimit=10", "syncLimit=5"] + list(extra)
+    for i in range(n):
+        lines.append("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d"
+                     % (i + 1, peers[i][0], peers[i][1], clients[i]))
+    servers = [ServerProcess(target, d, port=clients[i], myid=i + 1, extra=lines)
+               for i, d in enumerate(workdirs)]
+    try:
+        for s in servers:
+            s.launch()
+        for s in servers:
+            s._wait_ready()
+    except Exception:
+        for s in servers:
+            s.close()
+        raise
+    return servers
 
 
 class TcpProxy:

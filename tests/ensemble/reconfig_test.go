@@ -1,0 +1,293 @@
+package ensemble
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/corral-db/corral/tests/harness"
+)
+
+// reconfigConfig is ensembleConfig with dynamic reconfiguration enabled.
+func reconfigConfig() harness.EnsembleConfig {
+	c := ensembleConfig()
+	c.Server.Extra = append(c.Server.Extra, "reconfigEnabled=true")
+	return c
+}
+
+// configOf reads /zookeeper/config on member i (after a sync) and returns
+// its participant and observer ids as "server.N" keys.
+func configOf(t *testing.T, c *zk.Conn) (participants, observers []string, raw string) {
+	t.Helper()
+	if _, err := c.Sync("/zookeeper/config"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	data, _, err := c.Get("/zookeeper/config")
+	if err != nil {
+		t.Fatalf("get /zookeeper/config: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		switch {
+		case strings.Contains(v, ":participant"):
+			participants = append(participants, k)
+		case strings.Contains(v, ":observer"):
+			observers = append(observers, k)
+		}
+	}
+	return participants, observers, string(data)
+}
+
+// waitConfig waits until member i's /zookeeper/config has want
+// participants.
+func waitConfig(t *testing.T, ens *harness.Ensemble, i, want int) string {
+	t.Helper()
+	c := connectOne(t, ens, i)
+	deadline := time.Now().Add(convergeWait)
+	for {
+		p, _, raw := configOf(t, c)
+		if len(p) == want {
+			return raw
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("member %s: /zookeeper/config has %d participants, want %d:\n%s", ens.MemberString(i), len(p), want, raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestReconfigGrowShrink grows a reconfig-enabled ensemble from 3 voters
+// to 5 with two joining servers, checks every member reports the five and
+// replicates writes, then removes two voters under a bounded write load
+// and checks that every acknowledged write is on every remaining member
+// and on a removed one that still serves.
+func TestReconfigGrowShrink(t *testing.T) {
+	ens := env.StartEnsemble(t, 3, reconfigConfig())
+	admin := connectAll(t, ens, 0, "admin")
+	if err := admin.AddAuth("digest", []byte(harness.SuperUser+":"+harness.SuperPassword)); err != nil {
+		t.Fatal(err)
+	}
+	// The refusals ZooKeeper gives: no permission without the super
+	// user, a stale version, a joiner without a client port.
+	anon := connectAll(t, ens, 1, "anon")
+	if _, err := anon.IncrementalReconfig(nil, []string{"3"}, -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("reconfig without permission: %v, want %v", err, zk.ErrNoAuth)
+	}
+	if _, err := admin.IncrementalReconfig(nil, []string{"3"}, 12345); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("reconfig from a wrong version: %v, want %v", err, zk.ErrBadVersion)
+	}
+	if _, err := admin.IncrementalReconfig([]string{"server.9=127.0.0.1:1:2"}, nil, -1); !errors.Is(err, zk.ErrBadArguments) {
+		t.Fatalf("joiner without a client port: %v, want %v", err, zk.ErrBadArguments)
+	}
+	// A joiner that is not running: no quorum of the new configuration
+	// is synchronized with the leader.
+	if _, err := admin.IncrementalReconfig([]string{"server.7=127.0.0.1:1:2;3", "server.8=127.0.0.1:4:5;6",
+		"server.9=127.0.0.1:7:8;9"}, []string{"2"}, -1); err == nil || !strings.Contains(err.Error(), "-13") {
+		// go-zookeeper has no name for NEWCONFIGNOQUORUM (-13).
+		t.Fatalf("reconfig to absent servers: %v, want error -13 (new config no quorum)", err)
+	}
+
+	// Grow 3 -> 5.
+	j1, j2 := ens.AddJoiner(false), ens.AddJoiner(false)
+	_, stat0, err := admin.Get("/zookeeper/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := admin.IncrementalReconfig([]string{ens.Spec(j1), ens.Spec(j2)}, nil, -1)
+	if err != nil {
+		t.Fatalf("reconfig -add: %v", err)
+	}
+	if st.Mzxid <= stat0.Mzxid {
+		t.Fatalf("reconfig reply stat mzxid %x not past %x", st.Mzxid, stat0.Mzxid)
+	}
+	var raw string
+	for i := 0; i < ens.Len(); i++ {
+		raw = waitConfig(t, ens, i, 5)
+	}
+	if want := fmt.Sprintf("version=%x", st.Mzxid); !strings.HasSuffix(raw, want) {
+		t.Fatalf("config does not end with %s:\n%s", want, raw)
+	}
+	t.Logf("grown:\n%s", raw)
+	// Writes reach all five.
+	for k := 0; k < 20; k++ {
+		if _, err := admin.Create(fmt.Sprintf("/grown-%d", k), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create after grow: %v", err)
+		}
+	}
+	for i := 0; i < ens.Len(); i++ {
+		c := connectOne(t, ens, i)
+		if _, err := c.Sync("/"); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 20; k++ {
+			if ok, _, err := c.Exists(fmt.Sprintf("/grown-%d", k)); err != nil || !ok {
+				t.Fatalf("member %s lacks /grown-%d (%v)", ens.MemberString(i), k, err)
+			}
+		}
+	}
+
+	// Shrink 5 -> 3 under a bounded write load: remove two members, the
+	// leader among them when it is not one of the first three.
+	leader := ens.Leader()
+	remove := []int{j1, j2}
+	if leader >= 0 && leader < 3 {
+		remove = []int{leader, j2}
+	}
+	var keep []int
+	for i := 0; i < ens.Len(); i++ {
+		if i != remove[0] && i != remove[1] {
+			keep = append(keep, i)
+		}
+	}
+	t.Logf("leader %d; removing %v, keeping %v", leader, remove, keep)
+	var (
+		stop  atomic.Bool
+		mu    sync.Mutex
+		acked []string
+		wg    sync.WaitGroup
+	)
+	for w := 0; w < 2; w++ {
+		c := connect(t, []string{ens.Server(keep[w]).Addr()}, 0, fmt.Sprintf("load-%d", w))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			deadline := time.Now().Add(progressWait)
+			for k := 0; k < 2000 && !stop.Load() && time.Now().Before(deadline); k++ {
+				p := fmt.Sprintf("/load-%d-%d", w, k)
+				if _, err := c.Create(p, []byte("x"), 0, zk.WorldACL(zk.PermAll)); err == nil {
+					mu.Lock()
+					acked = append(acked, p)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	ids := []string{fmt.Sprint(ens.ID(remove[0])), fmt.Sprint(ens.ID(remove[1]))}
+	var rerr error
+	for attempt := 0; attempt < 20; attempt++ {
+		// The leader's removal ends its sessions: retry on another member.
+		if _, rerr = admin.IncrementalReconfig(nil, ids, -1); rerr == nil || errors.Is(rerr, zk.ErrBadVersion) {
+			break
+		}
+		t.Logf("reconfig -remove: %v; retrying", rerr)
+		time.Sleep(time.Second)
+	}
+	if rerr != nil {
+		t.Fatalf("reconfig -remove %v: %v", ids, rerr)
+	}
+	time.Sleep(2 * time.Second) // writes go on under the new configuration
+	stop.Store(true)
+	wg.Wait()
+	for _, i := range keep {
+		waitConfig(t, ens, i, 3)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(acked) == 0 {
+		t.Fatal("no write was acknowledged")
+	}
+	for _, i := range keep {
+		c := connectOne(t, ens, i)
+		if _, err := c.Sync("/"); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range acked {
+			if ok, _, err := c.Exists(p); err != nil || !ok {
+				t.Fatalf("member %s lacks acknowledged %s (%v)", ens.MemberString(i), p, err)
+			}
+		}
+	}
+	t.Logf("%d acknowledged writes on all of %v", len(acked), keep)
+	// The dynamic file: zoo.cfg now names zoo.cfg.dynamic.<version>,
+	// holding the three, and a restarted member starts from it.
+	raw = waitConfig(t, ens, keep[0], 3)
+	version := raw[strings.LastIndex(raw, "version=")+len("version="):]
+	s := ens.Server(keep[0])
+	static, err := os.ReadFile(s.CfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(static), "server.") || !strings.Contains(string(static), "dynamicConfigFile=") {
+		t.Fatalf("zoo.cfg after reconfig:\n%s", static)
+	}
+	dyn, err := os.ReadFile(s.CfgPath + ".dynamic." + version)
+	if err != nil {
+		t.Fatalf("dynamic file: %v", err)
+	}
+	if n := strings.Count(string(dyn), ":participant"); n != 3 {
+		t.Fatalf("dynamic file has %d participants:\n%s", n, dyn)
+	}
+	s.Stop()
+	s.StartAgain()
+	if got := waitConfig(t, ens, keep[0], 3); got != raw {
+		t.Fatalf("after restart /zookeeper/config is\n%s\nwant\n%s", got, raw)
+	}
+	// The bulk form with the version it must replace: accepted once,
+	// then refused as stale.
+	cur, err := strconv.ParseInt(version, 16, 64)
+	if err != nil {
+		t.Fatalf("version %q: %v", version, err)
+	}
+	var specs []string
+	for _, i := range keep {
+		specs = append(specs, ens.Spec(i))
+	}
+	// The restart above may have closed the admin's connection: an
+	// answer that did not come is retried (a retry of one that committed
+	// is BADVERSION, which the second call must be in any case).
+	bulk := func() error {
+		var err error
+		for attempt := 0; attempt < 20; attempt++ {
+			if _, err = admin.Reconfig(specs, cur); err == nil || definite(err) {
+				return err
+			}
+			t.Logf("bulk reconfig: %v; retrying", err)
+			time.Sleep(time.Second)
+		}
+		return err
+	}
+	if err := bulk(); err != nil && !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("bulk reconfig from version %x: %v", cur, err)
+	}
+	if err := bulk(); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("bulk reconfig from the replaced version: %v, want %v", err, zk.ErrBadVersion)
+	}
+	raw = waitConfig(t, ens, keep[1], 3)
+	// corral cli's config prints the same text.
+	if bin := env.CorralBin(); bin != "" {
+		out, err := exec.Command(bin, "cli", "-server", ens.Server(keep[1]).Addr(), "config").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), raw) {
+			t.Fatalf("corral cli config: %v\n%s\nwant\n%s", err, out, raw)
+		}
+	}
+	// A removed member goes on as a non-voting follower, as a removed
+	// ZooKeeper 3.9.3 server does (its srvr says follower): one that
+	// serves must not be stale.
+	for _, i := range remove {
+		if ens.Mode(i) == "" {
+			t.Logf("removed member %s does not serve", ens.MemberString(i))
+			continue
+		}
+		c := connectOne(t, ens, i)
+		if _, err := c.Sync("/"); err != nil {
+			t.Logf("removed member %s: sync: %v", ens.MemberString(i), err)
+			continue
+		}
+		for _, p := range acked {
+			if ok, _, err := c.Exists(p); err == nil && !ok {
+				t.Fatalf("removed member %s serves without acknowledged %s", ens.MemberString(i), p)
+			}
+		}
+		t.Logf("removed member %s serves, up to date", ens.MemberString(i))
+	}
+}

@@ -1,0 +1,93 @@
+package transport
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// TestTCPMembershipChange: servers 1 and 2 know each other; 3 knows all
+// three (a joiner) and, with AcceptUnknown, 1 and 2 accept it. SetPeers
+// then names it on 1 and 2, and later removes 2 from 1 and 3: their
+// connections to 2 close and messages to 2 are dropped as unknown.
+func TestTCPMembershipChange(t *testing.T) {
+	checkGoroutines(t)
+	c := newTCPCluster(t, []uint64{1, 2, 3}, func(cfg *TCPConfig) { cfg.AcceptUnknown = true })
+	all := maps.Clone(c.peers)
+	two := map[uint64]Peer{1: all[1], 2: all[2]}
+	c.peers = two
+	tr1, tr2 := c.start(1), c.start(2)
+	c.peers = all
+	tr3 := c.start(3)
+	c.waitConnected(1, 2, 3)
+	tr3.Send([]zab.Message{{Type: zab.MsgProposal, From: 3, To: 1, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr1.Recv(), 3, 1)
+
+	// Without AcceptUnknown, a server outside Peers is refused.
+	c2 := newTCPCluster(t, []uint64{1, 2}, nil)
+	only := map[uint64]Peer{1: c2.peers[1]}
+	all2 := c2.peers
+	c2.peers = only
+	a := c2.start(1)
+	c2.peers = all2
+	c2.start(2)
+	eventually(t, "refusal logged", func() bool { return c2.logs.contains("unknown server id") })
+	if ps, _ := a.Stats().Peer(2); ps.Connected {
+		t.Fatal("server 1 connected to a server it does not know")
+	}
+
+	for _, tr := range []*TCP{tr1, tr2} {
+		if err := tr.SetPeers(all); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitConnected(1, 2, 3)
+	without2 := map[uint64]Peer{1: all[1], 3: all[3]}
+	for _, tr := range []*TCP{tr1, tr3} {
+		if err := tr.SetPeers(without2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "2 disconnected", func() bool {
+		_, known := tr1.Stats().Peer(2)
+		return !known
+	})
+	before := tr1.Stats().DroppedUnknown
+	tr1.Send([]zab.Message{{Type: zab.MsgProposal, From: 1, To: 2, Epoch: 1, Zxid: 1}})
+	if tr1.Stats().DroppedUnknown != before+1 {
+		t.Fatal("a message to a removed peer was not dropped as unknown")
+	}
+	tr1.Send([]zab.Message{{Type: zab.MsgProposal, From: 1, To: 3, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr3.Recv(), 1, 1)
+	if err := tr1.SetPeers(map[uint64]Peer{3: {}}); err == nil {
+		t.Fatal("SetPeers accepted a peer without an address")
+	}
+}
+
+// TestTCPLowerIDJoiner: a joiner whose id is below the members' reaches
+// them by dialing (AcceptUnknown's reverse dial): 2 and 3 know only each
+// other, 1 knows all three.
+func TestTCPLowerIDJoiner(t *testing.T) {
+	checkGoroutines(t)
+	c := newTCPCluster(t, []uint64{1, 2, 3}, func(cfg *TCPConfig) { cfg.AcceptUnknown = true })
+	all := maps.Clone(c.peers)
+	c.peers = map[uint64]Peer{2: all[2], 3: all[3]}
+	tr2, tr3 := c.start(2), c.start(3)
+	c.peers = all
+	tr1 := c.start(1)
+	c.waitConnected(1, 2, 3)
+	tr1.Send([]zab.Message{{Type: zab.MsgProposal, From: 1, To: 3, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr3.Recv(), 1, 1)
+	tr2.Send([]zab.Message{{Type: zab.MsgProposal, From: 2, To: 1, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr1.Recv(), 2, 1)
+	// Once 2 and 3 know it, they dial it; the connections stay up.
+	for _, tr := range []*TCP{tr2, tr3} {
+		if err := tr.SetPeers(all); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitConnected(1, 2, 3)
+	tr3.Send([]zab.Message{{Type: zab.MsgProposal, From: 3, To: 1, Epoch: 1, Zxid: 1}})
+	recvProposals(t, tr1.Recv(), 3, 1)
+}
