@@ -1,6 +1,11 @@
 package sim
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/corral-db/corral/zab"
+)
 
 // TestReconfigFaults runs seeds with frequent reconfigurations (and the
 // usual faults) and checks that changes were committed: the invariants
@@ -22,4 +27,55 @@ func TestReconfigFaults(t *testing.T) {
 		t.Fatalf("no configuration change committed in 12 runs")
 	}
 	t.Logf("%d configuration changes committed", reconfigs)
+}
+
+// TestDisklessCrashGuardUntilCommitLearned: a change committed on the
+// leader is still pending on a follower that has not yet heard the
+// COMMIT; that follower elects and commits with a quorum of the old
+// configuration as well. Diskless mode's crash guard must keep the old
+// configuration's voters up to its f until every running server has
+// learned the commit (seed 6030 in diskless mode crashed the leader of
+// [1 2] as soon as it committed the change to [1 2 3], and the other
+// voter, holding it pending, could never form a quorum of [1 2] again).
+func TestDisklessCrashGuardUntilCommitLearned(t *testing.T) {
+	c := NewCluster(Options{Seed: 3, Voters: 2, Spares: 1, Mode: ModeDiskless, NoBusySnapshots: true})
+	l := stable(t, c, 3000)
+	var f uint64
+	for _, id := range c.voters {
+		if id != l {
+			f = id
+		}
+	}
+	next := c.active().Clone()
+	next.Voters = append(next.Voters, c.ids[len(c.ids)-1])
+	slices.Sort(next.Voters)
+	_, err := c.proposeAt(c.servers[l], zab.EncodeMembership(next), func(z zab.Zxid) {
+		c.rc.proposed = append(c.rc.proposed, committedConfig{zxid: z, m: next})
+		c.setVoters(c.active())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := false
+	ok := c.RunUntil(2000, func() bool {
+		ls, fs := c.Status(l), c.Status(f)
+		if ls.PendingMembership == nil && slices.Equal(ls.Membership.Voters, next.Voters) && fs.PendingMembership != nil {
+			// Committed on the leader, pending on the follower.
+			window = true
+			if c.disklessMayCrash(l) || c.disklessMayCrash(f) {
+				t.Fatalf("guard lets a voter of [%v] crash while %d holds the change pending: %s", c.voters, f, c.describe())
+			}
+		}
+		return fs.PendingMembership == nil && slices.Equal(fs.Membership.Voters, next.Voters)
+	})
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !ok || !window {
+		t.Fatalf("change not committed on both, or no window between (ok=%v window=%v): %s", ok, window, c.describe())
+	}
+	// Every server knows the change committed: one of three may crash.
+	if !c.disklessMayCrash(l) {
+		t.Fatalf("guard refuses a crash of one voter of %v: %s", next.Voters, c.describe())
+	}
 }

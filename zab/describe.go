@@ -78,7 +78,7 @@ func DescribeMessage(m Message, f EntryFormatter) string {
 		}
 	case MsgLeaderInfo:
 		if m.Reject {
-			b.WriteString(" reject")
+			fmt.Fprintf(&b, " reject (%v round=%d)", m.State, m.Vote.Round)
 		} else {
 			fmt.Fprintf(&b, " epoch=%d", m.Epoch)
 		}

@@ -107,6 +107,18 @@ func (n *Node) sendVote(to uint64, state StateType) {
 	n.send(m)
 }
 
+// sendReject refuses a FOLLOWERINFO: this node does not lead and is not
+// about to. The answer says what it is doing instead (its state, and its
+// vote with the round of it), so that a learner refused by a looking
+// candidate joins that candidate's round (stepLearner) instead of
+// starting a round of its own, in which every server would first vote
+// for itself again and the learner could decide again on the same
+// partial quorum of votes.
+func (n *Node) sendReject(m Message) {
+	n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true,
+		State: n.state, Vote: n.elect.vote})
+}
+
 // sendVotes sends this node's vote to every other voter.
 func (n *Node) sendVotes() {
 	for _, id := range n.peers {

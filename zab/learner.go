@@ -137,6 +137,22 @@ func (n *Node) stepLearner(m Message) error {
 		if m.Reject || m.Epoch < n.hs.AcceptedEpoch {
 			// Not our leader, or one behind an epoch we promised to
 			// another: elect again.
+			if m.Reject && m.State == StateLooking && m.Vote.Round >= n.elect.round {
+				// The candidate we decided for is still looking and
+				// votes for another server: our decision rested on a
+				// partial view of its round (a vote of it that it has
+				// since replaced, or a quorum of a configuration it
+				// does not count alone). Join its round, not one past
+				// it: a new round would send every server back to its
+				// own vote, and we could decide again on the first
+				// quorum of those, before the better vote reaches us.
+				// In its round the servers we send our vote to answer
+				// with theirs (stepVote), so we learn the round's best
+				// vote. The simulator found elections that never ended
+				// the other way, with a configuration change in some
+				// logs and not in others.
+				n.elect.round = m.Vote.Round - 1
+			}
 			n.becomeLooking()
 			return nil
 		}

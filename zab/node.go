@@ -187,7 +187,7 @@ func (n *Node) Step(m Message) error {
 		case StateFollowing, StateObserving:
 			// Not leading, and not about to: tell the learner at once
 			// rather than let it wait out initLimit.
-			n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
+			n.sendReject(m)
 		case StateLooking:
 			if n.elect.vote.Leader != n.id {
 				// It votes for another server: it will not lead in
@@ -196,8 +196,10 @@ func (n *Node) Step(m Message) error {
 				// out initLimit, and could decide for it again: with
 				// a configuration change in this server's log and not
 				// in the learner's, the simulator found elections
-				// that never ended that way.
-				n.send(Message{Type: MsgLeaderInfo, To: m.From, Session: m.Session, Reject: true})
+				// that never ended that way. The answer carries this
+				// server's vote and round: the learner joins that round
+				// (learner.go) rather than start one of its own.
+				n.sendReject(m)
 				return nil
 			}
 			// The learner decided first; this server may be about to
