@@ -39,6 +39,7 @@ const commandUsage = `usage:
   corral bench readratio [flags]   the ZooKeeper paper's Fig. 5/6 and Table 1: saturated throughput vs read ratio per ensemble size
   corral bench failures [flags]   the ZooKeeper paper's Fig. 8: throughput over time while members are killed and restarted
   corral bench ycsb [flags]   YCSB workloads A-F and the study's S over 1 KB records, one znode each
+  corral bench kv [flags]   corral's key-value store against etcd: YCSB A, B, C, F and 100% writes over 1 KiB rows
   corral bench scale [flags]   servers and clients scaled together (N = 1..8) with a Universal Scalability Law fit
   corral bench factorial [flags]   a 2^k r factorial experiment: each factor's effect and share of the variation
   corral bench report-md [--runs DIR] [--out FILE]   BENCHMARKS.md from the stored run reports
@@ -78,6 +79,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return ycsbCommand(ctx, args[1:], env)
 	case "scale":
 		return scaleCommand(ctx, args[1:], env)
+	case "kv":
+		return kvCommand(ctx, args[1:], env)
 	case "factorial":
 		return factorialCommand(ctx, args[1:], env)
 	case "report-md":

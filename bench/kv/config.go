@@ -1,0 +1,187 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Config is one run of the experiment.
+type Config struct {
+	// Workloads run in order against every system.
+	Workloads []Workload
+	// Records are loaded before the workloads (unmeasured).
+	Records int64
+	// Threads each run one operation at a time (closed loop).
+	Threads int
+	// Warmup is unmeasured, Duration measured, per workload.
+	Warmup, Duration time.Duration
+	// Seed seeds the threads' random streams (thread i uses Seed+i).
+	Seed uint64
+	// Systems to launch in turn, of "corral" and "etcd".
+	Systems []string
+	// Members per replica group (both systems).
+	Members int
+	// LeaderPolicies: corral runs once per entry, with
+	// kv.leaderPolicy=<entry> in its zoo.cfg ("" adds no line: the
+	// server's default).
+	LeaderPolicies []string
+	// ServerOpts are extra zoo.cfg lines (key=value) for every corral
+	// member.
+	ServerOpts []string
+	// Durability is corral's durability key: sync, async or diskless.
+	// etcd always syncs its WAL.
+	Durability string
+	// TickTimeMs is corral's tickTime.
+	TickTimeMs int
+	// CPUBudget gives each member its own budget (see budget.go);
+	// CPUQuota is the cores a member may use under cgroup v2.
+	CPUBudget bool
+	CPUQuota  float64
+	// CorralBin and EtcdBin are the servers' binaries.
+	CorralBin, EtcdBin string
+	// WorkDir is the parent of the run's temporary directory; Keep
+	// keeps it. OutDir, if set, receives the series CSV (the command
+	// writes report.md and results.jsonl there).
+	WorkDir string
+	Keep    bool
+	OutDir  string
+	// StartTimeout bounds each system's start.
+	StartTimeout time.Duration
+	// OpTimeout bounds each operation, retries included.
+	OpTimeout time.Duration
+	// CommandLine is reported as given.
+	CommandLine string
+	Log         *slog.Logger
+}
+
+// Limits of the configuration.
+const (
+	MaxRecords = 10_000_000
+	MaxThreads = 1024
+	MaxMembers = 7
+	MaxPhase   = time.Hour
+	// SeriesBucket is the width of the throughput-over-time series.
+	SeriesBucket = 100 * time.Millisecond
+)
+
+// Systems this experiment launches.
+const (
+	SystemCorral = "corral"
+	SystemEtcd   = "etcd"
+)
+
+// LeaderPolicies are the values --leader-policy knows (the server
+// decides what each means; "fixed" never moves leadership for
+// compaction).
+var LeaderPolicies = []string{"fixed", "random", "roundrobin", "coolest"}
+
+// DefaultConfig is the default run: the paper's one RG of 3, sized for
+// a small machine.
+func DefaultConfig() Config {
+	wl, _ := ParseWorkloads(DefaultWorkloads)
+	return Config{
+		Workloads:    wl,
+		Records:      10_000,
+		Threads:      16,
+		Warmup:       2 * time.Second,
+		Duration:     10 * time.Second,
+		Seed:         1,
+		Systems:      []string{SystemCorral, SystemEtcd},
+		Members:      3,
+		Durability:   "sync",
+		TickTimeMs:   500,
+		CPUBudget:    true,
+		CPUQuota:     1,
+		EtcdBin:      "etcd",
+		StartTimeout: 60 * time.Second,
+		OpTimeout:    10 * time.Second,
+	}
+}
+
+// Fill checks c and fills its zero fields with the defaults.
+func (c *Config) Fill() error {
+	d := DefaultConfig()
+	if c.Workloads == nil {
+		c.Workloads = d.Workloads
+	}
+	if c.Systems == nil {
+		c.Systems = d.Systems
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, p := range []*time.Duration{&c.StartTimeout, &c.OpTimeout} {
+		if *p == 0 {
+			*p = 10 * time.Second
+		}
+	}
+	if c.TickTimeMs == 0 {
+		c.TickTimeMs = d.TickTimeMs
+	}
+	if c.CPUQuota == 0 {
+		c.CPUQuota = d.CPUQuota
+	}
+	if c.EtcdBin == "" {
+		c.EtcdBin = d.EtcdBin
+	}
+	if len(c.LeaderPolicies) == 0 {
+		c.LeaderPolicies = []string{""}
+	}
+	switch {
+	case c.Records < 1 || c.Records > MaxRecords:
+		return fmt.Errorf("records must be in [1, %d]", MaxRecords)
+	case c.Threads < 1 || c.Threads > MaxThreads:
+		return fmt.Errorf("threads must be in [1, %d]", MaxThreads)
+	case c.Members < 1 || c.Members > MaxMembers:
+		return fmt.Errorf("members must be in [1, %d]", MaxMembers)
+	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
+		return fmt.Errorf("duration must be in (0, %v] and warmup in [0, %v]", MaxPhase, MaxPhase)
+	case c.CPUQuota < 0.01 || c.CPUQuota > 64:
+		return errors.New("cpu quota must be in [0.01, 64] cores")
+	case c.TickTimeMs < 1 || c.TickTimeMs > 60000:
+		return errors.New("tick time must be in [1, 60000] ms")
+	}
+	switch c.Durability {
+	case "sync", "async", "diskless":
+	default:
+		return fmt.Errorf("durability %q: want sync, async or diskless", c.Durability)
+	}
+	for _, s := range c.Systems {
+		if s != SystemCorral && s != SystemEtcd {
+			return fmt.Errorf("system %q: want corral or etcd", s)
+		}
+	}
+	for _, p := range c.LeaderPolicies {
+		if p != "" && !contains(LeaderPolicies, p) {
+			return fmt.Errorf("leader policy %q: want one of %s", p, strings.Join(LeaderPolicies, ", "))
+		}
+	}
+	for _, o := range c.ServerOpts {
+		k, _, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(o, "\n\r") {
+			return fmt.Errorf("server option %q: want key=value on one line", o)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// corralName is the report's name of corral run with leader policy p.
+func corralName(p string) string {
+	if p == "" {
+		return SystemCorral
+	}
+	return SystemCorral + "[" + p + "]"
+}

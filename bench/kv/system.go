@@ -1,0 +1,143 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/corral-db/corral/internal/proc"
+)
+
+// store is what a thread drives: one system's client, safe for
+// concurrent use.
+type store interface {
+	// Read reads record key whole.
+	Read(ctx context.Context, key string) error
+	// Write overwrites record key with rec.
+	Write(ctx context.Context, key string, rec [][]byte) error
+	Close() error
+}
+
+// member is one launched server process.
+type member struct {
+	Name    string
+	Argv    []string
+	Budget  string
+	Addr    string // client address
+	p       *proc.Process
+	logPath string
+}
+
+func (m *member) PID() int { return m.p.PID() }
+
+// system is one launched replica group and its client.
+type system struct {
+	Name    string // "corral", "corral[coolest]", "etcd"
+	Kind    string // "corral" or "etcd"
+	Version string
+	Config  string // the config lines or flags the members share, for the report
+	Members []*member
+	Client  store
+	log     *slog.Logger
+}
+
+// start runs argv (after its budget's wrapper) as member name.
+func startMember(name string, argv []string, bg budget, dir, logPath string) (*member, error) {
+	full := append(append([]string{}, bg.Wrapper...), argv...)
+	p, err := proc.Start(name, full, dir, logPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := bg.join(p.PID()); err != nil {
+		p.Kill(30 * time.Second)
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &member{Name: name, Argv: full, Budget: bg.Applied, p: p, logPath: logPath}, nil
+}
+
+// exited reports the first member that has exited, as an error.
+func (s *system) exited() error {
+	for _, m := range s.Members {
+		if m.p.Exited() {
+			return fmt.Errorf("%s exited (%v); see %s", m.Name, m.p.Err(), m.logPath)
+		}
+	}
+	return nil
+}
+
+// stop closes the client and stops every member by PID.
+func (s *system) stop() {
+	if s.Client != nil {
+		s.Client.Close()
+	}
+	for _, m := range s.Members {
+		if killed, err := m.p.Stop(15 * time.Second); killed || err != nil {
+			s.log.Warn("member stop", "member", m.Name, "pid", m.PID(), "killed", killed, "err", err)
+		}
+	}
+}
+
+// pids are the members' process ids.
+func (s *system) pids() []int {
+	out := make([]int, len(s.Members))
+	for i, m := range s.Members {
+		out[i] = m.PID()
+	}
+	return out
+}
+
+// freePorts picks n distinct unused loopback ports (another process may
+// take one before the server binds it; the readiness wait reports that).
+func freePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// waitReady retries ready every 200 ms until it succeeds, a member
+// exits or timeout passes.
+func (s *system) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if err := s.exited(); err != nil {
+			return err
+		}
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		last = ready(cctx)
+		ccancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready after %v: %v", s.Name, timeout, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func addrs(ms []*member) string {
+	var a []string
+	for _, m := range ms {
+		a = append(a, m.Addr)
+	}
+	return strings.Join(a, ",")
+}
