@@ -29,7 +29,7 @@ FUZZ_TARGETS := \
 	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation \
 	./kv:FuzzDecodeMutation
 
-.PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper bench clean proto
+.PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper etcd bench clean proto
 
 all: build
 
@@ -99,6 +99,12 @@ proto:
 # reference (CORRAL_E2E_TARGET=zookeeper) and for benchmarks.
 zookeeper:
 	./scripts/zookeeper/fetch.sh
+
+# etcd for `corral bench kv` (Debian's etcd-server, etcd 3.4); never
+# installed at test time.
+etcd:
+	@command -v etcd >/dev/null || sudo -n apt-get install -y etcd-server || apt-get install -y etcd-server
+	@etcd --version | head -1
 
 bench: build zookeeper
 	./$(BIN) bench compare

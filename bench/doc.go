@@ -164,6 +164,8 @@
 //   - scale: servers and clients scaled together with a Universal
 //     Scalability Law fit (scale*.go, usl.go); factorial: a 2^k r design
 //     with each factor's share of the variation (factorial*.go).
+//   - kv: corral's key-value store against etcd, YCSB A, B, C, F and
+//     100% writes over the ACaZoo paper's records (package bench/kv).
 //   - durability: the diskless thesis's Figs. 5.1-5.6 for corral's three
 //     durability modes and ZooKeeper with and without forceSync
 //     (durability*.go); paper: the ZooKeeper paper's Tables 2 and 3

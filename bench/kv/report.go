@@ -124,7 +124,7 @@ func (r *Report) workloadNames() []string {
 
 // metric is one row of a workload's table.
 type metric struct {
-	name string
+	name   string
 	get    func(Result) float64
 	format func(float64) string
 }

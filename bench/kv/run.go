@@ -229,7 +229,7 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, seed uint
 	if cpuErr == nil {
 		res.ServerCPUSeconds = (cpu1 - cpu0).Seconds()
 		if res.Ops > 0 {
-			res.ServerCPUPerOpUs = float64((cpu1-cpu0).Microseconds()) / float64(res.Ops)
+			res.ServerCPUPerOpUs = float64((cpu1 - cpu0).Microseconds()) / float64(res.Ops)
 		}
 	} else {
 		res.CPUError = cpuErr.Error()

@@ -1,0 +1,70 @@
+// Package kv is the `corral bench kv` experiment: corral's key-value store
+// (ACaZoo, issue 23) against etcd in the same run, over the ACaZoo paper's
+// records, with YCSB's A, B, C and F and 100% writes.
+//
+//	corral bench kv [-workload A,B,C,F,W] [-records 10000] [-threads 16]
+//	                [-warmup 2s] [-duration 10s] [-seed 1] [-systems corral,etcd]
+//	                [-members 3] [-durability sync|async|diskless] [-tick-time 500]
+//	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt key=value]...
+//	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
+//	                [-workdir DIR] [-keep] [-out DIR] [-q]
+//
+// A smoke run that shows it works (not a measurement):
+//
+//	make build etcd
+//	bin/corral-bench kv -duration 2s -warmup 1s -records 1000 -threads 4 -out /tmp/kv
+//
+// # What runs
+//
+// For each system in turn (corral once per -leader-policy value, then
+// etcd), in a fresh directory under -workdir:
+//
+//   - corral: -members `corral server zoo.cfg` processes, one replica
+//     group with store=kv, apiPort/apiAddress.N and server.N lines on
+//     127.0.0.1 (the zoo.cfg `corral kv ensemble` writes, with
+//     durability=-durability and tickTime=-tick-time), driven through
+//     the Go client (client/kvclient), which sends every call to the
+//     leader. -leader-policy P adds the line kv.leaderPolicy=P (the
+//     compaction-aware leader change's policy; fixed never moves the
+//     leader for a compaction); -server-opt key=value adds any other
+//     line. A key the server does not know is logged and ignored by it.
+//   - etcd: -members etcd processes (Debian's etcd-server, `make etcd`)
+//     as one cluster on 127.0.0.1 with their data directories on the
+//     same disk, driven through go.etcd.io/etcd/client/v3 (which only
+//     cmd/corral-bench links; the server binary does not). etcd syncs
+//     its WAL on every commit whatever -durability says, so compare it
+//     with corral's sync.
+//
+// Each member gets its own CPU budget, to model the paper's separate
+// machines (budget.go): GOMAXPROCS=1, and the first of a cgroup v2 child
+// cgroup with cpu.max = -cpu-quota CPUs, or taskset to one CPU (members
+// spread over the CPUs in turn); the report says which was applied per
+// member. -cpu-budget=false lets members share the machine.
+//
+// # Records and operations
+//
+// A record is 10 columns of 100 bytes (workload.go): for corral one row
+// of table usertable with qualifiers field0..field9 in family f; for etcd
+// one key usertable/<row> holding the ten values end to end (1000 bytes).
+// Row names and key popularity are YCSB's ("user" and a hash, scrambled
+// zipfian). -records records are loaded first, unmeasured. A read reads
+// the whole record (corral: Get of the row; etcd: a linearizable Get),
+// an update overwrites it whole (corral: one Put of ten cells), a
+// read-modify-write (F) reads and then writes, timed as one operation.
+// W is 100% updates, the paper's write load.
+//
+// Each workload runs -threads closed-loop threads, one operation in flight
+// each, for -warmup and then -duration; an operation counts when it starts
+// and completes inside the measured interval.
+//
+// # Report
+//
+// report.md: the conditions, each member's PID, address and CPU budget,
+// and per workload a table of throughput, mean/p50/p99 latency, errors
+// and server CPU µs per op (the members' utime+stime from /proc over the
+// measured interval ÷ completed operations) with a column per system and
+// corral/etcd ratios. results.jsonl: one object per system and workload,
+// with per-operation latencies and the throughput-over-time series
+// (series_ops_per_100ms). series.csv: system,workload,t_ms,ops per 100 ms,
+// for plotting. Without -out the report and the JSON lines go to stdout.
+package kv

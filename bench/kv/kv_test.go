@@ -1,0 +1,292 @@
+package kv
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/bench/stats"
+	"github.com/corral-db/corral/config"
+)
+
+func workload(t *testing.T, name string) Workload {
+	t.Helper()
+	ws, err := ParseWorkloads(name)
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("ParseWorkloads(%q) = %v, %v", name, ws, err)
+	}
+	return ws[0]
+}
+
+func TestChooseBoundaries(t *testing.T) {
+	cases := []struct {
+		w    string
+		u    float64
+		want OpKind
+	}{
+		{"A", 0, OpRead}, {"A", 0.4999, OpRead}, {"A", 0.5, OpUpdate}, {"A", 0.9999, OpUpdate},
+		{"B", 0.9499, OpRead}, {"B", 0.95, OpUpdate},
+		{"C", 0, OpRead}, {"C", 0.99999999, OpRead},
+		{"F", 0.4999, OpRead}, {"F", 0.5, OpRMW},
+		{"W", 0, OpUpdate}, {"W", 0.99999999, OpUpdate},
+	}
+	for _, c := range cases {
+		if got := workload(t, c.w).Choose(c.u); got != c.want {
+			t.Errorf("%s.Choose(%v) = %v, want %v", c.w, c.u, got, c.want)
+		}
+	}
+}
+
+func TestChooseShares(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, w := range Workloads() {
+		var n [opKinds]int
+		const draws = 100_000
+		for range draws {
+			n[w.Choose(r.Float64())]++
+		}
+		for k := range opKinds {
+			got := float64(n[k]) / draws
+			if d := got - w.Mix[k]; d > 0.01 || d < -0.01 {
+				t.Errorf("%s: %v share %.3f, want %.2f", w.Name, OpKind(k), got, w.Mix[k])
+			}
+		}
+	}
+}
+
+func TestParseWorkloads(t *testing.T) {
+	ws, err := ParseWorkloads(" a, w ,F")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range ws {
+		names = append(names, w.Name)
+	}
+	if strings.Join(names, ",") != "A,W,F" {
+		t.Errorf("names %v, want A,W,F in order", names)
+	}
+	for _, bad := range []string{"", ",", "D", "A,A", "E"} {
+		if _, err := ParseWorkloads(bad); err == nil {
+			t.Errorf("ParseWorkloads(%q) accepted", bad)
+		}
+	}
+	if got := workload(t, "B").Describe(); got != "95% read, 5% update" {
+		t.Errorf("B described as %q", got)
+	}
+}
+
+func TestRecordMapping(t *testing.T) {
+	rec := NewRecord(rand.New(rand.NewPCG(3, 4)))
+	if len(rec) != Fields {
+		t.Fatalf("%d fields", len(rec))
+	}
+	put := CorralPut("user42", rec)
+	if put.Table != Table || string(put.Row) != "user42" || len(put.Cells) != Fields {
+		t.Fatalf("put %v", put)
+	}
+	total := 0
+	for i, c := range put.Cells {
+		if c.Family != Family || string(c.Qualifier) != "field"+string(rune('0'+i)) || !bytes.Equal(c.Value, rec[i]) || len(c.Value) != FieldSize {
+			t.Errorf("cell %d: %s:%s (%d B)", i, c.Family, c.Qualifier, len(c.Value))
+		}
+		total += len(c.Value)
+	}
+	v := EtcdValue(rec)
+	if len(v) != total || len(v) != Fields*FieldSize {
+		t.Fatalf("etcd value %d B, corral cells %d B", len(v), total)
+	}
+	for i := range rec {
+		if !bytes.Equal(v[i*FieldSize:(i+1)*FieldSize], rec[i]) {
+			t.Errorf("etcd value's field %d differs", i)
+		}
+	}
+	if EtcdKey("user42") != "usertable/user42" {
+		t.Errorf("etcd key %q", EtcdKey("user42"))
+	}
+}
+
+func TestCorralZooCfgParses(t *testing.T) {
+	dir := t.TempDir()
+	zc := corralZooCfg(2, dir, 500, "async", []int{1001, 1002, 1003}, []int{2001, 2002, 2003}, []int{3001, 3002, 3003},
+		extraLines("coolest", []string{"snapCount=5000"}))
+	c, _, err := config.Parse(strings.NewReader(zc), nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, zc)
+	}
+	if c.Store != "kv" || c.APIPort != 3002 || len(c.Servers) != 3 || c.APIAddrs[3] != "127.0.0.1:3003" || c.Durability != config.DurabilityAsync || c.SnapCount != 5000 {
+		t.Errorf("parsed %+v", c)
+	}
+	if !strings.Contains(zc, "\nkv.leaderPolicy=coolest\n") {
+		t.Errorf("no leader policy line in\n%s", zc)
+	}
+	if strings.Contains(corralZooCfg(1, dir, 500, "sync", []int{1}, []int{2}, []int{3}, extraLines("", nil)), LeaderPolicyKey) {
+		t.Error("empty policy wrote a kv.leaderPolicy line")
+	}
+}
+
+func TestEtcdArgv(t *testing.T) {
+	argv := strings.Join(etcdArgv("etcd", 2, "/d", []int{11, 12, 13}, []int{21, 22, 23}), " ")
+	for _, want := range []string{
+		"--name e2", "--listen-client-urls http://127.0.0.1:12", "--initial-advertise-peer-urls http://127.0.0.1:22",
+		"--initial-cluster e1=http://127.0.0.1:21,e2=http://127.0.0.1:22,e3=http://127.0.0.1:23", "--data-dir /d",
+	} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("argv lacks %q: %s", want, argv)
+		}
+	}
+}
+
+func TestFillRejects(t *testing.T) {
+	for name, mut := range map[string]func(*Config){
+		"policy":     func(c *Config) { c.LeaderPolicies = []string{"hottest"} },
+		"opt":        func(c *Config) { c.ServerOpts = []string{"novalue"} },
+		"opt-nl":     func(c *Config) { c.ServerOpts = []string{"a=b\nc=d"} },
+		"durability": func(c *Config) { c.Durability = "fast" },
+		"system":     func(c *Config) { c.Systems = []string{"redis"} },
+		"threads":    func(c *Config) { c.Threads = 0 },
+		"records":    func(c *Config) { c.Records = MaxRecords + 1 },
+		"duration":   func(c *Config) { c.Duration = 0 },
+	} {
+		c := DefaultConfig()
+		mut(&c)
+		if err := c.Fill(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	c := DefaultConfig()
+	if err := c.Fill(); err != nil || len(c.LeaderPolicies) != 1 || c.LeaderPolicies[0] != "" {
+		t.Errorf("default: %v, policies %q", err, c.LeaderPolicies)
+	}
+}
+
+func TestBudgetTaskset(t *testing.T) {
+	b := &budgeter{enabled: true, mode: "taskset"}
+	var cpus []string
+	for i := range 3 {
+		bg, err := b.assign("m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bg.Wrapper) != 5 || bg.Wrapper[0] != "taskset" || bg.Wrapper[3] != "env" || bg.Wrapper[4] != "GOMAXPROCS=1" {
+			t.Fatalf("member %d wrapper %v", i, bg.Wrapper)
+		}
+		cpus = append(cpus, bg.Wrapper[2])
+	}
+	if cpus[0] != "0" {
+		t.Errorf("first member on CPU %s", cpus[0])
+	}
+	off, _ := (&budgeter{}).assign("m")
+	if len(off.Wrapper) != 0 || off.Cgroup != "" {
+		t.Errorf("disabled budget %+v", off)
+	}
+}
+
+func hist(us ...int64) *stats.Hist {
+	h := stats.NewHist()
+	for _, v := range us {
+		h.RecordMicros(v)
+	}
+	return h
+}
+
+func TestMerge(t *testing.T) {
+	mk := func(read, update []int64, series []int64, errs int64) *threadResult {
+		tr := &threadResult{series: series, errs: errs}
+		for k := range tr.hist {
+			tr.hist[k] = stats.NewHist()
+		}
+		tr.hist[OpRead] = hist(read...)
+		tr.hist[OpUpdate] = hist(update...)
+		return tr
+	}
+	s := &system{Name: "corral", Kind: "corral"}
+	res := merge(s, workload(t, "A"), 2*time.Second, []*threadResult{
+		mk([]int64{100, 200}, []int64{1000}, []int64{1, 2, 0}, 0),
+		mk([]int64{300}, nil, []int64{0, 1, 1}, 2),
+	})
+	if res.Ops != 4 || res.Throughput != 2 || res.Errors != 2 {
+		t.Errorf("ops %d, throughput %v, errors %d", res.Ops, res.Throughput, res.Errors)
+	}
+	if res.PerOp["read"].Count != 3 || res.PerOp["update"].Count != 1 || len(res.PerOp) != 2 {
+		t.Errorf("per op %+v", res.PerOp)
+	}
+	if want := []int64{1, 3, 1}; !equal(res.Series, want) {
+		t.Errorf("series %v, want %v", res.Series, want)
+	}
+	if res.Latency.Mean != 400 {
+		t.Errorf("mean %v µs, want 400", res.Latency.Mean)
+	}
+}
+
+func equal(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestReportRatios(t *testing.T) {
+	lat := func(mean float64, p50, p99 int64) stats.Latency {
+		return stats.Latency{Count: 1, Mean: mean, P50: p50, P99: p99}
+	}
+	rep := &Report{
+		Config:     ConfigSummary{Threads: 8, Workloads: []string{"W (100% update)"}, CommandLine: "corral bench kv"},
+		BudgetMode: "taskset",
+		Results: []Result{
+			{System: "corral[coolest]", Kind: "corral", Workload: "W", Throughput: 3000, Latency: lat(2000, 1500, 9000), ServerCPUPerOpUs: 50, Series: []int64{300, 0}},
+			{System: "etcd", Kind: "etcd", Workload: "W", Throughput: 1200, Latency: lat(5000, 4000, 18000), ServerCPUPerOpUs: 200, Series: []int64{120}},
+		},
+	}
+	var md bytes.Buffer
+	rep.Markdown(&md)
+	for _, want := range []string{
+		"| metric | corral[coolest] | etcd | corral[coolest]/etcd |",
+		"| throughput (ops/s) | 3000 | 1200 | 2.50× |",
+		"| mean latency (ms) | 2.00 | 5.00 | 0.40× |",
+		"| p99 latency (ms) | 9.00 | 18.00 | 0.50× |",
+		"| server CPU µs/op | 50.0 | 200.0 | 0.25× |",
+		"| errors | 0 | 0 | – |",
+		"taskset",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, md.String())
+		}
+	}
+	var jl bytes.Buffer
+	if err := rep.JSONLines(&jl); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(jl.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d JSON lines", len(lines))
+	}
+	var got struct {
+		System     string  `json:"system"`
+		Throughput float64 `json:"ops_per_sec"`
+		Series     []int64 `json:"series_ops_per_100ms"`
+		Budget     string  `json:"cpu_budget"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.System != "corral[coolest]" || got.Throughput != 3000 || !equal(got.Series, []int64{300, 0}) || got.Budget != "taskset" {
+		t.Errorf("first line %+v", got)
+	}
+	var csv bytes.Buffer
+	rep.SeriesCSV(&csv)
+	if want := "system,workload,t_ms,ops\ncorral[coolest],W,0,300\ncorral[coolest],W,100,0\netcd,W,0,120\n"; csv.String() != want {
+		t.Errorf("series CSV\n%s\nwant\n%s", csv.String(), want)
+	}
+	if Ratio(1, 0) != 0 {
+		t.Error("Ratio(1, 0) != 0")
+	}
+}
