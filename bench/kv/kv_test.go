@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -288,5 +289,23 @@ func TestReportRatios(t *testing.T) {
 	}
 	if Ratio(1, 0) != 0 {
 		t.Error("Ratio(1, 0) != 0")
+	}
+}
+
+func TestIgnoredKeys(t *testing.T) {
+	dir := t.TempDir()
+	log := dir + "/m1.log"
+	text := `time=x level=WARN msg="zoo.cfg: line 17: kv.leaderPolicy: ignored: unknown key"
+time=x level=WARN msg="line 17: kv.leaderPolicy: ignored: unknown key"
+time=x level=WARN msg="zoo.cfg: line 17: kv.leaderPolicy: ignored: unknown key"
+time=x level=INFO msg="kv member serving"
+`
+	if err := os.WriteFile(log, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &system{Members: []*member{{logPath: log}}}
+	got := s.ignoredKeys()
+	if len(got) != 1 || got[0] != "line 17: kv.leaderPolicy: ignored: unknown key" {
+		t.Errorf("ignoredKeys = %q", got)
 	}
 }

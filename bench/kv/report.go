@@ -22,6 +22,8 @@ type Report struct {
 	BudgetMode string
 	Systems    []SystemInfo
 	Results    []Result
+	// Warnings are zoo.cfg lines the corral servers ignored.
+	Warnings []string
 }
 
 // ConfigSummary is the configuration as reported.
@@ -152,6 +154,9 @@ func (r *Report) Markdown(w io.Writer) {
 		c.Threads, c.Warmup, c.Duration, c.Members, c.Durability, c.TickTimeMs)
 	fmt.Fprintf(w, "Workloads: %s. Reads read the whole record; updates overwrite it whole; rmw reads then overwrites (one latency).\n\n", strings.Join(c.Workloads, "; "))
 	fmt.Fprintf(w, "CPU budget per member: %s.\n\n", budgetWords(r.BudgetMode, c.CPUQuota))
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "**Warning:** %s\n\n", wn)
+	}
 	fmt.Fprintln(w, "## Systems")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| system | member | pid | address | CPU budget |")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +72,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return rep, fmt.Errorf("bench: %s: %w", l.name, err)
 		}
 		rep.Systems = append(rep.Systems, s.info())
+		for _, k := range s.ignoredKeys() {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: the server says %s", s.Name, k))
+		}
 		err = runSystem(ctx, &cfg, s, rep)
 		s.stop()
 		if err != nil {
@@ -92,7 +96,7 @@ func sanitize(s string) string {
 			b[i] = '-'
 		}
 	}
-	return string(b)
+	return strings.Trim(string(b), "-")
 }
 
 func (s *system) info() SystemInfo {

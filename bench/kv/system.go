@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -132,6 +133,28 @@ func (s *system) waitReady(ctx context.Context, timeout time.Duration, ready fun
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// ignoredKeys are the lines of member 1's log where the server said it
+// ignored a zoo.cfg key (a -leader-policy or -server-opt it does not
+// know), so the report can say the setting had no effect.
+func (s *system) ignoredKeys() []string {
+	if len(s.Members) == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(s.Members[0].logPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		_, rest, ok := strings.Cut(line, "zoo.cfg: ")
+		rest = strings.TrimSuffix(rest, "\"")
+		if ok && strings.Contains(rest, "ignored") && !contains(out, rest) {
+			out = append(out, rest)
+		}
+	}
+	return out
 }
 
 func addrs(ms []*member) string {
