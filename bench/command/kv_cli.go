@@ -8,6 +8,7 @@ import (
 
 	"github.com/corral-db/corral/bench/kv"
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/plot"
 )
 
 // stringsFlag collects a repeatable flag.
@@ -51,7 +52,7 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.StringVar(&cfg.EtcdBin, "etcd-bin", cfg.EtcdBin, "etcd binary (make etcd installs Debian's etcd-server)")
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory")
-	out := fs.String("out", "", "directory for report.md, results.jsonl and series.csv (default: the report and JSON lines to stdout)")
+	out := fs.String("out", "", "directory for report.md, results.jsonl, series.csv and kv-throughput-WORKLOAD.png (default: the report and JSON lines to stdout)")
 	quiet := fs.Bool("q", false, "no progress messages on stderr")
 	if code, ok := parse(fs, args, env); !ok {
 		return code
@@ -85,6 +86,12 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if rep != nil {
 		if werr := emit(rep, *out, env); werr != nil {
 			fmt.Fprintln(env.Stderr, "corral bench kv:", werr)
+			return 1
+		}
+	}
+	if rep != nil && *out != "" && len(rep.Results) > 0 {
+		if _, perr := plot.WriteKVPlots(*out, rep); perr != nil {
+			fmt.Fprintln(env.Stderr, "corral bench kv:", perr)
 			return 1
 		}
 	}

@@ -65,6 +65,7 @@
 // measured interval ÷ completed operations) with a column per system and
 // corral/etcd ratios. results.jsonl: one object per system and workload,
 // with per-operation latencies and the throughput-over-time series
-// (series_ops_per_100ms). series.csv: system,workload,t_ms,ops per 100 ms,
-// for plotting. Without -out the report and the JSON lines go to stdout.
+// (series_ops_per_100ms). series.csv: system,workload,t_ms,ops per 100 ms;
+// kv-throughput-WORKLOAD.png plots it, a line per system (bench/plot).
+// Without -out the report and the JSON lines go to stdout.
 package kv

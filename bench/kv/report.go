@@ -225,7 +225,7 @@ func (r *Report) Markdown(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "Throughput over time (ops per 100 ms) is in results.jsonl (series_ops_per_100ms) and series.csv.")
+	fmt.Fprintln(w, "Throughput over time (ops per 100 ms) is in results.jsonl (series_ops_per_100ms), series.csv and, with -out, kv-throughput-WORKLOAD.png.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "## Configuration")
 	for _, s := range r.Systems {
