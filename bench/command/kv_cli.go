@@ -28,6 +28,7 @@ var _ flag.Value = (*stringsFlag)(nil)
 //	                [-warmup 2s] [-duration 10s] [-seed 1] [-systems corral,etcd]
 //	                [-members 3] [-durability sync|async|diskless] [-tick-time 500]
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt k=v]...
+//	                [-groups 1,2,4]
 //	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
@@ -44,6 +45,7 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.StringVar(&cfg.Durability, "durability", cfg.Durability, "corral's durability: sync, async or diskless")
 	fs.IntVar(&cfg.TickTimeMs, "tick-time", cfg.TickTimeMs, "corral's tickTime in milliseconds")
 	policies := fs.String("leader-policy", "", "comma-separated kv.leaderPolicy values, corral run once per value (fixed, random, roundrobin, coolest); empty: no such line, the server's default")
+	groups := fs.String("groups", "1", "comma-separated replica-group counts, corral run once per count (and policy); more than 1 launches `corral kv cluster -spawn` with threads and records scaled by the count, and fits the USL over three or more counts")
 	var opts stringsFlag
 	fs.Var(&opts, "server-opt", "extra zoo.cfg line key=value for every corral member (repeatable)")
 	fs.BoolVar(&cfg.CPUBudget, "cpu-budget", cfg.CPUBudget, "give each member its own CPU budget: GOMAXPROCS=1 and a cgroup v2 cpu.max, else taskset to one CPU")
@@ -70,6 +72,9 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(fmt.Errorf("-systems names no system"))
 	}
 	cfg.LeaderPolicies = launch.SplitList(*policies)
+	if cfg.Groups, err = launch.ParseInts(*groups); err != nil {
+		return bad(fmt.Errorf("-groups: %w", err))
+	}
 	cfg.ServerOpts = opts
 	cfg.OutDir = *out
 	cfg.CommandLine = commandLine(append([]string{"corral", "bench", "kv"}, args...))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +30,11 @@ type Config struct {
 	// kv.leaderPolicy=<entry> in its zoo.cfg ("" adds no line: the
 	// server's default).
 	LeaderPolicies []string
+	// Groups: corral runs once per entry (per leader policy): 1 is one
+	// replica group of `corral server` processes, more a sharded
+	// `corral kv cluster` of that many RGs, with Threads and Records
+	// scaled by the entry (issue 25's scaling runs).
+	Groups []int
 	// ServerOpts are extra zoo.cfg lines (key=value) for every corral
 	// member.
 	ServerOpts []string
@@ -63,6 +69,7 @@ const (
 	MaxRecords = 10_000_000
 	MaxThreads = 1024
 	MaxMembers = 7
+	MaxGroups  = 16
 	MaxPhase   = time.Hour
 	// SeriesBucket is the width of the throughput-over-time series.
 	SeriesBucket = 100 * time.Millisecond
@@ -128,6 +135,17 @@ func (c *Config) Fill() error {
 	if c.EtcdBin == "" {
 		c.EtcdBin = d.EtcdBin
 	}
+	if len(c.Groups) == 0 {
+		c.Groups = []int{1}
+	}
+	for _, g := range c.Groups {
+		if g < 1 || g > MaxGroups {
+			return fmt.Errorf("groups must be in [1, %d]", MaxGroups)
+		}
+		if int64(g)*c.Records > MaxRecords || g*c.Threads > MaxThreads {
+			return fmt.Errorf("%d groups scale records and threads past %d and %d", g, MaxRecords, MaxThreads)
+		}
+	}
 	if len(c.LeaderPolicies) == 0 {
 		c.LeaderPolicies = []string{""}
 	}
@@ -178,10 +196,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// corralName is the report's name of corral run with leader policy p.
-func corralName(p string) string {
-	if p == "" {
+// corralName is the report's name of corral run with leader policy p
+// and g replica groups.
+func corralName(p string, g int) string {
+	var tags []string
+	if p != "" {
+		tags = append(tags, p)
+	}
+	if g > 1 {
+		tags = append(tags, "g="+strconv.Itoa(g))
+	}
+	if len(tags) == 0 {
 		return SystemCorral
 	}
-	return SystemCorral + "[" + p + "]"
+	return SystemCorral + "[" + strings.Join(tags, ",") + "]"
 }

@@ -6,6 +6,7 @@
 //	                [-warmup 2s] [-duration 10s] [-seed 1] [-systems corral,etcd]
 //	                [-members 3] [-durability sync|async|diskless] [-tick-time 500]
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt key=value]...
+//	                [-groups 1,2,4]
 //	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 //
@@ -34,6 +35,18 @@
 //     cmd/corral-bench links; the server binary does not). etcd syncs
 //     its WAL on every commit whatever -durability says, so compare it
 //     with corral's sync.
+//
+// With -groups G,... corral runs once per count (per policy); a count
+// above 1 launches `corral kv cluster -groups G -replicas -members -spawn`
+// instead: a configuration manager in that process and -members storage
+// node processes each hosting one member of every RG, the client routing
+// each row to its RG's leader through the ring. Threads and records are
+// scaled by G (etcd keeps the unscaled load), and with three or more
+// counts the report fits the Universal Scalability Law (N = G) per
+// workload. -leader-policy and -server-opt do not reach a cluster's
+// members (it writes their configuration itself). Node processes inherit
+// GOMAXPROCS=1 and are pinned (taskset -a) or moved into their cgroup
+// after they start; server CPU includes the configuration manager's.
 //
 // Each member gets its own CPU budget, to model the paper's separate
 // machines (budget.go): GOMAXPROCS=1, and the first of a cgroup v2 child

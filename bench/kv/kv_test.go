@@ -309,3 +309,66 @@ time=x level=INFO msg="kv member serving"
 		t.Errorf("ignoredKeys = %q", got)
 	}
 }
+
+func TestCorralName(t *testing.T) {
+	for _, c := range []struct {
+		p    string
+		g    int
+		want string
+	}{{"", 1, "corral"}, {"coolest", 1, "corral[coolest]"}, {"", 4, "corral[g=4]"}, {"fixed", 2, "corral[fixed,g=2]"}} {
+		if got := corralName(c.p, c.g); got != c.want {
+			t.Errorf("corralName(%q, %d) = %q, want %q", c.p, c.g, got, c.want)
+		}
+		if got := policyOf(c.want); got != c.p {
+			t.Errorf("policyOf(%q) = %q, want %q", c.want, got, c.p)
+		}
+	}
+}
+
+func TestFitScaling(t *testing.T) {
+	// Throughput exactly X(N) = 1000 N / (1 + 0.1 (N-1)): σ = 0.1, κ = 0.
+	x := func(n float64) float64 { return 1000 * n / (1 + 0.1*(n-1)) }
+	var results []Result
+	for _, g := range []int{1, 2, 4} {
+		results = append(results, Result{System: corralName("", g), Kind: SystemCorral, Workload: "C", Groups: g, Throughput: x(float64(g))})
+	}
+	// Two counts only: no fit. etcd: never.
+	results = append(results,
+		Result{System: corralName("coolest", 1), Kind: SystemCorral, Workload: "C", Groups: 1, Throughput: 5},
+		Result{System: corralName("coolest", 2), Kind: SystemCorral, Workload: "C", Groups: 2, Throughput: 9},
+		Result{System: SystemEtcd, Kind: SystemEtcd, Workload: "C", Groups: 1, Throughput: 7})
+	sc := fitScaling(results)
+	if len(sc) != 1 || sc[0].Policy != "" || sc[0].Workload != "C" || len(sc[0].Points) != 3 || sc[0].Fit == nil {
+		t.Fatalf("fits %+v", sc)
+	}
+	f := sc[0].Fit
+	if d := f.Lambda - 1000; d > 1 || d < -1 {
+		t.Errorf("λ = %v, want 1000", f.Lambda)
+	}
+	if d := f.Sigma - 0.1; d > 0.001 || d < -0.001 {
+		t.Errorf("σ = %v, want 0.1", f.Sigma)
+	}
+	rep := &Report{Results: results, Scaling: sc}
+	var md bytes.Buffer
+	rep.Markdown(&md)
+	if !strings.Contains(md.String(), "| default | C | 1: 1000, 2: 1818, 4: 3077 | 1000 | 0.1000 |") {
+		t.Errorf("no scaling row:\n%s", md.String())
+	}
+}
+
+func TestParseClusterLog(t *testing.T) {
+	path := t.TempDir() + "/cluster.log"
+	text := "---- starting corral[g=2] cluster ----\ncorral kv: sharded cluster of 2 RGs x 3 replicas on 3 nodes\n" +
+		"kv node 1: pid 101 api 127.0.0.1:7001\nkv node 2: pid 102 api 127.0.0.1:7002\n" +
+		"kv endpoints: 127.0.0.1:7001,127.0.0.1:7002\nconfiguration manager: 127.0.0.1:2181\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eps, nodes := parseClusterLog(path)
+	if strings.Join(eps, ",") != "127.0.0.1:7001,127.0.0.1:7002" {
+		t.Errorf("endpoints %q", eps)
+	}
+	if len(nodes) != 2 || nodes[1] != (clusterNode{id: 2, pid: 102, api: "127.0.0.1:7002"}) {
+		t.Errorf("nodes %+v", nodes)
+	}
+}

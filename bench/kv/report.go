@@ -24,6 +24,68 @@ type Report struct {
 	Results    []Result
 	// Warnings are zoo.cfg lines the corral servers ignored.
 	Warnings []string
+	// Scaling are the Universal Scalability Law fits of corral's
+	// throughput over its replica-group counts.
+	Scaling []Scaling
+}
+
+// Scaling is one USL fit: throughput of a corral configuration (leader
+// policy) and workload at each replica-group count, N = groups.
+type Scaling struct {
+	Policy   string           `json:"policy"`
+	Workload string           `json:"workload"`
+	Points   []stats.USLPoint `json:"points"`
+	Fit      *stats.USLFit    `json:"fit,omitempty"`
+	Error    string           `json:"error,omitempty"`
+}
+
+// policyOf is the leader policy in a corral system's name.
+func policyOf(name string) string {
+	inner, ok := strings.CutPrefix(name, SystemCorral+"[")
+	if !ok {
+		return ""
+	}
+	var keep []string
+	for _, t := range strings.Split(strings.TrimSuffix(inner, "]"), ",") {
+		if !strings.HasPrefix(t, "g=") {
+			keep = append(keep, t)
+		}
+	}
+	return strings.Join(keep, ",")
+}
+
+// fitScaling fits the USL per corral policy and workload measured at
+// three or more group counts.
+func fitScaling(results []Result) []Scaling {
+	var out []Scaling
+	index := map[[2]string]int{}
+	for _, r := range results {
+		if r.Kind != SystemCorral || r.Groups < 1 {
+			continue
+		}
+		k := [2]string{policyOf(r.System), r.Workload}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, Scaling{Policy: k[0], Workload: k[1]})
+		}
+		out[i].Points = append(out[i].Points, stats.USLPoint{N: float64(r.Groups), X: r.Throughput})
+	}
+	var fitted []Scaling
+	for _, sc := range out {
+		if len(sc.Points) < 3 {
+			continue
+		}
+		f, err := stats.FitUSL(sc.Points)
+		if err != nil {
+			sc.Error = err.Error()
+		} else {
+			sc.Fit = &f
+		}
+		fitted = append(fitted, sc)
+	}
+	return fitted
 }
 
 // ConfigSummary is the configuration as reported.
@@ -38,6 +100,7 @@ type ConfigSummary struct {
 	Durability     string   `json:"durability"`
 	TickTimeMs     int      `json:"tick_time_ms"`
 	LeaderPolicies []string `json:"leader_policies"`
+	Groups         []int    `json:"groups"`
 	ServerOpts     []string `json:"server_opts,omitempty"`
 	CPUBudget      bool     `json:"cpu_budget"`
 	CPUQuota       float64  `json:"cpu_quota"`
@@ -67,6 +130,9 @@ type Result struct {
 	System     string                   `json:"system"`
 	Kind       string                   `json:"kind"`
 	Workload   string                   `json:"workload"`
+	Groups     int                      `json:"groups"`
+	Threads    int                      `json:"threads"`
+	Records    int64                    `json:"records"`
 	Mix        string                   `json:"mix"`
 	Seconds    float64                  `json:"seconds"`
 	Ops        int64                    `json:"ops"`
@@ -134,6 +200,7 @@ type metric struct {
 func ms(us float64) string { return strconv.FormatFloat(us/1000, 'f', 2, 64) }
 
 var metrics = []metric{
+	{"threads", func(r Result) float64 { return float64(r.Threads) }, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
 	{"throughput (ops/s)", func(r Result) float64 { return r.Throughput }, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
 	{"mean latency (ms)", func(r Result) float64 { return r.Latency.Mean }, ms},
 	{"p50 latency (ms)", func(r Result) float64 { return float64(r.Latency.P50) }, ms},
@@ -225,6 +292,29 @@ func (r *Report) Markdown(w io.Writer) {
 			}
 		}
 	}
+	if len(r.Scaling) > 0 {
+		fmt.Fprintln(w, "## Scaling over replica groups (USL, N = groups, threads and records scaled with N)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| policy | workload | points (N: ops/s) | λ | σ | κ | R² | peak N |")
+		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|")
+		for _, sc := range r.Scaling {
+			var pts []string
+			for _, p := range sc.Points {
+				pts = append(pts, fmt.Sprintf("%g: %.0f", p.N, p.X))
+			}
+			pol := sc.Policy
+			if pol == "" {
+				pol = "default"
+			}
+			if sc.Fit == nil {
+				fmt.Fprintf(w, "| %s | %s | %s | fit failed: %s |||||\n", pol, sc.Workload, strings.Join(pts, ", "), sc.Error)
+				continue
+			}
+			f := sc.Fit
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f | %.4f | %.5f | %.3f | %.1f |\n", pol, sc.Workload, strings.Join(pts, ", "), f.Lambda, f.Sigma, f.Kappa, f.R2, f.PeakN)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "Throughput over time (ops per 100 ms) is in results.jsonl (series_ops_per_100ms), series.csv and, with -out, kv-throughput-WORKLOAD.png.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "## Configuration")
@@ -255,6 +345,14 @@ func (r *Report) JSONLines(w io.Writer) error {
 			Config ConfigSummary `json:"config"`
 		}{res, r.BudgetMode, r.Config}
 		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	for _, sc := range r.Scaling {
+		if err := enc.Encode(struct {
+			Scaling
+			Kind string `json:"kind"`
+		}{sc, "usl"}); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !cfg.CPUBudget {
 		rep.BudgetMode = "off"
 	}
+	if (len(cfg.ServerOpts) > 0 || cfg.LeaderPolicies[0] != "" || len(cfg.LeaderPolicies) > 1) && slices.ContainsFunc(cfg.Groups, func(g int) bool { return g > 1 }) {
+		rep.Warnings = append(rep.Warnings, "-leader-policy and -server-opt do not reach the members of a `corral kv cluster` (groups > 1)")
+	}
 	type launcher struct {
 		name string
 		run  func(dir string) (*system, error)
@@ -54,8 +58,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		switch sys {
 		case SystemCorral:
 			for _, p := range cfg.LeaderPolicies {
-				name := corralName(p)
-				order = append(order, launcher{name, func(d string) (*system, error) { return launchCorral(ctx, &cfg, name, p, d, bgt) }})
+				for _, g := range cfg.Groups {
+					name := corralName(p, g)
+					if g == 1 {
+						order = append(order, launcher{name, func(d string) (*system, error) { return launchCorral(ctx, &cfg, name, p, d, bgt) }})
+					} else {
+						order = append(order, launcher{name, func(d string) (*system, error) { return launchCorralCluster(ctx, &cfg, name, g, d, bgt) }})
+					}
+				}
 			}
 		case SystemEtcd:
 			order = append(order, launcher{SystemEtcd, func(d string) (*system, error) { return launchEtcd(ctx, &cfg, d, bgt) }})
@@ -81,6 +91,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return rep, fmt.Errorf("bench: %s: %w", l.name, err)
 		}
 	}
+	rep.Scaling = fitScaling(rep.Results)
 	if cfg.OutDir != "" {
 		if err := rep.WriteSeries(filepath.Join(cfg.OutDir, "series.csv")); err != nil {
 			return rep, err
@@ -107,8 +118,14 @@ func (s *system) info() SystemInfo {
 	return si
 }
 
-// runSystem loads the records into s and runs every workload.
-func runSystem(ctx context.Context, cfg *Config, s *system, rep *Report) error {
+// runSystem loads the records into s and runs every workload, with
+// threads and records scaled by s's replica groups.
+func runSystem(ctx context.Context, base *Config, s *system, rep *Report) error {
+	scaled := *base
+	g := max(s.Groups, 1)
+	scaled.Threads *= g
+	scaled.Records *= int64(g)
+	cfg := &scaled
 	t0 := time.Now()
 	if err := loadRecords(ctx, cfg, s.Client); err != nil {
 		return fmt.Errorf("load: %w", err)
@@ -122,6 +139,7 @@ func runSystem(ctx context.Context, cfg *Config, s *system, rep *Report) error {
 		if err != nil {
 			return fmt.Errorf("workload %s: %w", w.Name, err)
 		}
+		res.Groups, res.Threads, res.Records = g, cfg.Threads, cfg.Records
 		cfg.Log.Info("workload done", "system", s.Name, "workload", w.Name, "ops/s", int64(res.Throughput), "errors", res.Errors)
 		rep.Results = append(rep.Results, res)
 	}
@@ -325,7 +343,7 @@ func (c *Config) summary() ConfigSummary {
 		Workloads: wl, Records: c.Records, Threads: c.Threads,
 		Warmup: c.Warmup.String(), Duration: c.Duration.String(), Seed: c.Seed,
 		Members: c.Members, Durability: c.Durability, TickTimeMs: c.TickTimeMs,
-		LeaderPolicies: c.LeaderPolicies, ServerOpts: c.ServerOpts,
+		LeaderPolicies: c.LeaderPolicies, ServerOpts: c.ServerOpts, Groups: c.Groups,
 		CPUBudget: c.CPUBudget, CPUQuota: c.CPUQuota, CommandLine: c.CommandLine,
 		CPUs: runtime.NumCPU(),
 	}

@@ -27,17 +27,24 @@ type member struct {
 	Name    string
 	Argv    []string
 	Budget  string
-	Addr    string // client address
-	p       *proc.Process
+	Addr    string        // client address
+	p       *proc.Process // nil for a node another member started
+	pid     int           // when p is nil
 	logPath string
 }
 
-func (m *member) PID() int { return m.p.PID() }
+func (m *member) PID() int {
+	if m.p == nil {
+		return m.pid
+	}
+	return m.p.PID()
+}
 
 // system is one launched replica group and its client.
 type system struct {
 	Name    string // "corral", "corral[coolest]", "etcd"
 	Kind    string // "corral" or "etcd"
+	Groups  int    // corral's replica groups (0: one, launched member by member)
 	Version string
 	Config  string // the config lines or flags the members share, for the report
 	Members []*member
@@ -62,7 +69,7 @@ func startMember(name string, argv []string, bg budget, dir, logPath string) (*m
 // exited reports the first member that has exited, as an error.
 func (s *system) exited() error {
 	for _, m := range s.Members {
-		if m.p.Exited() {
+		if m.p != nil && m.p.Exited() {
 			return fmt.Errorf("%s exited (%v); see %s", m.Name, m.p.Err(), m.logPath)
 		}
 	}
@@ -75,6 +82,9 @@ func (s *system) stop() {
 		s.Client.Close()
 	}
 	for _, m := range s.Members {
+		if m.p == nil {
+			continue // stopped by the process that started it
+		}
 		if killed, err := m.p.Stop(15 * time.Second); killed || err != nil {
 			s.log.Warn("member stop", "member", m.Name, "pid", m.PID(), "killed", killed, "err", err)
 		}

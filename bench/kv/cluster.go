@@ -1,0 +1,142 @@
+package kv
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/client/kvclient"
+)
+
+// launchCorralCluster starts `corral kv cluster -groups g -spawn`: a
+// configuration manager in that process and -members storage node
+// processes (`corral kv node`), each hosting one member of every RG; the
+// client routes each row to its RG's leader through the ring. Members
+// inherit GOMAXPROCS=1 from the cluster process; with taskset or a
+// cgroup each node process is placed after start. Server CPU is the
+// cluster process's and the nodes'.
+func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups int, dir string, bgt *budgeter) (*system, error) {
+	s := &system{Name: name, Kind: "corral", Groups: groups, log: cfg.Log}
+	argv := []string{cfg.CorralBin, "kv", "cluster", "-spawn",
+		"-groups", strconv.Itoa(groups), "-replicas", strconv.Itoa(cfg.Members),
+		"-durability", cfg.Durability, "-tick", strconv.Itoa(cfg.TickTimeMs) + "ms",
+		"-dir", filepath.Join(dir, "cluster"), "-log-level", "warn"}
+	s.Config = strings.Join(argv[1:], " ")
+	bg := budget{Applied: "none (--cpu-budget=false)"}
+	if bgt.enabled {
+		bg = budget{Wrapper: []string{"env", "GOMAXPROCS=1"}, Applied: "GOMAXPROCS=1 (configuration manager)"}
+	}
+	logPath := filepath.Join(dir, "cluster.log")
+	m, err := startMember(name+" cluster", argv, bg, dir, logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.Members = append(s.Members, m)
+	var endpoints []string
+	var nodes []clusterNode
+	err = s.waitReady(ctx, cfg.StartTimeout, func(context.Context) error {
+		endpoints, nodes = parseClusterLog(logPath)
+		if len(endpoints) == 0 {
+			return errors.New("no kv endpoints line yet")
+		}
+		return nil
+	})
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	m.Addr = "configuration manager"
+	for _, n := range nodes {
+		nbg, err := bgt.assign(sanitize(name) + "-node" + strconv.Itoa(n.id))
+		if err != nil {
+			s.stop()
+			return nil, err
+		}
+		applied := "GOMAXPROCS=1 (inherited)"
+		if !bgt.enabled {
+			applied = nbg.Applied
+		}
+		if err := placeNode(ctx, n.pid, nbg); err != nil {
+			s.stop()
+			return nil, err
+		}
+		if nbg.Cgroup != "" {
+			applied += ", cgroup " + filepath.Base(nbg.Cgroup)
+		} else if len(nbg.Wrapper) > 2 && nbg.Wrapper[0] == "taskset" {
+			applied += ", taskset -a -pc " + nbg.Wrapper[2]
+		}
+		s.Members = append(s.Members, &member{Name: fmt.Sprintf("%s node %d", name, n.id), Addr: n.api, Budget: applied, pid: n.pid, logPath: logPath})
+	}
+	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints})
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.Client = &corralStore{c: c}
+	create := &kvpb.CreateTableRequest{Table: Table, Families: []*kvpb.Family{{Name: Family, MaxVersions: 1}}}
+	err = s.waitReady(ctx, cfg.StartTimeout, func(ctx context.Context) error {
+		_, err := c.CreateTable(ctx, create)
+		if err != nil && strings.Contains(err.Error(), "exists") {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	if out, err := runOutput(ctx, cfg.CorralBin, "version"); err == nil {
+		s.Version = out
+	}
+	return s, nil
+}
+
+type clusterNode struct {
+	id, pid int
+	api     string
+}
+
+// parseClusterLog reads `corral kv cluster`'s "kv node N: pid P api A"
+// and "kv endpoints: ..." lines.
+func parseClusterLog(path string) (endpoints []string, nodes []clusterNode) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "kv endpoints: "); ok {
+			endpoints = strings.Split(strings.TrimSpace(rest), ",")
+			continue
+		}
+		var n clusterNode
+		if _, err := fmt.Sscanf(line, "kv node %d: pid %d api %s", &n.id, &n.pid, &n.api); err == nil {
+			nodes = append(nodes, n)
+		}
+	}
+	return endpoints, nodes
+}
+
+// placeNode applies a node's budget to the running process pid: every
+// thread pinned with taskset, or the process moved into its cgroup.
+func placeNode(ctx context.Context, pid int, bg budget) error {
+	if bg.Cgroup != "" {
+		return bg.join(pid)
+	}
+	if len(bg.Wrapper) > 2 && bg.Wrapper[0] == "taskset" {
+		out, err := exec.CommandContext(ctx, "taskset", "-a", "-pc", bg.Wrapper[2], strconv.Itoa(pid)).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("taskset node pid %d: %v: %s", pid, err, out)
+		}
+	}
+	return nil
+}
