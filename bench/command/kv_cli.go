@@ -34,7 +34,7 @@ var _ flag.Value = (*stringsFlag)(nil)
 func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("kv", env)
 	cfg := kv.DefaultConfig()
-	workloads := fs.String("workload", kv.DefaultWorkloads, "workloads in order, some of A,B,C,F (YCSB) and W (100% writes)")
+	workloads := fs.String("workload", kv.DefaultWorkloads, "workloads in order, some of A,B,C,D,E,F (YCSB) and W (100% writes)")
 	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records loaded before the workloads")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "client threads, one operation in flight each")
 	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured warm-up per workload")

@@ -146,4 +146,9 @@ func (s *corralStore) Write(ctx context.Context, key string, rec [][]byte) error
 	return err
 }
 
+func (s *corralStore) Scan(ctx context.Context, key string, n int) error {
+	_, err := s.c.Scan(ctx, &kvpb.ScanRequest{Table: Table, From: []byte(key), Limit: uint32(n)})
+	return err
+}
+
 func (s *corralStore) Close() error { return s.c.Close() }

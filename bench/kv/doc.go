@@ -2,7 +2,7 @@
 // (ACaZoo, issue 23) against etcd in the same run, over the ACaZoo paper's
 // records, with YCSB's A, B, C and F and 100% writes.
 //
-//	corral bench kv [-workload A,B,C,F,W] [-records 10000] [-threads 16]
+//	corral bench kv [-workload A,B,C,F,W (of A-F, W)] [-records 10000] [-threads 16]
 //	                [-warmup 2s] [-duration 10s] [-seed 1] [-systems corral,etcd]
 //	                [-members 3] [-durability sync|async|diskless] [-tick-time 500]
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt key=value]...
@@ -64,7 +64,12 @@
 // the whole record (corral: Get of the row; etcd: a linearizable Get),
 // an update overwrites it whole (corral: one Put of ten cells), a
 // read-modify-write (F) reads and then writes, timed as one operation.
-// W is 100% updates, the paper's write load.
+// W is 100% updates, the paper's write load. D (95% read, 5% insert,
+// YCSB's "latest" keys) and E (95% scan of 1..100 records, 5% insert)
+// can be named too: an insert writes the next record of a sequence the
+// threads share, reads never choose a record whose insert is unfinished,
+// and a scan is corral's Scan from the row or etcd's range Get with a
+// limit.
 //
 // Each workload runs -threads closed-loop threads, one operation in flight
 // each, for -warmup and then -duration; an operation counts when it starts

@@ -115,6 +115,11 @@ func (s *etcdStore) Write(ctx context.Context, key string, rec [][]byte) error {
 	return err
 }
 
+func (s *etcdStore) Scan(ctx context.Context, key string, n int) error {
+	_, err := s.c.Get(ctx, EtcdKey(key), clientv3.WithRange(EtcdRangeEnd), clientv3.WithLimit(int64(n)))
+	return err
+}
+
 func (s *etcdStore) Close() error { return s.c.Close() }
 
 // runOutput is the first line of a short command's output.

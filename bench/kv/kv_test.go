@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/stats"
+	"github.com/corral-db/corral/bench/ycsb"
 	"github.com/corral-db/corral/config"
 )
 
@@ -33,6 +34,8 @@ func TestChooseBoundaries(t *testing.T) {
 		{"C", 0, OpRead}, {"C", 0.99999999, OpRead},
 		{"F", 0.4999, OpRead}, {"F", 0.5, OpRMW},
 		{"W", 0, OpUpdate}, {"W", 0.99999999, OpUpdate},
+		{"D", 0.9499, OpRead}, {"D", 0.95, OpInsert},
+		{"E", 0.0499, OpInsert}, {"E", 0.05, OpScan}, {"E", 0.9999, OpScan},
 	}
 	for _, c := range cases {
 		if got := workload(t, c.w).Choose(c.u); got != c.want {
@@ -70,7 +73,7 @@ func TestParseWorkloads(t *testing.T) {
 	if strings.Join(names, ",") != "A,W,F" {
 		t.Errorf("names %v, want A,W,F in order", names)
 	}
-	for _, bad := range []string{"", ",", "D", "A,A", "E"} {
+	for _, bad := range []string{"", ",", "G", "A,A", "S"} {
 		if _, err := ParseWorkloads(bad); err == nil {
 			t.Errorf("ParseWorkloads(%q) accepted", bad)
 		}
@@ -370,5 +373,40 @@ func TestParseClusterLog(t *testing.T) {
 	}
 	if len(nodes) != 2 || nodes[1] != (clusterNode{id: 2, pid: 102, api: "127.0.0.1:7002"}) {
 		t.Errorf("nodes %+v", nodes)
+	}
+}
+
+func TestKeysStayBelowInserts(t *testing.T) {
+	const records = 1000
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, name := range []string{"A", "D", "E"} {
+		w := workload(t, name)
+		ins := ycsb.NewInserts(records)
+		k := newKeys(w, records, ins)
+		for i := range 20_000 {
+			if i%100 == 0 {
+				// An insert taken but not yet acknowledged must not be read.
+				n := ins.Take()
+				if got := k.next(r); got >= n || got < 0 {
+					t.Fatalf("%s: key %d with insert %d in flight", name, got, n)
+				}
+				ins.Ack(n)
+			}
+			if got := k.next(r); got < 0 || got > ins.Last() {
+				t.Fatalf("%s: key %d past the last insert %d", name, got, ins.Last())
+			}
+		}
+	}
+	// D's latest favours the newest records.
+	ins := ycsb.NewInserts(records)
+	k := newKeys(workload(t, "D"), records, ins)
+	newest := 0
+	for range 10_000 {
+		if k.next(r) >= records-10 {
+			newest++
+		}
+	}
+	if newest < 1000 {
+		t.Errorf("latest drew the 10 newest of %d records %d times in 10000", records, newest)
 	}
 }

@@ -131,11 +131,12 @@ func runSystem(ctx context.Context, base *Config, s *system, rep *Report) error 
 		return fmt.Errorf("load: %w", err)
 	}
 	cfg.Log.Info("loaded", "system", s.Name, "records", cfg.Records, "took", time.Since(t0).Round(time.Millisecond))
+	inserts := ycsb.NewInserts(cfg.Records)
 	for wi, w := range cfg.Workloads {
 		if err := s.exited(); err != nil {
 			return err
 		}
-		res, err := runPhase(ctx, cfg, s, w, cfg.Seed+uint64(wi)*uint64(MaxThreads))
+		res, err := runPhase(ctx, cfg, s, w, inserts, cfg.Seed+uint64(wi)*uint64(MaxThreads))
 		if err != nil {
 			return fmt.Errorf("workload %s: %w", w.Name, err)
 		}
@@ -187,8 +188,8 @@ type threadResult struct {
 // and completes within the measured interval; the series counts
 // completions per SeriesBucket from its start. Server CPU is the members'
 // utime+stime over the measured interval.
-func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, seed uint64) (Result, error) {
-	keys := ycsb.NewKeyChooser(cfg.Records)
+func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *ycsb.Inserts, seed uint64) (Result, error) {
+	keys := newKeys(w, cfg.Records, inserts)
 	buckets := int((cfg.Duration + SeriesBucket - 1) / SeriesBucket)
 	start := time.Now()
 	mStart := start.Add(cfg.Warmup)
@@ -213,8 +214,16 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, seed uint
 					return
 				}
 				kind := w.Choose(r.Float64())
-				key := ycsb.KeyName(keys.Next(r))
-				err := doOp(pctx, cfg.OpTimeout, s.Client, kind, key, r)
+				var k int64
+				if kind == OpInsert {
+					k = inserts.Take()
+				} else {
+					k = keys.next(r)
+				}
+				err := doOp(pctx, cfg.OpTimeout, s.Client, kind, ycsb.KeyName(k), r)
+				if kind == OpInsert {
+					inserts.Ack(k)
+				}
 				t1 := time.Now()
 				if t0.Before(mStart) || t1.After(mEnd) {
 					continue
@@ -281,8 +290,50 @@ func doOp(ctx context.Context, timeout time.Duration, st store, kind OpKind, key
 			return err
 		}
 		return st.Write(ctx, key, NewRecord(r))
+	case OpInsert:
+		return st.Write(ctx, key, NewRecord(r))
+	case OpScan:
+		return st.Scan(ctx, key, 1+r.IntN(MaxScanLength))
 	}
 	return fmt.Errorf("unknown operation %v", kind)
+}
+
+// keys draws the record numbers a workload's reads, updates and scans
+// use: YCSB's latest for D, else its scrambled zipfian over the loaded
+// records and the inserts expected (twice the insert share, as YCSB
+// sizes it), redrawn past the newest acknowledged insert.
+type keys struct {
+	zipf    *ycsb.KeyChooser
+	latest  *ycsb.Latest
+	inserts *ycsb.Inserts
+}
+
+func newKeys(w Workload, records int64, inserts *ycsb.Inserts) *keys {
+	k := &keys{inserts: inserts}
+	if w.Latest {
+		k.latest = ycsb.NewLatest(inserts)
+		return k
+	}
+	expected := int64(2 * w.Mix[OpInsert] * float64(records))
+	k.zipf = ycsb.NewKeyChooser(records + expected)
+	return k
+}
+
+// maxRedraws bounds redrawing keys past the newest insert; then a key is
+// drawn uniformly from those that exist.
+const maxRedraws = 1000
+
+func (k *keys) next(r *rand.Rand) int64 {
+	if k.latest != nil {
+		return k.latest.Next(r)
+	}
+	last := k.inserts.Last()
+	for range maxRedraws {
+		if n := k.zipf.Next(r); n <= last {
+			return n
+		}
+	}
+	return r.Int64N(max(last+1, 1))
 }
 
 // serverCPU is the summed utime+stime of pids.

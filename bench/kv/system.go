@@ -19,6 +19,8 @@ type store interface {
 	Read(ctx context.Context, key string) error
 	// Write overwrites record key with rec.
 	Write(ctx context.Context, key string, rec [][]byte) error
+	// Scan reads up to n records in key order from key.
+	Scan(ctx context.Context, key string, n int) error
 	Close() error
 }
 

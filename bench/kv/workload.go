@@ -35,10 +35,19 @@ const (
 	// OpRMW reads a record and then overwrites it (YCSB's
 	// read-modify-write; its latency covers both).
 	OpRMW
+	// OpInsert writes a new record, the next of the shared insert
+	// sequence.
+	OpInsert
+	// OpScan reads up to a uniform 1..MaxScanLength records in key order
+	// from a chosen one.
+	OpScan
 	opKinds
 )
 
-var opNames = [opKinds]string{"read", "update", "rmw"}
+// MaxScanLength is YCSB's default maxscanlength.
+const MaxScanLength = 100
+
+var opNames = [opKinds]string{"read", "update", "rmw", "insert", "scan"}
 
 func (k OpKind) String() string {
 	if k < 0 || k >= opKinds {
@@ -54,6 +63,9 @@ type Workload struct {
 	Name string
 	// Mix is each kind's share; the shares sum to 1.
 	Mix [opKinds]float64
+	// Latest draws keys from YCSB's "latest" distribution (D) instead of
+	// the scrambled zipfian.
+	Latest bool
 }
 
 // Workloads are the workloads this experiment knows, in the default
@@ -63,12 +75,15 @@ func Workloads() []Workload {
 		{Name: "A", Mix: [opKinds]float64{OpRead: 0.5, OpUpdate: 0.5}},
 		{Name: "B", Mix: [opKinds]float64{OpRead: 0.95, OpUpdate: 0.05}},
 		{Name: "C", Mix: [opKinds]float64{OpRead: 1}},
+		{Name: "D", Mix: [opKinds]float64{OpRead: 0.95, OpInsert: 0.05}, Latest: true},
+		{Name: "E", Mix: [opKinds]float64{OpScan: 0.95, OpInsert: 0.05}},
 		{Name: "F", Mix: [opKinds]float64{OpRead: 0.5, OpRMW: 0.5}},
 		{Name: "W", Mix: [opKinds]float64{OpUpdate: 1}},
 	}
 }
 
-// DefaultWorkloads is the default -workload list.
+// DefaultWorkloads is the default -workload list: issue 23's comparison
+// with etcd (D and E, which insert, are there to be named).
 const DefaultWorkloads = "A,B,C,F,W"
 
 // ParseWorkloads parses a comma-separated list of workload names.
@@ -93,7 +108,7 @@ func ParseWorkloads(s string) ([]Workload, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown workload %q (want some of A,B,C,F,W)", name)
+			return nil, fmt.Errorf("unknown workload %q (want some of A,B,C,D,E,F,W)", name)
 		}
 	}
 	if len(out) == 0 {
@@ -110,7 +125,11 @@ func (w Workload) Describe() string {
 			parts = append(parts, strconv.FormatFloat(w.Mix[k]*100, 'f', -1, 64)+"% "+k.String())
 		}
 	}
-	return strings.Join(parts, ", ")
+	d := strings.Join(parts, ", ")
+	if w.Latest {
+		d += ", latest keys"
+	}
+	return d
 }
 
 // Choose maps a uniform draw u in [0, 1) to the operation kind whose
@@ -155,6 +174,9 @@ func CorralPut(key string, rec [][]byte) *kvpb.PutRequest {
 	}
 	return &kvpb.PutRequest{Table: Table, Row: []byte(key), Cells: cells}
 }
+
+// EtcdRangeEnd is the end (exclusive) of every record key in etcd.
+const EtcdRangeEnd = Table + "0" // '0' follows '/'
 
 // EtcdKey is etcd's key of record key.
 func EtcdKey(key string) string { return Table + "/" + key }
