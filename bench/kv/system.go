@@ -168,11 +168,3 @@ func (s *system) ignoredKeys() []string {
 	}
 	return out
 }
-
-func addrs(ms []*member) string {
-	var a []string
-	for _, m := range ms {
-		a = append(a, m.Addr)
-	}
-	return strings.Join(a, ",")
-}
