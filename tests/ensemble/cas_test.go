@@ -34,8 +34,12 @@ const (
 // a few znodes while the leader is killed, restarted and frozen; the
 // recorded history must be linearizable for a versioned register.
 func TestLinearizableCAS(t *testing.T) {
+	t.Parallel()
 	for _, n := range sizes(false) {
-		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) { testLinearizableCAS(t, n) })
+		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) {
+			t.Parallel()
+			testLinearizableCAS(t, n)
+		})
 	}
 }
 

@@ -137,6 +137,7 @@ func casModel() porcupine.Model {
 // TestCASModel shows the checker and the model can fail: each history is
 // small enough to reason about by hand.
 func TestCASModel(t *testing.T) {
+	t.Parallel()
 	op := func(client int, in casInput, call, ret int64, out casOutput) porcupine.Operation {
 		return porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret}
 	}
