@@ -132,6 +132,9 @@ func testLinearizableCAS(t *testing.T, n int) {
 
 	waitOps(30, "faults")
 	time.Sleep(casAfterFaults)
+	// However slow the machine, the history holds casMinComplete
+	// completed operations before the clients stop.
+	waitOps(casMinComplete-h.completed(), "the load after the faults")
 	halt()
 	tl.logf("clients stopped")
 
