@@ -29,7 +29,7 @@ FUZZ_TARGETS := \
 	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation \
 	./kv:FuzzDecodeMutation
 
-.PHONY: all build build-race run test unit e2e python fuzz lint deps zookeeper etcd bench clean proto
+.PHONY: all build build-race run test unit e2e e2e-go e2e-client python fuzz lint deps zookeeper etcd bench clean proto
 
 all: build
 
@@ -45,7 +45,8 @@ run: build
 	./$(BIN) ensemble
 
 # Everything CI runs: installs what the tests need, then runs them all.
-test: deps lint build unit e2e python fuzz
+# (e2e includes the Python suite.)
+test: deps lint build unit e2e fuzz
 
 # The ZooKeeper jars are fetched too: config's test checks that ZooKeeper's
 # own parser reads every test zoo.cfg as corral does, and the Java client
@@ -75,9 +76,20 @@ unit: build
 	CORRAL_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /tests/ -e /internal/lint -e '/sim$$')
 	$(GO) test -count=1 ./sim
 
+# The real-process suites (Go, the client's on an ensemble, Python) run
+# side by side: they spend most of their time waiting on servers
+# (elections, session timeouts, restarts), not on the CPU -- tests/...
+# alone keeps about two thirds of one core busy -- so together they take
+# little longer than the longest of them. --output-sync prints each
+# suite's output in one piece when it ends.
 e2e: build-race
+	@$(MAKE) --no-print-directory -j3 --output-sync=target e2e-go e2e-client python
+
+e2e-go: build-race
 	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) $(GO) test -count=1 -timeout 20m ./tests/...
-	# The client's own suite once more, against a 3-server ensemble.
+
+# The client's own suite once more, against a 3-server ensemble.
+e2e-client: build-race
 	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) CORRAL_E2E_ENSEMBLE=3 $(GO) test -count=1 -timeout 10m ./client/
 
 python: build-race

@@ -13,16 +13,8 @@ pom=$1 dest=$2
 if [ -f "$dest/.complete" ]; then echo "$dest"; exit 0; fi
 # No usable cache directory (no HOME, a read-only one, no flock): work in
 # place, as CORRAL_CACHE=none does.
-cache=none
-if [ -n "${XDG_CACHE_HOME:-}" ]; then
-  cache=$XDG_CACHE_HOME/corral
-elif [ -n "${HOME:-}" ]; then
-  cache=$HOME/.cache/corral
-fi
-cache=${CORRAL_CACHE:-$cache}
-if [ "$cache" != none ] && ! { command -v flock >/dev/null && mkdir -p "$cache/mvn" 2>/dev/null; }; then
-  cache=none
-fi
+. "$(dirname "$0")/lib/cache.sh"
+cache=$(corral_cache mvn)
 if [ "$cache" = none ] || [ -e "$dest" ] || [ -L "$dest" ]; then
   # No shared cache, or DEST already exists (an unfinished copy): fill it.
   mkdir -p "$dest"

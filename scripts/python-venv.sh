@@ -29,16 +29,8 @@ install() {
 
 # No usable cache directory (no HOME, a read-only one, no flock): work in
 # place, as CORRAL_CACHE=none does.
-cache=none
-if [ -n "${XDG_CACHE_HOME:-}" ]; then
-  cache=$XDG_CACHE_HOME/corral
-elif [ -n "${HOME:-}" ]; then
-  cache=$HOME/.cache/corral
-fi
-cache=${CORRAL_CACHE:-$cache}
-if [ "$cache" != none ] && ! { command -v flock >/dev/null && mkdir -p "$cache/venv" 2>/dev/null; }; then
-  cache=none
-fi
+. "$root/scripts/lib/cache.sh"
+cache=$(corral_cache venv)
 if [ "$cache" = none ] || [ -e "$venv" ] || [ -L "$venv" ]; then
   install "$venv"
 else

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/internal/linmodel"
 	"github.com/corral-db/corral/replica"
 	"github.com/corral-db/corral/zab"
 )
@@ -280,7 +281,7 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 		m:    m,
 		ext:  ext,
 		disk: s.disk,
-		applied: func(e zab.Entry, m machine, res regResult, isOp bool) error {
+		applied: func(e zab.Entry, m machine, res linmodel.Result, isOp bool) error {
 			return c.applied(s, e, m, res, isOp)
 		},
 		install: func(m machine) error {
@@ -521,7 +522,7 @@ func (c *Cluster) softChanged(s *server, cur zab.SoftState) {
 }
 
 // applied is a server's state machine hook: every entry it applies.
-func (c *Cluster) applied(s *server, e zab.Entry, m machine, res regResult, isOp bool) error {
+func (c *Cluster) applied(s *server, e zab.Entry, m machine, res linmodel.Result, isOp bool) error {
 	if c.err != nil {
 		return c.err
 	}
@@ -690,7 +691,7 @@ func (c *Cluster) housekeeping() {
 func (c *Cluster) checkHistory() {
 	c.wl.finish()
 	for _, op := range c.wl.history {
-		if op.Output.(regOutput).unknown {
+		if op.Output.(linmodel.Output).Unknown {
 			c.Stats.RegUnknown++
 		} else {
 			c.Stats.RegOps++

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/corral-db/corral/internal/linmodel"
 	"github.com/corral-db/corral/replica"
 	"github.com/corral-db/corral/zab"
 )
@@ -190,7 +191,7 @@ type simSM struct {
 	m       machine
 	ext     Machine // nil: the hash chain
 	disk    *disk
-	applied func(e zab.Entry, m machine, res regResult, isOp bool) error
+	applied func(e zab.Entry, m machine, res linmodel.Result, isOp bool) error
 	install func(m machine) error
 	// snaps records the snapshots taken (the log-cut check).
 	snaps int
@@ -206,7 +207,7 @@ func (s *simSM) Apply(ents []zab.Entry) error {
 			// Register results are the hash chain's (the register
 			// workload does not run on a Machines state machine).
 			s.m = ms[i]
-			if err := s.applied(e, s.m, regResult{}, false); err != nil {
+			if err := s.applied(e, s.m, linmodel.Result{}, false); err != nil {
 				return err
 			}
 		}

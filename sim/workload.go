@@ -3,10 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/corral-db/corral/internal/linmodel"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -32,7 +32,7 @@ import (
 //     linearize it anywhere after its call, or never.
 //
 // Reads are of two kinds: through the log (an entry like a write, answered
-// at its apply) and confirmed (regConfirmedRead): the leader notes its
+// at its apply) and confirmed (linmodel.ConfirmedRead): the leader notes its
 // last zxid, runs a leadership confirmation round (ConfirmLeadership,
 // the ReadIndex of zab/confirm.go) and answers from its own state once
 // the round is confirmed in the same epoch and it has applied that zxid.
@@ -53,7 +53,7 @@ type workload struct {
 type regClient struct {
 	id      int
 	pending bool
-	op      regOp
+	op      linmodel.Op
 	call    int64 // history time of the call
 	server  uint64
 	zxid    zab.Zxid // log operations: the zxid of the entry
@@ -70,9 +70,6 @@ type regClient struct {
 	// expects it (or, sometimes, a stale one).
 	seen [regKeys]int32
 }
-
-// unknownReturn is the Return of an operation whose outcome is unknown.
-const unknownReturn = math.MaxInt64
 
 // regTimeout bounds how long a client waits for an answer: long enough
 // for an election, short enough that a client stuck on a partitioned
@@ -95,7 +92,7 @@ func (w *workload) step(c *Cluster, issue bool) {
 	for i := range w.clients {
 		cl := &w.clients[i]
 		if cl.pending {
-			if cl.op.kind == regConfirmedRead {
+			if cl.op.Kind == linmodel.ConfirmedRead {
 				w.pollConfirmedRead(c, cl)
 			}
 			if cl.pending && c.now >= cl.deadline {
@@ -126,28 +123,28 @@ func (w *workload) call(c *Cluster, cl *regClient) {
 	}
 	s := cands[w.rng.IntN(len(cands))]
 	key := w.rng.IntN(regKeys)
-	op := regOp{key: key}
+	op := linmodel.Op{Key: key}
 	switch x := w.rng.IntN(10); {
 	case x < 2:
-		op.kind = regRead
+		op.Kind = linmodel.Read
 	case x < 4:
-		op.kind = regConfirmedRead
+		op.Kind = linmodel.ConfirmedRead
 	case x < 7:
-		op.kind = regSet
+		op.Kind = linmodel.Set
 	default:
-		op.kind = regCAS
-		op.expect = cl.seen[key]
-		if op.expect > 0 && w.rng.IntN(4) == 0 {
-			op.expect--
+		op.Kind = linmodel.CAS
+		op.Expect = cl.seen[key]
+		if op.Expect > 0 && w.rng.IntN(4) == 0 {
+			op.Expect--
 		}
 	}
-	if op.kind == regSet || op.kind == regCAS {
+	if op.Kind == linmodel.Set || op.Kind == linmodel.CAS {
 		w.nextValue++
-		op.value = w.nextValue
+		op.Value = w.nextValue
 	}
 	cl.op, cl.server, cl.deadline = op, s.id, c.now+regTimeout
 	cl.call = w.tick()
-	if op.kind == regConfirmedRead {
+	if op.Kind == linmodel.ConfirmedRead {
 		round, err := s.d.ConfirmLeadership()
 		if err != nil {
 			if !errors.Is(err, zab.ErrNotLeader) {
@@ -182,16 +179,16 @@ func (w *workload) pollConfirmedRead(c *Cluster, cl *regClient) {
 	if !c.opts.StaleReads && (s.d.Confirmed() < cl.round || s.sm.m.zxid < cl.readAt) {
 		return
 	}
-	r := s.sm.m.regs[cl.op.key]
-	w.complete(cl, regResult{ok: true, value: r.value, version: r.version})
+	r := s.sm.m.regs[cl.op.Key]
+	w.complete(cl, linmodel.Result{OK: true, Value: r.Value, Version: r.Version})
 }
 
 // applied is told of every register entry a server applies: the answer
 // to the client that proposed it there.
-func (w *workload) applied(id uint64, z zab.Zxid, res regResult) {
+func (w *workload) applied(id uint64, z zab.Zxid, res linmodel.Result) {
 	for i := range w.clients {
 		cl := &w.clients[i]
-		if cl.pending && cl.op.kind != regConfirmedRead && cl.server == id && cl.zxid == z {
+		if cl.pending && cl.op.Kind != linmodel.ConfirmedRead && cl.server == id && cl.zxid == z {
 			w.complete(cl, res)
 			return
 		}
@@ -208,13 +205,13 @@ func (w *workload) crashed(id uint64) {
 	}
 }
 
-func (w *workload) complete(cl *regClient, res regResult) {
+func (w *workload) complete(cl *regClient, res linmodel.Result) {
 	cl.pending = false
-	if res.ok || cl.op.kind == regRead || cl.op.kind == regConfirmedRead {
-		cl.seen[cl.op.key] = max(cl.seen[cl.op.key], res.version)
+	if res.OK || cl.op.Kind == linmodel.Read || cl.op.Kind == linmodel.ConfirmedRead {
+		cl.seen[cl.op.Key] = max(cl.seen[cl.op.Key], res.Version)
 	}
 	w.history = append(w.history, porcupine.Operation{
-		ClientId: cl.id, Input: cl.op, Call: cl.call, Output: regOutput{regResult: res}, Return: w.tick(),
+		ClientId: cl.id, Input: cl.op, Call: cl.call, Output: linmodel.Output{Result: res}, Return: w.tick(),
 	})
 }
 
@@ -222,11 +219,11 @@ func (w *workload) complete(cl *regClient, res regResult) {
 // write is recorded open-ended.
 func (w *workload) giveUp(cl *regClient) {
 	cl.pending = false
-	if cl.op.kind == regRead || cl.op.kind == regConfirmedRead {
+	if cl.op.Kind == linmodel.Read || cl.op.Kind == linmodel.ConfirmedRead {
 		return
 	}
 	w.history = append(w.history, porcupine.Operation{
-		ClientId: cl.id, Input: cl.op, Call: cl.call, Output: regOutput{unknown: true}, Return: unknownReturn,
+		ClientId: cl.id, Input: cl.op, Call: cl.call, Output: linmodel.Output{Unknown: true}, Return: linmodel.UnknownReturn,
 	})
 }
 

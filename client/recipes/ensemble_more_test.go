@@ -46,6 +46,8 @@ const ensBarrierSize = 3
 //     once every session is closed, the ephemeral nodes go;
 //   - replication: every member, after a sync, holds the same nodes.
 func TestEnsembleMoreRecipes(t *testing.T) {
+	// An ensemble of its own (see TestEnsembleRecipes).
+	t.Parallel()
 	ens := env.StartEnsemble(t, 3, harness.EnsembleConfig{TickTime: time.Second, InitLimit: 10, SyncLimit: 5})
 	servers := ens.ConnectString()
 	begin := time.Now()

@@ -72,6 +72,9 @@ var ensFaults = []string{"leader", "follower", "leader", "follower"}
 //   - replication: every member, after a sync, reports the same counter
 //     value and the same queue contents.
 func TestEnsembleRecipes(t *testing.T) {
+	// An ensemble of its own: runs beside the other tests that start
+	// their own servers and mostly wait on them.
+	t.Parallel()
 	ens := env.StartEnsemble(t, 3, harness.EnsembleConfig{TickTime: time.Second, InitLimit: 10, SyncLimit: 5})
 	servers := ens.ConnectString()
 	begin := time.Now()

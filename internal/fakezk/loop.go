@@ -42,17 +42,15 @@ const (
 // each ConnectRequest strictly and grants a session, reads requests frame
 // by frame, and releases what answer returns as the Mode says. It
 // collects the problems it finds. Server, Tree and YCSB are a loop with
-// their own answer.
+// their own handler.
 type loop struct {
 	ln     net.Listener
 	wg     sync.WaitGroup
 	mode   Mode
 	window int // Hold: replies kept until this many are unanswered
 
-	// answer returns the reply frame to request (xid, op, body) of
-	// session sid, or nil to close the connection without one. It is
-	// called with mu not held.
-	answer func(sid int64, xid int32, op wire.Op, body []byte) []byte
+	// handle answers each request (see handler and answer).
+	handle handler
 	// drop, if set, closes the connection instead of answering.
 	drop func(sid int64, op wire.Op) bool
 	// srvr, if set, answers a four-letter word on a new connection; it is
@@ -66,6 +64,7 @@ type loop struct {
 	sessions *int64    // sessions granted so far, numbered from 1
 	problems *[]string // what the fake found wrong
 	open     map[net.Conn]bool
+	ops      map[wire.Op]int // requests received, by op
 	// timeout, if set, is the session timeout granted for the one asked;
 	// otherwise the one asked is granted.
 	timeout func(asked int32) int32

@@ -30,7 +30,6 @@ type Server struct {
 	Mu        sync.Mutex
 	Nodes     map[string][]byte
 	Attempted map[string]bool // every path a create was sent for
-	ops       map[wire.Op]int
 	pings     int
 	Sessions  int64
 	Closed    int // sessions closed with closeSession
@@ -57,11 +56,10 @@ func newServer(mode Mode, window int) *Server {
 	s := &Server{
 		Timeout: 30000,
 		Nodes:   map[string][]byte{"/": nil}, Attempted: map[string]bool{},
-		ops: map[wire.Op]int{},
 	}
 	s.loop = loop{
 		mode: mode, window: window,
-		answer: func(_ int64, xid int32, op wire.Op, body []byte) []byte { return s.answer(xid, op, body) },
+		handle: s.handleLocked,
 		mu:     &s.Mu, sessions: &s.Sessions, problems: &s.Problems,
 		srvr: func() string {
 			s.Mu.Lock()
@@ -97,18 +95,9 @@ func (s *Server) Check() {
 	}
 }
 
-// answer decodes one request strictly and returns its reply frame, or nil
-// (after recording a problem) when the request is malformed.
-func (s *Server) answer(xid int32, op wire.Op, body []byte) []byte {
-	d := wire.NewDecoder(body)
-	var out wire.Encoder
-	at := beginFrame(&out)
-	code := wire.CodeOK
+// handleLocked decodes one request strictly (see handler).
+func (s *Server) handleLocked(sid int64, xid int32, op wire.Op, d *wire.Decoder) (code wire.Code, replyBody func(*wire.Encoder), known bool) {
 	var stat wire.Stat
-	s.Mu.Lock()
-	defer s.Mu.Unlock()
-	s.ops[op]++
-	var replyBody func()
 	switch op {
 	case wire.OpCreate:
 		path, data, acl, flags := d.String(), d.Buffer(), d.ACLs(), d.Int()
@@ -123,7 +112,7 @@ func (s *Server) answer(xid int32, op wire.Op, body []byte) []byte {
 			code = wire.CodeNodeExists
 		default:
 			s.Nodes[path] = data
-			replyBody = func() { out.String(path) }
+			replyBody = func(out *wire.Encoder) { out.String(path) }
 		}
 	case wire.OpSetData:
 		path, data, version := d.String(), d.Buffer(), d.Int()
@@ -138,7 +127,7 @@ func (s *Server) answer(xid int32, op wire.Op, body []byte) []byte {
 		} else {
 			s.Nodes[path] = data
 			stat.DataLength = int32(len(data))
-			replyBody = func() { out.Stat(&stat) }
+			replyBody = func(out *wire.Encoder) { out.Stat(&stat) }
 		}
 	case wire.OpGetData:
 		path, watch := d.String(), d.Bool()
@@ -152,7 +141,7 @@ func (s *Server) answer(xid int32, op wire.Op, body []byte) []byte {
 			code = wire.CodeNoNode
 		} else {
 			stat.DataLength = int32(len(data))
-			replyBody = func() { out.Buffer(data); out.Stat(&stat) }
+			replyBody = func(out *wire.Encoder) { out.Buffer(data); out.Stat(&stat) }
 		}
 	case wire.OpDelete:
 		path, version := d.String(), d.Int()
@@ -168,27 +157,9 @@ func (s *Server) answer(xid int32, op wire.Op, body []byte) []byte {
 	case wire.OpCloseSession:
 		s.Closed++
 	default:
-		s.Problems = append(s.Problems, fmt.Sprintf("unexpected op %d", op))
-		return nil
+		return 0, nil, false
 	}
-	if d.Err() != nil || d.Remaining() != 0 {
-		s.Problems = append(s.Problems, fmt.Sprintf("op %d: decode error %v, %d bytes left", op, d.Err(), d.Remaining()))
-		return nil
-	}
-	out.Int(xid)
-	out.Long(1)
-	out.Int(int32(code))
-	if code == wire.CodeOK && replyBody != nil {
-		replyBody()
-	}
-	endFrame(&out, at)
-	return out.B
-}
-
-func (s *Server) Count(op wire.Op) int {
-	s.Mu.Lock()
-	defer s.Mu.Unlock()
-	return s.ops[op]
+	return code, replyBody, true
 }
 
 // FailEveryTenth fails create of node i when i%10 == 9.

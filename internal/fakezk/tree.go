@@ -22,7 +22,6 @@ type Tree struct {
 	Mu       sync.Mutex
 	Nodes    map[string][]byte
 	Seq      map[string]int // next sequence number per parent
-	ops      map[wire.Op]int
 	deleted  map[string]bool
 	Deletes  map[int64][]string // session -> paths it deleted, in order
 	Sessions int64
@@ -34,9 +33,9 @@ func NewTree(t *testing.T) *Tree {
 	t.Helper()
 	f := &Tree{
 		Nodes: map[string][]byte{"/": {}}, Seq: map[string]int{},
-		ops: map[wire.Op]int{}, deleted: map[string]bool{}, Deletes: map[int64][]string{},
+		deleted: map[string]bool{}, Deletes: map[int64][]string{},
 	}
-	f.loop = loop{mu: &f.Mu, sessions: &f.Sessions, problems: &f.problems, answer: f.answer}
+	f.loop = loop{mu: &f.Mu, sessions: &f.Sessions, problems: &f.problems, handle: f.handleLocked}
 	f.listen(t, true)
 	f.Ln = f.ln
 	return f
@@ -52,15 +51,7 @@ func parentOf(path string) string {
 	return path[:i]
 }
 
-func (f *Tree) answer(sid int64, xid int32, op wire.Op, body []byte) []byte {
-	d := wire.NewDecoder(body)
-	var out wire.Encoder
-	at := beginFrame(&out)
-	code := wire.CodeOK
-	var replyBody func()
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	f.ops[op]++
+func (f *Tree) handleLocked(sid int64, xid int32, op wire.Op, d *wire.Decoder) (code wire.Code, replyBody func(*wire.Encoder), known bool) {
 	switch op {
 	case wire.OpCreate:
 		path, data, acl, mode := d.String(), d.Buffer(), d.ACLs(), d.Int()
@@ -80,7 +71,7 @@ func (f *Tree) answer(sid int64, xid int32, op wire.Op, body []byte) []byte {
 			code = wire.CodeNodeExists
 		default:
 			f.Nodes[path] = data
-			replyBody = func() { out.String(path) }
+			replyBody = func(out *wire.Encoder) { out.String(path) }
 		}
 	case wire.OpGetData:
 		path, watch := d.String(), d.Bool()
@@ -90,7 +81,7 @@ func (f *Tree) answer(sid int64, xid int32, op wire.Op, body []byte) []byte {
 		if data := f.Nodes[path]; data == nil {
 			code = wire.CodeNoNode
 		} else {
-			replyBody = func() { out.Buffer(data); out.Stat(&wire.Stat{DataLength: int32(len(data))}) }
+			replyBody = func(out *wire.Encoder) { out.Buffer(data); out.Stat(&wire.Stat{DataLength: int32(len(data))}) }
 		}
 	case wire.OpDelete:
 		path, version := d.String(), d.Int()
@@ -126,29 +117,11 @@ func (f *Tree) answer(sid int64, xid int32, op wire.Op, body []byte) []byte {
 		// a consumer that forgets to sort take messages out of order.
 		slices.Sort(names)
 		slices.Reverse(names)
-		replyBody = func() { out.Strings(names) }
+		replyBody = func(out *wire.Encoder) { out.Strings(names) }
 	case wire.OpCloseSession:
 		f.Closed++
 	default:
-		f.problems = append(f.problems, fmt.Sprintf("unexpected op %d", op))
-		return nil
+		return 0, nil, false
 	}
-	if d.Err() != nil || d.Remaining() != 0 {
-		f.problems = append(f.problems, fmt.Sprintf("op %d: decode error %v, %d bytes left", op, d.Err(), d.Remaining()))
-		return nil
-	}
-	out.Int(xid)
-	out.Long(1)
-	out.Int(int32(code))
-	if code == wire.CodeOK && replyBody != nil {
-		replyBody()
-	}
-	endFrame(&out, at)
-	return out.B
-}
-
-func (f *Tree) Count(op wire.Op) int {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	return f.ops[op]
+	return code, replyBody, true
 }

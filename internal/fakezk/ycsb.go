@@ -25,7 +25,6 @@ type YCSB struct {
 
 	Mu          sync.Mutex
 	nodes       map[string]*ycsbNode
-	ops         map[wire.Op]int
 	SetVersions map[int32]int // setData requests by version asked
 	Sessions    int64
 	Closed      int
@@ -39,10 +38,10 @@ type ycsbNode struct {
 
 func NewYCSB(t *testing.T) *YCSB {
 	t.Helper()
-	f := &YCSB{nodes: map[string]*ycsbNode{"/": {}}, ops: map[wire.Op]int{}, SetVersions: map[int32]int{}}
+	f := &YCSB{nodes: map[string]*ycsbNode{"/": {}}, SetVersions: map[int32]int{}}
 	f.loop = loop{
 		mu: &f.Mu, sessions: &f.Sessions, problems: &f.problems,
-		answer: func(_ int64, xid int32, op wire.Op, body []byte) []byte { return f.answer(xid, op, body) },
+		handle: f.handleLocked,
 		srvr:   func() string { return "Zookeeper version: ycsb fake\nMode: standalone\n" },
 		drop:   func(sid int64, op wire.Op) bool { return op == wire.OpGetData && f.Drop != nil && f.Drop(sid) },
 	}
@@ -52,15 +51,7 @@ func NewYCSB(t *testing.T) *YCSB {
 
 func (f *YCSB) Addr() string { return f.addr() }
 
-func (f *YCSB) answer(xid int32, op wire.Op, body []byte) []byte {
-	d := wire.NewDecoder(body)
-	var out wire.Encoder
-	at := beginFrame(&out)
-	code := wire.CodeOK
-	var replyBody func()
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	f.ops[op]++
+func (f *YCSB) handleLocked(sid int64, xid int32, op wire.Op, d *wire.Decoder) (code wire.Code, replyBody func(*wire.Encoder), known bool) {
 	switch op {
 	case wire.OpCreate:
 		path, data, acl, mode := d.String(), d.Buffer(), d.ACLs(), d.Int()
@@ -74,7 +65,7 @@ func (f *YCSB) answer(xid int32, op wire.Op, body []byte) []byte {
 			code = wire.CodeNodeExists
 		default:
 			f.nodes[path] = &ycsbNode{data: data}
-			replyBody = func() { out.String(path) }
+			replyBody = func(out *wire.Encoder) { out.String(path) }
 		}
 	case wire.OpGetData:
 		path, watch := d.String(), d.Bool()
@@ -86,7 +77,7 @@ func (f *YCSB) answer(xid int32, op wire.Op, body []byte) []byte {
 		} else {
 			st := wire.Stat{Version: n.version, DataLength: int32(len(n.data))}
 			data := n.data
-			replyBody = func() { out.Buffer(data); out.Stat(&st) }
+			replyBody = func(out *wire.Encoder) { out.Buffer(data); out.Stat(&st) }
 		}
 	case wire.OpSetData:
 		path, data, version := d.String(), d.Buffer(), d.Int()
@@ -102,32 +93,14 @@ func (f *YCSB) answer(xid int32, op wire.Op, body []byte) []byte {
 		default:
 			n.data, n.version = data, n.version+1
 			st := wire.Stat{Version: n.version, DataLength: int32(len(data))}
-			replyBody = func() { out.Stat(&st) }
+			replyBody = func(out *wire.Encoder) { out.Stat(&st) }
 		}
 	case wire.OpCloseSession:
 		f.Closed++
 	default:
-		f.problems = append(f.problems, fmt.Sprintf("unexpected op %d", op))
-		return nil
+		return 0, nil, false
 	}
-	if d.Err() != nil || d.Remaining() != 0 {
-		f.problems = append(f.problems, fmt.Sprintf("op %d: decode error %v, %d bytes left", op, d.Err(), d.Remaining()))
-		return nil
-	}
-	out.Int(xid)
-	out.Long(1)
-	out.Int(int32(code))
-	if code == wire.CodeOK && replyBody != nil {
-		replyBody()
-	}
-	endFrame(&out, at)
-	return out.B
-}
-
-func (f *YCSB) Count(op wire.Op) int {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	return f.ops[op]
+	return code, replyBody, true
 }
 
 // Records returns the children of table and their data.

@@ -209,7 +209,10 @@ func testGroupSurvivesLeaderStop(t *testing.T, mode replica.Mode) {
 		m.start(t)
 	}
 	sc, err = c.Scan(ctx, &kvpb.ScanRequest{Table: "t"})
-	if err != nil || len(sc.Rows) != 41 {
-		t.Fatalf("scan after stopping and restarting every member: %d rows, %v", len(sc.Rows), err)
+	if err != nil {
+		t.Fatalf("scan after stopping and restarting every member: %v", err)
+	}
+	if len(sc.Rows) != 41 {
+		t.Fatalf("scan after stopping and restarting every member: %d rows, want 41", len(sc.Rows))
 	}
 }

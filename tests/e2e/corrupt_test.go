@@ -22,6 +22,7 @@ import (
 // favour of an older one plus the log. No acknowledged write may be lost.
 // The file formats are corral's own, so this runs against corral only.
 func TestCorruptStorage(t *testing.T) {
+	t.Parallel()
 	if env.Kind != harness.Corral {
 		t.Skip("corral's on-disk formats only")
 	}

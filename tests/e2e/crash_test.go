@@ -31,6 +31,7 @@ func (w *crashWorker) dataPath() string { return fmt.Sprintf("/crash/data%d", w.
 // acknowledged create exists with its payload, and every node written
 // with setData holds its last acknowledged value or a later attempted one.
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("CORRAL_E2E_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)

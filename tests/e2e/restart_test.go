@@ -15,6 +15,7 @@ import (
 // directory keeps its tree and its sessions; go-zk reconnects with its
 // session and re-arms its watches with SetWatches.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	srv := env.Start(t)
 	c, events := connect(t, srv)
 	open := zk.WorldACL(zk.PermAll)
@@ -74,6 +75,7 @@ func TestRestart(t *testing.T) {
 // timeout loses nothing: queued requests complete after SIGCONT and the
 // session survives.
 func TestPause(t *testing.T) {
+	t.Parallel()
 	srv := env.Start(t)
 	c, _ := connect(t, srv)
 	sid := c.SessionID()

@@ -27,11 +27,15 @@ import (
 // restarts them together, which briefly loses the quorum (an orderly
 // stop, so nothing may be lost), and that runs only with -ensemble.long.
 func TestAlgorithm52(t *testing.T) {
+	t.Parallel()
 	for _, mode := range durabilities() {
 		// Five servers by default: f = 2 is the first size where the
 		// promise lets two servers be down or recovering at once.
 		for _, n := range sizes(true) {
-			t.Run(fmt.Sprintf("servers=%d%s", n, modeSuffix(mode)), func(t *testing.T) { testAlgorithm52(t, n, mode) })
+			t.Run(fmt.Sprintf("servers=%d%s", n, modeSuffix(mode)), func(t *testing.T) {
+				t.Parallel()
+				testAlgorithm52(t, n, mode)
+			})
 		}
 	}
 }

@@ -18,11 +18,15 @@ import (
 // acknowledged ones, plus those of ambiguous attempts that happened, and
 // nothing else.
 func TestAlgorithm54(t *testing.T) {
+	t.Parallel()
 	for _, mode := range durabilities() {
 		// Five servers by default: f = 2 is the first size where the
 		// promise lets two servers be down or recovering at once.
 		for _, n := range sizes(true) {
-			t.Run(fmt.Sprintf("servers=%d%s", n, modeSuffix(mode)), func(t *testing.T) { testAlgorithm54(t, n, mode) })
+			t.Run(fmt.Sprintf("servers=%d%s", n, modeSuffix(mode)), func(t *testing.T) {
+				t.Parallel()
+				testAlgorithm54(t, n, mode)
+			})
 		}
 	}
 }

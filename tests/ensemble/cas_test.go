@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/corral-db/corral/internal/linmodel"
 	"github.com/corral-db/corral/internal/testutil"
 	"github.com/go-zookeeper/zk"
 )
@@ -34,8 +35,12 @@ const (
 // a few znodes while the leader is killed, restarted and frozen; the
 // recorded history must be linearizable for a versioned register.
 func TestLinearizableCAS(t *testing.T) {
+	t.Parallel()
 	for _, n := range sizes(false) {
-		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) { testLinearizableCAS(t, n) })
+		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) {
+			t.Parallel()
+			testLinearizableCAS(t, n)
+		})
 	}
 }
 
@@ -127,6 +132,9 @@ func testLinearizableCAS(t *testing.T, n int) {
 
 	waitOps(30, "faults")
 	time.Sleep(casAfterFaults)
+	// However slow the machine, the history holds casMinComplete
+	// completed operations before the clients stop.
+	waitOps(casMinComplete-h.completed(), "the load after the faults")
 	halt()
 	tl.logf("clients stopped")
 
@@ -140,7 +148,7 @@ func testLinearizableCAS(t *testing.T, n int) {
 	// on both targets.
 	var writes []porcupine.Operation
 	for _, op := range ops {
-		if op.Input.(casInput).kind != casRead {
+		if op.Input.(linmodel.Op).Kind != linmodel.Read {
 			writes = append(writes, op)
 		}
 	}
@@ -178,7 +186,7 @@ func (m casMeta) String() string { return m.server }
 // each client was connected to, and writes porcupine's visualization.
 func checkHistory(t *testing.T, what string, ops []porcupine.Operation) bool {
 	t.Helper()
-	model := casModel()
+	model := linmodel.Model
 	began := time.Now()
 	res, info := porcupine.CheckOperationsVerbose(model, ops, 0)
 	t.Logf("porcupine, %s: %s for %d operations in %s", what, res, len(ops), time.Since(began).Round(time.Millisecond))
@@ -211,7 +219,7 @@ func checkHistory(t *testing.T, what string, ops []porcupine.Operation) bool {
 					mark = "! "
 				}
 				ret := "inf"
-				if op.Return != unknownReturn {
+				if op.Return != linmodel.UnknownReturn {
 					ret = fmt.Sprintf("%.3fs", time.Duration(op.Return).Seconds())
 				}
 				lines = append(lines, fmt.Sprintf("%s[%.3fs, %s] client %d on %v: %s", mark,
@@ -266,14 +274,14 @@ func (h *casHistory) add(op porcupine.Operation, err error) {
 	if err != nil {
 		h.errKinds[err.Error()]++
 	}
-	out := op.Output.(casOutput)
+	out := op.Output.(linmodel.Output)
 	switch {
-	case out.unknown:
+	case out.Unknown:
 		h.unknown++
 	default:
 		h.done++
-		if op.Input.(casInput).kind == casCAS {
-			if out.ok {
+		if op.Input.(linmodel.Op).Kind == linmodel.CAS {
+			if out.OK {
 				h.casOK++
 			} else {
 				h.casFail++
@@ -323,22 +331,22 @@ func runCASClient(c *zk.Conn, idx int, rng *rand.Rand, h *casHistory, stop <-cha
 		key := rng.IntN(casRegisters)
 		p := casPath(key)
 		value := int64(idx+1)*1_000_000 + int64(n) // unique per write
-		var in casInput
+		var in linmodel.Op
 		switch r := rng.IntN(10); {
 		case r < 4:
-			in = casInput{kind: casRead, key: key}
+			in = linmodel.Op{Kind: linmodel.Read, Key: key}
 		case r < 8:
-			in = casInput{kind: casCAS, key: key, value: value, expect: seen[key]}
+			in = linmodel.Op{Kind: linmodel.CAS, Key: key, Value: value, Expect: seen[key]}
 		default:
-			in = casInput{kind: casSet, key: key, value: value}
+			in = linmodel.Op{Kind: linmodel.Set, Key: key, Value: value}
 		}
 		call := h.now()
 		var (
-			out casOutput
+			out linmodel.Output
 			err error
 		)
-		switch in.kind {
-		case casRead:
+		switch in.Kind {
+		case linmodel.Read:
 			var data []byte
 			var st *zk.Stat
 			if _, err = c.Sync(p); err == nil {
@@ -349,30 +357,30 @@ func runCASClient(c *zk.Conn, idx int, rng *rand.Rand, h *casHistory, stop <-cha
 				if perr != nil {
 					v = -1 // no write produces it: the check fails
 				}
-				out = casOutput{value: v, version: st.Version}
+				out = linmodel.Output{Result: linmodel.Result{OK: true, Value: v, Version: st.Version}}
 				seen[key] = st.Version
 			}
-		case casSet, casCAS:
+		case linmodel.Set, linmodel.CAS:
 			expect := int32(-1)
-			if in.kind == casCAS {
-				expect = in.expect
+			if in.Kind == linmodel.CAS {
+				expect = in.Expect
 			}
 			var st *zk.Stat
 			st, err = c.Set(p, []byte(strconv.FormatInt(value, 10)), expect)
 			switch {
 			case err == nil:
-				out = casOutput{ok: true, version: st.Version}
+				out = linmodel.Output{Result: linmodel.Result{OK: true, Version: st.Version}}
 				seen[key] = st.Version
-			case errors.Is(err, zk.ErrBadVersion) && in.kind == casCAS:
-				out = casOutput{ok: false}
+			case errors.Is(err, zk.ErrBadVersion) && in.Kind == linmodel.CAS:
+				out = linmodel.Output{}
 			}
 		}
 		ret := h.now()
 		meta := casMeta{server: c.Server()}
 		switch {
-		case err == nil || (errors.Is(err, zk.ErrBadVersion) && in.kind == casCAS):
+		case err == nil || (errors.Is(err, zk.ErrBadVersion) && in.Kind == linmodel.CAS):
 			h.add(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret, Metadata: meta}, err)
-		case in.kind == casRead:
+		case in.Kind == linmodel.Read:
 			h.drop(err) // a read that failed changed nothing
 		default:
 			// Any other error leaves the write ambiguous (a definite
@@ -380,7 +388,7 @@ func runCASClient(c *zk.Conn, idx int, rng *rand.Rand, h *casHistory, stop <-cha
 			// workload, and is recorded as such by the model: unknown
 			// is the conservative reading).
 			h.add(porcupine.Operation{ClientId: id, Input: in, Call: call,
-				Output: casOutput{unknown: true}, Return: unknownReturn, Metadata: meta}, err)
+				Output: linmodel.Output{Unknown: true}, Return: linmodel.UnknownReturn, Metadata: meta}, err)
 			id = h.newClientID()
 		}
 		select {

@@ -13,14 +13,15 @@
 //   - TestObserver: three voters and an observer; the observer ends with
 //     the same tree after its own kill and a leader kill.
 //   - TestLinearizableCAS: a history of reads (after sync), conditional and
-//     plain setData on a few znodes is linearizable (porcupine, with a
-//     versioned-register model; an operation cut off by a failure may or
+//     plain setData on a few znodes is linearizable (porcupine, with the
+//     versioned-register model of internal/linmodel, which the simulator
+//     checks against too; an operation cut off by a failure may or
 //     may not have happened). The writes alone must be linearizable on
 //     both targets; with the reads too, corral must pass, while ZooKeeper
 //     3.9.3 occasionally does not (a deposed leader, continued after
 //     SIGSTOP, answers sync+read from its stale tree for a moment), which
-//     is logged as a known deviation. TestCASModel shows the checker can
-//     fail.
+//     is logged as a known deviation. linmodel's own test shows the
+//     checker can fail.
 //   - TestAlgorithm52 and TestAlgorithm54: the failure-recovery and
 //     restoration tests of the diskless-ZooKeeper thesis (Algorithms 5.2
 //     and 5.4), on 3 and 5 servers in durability modes sync and diskless,

@@ -29,6 +29,7 @@ const snapshotWait = 30 * time.Second
 // all three with -force-recover: the ensemble serves, every acknowledged
 // create is on every member, and each member recorded the forced start.
 func TestForceRecoverAfterMajorityCrash(t *testing.T) {
+	t.Parallel()
 	if env.IsZooKeeper() {
 		t.Skip("durability=diskless is corral's")
 	}

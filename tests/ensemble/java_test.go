@@ -30,6 +30,7 @@ const javaWait = 3 * time.Minute
 // survives, the events it missed, its watches working on the new member)
 // must equal ZooKeeper 3.9.3's.
 func TestJavaClientMovesWithWatches(t *testing.T) {
+	t.Parallel()
 	j := env.JavaClient(t)
 	dir := j.Compile(t, env.Root, "MoveOps", "Events", "Transcript")
 	en := start(t, 3)
@@ -135,6 +136,7 @@ func TestJavaClientMovesWithWatches(t *testing.T) {
 // ZooKeeper 3.9.3 gives standalone (CuratorOps.golden), since nothing in
 // it depends on where a session is.
 func TestCuratorOnEnsemble(t *testing.T) {
+	t.Parallel()
 	j := env.JavaClient(t)
 	dir := j.Compile(t, env.Root, "CuratorOps", "Events", "Transcript")
 	en := start(t, 3)

@@ -20,8 +20,12 @@ const progressStep = 30
 // also killed together). Afterwards every member holds every acknowledged
 // create, the same children, and the same znode count.
 func TestKillLeaderAndFollowers(t *testing.T) {
+	t.Parallel()
 	for _, n := range sizes(true) {
-		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) { testKillLeaderAndFollowers(t, n) })
+		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) {
+			t.Parallel()
+			testKillLeaderAndFollowers(t, n)
+		})
 	}
 }
 
@@ -114,6 +118,7 @@ func pick(rng *rand.Rand, xs []int) int { return xs[rng.IntN(len(xs))] }
 // same tree and znode count as the voters, holding every acknowledged
 // create.
 func TestObserver(t *testing.T) {
+	t.Parallel()
 	cfg := ensembleConfig()
 	cfg.Observers = 1
 	ens := env.StartEnsemble(t, 4, cfg)

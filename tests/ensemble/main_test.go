@@ -18,7 +18,11 @@ import (
 )
 
 // env is resolved once per test binary; every test starts its own
-// ensemble.
+// ensemble, on ports no other test of the binary was handed (testport)
+// and in a temporary directory of its own, so the tests and their
+// subtests run in parallel, -parallel (GOMAXPROCS by default) at a time.
+// Most of an ensemble test's time is spent waiting for elections,
+// timeouts and restarts, not on the CPU.
 var env *harness.Env
 
 // long turns on the five-server variants and longer fault schedules.

@@ -16,6 +16,7 @@ import (
 // leader may appear while A is frozen. Once A continues, the ensemble
 // elects, and W is on every server.
 func TestRecoveringVoters(t *testing.T) {
+	t.Parallel()
 	if env.IsZooKeeper() {
 		t.Skip("durability=diskless is corral's")
 	}

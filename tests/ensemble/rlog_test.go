@@ -25,6 +25,7 @@ import (
 // the leader's snapshot image).
 // With -ensemble.long it runs in async durability too.
 func TestLogsInTree(t *testing.T) {
+	t.Parallel()
 	if env.IsZooKeeper() {
 		t.Skip("rlog.root is corral's")
 	}
@@ -33,7 +34,10 @@ func TestLogsInTree(t *testing.T) {
 		modes = append(modes, "async")
 	}
 	for _, mode := range modes {
-		t.Run(mode, func(t *testing.T) { testLogsInTree(t, mode) })
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testLogsInTree(t, mode)
+		})
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 // others: it never serves and misses the writes made meanwhile; given
 // its own certificate back, it joins and catches up.
 func TestQuorumTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca := zktlstest.NewCA(t, "ensemble")
 	good := ca.Issue(t, pkix.Name{CommonName: "member"}).WritePKCS12(t, dir, "member", ca)
