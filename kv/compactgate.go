@@ -37,9 +37,6 @@ type compactionGate struct {
 	gen     uint64 // guarded by mu
 	// hold refuses every compaction while set.
 	hold bool // guarded by mu
-	// pending: pebble asked for a compaction while held and the gate has
-	// not granted one since.
-	pending bool // guarded by mu
 	// stop ends the current registration's granter; stopped is closed
 	// when it has returned.
 	stop, stopped chan struct{} // guarded by mu
@@ -47,9 +44,10 @@ type compactionGate struct {
 	// poke wakes the granter (buffered: a poke is never lost or blocks).
 	poke chan struct{}
 
-	// held counts the compactions pebble asked for and the gate refused
-	// because of a hold (one per wait: pebble asks again only after a
-	// grant); granted the compactions it let run.
+	// held counts the times pebble asked for a compaction and the gate
+	// refused because of a hold (pebble asks once, then waits for a
+	// grant, so about once per compaction held); granted counts the
+	// compactions it let run.
 	held, granted atomic.Int64
 }
 
@@ -71,7 +69,6 @@ func (g *compactionGate) Register(_ int, db pebble.DBForCompaction) {
 	g.db = db
 	g.gen++
 	g.running = 0
-	g.pending = false
 	g.stop, g.stopped = make(chan struct{}), make(chan struct{})
 	go g.granter(db, g.stop, g.stopped)
 }
@@ -98,10 +95,7 @@ func (g *compactionGate) TrySchedule() (bool, pebble.CompactionGrantHandle) {
 		return false, nil
 	}
 	if g.hold {
-		if !g.pending {
-			g.pending = true
-			g.held.Add(1)
-		}
+		g.held.Add(1)
 		return false, nil
 	}
 	// GetAllowedWithoutPermission takes no DB mutex: callable here.
@@ -136,11 +130,18 @@ func (g *compactionGate) setHold(hold bool) {
 	}
 }
 
-// state reports whether compactions are held and whether one waits.
-func (g *compactionGate) state() (hold, pending bool) {
+// state reports whether compactions are held and whether pebble has one
+// waiting to start. The caller keeps the database open meanwhile (the
+// store's dbMu), so it is not unregistered under the call.
+func (g *compactionGate) state() (hold, waiting bool) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.hold, g.pending
+	hold, db := g.hold, g.db
+	g.mu.Unlock()
+	if db != nil {
+		// pebble's mutex comes before the gate's: called without mu.
+		waiting, _ = db.GetWaitingCompaction()
+	}
+	return hold, waiting
 }
 
 // granter grants waiting compactions while the gate is not held, until
@@ -186,13 +187,9 @@ func (g *compactionGate) grant(db pebble.DBForCompaction, stop <-chan struct{}) 
 			if h.gen == g.gen {
 				g.running--
 			}
-			if !waiting {
-				g.pending = false
-			}
 			g.mu.Unlock()
 			return
 		}
-		g.pending = false
 		g.granted.Add(1)
 		g.mu.Unlock()
 	}

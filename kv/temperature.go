@@ -29,11 +29,11 @@ type Temperature struct {
 	// L0StopWritesThreshold, where writes stop until a compaction runs.
 	NearStall bool
 	// Held: compactions are held (HoldCompactions); Pending: pebble has a
-	// compaction waiting on the hold.
+	// compaction waiting to start (on the hold, or for a free slot).
 	Held, Pending bool
-	// HeldCompactions counts the compactions that waited on a hold since
-	// Open; GrantedCompactions those the gate let run (both 0 without
-	// Options.GateCompactions).
+	// HeldCompactions counts the compactions pebble asked to start and a
+	// hold refused, GrantedCompactions those the gate let run, since the
+	// store opened (both 0 without Options.GateCompactions).
 	HeldCompactions, GrantedCompactions int64
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,15 @@ type Config struct {
 	// OnStore, if set, is handed the member's store once it is open
 	// (tests compare the members' states through it).
 	OnStore func(*kv.Store)
+
+	// LeaderChange configures the compaction-aware leader change; its
+	// zero value is the fixed leader (compactions never held).
+	LeaderChange kv.LeaderChangeConfig
+	// MemTableSize is pebble's memtable size (pebble's default when 0).
+	MemTableSize uint64
+	// OnLeaderChange, if set, learns each act of the leader change
+	// (a transfer started, a turn to compacting in place).
+	OnLeaderChange func(LeaderChangeEvent)
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -54,6 +64,14 @@ const subTicks = 10
 
 // asyncSyncEvery is how often async mode fsyncs the log.
 const asyncSyncEvery = time.Second
+
+// leaderChangeEvery is how often a member reports its temperature and a
+// leader decides about its compactions; leaderChangeMaxLag how many
+// entries a transfer target's acknowledgements may trail the log's end.
+const (
+	leaderChangeEvery  = 100 * time.Millisecond
+	leaderChangeMaxLag = 10000
+)
 
 // Run runs the member until ctx ends. ready, if set, is called with the
 // API address once the member serves.
@@ -78,7 +96,8 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err := fsys.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return err
 	}
-	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log})
+	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log,
+		MemTableSize: cfg.MemTableSize, GateCompactions: cfg.LeaderChange.Policy != kv.PolicyFixed})
 	if err != nil {
 		return err
 	}
@@ -131,6 +150,18 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		voters = append(voters, id)
 	}
 	slices.Sort(voters)
+	lc := &leaderChange{
+		cfg: cfg.LeaderChange, id: cfg.ID, store: store, send: tr.Send, log: log,
+		rand:  rand.New(rand.NewPCG(cfg.ID, uint64(time.Now().UnixNano()))),
+		every: leaderChangeEvery, staleAfter: 10 * leaderChangeEvery,
+		maxLastHeard: subTicks, maxLag: leaderChangeMaxLag,
+		onEvent: cfg.OnLeaderChange, reports: make(map[uint64]heatReport),
+	}
+	for _, id := range voters {
+		if id != cfg.ID {
+			lc.peers = append(lc.peers, id)
+		}
+	}
 	d, err := replica.New(replica.Config{
 		ID: cfg.ID, Voters: voters, Mode: cfg.Mode,
 		SM:        notifyingSM{Store: store, n: n},
@@ -165,11 +196,13 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 				log.Warn("kv: purging the log", "err", err)
 			}
 		},
-		Logger: log,
+		OnDriverMessage: lc.onMessage,
+		Logger:          log,
 	})
 	if err != nil {
 		return err
 	}
+	lc.d = d
 
 	lis := cfg.APIListener
 	if lis == nil {
@@ -186,7 +219,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
 	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(store, group))
 
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	// The driver takes an orderly stop (and writes diskless mode's
 	// checkpoint) only when its context's cause is context.Canceled, not
 	// a signal's cause (signal.NotifyContext) or a sibling's error.
@@ -196,6 +229,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	defer stopAfter()
 	go func() { errc <- d.Run(driverCtx, tr.Recv(), cfg.TickTime/subTicks) }()
 	go func() { errc <- srv.Serve(ctx) }()
+	go func() { lc.run(ctx); errc <- nil }()
 	if cfg.Mode == replica.Async {
 		go func() {
 			t := time.NewTicker(asyncSyncEvery)
@@ -220,7 +254,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		ready(srv.Addr().String())
 	}
 	var first error
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 4; i++ {
 		// One part failing stops the others.
 		if err := <-errc; err != nil {
 			if first == nil {
