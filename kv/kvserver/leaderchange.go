@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,10 @@ type LeaderChangeEvent struct {
 }
 
 func (lc *leaderChange) onMessage(m zab.Message) {
-	if len(m.Entries) != 1 {
+	// Reports are kept per member of the group only: the map stays
+	// bounded whatever arrives.
+	if len(m.Entries) != 1 || !slices.Contains(lc.peers, m.From) {
+		lc.log.Warn("kv: driver message refused", "from", m.From)
 		return
 	}
 	t, err := decodeHeat(m.Entries[0].Data)

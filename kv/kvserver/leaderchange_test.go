@@ -226,3 +226,17 @@ func testLeaderMoves(t *testing.T, policy kv.LeaderPolicy) {
 		}
 	}
 }
+
+// TestHeatReportsFromPeersOnly: a member keeps the temperatures its
+// group's members send and refuses a stranger's and malformed ones.
+func TestHeatReportsFromPeersOnly(t *testing.T) {
+	lc := &leaderChange{id: 1, peers: []uint64{2, 3}, log: slog.New(slog.DiscardHandler), reports: make(map[uint64]heatReport)}
+	lc.onMessage(heatMessage(2, 1, kv.Temperature{Heat: 0.5}))
+	lc.onMessage(heatMessage(9, 1, kv.Temperature{Heat: 0.1}))
+	bad := heatMessage(3, 1, kv.Temperature{})
+	bad.Entries[0].Data = bad.Entries[0].Data[:5]
+	lc.onMessage(bad)
+	if len(lc.reports) != 1 || lc.reports[2].t.Heat != 0.5 {
+		t.Fatalf("reports %+v, want member 2's only", lc.reports)
+	}
+}
