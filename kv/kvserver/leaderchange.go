@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/corral-db/corral/kv"
@@ -48,8 +47,9 @@ type leaderChange struct {
 	leader     uint64
 	epoch      uint32
 	inPlace    bool
-
-	transfers, inPlaceTurns atomic.Int64
+	// transfers and inPlaceTurns count the transfers started and the
+	// turns to compacting in place, logged when the member stops.
+	transfers, inPlaceTurns int
 }
 
 type heatReport struct {
@@ -92,6 +92,12 @@ func (lc *leaderChange) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			if lc.cfg.Policy != kv.PolicyFixed {
+				tp, _ := lc.store.Temperature(lc.cfg.DebtThreshold)
+				lc.log.Info("kv: compaction-aware leader change", "policy", lc.cfg.Policy,
+					"transfers", lc.transfers, "compactInPlaceTurns", lc.inPlaceTurns,
+					"compactionsHeld", tp.HeldCompactions, "compactionsGranted", tp.GrantedCompactions)
+			}
 			return
 		case <-t.C:
 		}
@@ -133,7 +139,7 @@ func (lc *leaderChange) step(now time.Time) {
 		lc.store.HoldCompactions(false)
 		if !lc.inPlace {
 			lc.inPlace = true
-			lc.inPlaceTurns.Add(1)
+			lc.inPlaceTurns++
 			lc.log.Info("kv: compacting in place", "reason", dec.Reason, "heat", temp.Heat)
 			lc.event(dec, temp, nil)
 		}
@@ -145,7 +151,7 @@ func (lc *leaderChange) step(now time.Time) {
 		if err != nil {
 			lc.log.Warn("kv: leadership transfer refused", "to", dec.To, "err", err)
 		} else {
-			lc.transfers.Add(1)
+			lc.transfers++
 			lc.log.Info("kv: handing leadership over before compacting", "to", dec.To, "reason", dec.Reason)
 		}
 		lc.event(dec, temp, err)
