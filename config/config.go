@@ -137,6 +137,21 @@ type Config struct {
 	APIPort int
 	// APIPortAddress is apiPortAddress, "" meaning 127.0.0.1.
 	APIPortAddress string
+	// KVLeaderPolicy is kv.leaderPolicy, the compaction-aware leader
+	// change of store=kv: fixed, random, roundrobin or coolest; "" is
+	// fixed (the leader never moves for compaction).
+	KVLeaderPolicy string
+	// KVLeaderChangeThreshold is kv.leaderChangeThreshold: the heat
+	// (compaction due at 1) at which a leader hands over; 0, unset, is
+	// the store's default (1).
+	KVLeaderChangeThreshold float64
+	// KVLeaderChangeMinIntervalMs is kv.leaderChangeMinIntervalMs: the
+	// least time between two leader changes; 0, unset, is the store's
+	// default (30 s).
+	KVLeaderChangeMinIntervalMs int64
+	// KVMemTableSize is kv.memTableSize: pebble's memtable size in bytes
+	// (K, M, G suffixes as memory.limit); 0 is pebble's default.
+	KVMemTableSize int64
 	// APIAddrs are the apiAddress.N=host:port lines: every member's API
 	// address, which a member that does not lead names in its NotLeader
 	// answers.

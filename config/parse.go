@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -318,6 +319,34 @@ func (p *parser) apply(key, value string, line int) error {
 		return err
 	case "apiPortAddress":
 		return setString(&c.APIPortAddress, key, javaTrim(unbracket(value)))
+	case "kv.leaderPolicy":
+		switch v := strings.ToLower(value); v {
+		case "fixed", "random", "roundrobin", "coolest":
+			c.KVLeaderPolicy = v
+			return nil
+		}
+		return &KeyError{Key: key, Value: value, Reason: "want fixed, random, roundrobin or coolest"}
+	case "kv.leaderChangeThreshold":
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsNaN(v) || v <= 0 || v > 1000 {
+			return &KeyError{Key: key, Value: value, Reason: "want a heat above 0 and at most 1000 (1: a compaction is due)"}
+		}
+		c.KVLeaderChangeThreshold = v
+		return nil
+	case "kv.leaderChangeMinIntervalMs":
+		v, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || v < 0 || v > 24*3600*1000 {
+			return &KeyError{Key: key, Value: value, Reason: "want milliseconds between 0 and 86400000"}
+		}
+		c.KVLeaderChangeMinIntervalMs = v
+		return nil
+	case "kv.memTableSize":
+		v, err := parseBytes(key, value)
+		if err == nil && v >= 4<<30 {
+			err = &KeyError{Key: key, Value: value, Reason: "pebble's memtables are under 4G"}
+		}
+		c.KVMemTableSize = v
+		return err
 	}
 	if strings.HasPrefix(key, serverKeyPrefix) {
 		return p.addServer(key, value)

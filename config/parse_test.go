@@ -297,6 +297,29 @@ func TestRlogRoot(t *testing.T) {
 	}
 }
 
+// TestKVLeaderChangeKeys: the compaction-aware leader change's keys
+// parse, and bad values name their key.
+func TestKVLeaderChangeKeys(t *testing.T) {
+	c, w := mustParse(t, base+"kv.leaderPolicy=RoundRobin\nkv.leaderChangeThreshold=1.5\nkv.leaderChangeMinIntervalMs=2000\nkv.memTableSize=4M\n")
+	if c.KVLeaderPolicy != "roundrobin" || c.KVLeaderChangeThreshold != 1.5 || c.KVLeaderChangeMinIntervalMs != 2000 || c.KVMemTableSize != 4<<20 || len(w) != 0 {
+		t.Errorf("got %q %v %v %v, warnings %q", c.KVLeaderPolicy, c.KVLeaderChangeThreshold, c.KVLeaderChangeMinIntervalMs, c.KVMemTableSize, w)
+	}
+	if c, _ := mustParse(t, base); c.KVLeaderPolicy != "" || c.KVLeaderChangeThreshold != 0 {
+		t.Errorf("defaults: %q %v, want unset", c.KVLeaderPolicy, c.KVLeaderChangeThreshold)
+	}
+	for _, bad := range []string{
+		"kv.leaderPolicy=rr", "kv.leaderPolicy=", "kv.leaderChangeThreshold=0", "kv.leaderChangeThreshold=-1",
+		"kv.leaderChangeThreshold=NaN", "kv.leaderChangeThreshold=x", "kv.leaderChangeMinIntervalMs=-5",
+		"kv.leaderChangeMinIntervalMs=1.5", "kv.memTableSize=4G", "kv.memTableSize=-1",
+	} {
+		_, _, err := parse(t, base+bad+"\n")
+		key, _, _ := strings.Cut(bad, "=")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: %v, want an error naming the key", bad, err)
+		}
+	}
+}
+
 func TestDurabilityForceSyncConflictWarns(t *testing.T) {
 	_, warnings := mustParse(t, base+"forceSync=no\ndurability=sync\n")
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "forceSync=no has no effect") {

@@ -55,6 +55,18 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 	if c.APIPortAddress != "" {
 		put("apiPortAddress", c.APIPortAddress)
 	}
+	if c.KVLeaderPolicy != "" {
+		put("kv.leaderPolicy", c.KVLeaderPolicy)
+	}
+	if c.KVLeaderChangeThreshold != 0 {
+		put("kv.leaderChangeThreshold", strconv.FormatFloat(c.KVLeaderChangeThreshold, 'g', -1, 64))
+	}
+	if c.KVLeaderChangeMinIntervalMs != 0 {
+		put("kv.leaderChangeMinIntervalMs", strconv.FormatInt(c.KVLeaderChangeMinIntervalMs, 10))
+	}
+	if c.KVMemTableSize != 0 {
+		put("kv.memTableSize", strconv.FormatInt(c.KVMemTableSize, 10))
+	}
 	for _, id := range slices.Sorted(maps.Keys(c.APIAddrs)) {
 		put("apiAddress."+strconv.FormatInt(id, 10), c.APIAddrs[id])
 	}

@@ -59,6 +59,8 @@ func roundTripConfigs(dataDir string) map[string]*Config {
 	c.ContainerMaxPerMinute = 5
 	c.ContainerMaxNeverUsedIntervalMs = 1 << 40
 	c.ForceSync, c.Durability = false, DurabilityAsync
+	c.Store, c.KVLeaderPolicy, c.KVLeaderChangeThreshold = "kv", "coolest", 1.5
+	c.KVLeaderChangeMinIntervalMs, c.KVMemTableSize = 5000, 4<<20
 	m["everything"] = c
 
 	c = Default()

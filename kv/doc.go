@@ -19,5 +19,8 @@
 // form), schema.go (table descriptors), store.go (opening, closing,
 // durability), apply.go (the state machine), read.go (get, scan,
 // multi-get), snapshot.go (checkpoint streams), group.go (what the service
-// writes through), service.go (the gRPC service). See docs/design/kv.md.
+// writes through), service.go (the gRPC service), temperature.go (how
+// near a member is to compacting), compactgate.go (the compaction
+// scheduler a leader holds), leaderpolicy.go (the compaction-aware leader
+// change's decision). See docs/design/kv.md.
 package kv

@@ -31,6 +31,11 @@ type Options struct {
 	// store that no replication log precedes (LocalGroup). Durable is then
 	// Applied. A replica group leaves it off: the zab log is the WAL.
 	PebbleWAL bool
+	// GateCompactions installs a compaction scheduler that
+	// HoldCompactions can hold: a leader holds its compactions until it
+	// hands leadership over (the compaction-aware leader change). Off,
+	// pebble's default scheduler runs them as they come.
+	GateCompactions bool
 }
 
 // Store is the key-value state machine: one pebble database fed by
@@ -66,8 +71,12 @@ type Store struct {
 
 	results waiters
 	events  eventCounts
-	// l0CompactionThreshold is pebble's, after its defaults.
-	l0CompactionThreshold int
+	// gate is the compaction scheduler (Options.GateCompactions); nil
+	// when pebble's default runs compactions.
+	gate *compactionGate
+	// l0CompactionThreshold and l0StopWritesThreshold are pebble's,
+	// after its defaults.
+	l0CompactionThreshold, l0StopWritesThreshold int
 }
 
 // Open opens (creating if need be) the store in o.Dir, finishing or
@@ -85,6 +94,9 @@ func Open(o Options) (*Store, error) {
 		return nil, errors.New("kv: no directory")
 	}
 	s := &Store{opts: o, fs: o.FS, log: o.Logger}
+	if o.GateCompactions {
+		s.gate = newCompactionGate()
+	}
 	if err := s.recoverInstall(); err != nil {
 		return nil, err
 	}
@@ -104,8 +116,12 @@ func (s *Store) pebbleOptions() *pebble.Options {
 	if s.opts.MemTableSize > 0 {
 		po.MemTableSize = s.opts.MemTableSize
 	}
+	if s.gate != nil {
+		po.Experimental.CompactionScheduler = s.gate
+	}
 	po.EnsureDefaults()
 	s.l0CompactionThreshold = po.L0CompactionThreshold
+	s.l0StopWritesThreshold = po.L0StopWritesThreshold
 	return po
 }
 

@@ -8,8 +8,8 @@ import (
 
 // Temperature is how near a member is to heavy compaction work, ACaZoo's
 // "temperature", read from pebble: the input of the compaction-aware
-// leader change (docs/design/kv.md, not done yet), and of the share of
-// time members compact (the paper's Figs. 13-15).
+// leader change (leaderpolicy.go) and of the share of time members
+// compact (the paper's Figs. 13-15).
 type Temperature struct {
 	L0Sublevels int32
 	L0Tables    int64
@@ -17,17 +17,43 @@ type Temperature struct {
 	// the LSM is stable.
 	CompactionDebt        uint64
 	CompactionsInProgress int64
+	// Compacting counts the compactions running that rewrite data: not
+	// moves, copies or delete-only ones, which cost little.
+	Compacting int64
 	// Flushes and Compactions count the finished ones since Open.
 	Flushes, Compactions int64
 	// Heat is max(L0Sublevels / L0CompactionThreshold, CompactionDebt /
 	// debtThreshold): 1 or more means a compaction is due.
 	Heat float64
+	// NearStall: L0 is within two sublevels of pebble's
+	// L0StopWritesThreshold, where writes stop until a compaction runs.
+	NearStall bool
+	// Held: compactions are held (HoldCompactions); Pending: pebble has a
+	// compaction waiting to start (on the hold, or for a free slot).
+	Held, Pending bool
+	// HeldCompactions counts the compactions pebble asked to start and a
+	// hold refused, GrantedCompactions those the gate let run, since the
+	// store opened (both 0 without Options.GateCompactions).
+	HeldCompactions, GrantedCompactions int64
 }
 
 // eventCounts are kept by pebble's EventListener callbacks, which run on
 // pebble's goroutines: they only count.
 type eventCounts struct {
 	flushes, compactions atomic.Int64
+	// compacting counts the data-rewriting compactions begun and not
+	// ended.
+	compacting atomic.Int64
+}
+
+// rewrites reports whether a compaction of this reason rewrites data
+// (pebble's compactionKind names).
+func rewrites(reason string) bool {
+	switch reason {
+	case "move", "copy", "delete-only", "flush", "ingested-flushable":
+		return false
+	}
+	return true
 }
 
 func (c *eventCounts) listener() *pebble.EventListener {
@@ -37,7 +63,15 @@ func (c *eventCounts) listener() *pebble.EventListener {
 				c.flushes.Add(1)
 			}
 		},
+		CompactionBegin: func(info pebble.CompactionInfo) {
+			if rewrites(info.Reason) {
+				c.compacting.Add(1)
+			}
+		},
 		CompactionEnd: func(info pebble.CompactionInfo) {
+			if rewrites(info.Reason) {
+				c.compacting.Add(-1)
+			}
 			if info.Err == nil {
 				c.compactions.Add(1)
 			}
@@ -62,6 +96,7 @@ func (s *Store) Temperature(debtThreshold uint64) (Temperature, error) {
 		L0Tables:              m.Levels[0].TablesCount,
 		CompactionDebt:        m.Compact.EstimatedDebt,
 		CompactionsInProgress: m.Compact.NumInProgress,
+		Compacting:            max(s.events.compacting.Load(), 0),
 		Flushes:               s.events.flushes.Load(),
 		Compactions:           s.events.compactions.Load(),
 	}
@@ -70,5 +105,24 @@ func (s *Store) Temperature(debtThreshold uint64) (Temperature, error) {
 		threshold = 4
 	}
 	t.Heat = max(float64(t.L0Sublevels)/float64(threshold), float64(t.CompactionDebt)/float64(debtThreshold))
+	if s.l0StopWritesThreshold > 0 {
+		t.NearStall = int(t.L0Sublevels) >= s.l0StopWritesThreshold-2
+	}
+	if s.gate != nil {
+		t.Held, t.Pending = s.gate.state()
+		t.HeldCompactions, t.GrantedCompactions = s.gate.held.Load(), s.gate.granted.Load()
+	}
 	return t, nil
+}
+
+// HoldCompactions holds (true) or releases (false) the store's
+// compactions: held, pebble's compactions wait (flushes go on); released,
+// the waiting ones start. It reports false, doing nothing, on a store
+// opened without Options.GateCompactions.
+func (s *Store) HoldCompactions(hold bool) bool {
+	if s.gate == nil {
+		return false
+	}
+	s.gate.setHold(hold)
+	return true
 }

@@ -27,6 +27,10 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "warn", "debug|info|warn|error")
 	durability := fs.String("durability", "sync", "sync|async|diskless (replicated groups)")
 	tick := fs.Duration("tick", 500*time.Millisecond, "tickTime of a replicated group")
+	policy := fs.String("leader-policy", "fixed", "compaction-aware leader change: fixed|random|roundrobin|coolest (replicated groups)")
+	threshold := fs.Float64("leader-threshold", 0, "heat at which the leader hands over before compacting (0: 1, a compaction due)")
+	minInterval := fs.Duration("leader-min-interval", 0, "least time between two leader changes (0: 30s)")
+	memtable := fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: pebble's default)")
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
 	}
@@ -58,7 +62,15 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "corral kv ensemble: -durability %q: want sync, async or diskless\n", *durability)
 			return kvExitError
 		}
-		return runKVGroup(ctx, *n, base, mode, *tick, logger, stdout, stderr)
+		lc, err := kvLeaderChange(*policy, *threshold, *minInterval)
+		if err == nil && (*memtable < 0 || *memtable >= 4<<30) {
+			err = fmt.Errorf("-memtable-size %d: want 0 up to 4 GiB", *memtable)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "corral kv ensemble: %v\n", err)
+			return kvExitError
+		}
+		return runKVGroup(ctx, *n, base, mode, *tick, kvGroupTuning{leaderChange: lc, memTableSize: uint64(*memtable)}, logger, stdout, stderr)
 	}
 	// One member: no replication; the store keeps pebble's WAL.
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(base, "member1", "kv"), PebbleWAL: true, Logger: logger})

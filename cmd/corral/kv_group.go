@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/kv/kvserver"
 	"github.com/corral-db/corral/replica"
 )
@@ -20,10 +21,13 @@ import (
 // runKVGroup runs a replicated group of n members in this process, each
 // with its own directory, zab log and pebble database under base, and a
 // zoo.cfg there that runs the same member with `corral server`.
-func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick time.Duration, logger *slog.Logger, stdout, stderr io.Writer) int {
+func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick time.Duration, tune kvGroupTuning, logger *slog.Logger, stdout, stderr io.Writer) int {
 	g, err := kvserver.NewLocalGroup(n, base, mode, tick, logger)
 	if err != nil {
 		return kvFail(stderr, "ensemble", err)
+	}
+	for i := range g.Configs {
+		g.Configs[i].LeaderChange, g.Configs[i].MemTableSize = tune.leaderChange, tune.memTableSize
 	}
 	for _, c := range g.Configs {
 		if err := writeKVZooCfg(c); err != nil {
@@ -43,6 +47,13 @@ func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick
 	return kvExitOK
 }
 
+// kvGroupTuning is what `corral kv ensemble` sets on every member beyond
+// the group's shape.
+type kvGroupTuning struct {
+	leaderChange kv.LeaderChangeConfig
+	memTableSize uint64
+}
+
 // writeKVZooCfg writes a member's myid and zoo.cfg (store=kv) into its
 // directory.
 func writeKVZooCfg(m kvserver.Config) error {
@@ -53,6 +64,12 @@ func writeKVZooCfg(m kvserver.Config) error {
 	c.MyID = int64(m.ID)
 	c.Store = "kv"
 	c.APIAddrs = make(map[int64]string)
+	if lc := m.LeaderChange; lc.Policy != kv.PolicyFixed {
+		c.KVLeaderPolicy = lc.Policy.String()
+		c.KVLeaderChangeThreshold = lc.Threshold
+		c.KVLeaderChangeMinIntervalMs = lc.MinInterval.Milliseconds()
+	}
+	c.KVMemTableSize = int64(m.MemTableSize)
 	switch m.Mode {
 	case replica.Async:
 		c.Durability = config.DurabilityAsync

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/kv/kvserver"
 	"github.com/corral-db/corral/replica"
 	"github.com/corral-db/corral/transport"
@@ -49,6 +50,11 @@ func kvMemberConfig(cfg *config.Config, logger *slog.Logger) (kvserver.Config, e
 		SnapCount: cfg.SnapCount,
 		Logger:    logger,
 	}
+	lc, err := kvLeaderChange(cfg.KVLeaderPolicy, cfg.KVLeaderChangeThreshold, time.Duration(cfg.KVLeaderChangeMinIntervalMs)*time.Millisecond)
+	if err != nil {
+		return kc, err
+	}
+	kc.LeaderChange, kc.MemTableSize = lc, uint64(cfg.KVMemTableSize)
 	switch cfg.Durability {
 	case config.DurabilityAsync:
 		kc.Mode = replica.Async
@@ -78,4 +84,23 @@ func kvMemberConfig(cfg *config.Config, logger *slog.Logger) (kvserver.Config, e
 		kc.APIAddrs[kc.ID] = cfg.APIListenAddr()
 	}
 	return kc, nil
+}
+
+// kvLeaderChange is the compaction-aware leader change that the
+// kv.leaderPolicy, kv.leaderChangeThreshold and
+// kv.leaderChangeMinIntervalMs keys (or kv ensemble's flags) ask for; ""
+// is the fixed leader.
+func kvLeaderChange(policy string, threshold float64, minInterval time.Duration) (kv.LeaderChangeConfig, error) {
+	lc := kv.LeaderChangeConfig{Threshold: threshold, MinInterval: minInterval}
+	if policy != "" {
+		p, err := kv.ParseLeaderPolicy(policy)
+		if err != nil {
+			return lc, err
+		}
+		lc.Policy = p
+	}
+	if threshold < 0 || minInterval < 0 {
+		return lc, fmt.Errorf("leader change: threshold %v and minimum interval %v must not be negative", threshold, minInterval)
+	}
+	return lc, nil
 }

@@ -16,6 +16,13 @@ import (
 // giver poorer than the taker, so leaderships do not bounce back.
 // Liveness comes from the leader's own view: only a learner in the
 // broadcast phase (zab.LearnerStatus.Synced) receives one.
+//
+// The compaction-aware leader change (leaderchange.go) moves leaders too,
+// for another reason. The two take turns: the balancer skips an RG whose
+// leader change (policy other than fixed) saw a leader change, its own
+// or anyone's, less than the policy's MinInterval ago, and the leader
+// change counts the balancer's hand-overs among the changes it waits out.
+// A hand-over by either thus stands for at least MinInterval.
 
 // leaderCounts is how many RGs each node leads according to st, with
 // every registered member counted (0 for nodes that lead none). Member

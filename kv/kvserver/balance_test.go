@@ -2,7 +2,9 @@ package kvserver
 
 import (
 	"testing"
+	"time"
 
+	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/ring"
 )
@@ -44,5 +46,32 @@ func TestPickHandOver(t *testing.T) {
 		if g != tc.g || to != tc.to || ok != tc.ok {
 			t.Errorf("%s: got (%v, %d, %v), want (%v, %d, %v)", tc.name, g, to, ok, tc.g, tc.to, tc.ok)
 		}
+	}
+}
+
+// TestBalancerWaitsOutLeaderChange: under a leader-change policy the
+// balancer may move an RG only once the last leader change its replica
+// saw is MinInterval old; under the fixed policy always.
+func TestBalancerWaitsOutLeaderChange(t *testing.T) {
+	fixed := &leaderChange{}
+	if !fixed.settled(time.Now()) {
+		t.Fatal("fixed policy: balancer held back")
+	}
+	lc := &leaderChange{cfg: kv.LeaderChangeConfig{Policy: kv.PolicyCoolest, MinInterval: time.Minute}}
+	t0 := time.Unix(1000, 0)
+	if lc.settled(t0) {
+		t.Fatal("settled before the leader change ran")
+	}
+	lc.noteChange(t0)
+	if lc.settled(t0.Add(59 * time.Second)) {
+		t.Fatal("settled within MinInterval of a leader change")
+	}
+	if !lc.settled(t0.Add(time.Minute)) {
+		t.Fatal("not settled MinInterval after a leader change")
+	}
+	dflt := &leaderChange{cfg: kv.LeaderChangeConfig{Policy: kv.PolicyRandom}}
+	dflt.noteChange(t0)
+	if dflt.settled(t0.Add(kv.DefaultLeaderChangeMinInterval - time.Second)) {
+		t.Fatal("default MinInterval not applied")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/ring"
 	"github.com/corral-db/corral/replica"
@@ -95,6 +96,23 @@ func NewLocalCluster(groups, replicas int, dir string, mode replica.Mode, tick t
 	return lc, nil
 }
 
+// Tune sets the compaction-aware leader change and pebble's memtable
+// size on every replica of every node and writes the node files again.
+func (lc *LocalCluster) Tune(leaderChange kv.LeaderChangeConfig, memTableSize uint64) error {
+	for n, nc := range lc.Nodes {
+		for g, c := range nc.Groups {
+			c.LeaderChange, c.MemTableSize = leaderChange, memTableSize
+			nc.Groups[g] = c
+		}
+		if n < len(lc.Files) {
+			if err := WriteNodeFile(lc.Files[n], nc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // CloseListeners closes every listener the cluster opened, for nodes run
 // elsewhere (their own processes) that listen on the same addresses.
 func (lc *LocalCluster) CloseListeners() {
@@ -149,8 +167,15 @@ type NodeFile struct {
 	Durability string            `json:"durability"`
 	TickMillis int64             `json:"tick_ms"`
 	// BalanceMillis is the leader balancer's round; 0 turns it off.
-	BalanceMillis int64       `json:"balance_ms"`
-	Groups        []GroupFile `json:"groups"`
+	BalanceMillis int64 `json:"balance_ms"`
+	// LeaderPolicy, LeaderThreshold and LeaderMinIntervalMillis configure
+	// every replica's compaction-aware leader change ("" or "fixed": off;
+	// 0: the defaults); MemTableSize is pebble's (0: pebble's default).
+	LeaderPolicy            string      `json:"leader_policy,omitempty"`
+	LeaderThreshold         float64     `json:"leader_threshold,omitempty"`
+	LeaderMinIntervalMillis int64       `json:"leader_min_interval_ms,omitempty"`
+	MemTableSize            uint64      `json:"memtable_size,omitempty"`
+	Groups                  []GroupFile `json:"groups"`
 }
 
 // GroupFile is the node's member of one RG.
@@ -172,6 +197,12 @@ func WriteNodeFile(path string, nc NodeConfig) error {
 	for g, c := range nc.Groups {
 		f.Durability = c.Mode.String()
 		f.TickMillis = c.TickTime.Milliseconds()
+		if lcc := c.LeaderChange; lcc.Policy != kv.PolicyFixed {
+			f.LeaderPolicy = lcc.Policy.String()
+			f.LeaderThreshold = lcc.Threshold
+			f.LeaderMinIntervalMillis = lcc.MinInterval.Milliseconds()
+		}
+		f.MemTableSize = c.MemTableSize
 		gf := GroupFile{Group: uint32(g), Dir: c.Dir, Preferred: c.PreferredLeader}
 		for id := range c.Peers {
 			gf.Members = append(gf.Members, id)
@@ -210,6 +241,19 @@ func ReadNodeFile(path string, logger *slog.Logger) (NodeConfig, error) {
 	if f.ID == 0 || f.TickMillis <= 0 || f.API == "" || f.CM == "" || len(f.Groups) == 0 {
 		return NodeConfig{}, fmt.Errorf("%s: needs id, api, cm, tick_ms and groups", path)
 	}
+	leaderChange := kv.LeaderChangeConfig{Threshold: f.LeaderThreshold,
+		MinInterval: time.Duration(f.LeaderMinIntervalMillis) * time.Millisecond}
+	if f.LeaderPolicy != "" {
+		if leaderChange.Policy, err = kv.ParseLeaderPolicy(f.LeaderPolicy); err != nil {
+			return NodeConfig{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if f.LeaderThreshold < 0 || f.LeaderMinIntervalMillis < 0 {
+		return NodeConfig{}, fmt.Errorf("%s: leader_threshold and leader_min_interval_ms must not be negative", path)
+	}
+	if f.MemTableSize >= 4<<30 {
+		return NodeConfig{}, fmt.Errorf("%s: memtable_size %d: want up to 4 GiB", path, f.MemTableSize)
+	}
 	nc := NodeConfig{ID: f.ID, APIListen: f.API, CM: f.CM, CMRoot: f.CMRoot, Groups: map[ring.GroupID]Config{},
 		Peers: map[uint64]transport.Peer{}, Logger: logger, Balance: time.Duration(f.BalanceMillis) * time.Millisecond}
 	apis := map[uint64]string{}
@@ -235,6 +279,7 @@ func ReadNodeFile(path string, logger *slog.Logger) (NodeConfig, error) {
 			return NodeConfig{}, fmt.Errorf("%s: a group needs group, dir and members", path)
 		}
 		c := Config{ID: f.ID, Dir: gf.Dir, Mode: mode, PreferredLeader: gf.Preferred,
+			LeaderChange: leaderChange, MemTableSize: f.MemTableSize,
 			TickTime: time.Duration(f.TickMillis) * time.Millisecond,
 			Peers:    map[uint64]transport.Peer{}, APIAddrs: apis}
 		for _, id := range gf.Members {

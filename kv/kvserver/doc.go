@@ -9,4 +9,12 @@
 // a session with the configuration manager that records each replica's
 // leadership guarded by its epoch, and a leader balancer (balance.go).
 // LocalCluster lays out a cluster on loopback for `corral kv cluster`.
+//
+// leaderchange.go runs the compaction-aware leader change: members send
+// their temperatures to each other (heatmsg.go, in zab.MsgDriver
+// messages) and the leader holds its compactions and hands leadership
+// over as kv.DecideLeaderChange says. On a node each replica runs its
+// own, its messages tagged with the RG like the rest of its traffic; the
+// balancer leaves an RG alone while its leader change's minimum interval
+// runs (balance.go).
 package kvserver

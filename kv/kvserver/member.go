@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,15 @@ type Config struct {
 	// elections keep their winner: moving leaders then is a balancer's
 	// job.
 	PreferredLeader uint64
+
+	// LeaderChange configures the compaction-aware leader change; its
+	// zero value is the fixed leader (compactions never held).
+	LeaderChange kv.LeaderChangeConfig
+	// MemTableSize is pebble's memtable size (pebble's default when 0).
+	MemTableSize uint64
+	// OnLeaderChange, if set, learns each act of the leader change
+	// (a transfer started, a turn to compacting in place).
+	OnLeaderChange func(LeaderChangeEvent)
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -64,6 +74,14 @@ const subTicks = 10
 
 // asyncSyncEvery is how often async mode fsyncs the log.
 const asyncSyncEvery = time.Second
+
+// leaderChangeEvery is how often a member reports its temperature and a
+// leader decides about its compactions; leaderChangeMaxLag how many
+// entries a transfer target's acknowledgements may trail the log's end.
+const (
+	leaderChangeEvery  = 100 * time.Millisecond
+	leaderChangeMaxLag = 10000
+)
 
 // Run runs the member until ctx ends. ready, if set, is called with the
 // API address once the member serves.
@@ -118,7 +136,8 @@ func apiListener(cfg Config) (net.Listener, error) {
 }
 
 // replica is one member of one RG without its API: the store, the zab
-// log, the transport to its peers and the driver. openReplica opens it;
+// log, the transport to its peers, the driver and the compaction-aware
+// leader change. openReplica opens it;
 // run drives it until ctx ends; close releases what open took.
 type replicaRun struct {
 	cfg    Config
@@ -128,6 +147,7 @@ type replicaRun struct {
 	recv   <-chan zab.Message
 	d      *replica.Driver
 	group  *Group
+	lc     *leaderChange
 	closer []func()
 }
 
@@ -173,7 +193,8 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	if err := fsys.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log})
+	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log,
+		MemTableSize: cfg.MemTableSize, GateCompactions: cfg.LeaderChange.Policy != kv.PolicyFixed})
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +254,18 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	}
 	slices.Sort(voters)
 	wl := rep.wl
+	lc := &leaderChange{
+		cfg: cfg.LeaderChange, id: cfg.ID, store: store, send: ln.send, log: log,
+		rand:  rand.New(rand.NewPCG(cfg.ID, uint64(time.Now().UnixNano()))),
+		every: leaderChangeEvery, staleAfter: 10 * leaderChangeEvery,
+		maxLastHeard: subTicks, maxLag: leaderChangeMaxLag,
+		onEvent: cfg.OnLeaderChange, reports: make(map[uint64]heatReport),
+	}
+	for _, id := range voters {
+		if id != cfg.ID {
+			lc.peers = append(lc.peers, id)
+		}
+	}
 	d, err := replica.New(replica.Config{
 		ID: cfg.ID, Voters: voters, Mode: cfg.Mode,
 		SM:        notifyingSM{Store: store, n: n},
@@ -273,12 +306,15 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 				log.Warn("kv: purging the log", "err", err)
 			}
 		},
-		Logger: log,
+		OnDriverMessage: lc.onMessage,
+		Logger:          log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	rep.d = d
+	lc.d = d
+	rep.lc = lc
 	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
 	return rep, nil
@@ -307,7 +343,7 @@ func (r *replicaRun) handOver(ctx context.Context, epoch uint32) {
 func (r *replicaRun) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	// The driver takes an orderly stop (and writes diskless mode's
 	// checkpoint) only when its context's cause is context.Canceled, not
 	// a signal's cause (signal.NotifyContext) or a sibling's error.
@@ -316,6 +352,7 @@ func (r *replicaRun) run(ctx context.Context) error {
 	stopAfter := context.AfterFunc(ctx, stopDriver)
 	defer stopAfter()
 	go func() { errc <- r.d.Run(driverCtx, r.recv, r.cfg.TickTime/subTicks) }()
+	go func() { r.lc.run(ctx); errc <- nil }()
 	if r.cfg.Mode == replica.Async {
 		go func() {
 			t := time.NewTicker(asyncSyncEvery)
@@ -337,7 +374,8 @@ func (r *replicaRun) run(ctx context.Context) error {
 		errc <- nil
 	}
 	var first error
-	for i := 0; i < 2; i++ {
+	for i := 0; i < 3; i++ {
+		// One part failing stops the others.
 		if err := <-errc; err != nil {
 			if first == nil {
 				first = err

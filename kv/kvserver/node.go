@@ -303,9 +303,10 @@ func (n *node) session(ctx context.Context, s *cm.Store, v *cm.View, members map
 // balance runs one round of the leader balancer: at most one hand-over.
 func (n *node) balance(self uint64) {
 	led := map[ring.GroupID][]uint64{}
+	now := time.Now()
 	for g, r := range n.reps {
 		st := r.d.Status()
-		if !st.Established() || st.Transferee != 0 {
+		if !st.Established() || st.Transferee != 0 || !r.lc.settled(now) {
 			continue
 		}
 		var synced []uint64
