@@ -97,7 +97,11 @@ func TestBatchedWritesKeepConnectionOrder(t *testing.T) {
 // cannot get a slot submits what it has batched before it waits, so no
 // reader waits for slots that batched, unsubmitted writes hold.
 func TestBatchesDoNotHoldTheLastSlots(t *testing.T) {
-	ts := startServer(t, Options{GlobalOutstandingLimit: 4})
+	// Every request goes out at the start and the setup connection idles
+	// until the end: on a loaded machine that can outlast the test
+	// server's default maximum session timeout (20 ticks of 200 ms), and
+	// an expired session would close the connections mid-test.
+	ts := startServer(t, Options{GlobalOutstandingLimit: 4, MaxSessionTimeout: time.Minute})
 	setup := dial(t, ts.addr)
 	const conns, writes = 6, 300
 	for k := range conns {
