@@ -195,7 +195,16 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		SyncLimit:     ens.SyncLimit * subTicks,
 		// The driver schedules snapshots (busy by count, diskless idle
 		// lulls, spacing); the snapshot goroutine asks it (driveSnapshots).
-		Schedule:        repl.Schedule{SnapCount: s.opts.SnapCount, IdleQuiet: st.idleQuiet, IdleMin: int(st.idleSnapMin())},
+		Schedule: repl.Schedule{SnapCount: s.opts.SnapCount, IdleQuiet: st.idleQuiet, IdleMin: int(st.idleSnapMin())},
+		// The driver knows why it took a snapshot: it counts them by
+		// kind (takeSnapshot counts only the snapshots it decides on).
+		OnSnapshot: func(_ zab.Zxid, busy bool) {
+			if busy {
+				st.countSnapshot(snapBusy)
+			} else {
+				st.countSnapshot(snapIdle)
+			}
+		},
 		OnSoftState:     func(_, cur zab.SoftState) { rp.setSoft(cur) },
 		OnDriverMessage: rp.receiveDriver,
 		Rand:            rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),

@@ -69,7 +69,8 @@ func (sm *treeSM) Durable() zab.Zxid { return zab.Zxid(sm.durable.Load()) }
 // the busy ones. A snapshot a checkpoint overtook is dropped (the
 // checkpoint is newer): the durable zxid stays.
 func (sm *treeSM) Snapshot(context.Context) (zab.Zxid, error) {
-	z, err := sm.st.takeSnapshot(sm.rp.s, false)
+	// Counted by kind through the driver's OnSnapshot, which knows it.
+	z, err := sm.st.takeSnapshot(sm.rp.s, false, "")
 	if err != nil || z < 0 {
 		return sm.Durable(), err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/internal/metric"
 	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/transport"
@@ -641,4 +642,33 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	// snapshot it restarted from, as a leader it would need it to bring a
 	// member restarted from one as old up by DIFF.
 	writeUntilSnapshot(e.servers[f].rep, "restarted follower", "c")
+}
+
+// TestEnsembleCountsBusySnapshots: an ensemble member's snapshots are
+// counted by the kind its driver took them for. Writes past snapCount
+// make busy snapshots, which must not show up as idle (the driver's
+// snapshots once all counted as idle).
+func TestEnsembleCountsBusySnapshots(t *testing.T) {
+	e := startEnsemble(t, 3, func(o *Options) { o.SnapCount = 50 })
+	leader := e.waitLeader()
+	c := e.connect(leader)
+	ctx := ctxT(t)
+	st := e.servers[leader].store
+	busy := func() int64 {
+		var n int64
+		st.opts.Metrics.CounterSet(metricSnapshots, "", "kind").Each(func(kind string, c *metric.Counter) {
+			if kind == snapBusy {
+				n = c.Load()
+			}
+		})
+		return n
+	}
+	for i := 0; busy() == 0; i++ {
+		if i == 2000 {
+			t.Fatalf("no busy snapshot counted after %d writes with snapCount 50", i)
+		}
+		if _, err := c.Create(ctx, fmt.Sprintf("/b%04d", i), nil, client.WorldACL(client.PermAll), client.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -422,7 +422,11 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 			}
 		}
 		st.snapPending.Store(false)
-		if _, err := st.takeSnapshot(s, !idleSnap); err != nil {
+		kind := snapBusy
+		if idleSnap {
+			kind = snapIdle
+		}
+		if _, err := st.takeSnapshot(s, !idleSnap, kind); err != nil {
 			st.log.Error("snapshot failed", "err", err)
 		}
 	}
@@ -430,16 +434,17 @@ func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
 
 // snapshot takes a snapshot that the replica compacts its log to.
 func (st *storage) snapshot(s *Server) error {
-	_, err := st.takeSnapshot(s, true)
+	_, err := st.takeSnapshot(s, true, snapBusy)
 	return err
 }
 
 // takeSnapshot writes the tree while writes continue: it holds the read lock
 // only for a chunk of nodes at a time. Replaying the log from the zxid it
 // started at repairs whatever changed under it (transactions are
-// idempotent). compact says whether onSnapshot learns it. It returns the
+// idempotent). compact says whether onSnapshot learns it; kind is what it
+// counts as ("" for none). It returns the
 // snapshot's zxid, or -1 if a checkpoint overtook it and it was dropped.
-func (st *storage) takeSnapshot(s *Server, compact bool) (int64, error) {
+func (st *storage) takeSnapshot(s *Server, compact bool, kind string) (int64, error) {
 	done := make(chan struct{})
 	st.snapDone.Store(&done)
 	st.snapping.Store(true)
@@ -499,7 +504,7 @@ func (st *storage) takeSnapshot(s *Server, compact bool) (int64, error) {
 		return 0, err
 	}
 	took := time.Since(start)
-	st.snapshotTaken(took, !compact)
+	st.snapshotTaken(took, kind)
 	st.snapBusyUntil.Store(time.Now().Add(4 * took).UnixNano())
 	st.log.Info("snapshot written", "zxid", hex(zxid), "took", took, "idle", !compact)
 	if compact && st.onSnapshot != nil {
