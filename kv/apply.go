@@ -93,6 +93,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		s.tables = a.tables
 		s.nextID = a.nextID
 		s.clients = a.clients
+		a.commitClients()
 		s.applied.Store(uint64(last))
 	}
 	s.mu.Unlock()
@@ -119,6 +120,9 @@ type applier struct {
 	nextID uint32
 	// clients counts the deduplication table's entries (dedupe.go).
 	clients int
+	// pending is this Apply's changes to the client cache, by client id
+	// (nil: forgotten); folded into Store.clientRecs at commit.
+	pending map[uint64]*clientRecord
 }
 
 func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
@@ -171,21 +175,28 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 	return Result{Succeeded: true}, nil
 }
 
-// trim removes the versions of a column beyond its family's MaxVersions.
+// trim removes the versions of a column beyond its family's MaxVersions,
+// each with a point delete: a put adds one version, so a put trims one
+// (a bounded number). A range tombstone per put would pile up in the
+// memtable, and every later iterator and Get re-fragments all of them.
 func (a *applier) trim(tid uint32, row []byte, f *family, qual []byte) error {
 	keep := int(max(f.maxVersions, 1))
 	lo := columnPrefix(tid, row, f.id, qual)
-	hi := escapedEnd(lo)
-	it, err := a.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	return a.deleteVersions(lo, keep)
+}
+
+// deleteVersions point-deletes the versions of the column whose prefix is
+// lo, newest first, after the first keep of them.
+func (a *applier) deleteVersions(lo []byte, keep int) error {
+	it, err := a.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: escapedEnd(lo)})
 	if err != nil {
 		return err
 	}
 	n := 0
-	var cut []byte
+	var old [][]byte
 	for ok := it.First(); ok; ok = it.Next() {
-		if n == keep {
-			cut = append([]byte(nil), it.Key()...)
-			break
+		if n >= keep {
+			old = append(old, append([]byte(nil), it.Key()...))
 		}
 		n++
 	}
@@ -193,10 +204,17 @@ func (a *applier) trim(tid uint32, row []byte, f *family, qual []byte) error {
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil || cut == nil {
+	if err != nil {
 		return err
 	}
-	return a.b.DeleteRange(cut, hi, nil)
+	// Deleting while the iterator is open would make the batch re-index
+	// under it; collect first, then delete.
+	for _, k := range old {
+		if err := a.b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *applier) delete(t *table, m *Mutation) (Result, error) {
@@ -216,7 +234,12 @@ func (a *applier) delete(t *table, m *Mutation) (Result, error) {
 			}
 			return Result{Succeeded: true}, nil
 		}
-		lo = columnPrefix(t.id, m.Row, f.id, m.Delete.Qualifier)
+		// A column holds at most its family's MaxVersions versions:
+		// point deletes, no range tombstone.
+		if err := a.deleteVersions(columnPrefix(t.id, m.Row, f.id, m.Delete.Qualifier), 0); err != nil {
+			return Result{}, err
+		}
+		return Result{Succeeded: true}, nil
 	}
 	if err := a.b.DeleteRange(lo, escapedEnd(lo), nil); err != nil {
 		return Result{}, err

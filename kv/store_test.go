@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/corral-db/corral/zab"
@@ -104,6 +105,51 @@ func TestMaxVersionsTrimmed(t *testing.T) {
 	got, _ := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 10})
 	if want := "cf:q@4=c cf:q@3=b one:q@4=c "; cellsString(got) != want {
 		t.Fatalf("got %q, want %q", cellsString(got), want)
+	}
+}
+
+// TestTrimLeavesNoRangeTombstone: many puts of one column keep exactly
+// MaxVersions versions, trimmed (and a column delete done) with point
+// deletes only, so no range tombstone reaches an sstable.
+func TestTrimLeavesNoRangeTombstone(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{"cf", 3})))
+	z := zab.Zxid(2)
+	for i := 0; i < 40; i++ {
+		mustApply(t, s, entry(t, z, put("t", "r", "cf", "q", fmt.Sprint(i), "cf", "p", fmt.Sprint(i))))
+		z++
+	}
+	got, err := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cf:p@41=39 cf:p@40=38 cf:p@39=37 cf:q@41=39 cf:q@40=38 cf:q@39=37 "; cellsString(got) != want {
+		t.Fatalf("got %q, want %q", cellsString(got), want)
+	}
+	mustApply(t, s, entry(t, z, &Mutation{Op: OpDelete, Table: "t", Row: []byte("r"), Delete: Delete{Scope: ScopeColumn, Family: "cf", Qualifier: []byte("p")}}))
+	got, _ = s.Get("t", []byte("r"), ReadOptions{MaxVersions: 100})
+	if want := "cf:q@41=39 cf:q@40=38 cf:q@39=37 "; cellsString(got) != want {
+		t.Fatalf("after the column delete got %q, want %q", cellsString(got), want)
+	}
+	if _, err := s.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := 0
+	for _, l := range levels {
+		for _, sst := range l {
+			tables++
+			if n := sst.Properties.NumRangeDeletions; n != 0 {
+				t.Errorf("sstable %v holds %d range deletions", sst.FileNum, n)
+			}
+		}
+	}
+	if tables == 0 {
+		t.Fatal("no sstable after the flush")
 	}
 }
 
