@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -26,6 +27,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 	applied := s.Applied()
 	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID, clients: s.clients}
 	defer a.b.Close()
+	defer a.closeIter() // before the batch's Close
 	type done struct {
 		reqID uint64
 		res   Result
@@ -123,6 +125,33 @@ type applier struct {
 	// pending is this Apply's changes to the client cache, by client id
 	// (nil: forgotten); folded into Store.clientRecs at commit.
 	pending map[uint64]*clientRecord
+	// it is one iterator over the batch, reused by the trims of this
+	// Apply (building one per put costs more than the seek it serves).
+	it *pebble.Iterator
+}
+
+// iter returns the applier's iterator bounded to [lo, hi), its view of
+// the batch refreshed (the DB under it changes only through this batch).
+// The caller leaves lo and hi unchanged and does not close it.
+func (a *applier) iter(lo, hi []byte) (*pebble.Iterator, error) {
+	o := &pebble.IterOptions{LowerBound: lo, UpperBound: hi}
+	if a.it == nil {
+		it, err := a.b.NewIter(o)
+		if err != nil {
+			return nil, err
+		}
+		a.it = it
+		return it, nil
+	}
+	a.it.SetOptions(o)
+	return a.it, nil
+}
+
+func (a *applier) closeIter() {
+	if a.it != nil {
+		a.it.Close()
+		a.it = nil
+	}
 }
 
 func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
@@ -168,21 +197,59 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 		if err := a.b.Set(cellKey(t.id, m.Row, fams[i].id, c.Qualifier, version), c.Value, nil); err != nil {
 			return Result{}, err
 		}
-		if err := a.trim(t.id, m.Row, fams[i], c.Qualifier); err != nil {
+	}
+	// One trim per family written, over one iterator reused by the whole
+	// Apply: building an iterator costs more than the seeks it serves.
+	for i, f := range fams {
+		if slices.Index(fams, f) < i {
+			continue
+		}
+		var cols [][]byte
+		for k, c := range m.Cells {
+			if fams[k] == f {
+				cols = append(cols, columnPrefix(t.id, m.Row, f.id, c.Qualifier))
+			}
+		}
+		if err := a.trimColumns(familyPrefix(t.id, m.Row, f.id), cols, int(max(f.maxVersions, 1))); err != nil {
 			return Result{}, err
 		}
 	}
 	return Result{Succeeded: true}, nil
 }
 
-// trim removes the versions of a column beyond its family's MaxVersions,
-// each with a point delete: a put adds one version, so a put trims one
-// (a bounded number). A range tombstone per put would pile up in the
-// memtable, and every later iterator and Get re-fragments all of them.
-func (a *applier) trim(tid uint32, row []byte, f *family, qual []byte) error {
-	keep := int(max(f.maxVersions, 1))
-	lo := columnPrefix(tid, row, f.id, qual)
-	return a.deleteVersions(lo, keep)
+// trimColumns removes the versions beyond keep of the columns cols (their
+// prefixes, within the family prefix fp) with point deletes: a put adds
+// one version a column, so it deletes at most one a column. A range
+// tombstone per put would pile up in the memtable, and every later
+// iterator and Get re-fragment all of them. The columns are sought in key
+// order, so that pebble seeks from where the iterator stands (a record's
+// columns sit side by side) and a wide row's other columns are not read.
+func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int) error {
+	slices.SortFunc(cols, bytes.Compare)
+	cols = slices.CompactFunc(cols, bytes.Equal)
+	it, err := a.iter(fp, prefixEnd(fp))
+	if err != nil {
+		return err
+	}
+	var old [][]byte
+	for _, cp := range cols {
+		n := 0
+		for ok := it.SeekGE(cp); ok && bytes.HasPrefix(it.Key(), cp); ok = it.Next() {
+			if n >= keep {
+				old = append(old, append([]byte(nil), it.Key()...))
+			}
+			n++
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	for _, k := range old {
+		if err := a.b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteVersions point-deletes the versions of the column whose prefix is

@@ -108,17 +108,23 @@ func TestMaxVersionsTrimmed(t *testing.T) {
 	}
 }
 
-// TestTrimLeavesNoRangeTombstone: many puts of one column keep exactly
+// TestTrimLeavesNoRangeTombstone: many puts of two columns keep exactly
 // MaxVersions versions, trimmed (and a column delete done) with point
 // deletes only, so no range tombstone reaches an sstable.
 func TestTrimLeavesNoRangeTombstone(t *testing.T) {
 	s := openMem(t, vfs.NewMem(), "db")
 	defer s.Close()
 	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{"cf", 3})))
+	// Five puts per Apply call: the later ones trim what the earlier
+	// ones wrote into the same batch.
 	z := zab.Zxid(2)
-	for i := 0; i < 40; i++ {
-		mustApply(t, s, entry(t, z, put("t", "r", "cf", "q", fmt.Sprint(i), "cf", "p", fmt.Sprint(i))))
-		z++
+	for i := 0; i < 40; i += 5 {
+		var ents []zab.Entry
+		for j := i; j < i+5; j++ {
+			ents = append(ents, entry(t, z, put("t", "r", "cf", "q", fmt.Sprint(j), "cf", "p", fmt.Sprint(j))))
+			z++
+		}
+		mustApply(t, s, ents...)
 	}
 	got, err := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 100})
 	if err != nil {
