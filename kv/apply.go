@@ -217,13 +217,18 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 	return Result{Succeeded: true}, nil
 }
 
+// stepsBeforeSeek is how many keys trimColumns steps over before it
+// seeks instead.
+const stepsBeforeSeek = 8
+
 // trimColumns removes the versions beyond keep of the columns cols (their
 // prefixes, within the family prefix fp) with point deletes: a put adds
 // one version a column, so it deletes at most one a column. A range
 // tombstone per put would pile up in the memtable, and every later
 // iterator and Get re-fragment all of them. The columns are sought in key
-// order, so that pebble seeks from where the iterator stands (a record's
-// columns sit side by side) and a wide row's other columns are not read.
+// order, stepping from one to the next when they are close (a record's
+// columns sit side by side) and seeking when not, so a wide row's other
+// columns are not all read.
 func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int) error {
 	slices.SortFunc(cols, bytes.Compare)
 	cols = slices.CompactFunc(cols, bytes.Equal)
@@ -232,9 +237,31 @@ func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int) error {
 		return err
 	}
 	var old [][]byte
-	for _, cp := range cols {
+	for i, cp := range cols {
+		var ok bool
+		if i == 0 {
+			ok = it.SeekGE(cp)
+		} else {
+			// The iterator stands past the previous column; the next one
+			// written is usually a few keys on, and stepping there costs
+			// less than a seek through every level.
+			ok = it.Valid()
+			for steps := 0; ok && bytes.Compare(it.Key(), cp) < 0; steps++ {
+				if steps == stepsBeforeSeek {
+					ok = it.SeekGE(cp)
+					break
+				}
+				ok = it.Next()
+			}
+		}
+		if !ok {
+			if err := it.Error(); err != nil {
+				return err
+			}
+			break // no keys left in the family: nothing more to trim
+		}
 		n := 0
-		for ok := it.SeekGE(cp); ok && bytes.HasPrefix(it.Key(), cp); ok = it.Next() {
+		for ; ok && bytes.HasPrefix(it.Key(), cp); ok = it.Next() {
 			if n >= keep {
 				old = append(old, append([]byte(nil), it.Key()...))
 			}

@@ -159,6 +159,33 @@ func TestTrimLeavesNoRangeTombstone(t *testing.T) {
 	}
 }
 
+// TestTrimWideRow: a put of two far-apart columns of a wide row trims
+// both (the trim steps to near columns and seeks to far ones) and leaves
+// the others alone.
+func TestTrimWideRow(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{"cf", 1})))
+	var all []string
+	for i := 0; i < 20; i++ {
+		all = append(all, "cf", fmt.Sprintf("c%02d", i), "v")
+	}
+	mustApply(t, s, entry(t, 2, put("t", "r", all...)))
+	mustApply(t, s, entry(t, 3, put("t", "r", "cf", "c00", "x", "cf", "c19", "x", "cf", "c01", "x")), entry(t, 4, put("t", "r", "cf", "c19", "y", "cf", "c00", "y")))
+	got, err := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "cf:c00@4=y cf:c01@3=x "
+	for i := 2; i < 19; i++ {
+		want += fmt.Sprintf("cf:c%02d@2=v ", i)
+	}
+	want += "cf:c19@4=y "
+	if cellsString(got) != want {
+		t.Fatalf("got %q, want %q", cellsString(got), want)
+	}
+}
+
 func TestDeletesAndDrop(t *testing.T) {
 	s := openMem(t, vfs.NewMem(), "db")
 	defer s.Close()
