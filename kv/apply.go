@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -26,6 +27,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 	applied := s.Applied()
 	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID, clients: s.clients}
 	defer a.b.Close()
+	defer a.closeIter() // before the batch's Close
 	type done struct {
 		reqID uint64
 		res   Result
@@ -93,6 +95,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		s.tables = a.tables
 		s.nextID = a.nextID
 		s.clients = a.clients
+		a.commitClients()
 		s.applied.Store(uint64(last))
 	}
 	s.mu.Unlock()
@@ -119,6 +122,36 @@ type applier struct {
 	nextID uint32
 	// clients counts the deduplication table's entries (dedupe.go).
 	clients int
+	// pending is this Apply's changes to the client cache, by client id
+	// (nil: forgotten); folded into Store.clientRecs at commit.
+	pending map[uint64]*clientRecord
+	// it is one iterator over the batch, reused by the trims of this
+	// Apply (building one per put costs more than the seek it serves).
+	it *pebble.Iterator
+}
+
+// iter returns the applier's iterator bounded to [lo, hi), its view of
+// the batch refreshed (the DB under it changes only through this batch).
+// The caller leaves lo and hi unchanged and does not close it.
+func (a *applier) iter(lo, hi []byte) (*pebble.Iterator, error) {
+	o := &pebble.IterOptions{LowerBound: lo, UpperBound: hi}
+	if a.it == nil {
+		it, err := a.b.NewIter(o)
+		if err != nil {
+			return nil, err
+		}
+		a.it = it
+		return it, nil
+	}
+	a.it.SetOptions(o)
+	return a.it, nil
+}
+
+func (a *applier) closeIter() {
+	if a.it != nil {
+		a.it.Close()
+		a.it = nil
+	}
 }
 
 func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
@@ -164,28 +197,100 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 		if err := a.b.Set(cellKey(t.id, m.Row, fams[i].id, c.Qualifier, version), c.Value, nil); err != nil {
 			return Result{}, err
 		}
-		if err := a.trim(t.id, m.Row, fams[i], c.Qualifier); err != nil {
+	}
+	// One trim per family written, over one iterator reused by the whole
+	// Apply: building an iterator costs more than the seeks it serves.
+	for i, f := range fams {
+		if slices.Index(fams, f) < i {
+			continue
+		}
+		var cols [][]byte
+		for k, c := range m.Cells {
+			if fams[k] == f {
+				cols = append(cols, columnPrefix(t.id, m.Row, f.id, c.Qualifier))
+			}
+		}
+		if err := a.trimColumns(familyPrefix(t.id, m.Row, f.id), cols, int(max(f.maxVersions, 1))); err != nil {
 			return Result{}, err
 		}
 	}
 	return Result{Succeeded: true}, nil
 }
 
-// trim removes the versions of a column beyond its family's MaxVersions.
-func (a *applier) trim(tid uint32, row []byte, f *family, qual []byte) error {
-	keep := int(max(f.maxVersions, 1))
-	lo := columnPrefix(tid, row, f.id, qual)
-	hi := escapedEnd(lo)
-	it, err := a.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+// stepsBeforeSeek is how many keys trimColumns steps over before it
+// seeks instead.
+const stepsBeforeSeek = 8
+
+// trimColumns removes the versions beyond keep of the columns cols (their
+// prefixes, within the family prefix fp) with point deletes: a put adds
+// one version a column, so it deletes at most one a column. A range
+// tombstone per put would pile up in the memtable, and every later
+// iterator and Get re-fragment all of them. The columns are sought in key
+// order, stepping from one to the next when they are close (a record's
+// columns sit side by side) and seeking when not, so a wide row's other
+// columns are not all read.
+func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int) error {
+	slices.SortFunc(cols, bytes.Compare)
+	cols = slices.CompactFunc(cols, bytes.Equal)
+	it, err := a.iter(fp, prefixEnd(fp))
+	if err != nil {
+		return err
+	}
+	var old [][]byte
+	for i, cp := range cols {
+		var ok bool
+		if i == 0 {
+			ok = it.SeekGE(cp)
+		} else {
+			// The iterator stands past the previous column; the next one
+			// written is usually a few keys on, and stepping there costs
+			// less than a seek through every level.
+			ok = it.Valid()
+			for steps := 0; ok && bytes.Compare(it.Key(), cp) < 0; steps++ {
+				if steps == stepsBeforeSeek {
+					ok = it.SeekGE(cp)
+					break
+				}
+				ok = it.Next()
+			}
+		}
+		if !ok {
+			if err := it.Error(); err != nil {
+				return err
+			}
+			break // no keys left in the family: nothing more to trim
+		}
+		n := 0
+		for ; ok && bytes.HasPrefix(it.Key(), cp); ok = it.Next() {
+			if n >= keep {
+				old = append(old, append([]byte(nil), it.Key()...))
+			}
+			n++
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	for _, k := range old {
+		if err := a.b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteVersions point-deletes the versions of the column whose prefix is
+// lo, newest first, after the first keep of them.
+func (a *applier) deleteVersions(lo []byte, keep int) error {
+	it, err := a.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: escapedEnd(lo)})
 	if err != nil {
 		return err
 	}
 	n := 0
-	var cut []byte
+	var old [][]byte
 	for ok := it.First(); ok; ok = it.Next() {
-		if n == keep {
-			cut = append([]byte(nil), it.Key()...)
-			break
+		if n >= keep {
+			old = append(old, append([]byte(nil), it.Key()...))
 		}
 		n++
 	}
@@ -193,10 +298,17 @@ func (a *applier) trim(tid uint32, row []byte, f *family, qual []byte) error {
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil || cut == nil {
+	if err != nil {
 		return err
 	}
-	return a.b.DeleteRange(cut, hi, nil)
+	// Deleting while the iterator is open would make the batch re-index
+	// under it; collect first, then delete.
+	for _, k := range old {
+		if err := a.b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *applier) delete(t *table, m *Mutation) (Result, error) {
@@ -216,7 +328,12 @@ func (a *applier) delete(t *table, m *Mutation) (Result, error) {
 			}
 			return Result{Succeeded: true}, nil
 		}
-		lo = columnPrefix(t.id, m.Row, f.id, m.Delete.Qualifier)
+		// A column holds at most its family's MaxVersions versions:
+		// point deletes, no range tombstone.
+		if err := a.deleteVersions(columnPrefix(t.id, m.Row, f.id, m.Delete.Qualifier), 0); err != nil {
+			return Result{}, err
+		}
+		return Result{Succeeded: true}, nil
 	}
 	if err := a.b.DeleteRange(lo, escapedEnd(lo), nil); err != nil {
 		return Result{}, err

@@ -111,28 +111,88 @@ func decodeClientRecord(b []byte) (clientRecord, error) {
 	return r, nil
 }
 
-// lookupClient reads a client's record as the batch sees it.
-func (a *applier) lookupClient(client uint64) (clientRecord, bool, error) {
-	v, c, err := a.b.Get(clientKey(client))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return clientRecord{}, false, nil
+// clientCache is the deduplication table in memory: every record pebble
+// holds, loaded at open and snapshot install, and changed only by an
+// Apply that commits (so it equals what is persisted on every replica).
+// It is bounded by maxClients like the table. The apply goroutine owns it.
+type clientCache map[uint64]clientRecord
+
+// loadClients reads the deduplication table (at open).
+func loadClients(db *pebble.DB) (clientCache, error) {
+	lo := []byte{prefixMeta, metaClient}
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	if err != nil {
+		return nil, err
+	}
+	c := make(clientCache)
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != len(lo)+8 {
+			err = fmt.Errorf("kv: client key %q", k)
+			break
+		}
+		v, verr := it.ValueAndErr()
+		if verr != nil {
+			err = verr
+			break
+		}
+		r, derr := decodeClientRecord(v)
+		if derr != nil {
+			err = derr
+			break
+		}
+		c[binary.BigEndian.Uint64(k[len(lo):])] = r
+	}
+	if err == nil {
+		err = it.Error()
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
-		return clientRecord{}, false, err
+		return nil, err
 	}
-	defer c.Close()
-	r, err := decodeClientRecord(v)
-	return r, err == nil, err
+	return c, nil
+}
+
+// lookupClient returns a client's record as the batch sees it: this
+// Apply's own changes first, then the committed cache.
+func (a *applier) lookupClient(client uint64) (clientRecord, bool) {
+	if r, ok := a.pending[client]; ok {
+		if r == nil {
+			return clientRecord{}, false
+		}
+		return *r, true
+	}
+	r, ok := a.s.clientRecs[client]
+	return r, ok
+}
+
+// setClient records a change of this Apply's to the cache (nil: forgotten).
+func (a *applier) setClient(client uint64, r *clientRecord) {
+	if a.pending == nil {
+		a.pending = make(map[uint64]*clientRecord)
+	}
+	a.pending[client] = r
+}
+
+// commitClients folds this Apply's changes into the cache once its batch
+// has committed.
+func (a *applier) commitClients() {
+	for c, r := range a.pending {
+		if r == nil {
+			delete(a.s.clientRecs, c)
+		} else {
+			a.s.clientRecs[c] = *r
+		}
+	}
 }
 
 // dedupe decides whether m (which carries a request id) applies: it
 // returns the answer and true when it must not, and otherwise the
 // client's record as it was (for remember; nil when it had none).
 func (a *applier) dedupe(m *Mutation, z zab.Zxid) (Result, bool, *clientRecord, error) {
-	rec, ok, err := a.lookupClient(m.Client)
-	if err != nil {
-		return Result{}, false, nil, err
-	}
+	rec, ok := a.lookupClient(m.Client)
 	if !ok {
 		return Result{}, false, nil, nil
 	}
@@ -156,9 +216,17 @@ func (a *applier) remember(m *Mutation, z zab.Zxid, r Result, old *clientRecord)
 	} else {
 		a.clients++
 	}
-	if err := a.b.Set(clientKey(m.Client), encodeClientRecord(m.Seq, r), nil); err != nil {
+	enc := encodeClientRecord(m.Seq, r)
+	if err := a.b.Set(clientKey(m.Client), enc, nil); err != nil {
 		return err
 	}
+	// The cached record is the decoded bytes, so that it answers exactly
+	// what one read back from pebble (after a restart) would.
+	rec, err := decodeClientRecord(enc)
+	if err != nil {
+		return err
+	}
+	a.setClient(m.Client, &rec)
 	if err := a.b.Set(clientAgeKey(z, m.Client), nil, nil); err != nil {
 		return err
 	}
@@ -197,24 +265,7 @@ func (a *applier) forgetOldestClient() error {
 	if err := a.b.Delete(clientKey(client), nil); err != nil {
 		return err
 	}
+	a.setClient(client, nil)
 	a.clients--
 	return nil
-}
-
-// countClients counts the deduplication table's clients (at Open).
-func countClients(db *pebble.DB) (int, error) {
-	lo := []byte{prefixMeta, metaClient}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for it.First(); it.Valid(); it.Next() {
-		n++
-	}
-	err = it.Error()
-	if cerr := it.Close(); err == nil {
-		err = cerr
-	}
-	return n, err
 }

@@ -66,8 +66,11 @@ type Store struct {
 
 	nextID  uint32 // apply goroutine only
 	clients int    // apply goroutine only: entries of the deduplication table
-	applied atomic.Uint64
-	durable atomic.Uint64
+	// clientRecs is the deduplication table in memory (dedupe.go); apply
+	// goroutine only.
+	clientRecs clientCache
+	applied    atomic.Uint64
+	durable    atomic.Uint64
 
 	results waiters
 	events  eventCounts
@@ -137,12 +140,13 @@ func (s *Store) openDB() error {
 		db.Close()
 		return err
 	}
-	clients, err := countClients(db)
+	clients, err := loadClients(db)
 	if err != nil {
 		db.Close()
 		return err
 	}
-	s.clients = clients
+	s.clients = len(clients)
+	s.clientRecs = clients
 	s.db = db
 	s.mu.Lock()
 	s.tables = tables

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/corral-db/corral/zab"
@@ -103,6 +104,84 @@ func TestMaxVersionsTrimmed(t *testing.T) {
 	mustApply(t, s, entry(t, 4, put("t", "r", "cf", "q", "c", "one", "q", "c")))
 	got, _ := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 10})
 	if want := "cf:q@4=c cf:q@3=b one:q@4=c "; cellsString(got) != want {
+		t.Fatalf("got %q, want %q", cellsString(got), want)
+	}
+}
+
+// TestTrimLeavesNoRangeTombstone: many puts of two columns keep exactly
+// MaxVersions versions, trimmed (and a column delete done) with point
+// deletes only, so no range tombstone reaches an sstable.
+func TestTrimLeavesNoRangeTombstone(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{"cf", 3})))
+	// Five puts per Apply call: the later ones trim what the earlier
+	// ones wrote into the same batch.
+	z := zab.Zxid(2)
+	for i := 0; i < 40; i += 5 {
+		var ents []zab.Entry
+		for j := i; j < i+5; j++ {
+			ents = append(ents, entry(t, z, put("t", "r", "cf", "q", fmt.Sprint(j), "cf", "p", fmt.Sprint(j))))
+			z++
+		}
+		mustApply(t, s, ents...)
+	}
+	got, err := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cf:p@41=39 cf:p@40=38 cf:p@39=37 cf:q@41=39 cf:q@40=38 cf:q@39=37 "; cellsString(got) != want {
+		t.Fatalf("got %q, want %q", cellsString(got), want)
+	}
+	mustApply(t, s, entry(t, z, &Mutation{Op: OpDelete, Table: "t", Row: []byte("r"), Delete: Delete{Scope: ScopeColumn, Family: "cf", Qualifier: []byte("p")}}))
+	got, _ = s.Get("t", []byte("r"), ReadOptions{MaxVersions: 100})
+	if want := "cf:q@41=39 cf:q@40=38 cf:q@39=37 "; cellsString(got) != want {
+		t.Fatalf("after the column delete got %q, want %q", cellsString(got), want)
+	}
+	if _, err := s.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := 0
+	for _, l := range levels {
+		for _, sst := range l {
+			tables++
+			if n := sst.Properties.NumRangeDeletions; n != 0 {
+				t.Errorf("sstable %v holds %d range deletions", sst.FileNum, n)
+			}
+		}
+	}
+	if tables == 0 {
+		t.Fatal("no sstable after the flush")
+	}
+}
+
+// TestTrimWideRow: a put of two far-apart columns of a wide row trims
+// both (the trim steps to near columns and seeks to far ones) and leaves
+// the others alone.
+func TestTrimWideRow(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{"cf", 1})))
+	var all []string
+	for i := 0; i < 20; i++ {
+		all = append(all, "cf", fmt.Sprintf("c%02d", i), "v")
+	}
+	mustApply(t, s, entry(t, 2, put("t", "r", all...)))
+	mustApply(t, s, entry(t, 3, put("t", "r", "cf", "c00", "x", "cf", "c19", "x", "cf", "c01", "x")), entry(t, 4, put("t", "r", "cf", "c19", "y", "cf", "c00", "y")))
+	got, err := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "cf:c00@4=y cf:c01@3=x "
+	for i := 2; i < 19; i++ {
+		want += fmt.Sprintf("cf:c%02d@2=v ", i)
+	}
+	want += "cf:c19@4=y "
+	if cellsString(got) != want {
 		t.Fatalf("got %q, want %q", cellsString(got), want)
 	}
 }
