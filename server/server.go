@@ -293,7 +293,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.serving.Store(true)
 	}
 	for _, l := range s.listeners {
-		s.log.Info("listening for clients", "addr", l.ln.Addr().String(), "mode", l.mode.String(), "zxid", hex(s.lastZxid))
+		s.log.Info("listening for clients", "addr", l.ln.Addr().String(), "mode", l.mode.String(), "zxid", hex(s.appliedZxid()))
 	}
 	// The first port's accept loop runs here, the others beside it; the
 	// first to fail stops the server.
