@@ -1,5 +1,7 @@
 package zab
 
+import "slices"
+
 // Leader election after ZooKeeper's FastLeaderElection: each looking voter
 // proposes the best server it has heard of, ranked by (currentEpoch, last
 // zxid, id), sends its vote to every voter, and adopts any better vote it
@@ -134,6 +136,28 @@ func (n *Node) stepVote(m Message) {
 		if n.state == StateLeading && n.transferVote(m) {
 			return
 		}
+		if n.state == StateLeading && n.phase == PhaseDiscovery && m.State == StateLooking &&
+			n.voter[m.From] && !m.NonVoting && m.Vote.Round >= e.round && n.preferred(m.Vote, e.vote) {
+			// We decided to lead on a quorum of votes, and a voter now
+			// looks in our round (or a later one) for a better
+			// candidate: our decision rested on votes about to change
+			// (a candidate's own vote reached the voters after they
+			// had decided, or a server counting a pending change
+			// needs both candidates to agree). While no quorum has
+			// joined us, step down and join its round with the better
+			// vote: ZooKeeper's finalize wait, which changes a
+			// decision for a better notification arriving within
+			// finalizeWait of the quorum, stretched over discovery.
+			// Otherwise two candidates could each lead on a partial
+			// view, wait out initLimit out of phase, and each look
+			// again while the other leads, round after round (the
+			// simulator found such runs).
+			n.logger.Debug("better vote in discovery", "from", m.From, "candidate", m.Vote.Leader, "round", m.Vote.Round)
+			e.round = max(e.round, m.Vote.Round) - 1
+			n.becomeLooking()
+			n.stepVote(m)
+			return
+		}
 		if n.learn != nil && m.From == n.leader && m.State == StateLooking && m.Vote.handover != 0 &&
 			m.Vote.handover == n.learn.epoch {
 			// Our leader handed leadership over (transfer.go) and votes
@@ -161,6 +185,23 @@ func (n *Node) stepVote(m Message) {
 			// above the leader's would leave us unable to count its
 			// votes, or its LEADING answer, in its round.
 			e.round = max(e.round, m.Vote.Round) - 1
+			n.becomeLooking()
+			n.stepVote(m)
+			return
+		}
+		if m.State == StateLooking && n.learn != nil && !n.learn.sawLeading && m.From == n.leader &&
+			m.Vote.Round > e.round {
+			// The candidate we decided for, on the votes of our round,
+			// has not decided: it looks in a later round, in which
+			// our vote of the earlier round does not count. Join its
+			// round and vote again, or it could wait for our vote
+			// while we wait out initLimit for it, and a third server
+			// starting a round of its own each time could keep the
+			// two a round apart (the simulator found a run that never
+			// converged that way, the candidate counting a pending
+			// change that needed our vote).
+			n.logger.Debug("candidate looks in a later round", "leader", n.leader, "round", m.Vote.Round)
+			e.round = m.Vote.Round - 1
 			n.becomeLooking()
 			n.stepVote(m)
 			return
@@ -200,7 +241,7 @@ func (n *Node) stepVote(m Message) {
 				base = e.vote
 			}
 			e.vote = base
-			if m.Vote.betterThan(e.vote) {
+			if n.preferred(m.Vote, e.vote) {
 				e.vote = m.Vote
 			}
 			e.vote.Round = e.round
@@ -211,7 +252,7 @@ func (n *Node) stepVote(m Message) {
 			n.sendVote(m.From, StateLooking)
 			return
 		default:
-			if m.Vote.betterThan(e.vote) {
+			if n.preferred(m.Vote, e.vote) {
 				e.vote = m.Vote
 				e.vote.Round = e.round
 				e.recv[n.id] = e.vote
@@ -269,6 +310,31 @@ func (n *Node) stepVote(m Message) {
 			n.decide(m.Vote)
 		}
 	}
+}
+
+// candidate reports whether id may lead in this node's view: it is a
+// voter of the active configuration (ZooKeeper's totalOrderPredicate
+// refuses a candidate whose weight in the receiver's quorum verifier is
+// zero). A server outside it (an observer, a joining server, a voter of
+// a pending change only) still votes where it counts, but for a
+// candidate: a change that is pending may be lost (a stale one in a log
+// that discovery will truncate), and the servers that do not hold it
+// would never follow a leader outside their configuration.
+func (n *Node) candidate(id uint64) bool {
+	return slices.Contains(n.cfgs[0].m.Voters, id)
+}
+
+// preferred reports whether this node adopts vote v over its vote cur:
+// a candidate (above) over a server that is not one (so a node that may
+// not lead gives up its own vote for the first candidate it hears of),
+// and else the better vote. It orders votes totally among nodes that
+// share an active configuration, so two looking servers answering
+// each other's votes end up voting the same way.
+func (n *Node) preferred(v, cur Vote) bool {
+	if c := n.candidate(v.Leader); c != n.candidate(cur.Leader) {
+		return c
+	}
+	return v.betterThan(cur)
 }
 
 // votesQuorum reports whether the votes of this round for v's candidate
