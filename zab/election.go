@@ -1,7 +1,5 @@
 package zab
 
-import "slices"
-
 // Leader election after ZooKeeper's FastLeaderElection: each looking voter
 // proposes the best server it has heard of, ranked by (currentEpoch, last
 // zxid, id), sends its vote to every voter, and adopts any better vote it
@@ -51,7 +49,21 @@ func (n *Node) canVote() bool { return n.voter[n.id] && !n.recovering }
 // vote; the others ignore it. Recovering servers never take part.
 func (n *Node) canElect() bool { return !n.recovering }
 
+// selfVote is the vote a node starts a round with: for itself, if it is
+// a voter of a configuration in force in its own view. Any other server
+// (an observer, a joining server, one a change removed) votes for no one
+// (leader 0, the lowest vote), as a ZooKeeper observer's initial vote is
+// for Long.MIN_VALUE, and adopts the first candidate it hears of. Its
+// vote still counts where a configuration it has not seen makes it a
+// voter, and a candidacy of its own would mislead those servers: they
+// would adopt a candidate that no server without the change follows (the
+// simulator found a stale pending change, kept by one server only, that
+// made an observer the best candidate of that server's view, and the
+// election never ended).
 func (n *Node) selfVote() Vote {
+	if !n.voter[n.id] {
+		return Vote{Round: n.elect.round}
+	}
 	return Vote{Leader: n.id, Zxid: n.log.lastZxid(), Epoch: n.hs.CurrentEpoch, Round: n.elect.round}
 }
 
@@ -137,7 +149,7 @@ func (n *Node) stepVote(m Message) {
 			return
 		}
 		if n.state == StateLeading && n.phase == PhaseDiscovery && m.State == StateLooking &&
-			n.voter[m.From] && !m.NonVoting && m.Vote.Round >= e.round && n.preferred(m.Vote, e.vote) {
+			n.voter[m.From] && !m.NonVoting && m.Vote.Round >= e.round && m.Vote.betterThan(e.vote) {
 			// We decided to lead on a quorum of votes, and a voter now
 			// looks in our round (or a later one) for a better
 			// candidate: our decision rested on votes about to change
@@ -241,7 +253,7 @@ func (n *Node) stepVote(m Message) {
 				base = e.vote
 			}
 			e.vote = base
-			if n.preferred(m.Vote, e.vote) {
+			if m.Vote.betterThan(e.vote) {
 				e.vote = m.Vote
 			}
 			e.vote.Round = e.round
@@ -252,7 +264,7 @@ func (n *Node) stepVote(m Message) {
 			n.sendVote(m.From, StateLooking)
 			return
 		default:
-			if n.preferred(m.Vote, e.vote) {
+			if m.Vote.betterThan(e.vote) {
 				e.vote = m.Vote
 				e.vote.Round = e.round
 				e.recv[n.id] = e.vote
@@ -310,31 +322,6 @@ func (n *Node) stepVote(m Message) {
 			n.decide(m.Vote)
 		}
 	}
-}
-
-// candidate reports whether id may lead in this node's view: it is a
-// voter of the active configuration (ZooKeeper's totalOrderPredicate
-// refuses a candidate whose weight in the receiver's quorum verifier is
-// zero). A server outside it (an observer, a joining server, a voter of
-// a pending change only) still votes where it counts, but for a
-// candidate: a change that is pending may be lost (a stale one in a log
-// that discovery will truncate), and the servers that do not hold it
-// would never follow a leader outside their configuration.
-func (n *Node) candidate(id uint64) bool {
-	return slices.Contains(n.cfgs[0].m.Voters, id)
-}
-
-// preferred reports whether this node adopts vote v over its vote cur:
-// a candidate (above) over a server that is not one (so a node that may
-// not lead gives up its own vote for the first candidate it hears of),
-// and else the better vote. It orders votes totally among nodes that
-// share an active configuration, so two looking servers answering
-// each other's votes end up voting the same way.
-func (n *Node) preferred(v, cur Vote) bool {
-	if c := n.candidate(v.Leader); c != n.candidate(cur.Leader) {
-		return c
-	}
-	return v.betterThan(cur)
 }
 
 // votesQuorum reports whether the votes of this round for v's candidate
