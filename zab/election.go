@@ -10,12 +10,17 @@ package zab
 //
 // Election only chooses who tries to lead; safety does not rest on it.
 // Discovery checks that no server of the leader's quorum has a more recent
-// history, so an election that decides early (there is no finalize wait)
-// at worst costs another round.
+// history, so an election that decides early (there is no timed finalize
+// wait) at worst costs another round. Two rules undo a decision whose
+// votes have since changed, in the place of FastLeaderElection's finalize
+// wait: a leader still in discovery steps down for a better vote of its
+// round, and a learner rejoins a later round its candidate moved to
+// (stepVote).
 //
-// Non-voters (observers, and voters that are recovering) do not propose
-// and are not counted. They solicit votes and join a leader once a quorum
-// of voters reports following it.
+// Servers that are not voters in their own view (observers, joining
+// servers) vote for no one until they hear of a candidate; voters that
+// are recovering do not take part. Neither is counted where it is not a
+// voter; they join a leader once a quorum of voters reports following it.
 
 type election struct {
 	round uint64
