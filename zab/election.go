@@ -170,8 +170,28 @@ func (n *Node) stepVote(m Message) {
 			// again while the other leads, round after round (the
 			// simulator found such runs).
 			n.logger.Debug("better vote in discovery", "from", m.From, "candidate", m.Vote.Leader, "round", m.Vote.Round)
+			// Close the learners' sessions, as a ZooKeeper leader that
+			// shuts down closes their sockets: each is refused with the
+			// round and the better vote, and joins that round
+			// (stepLearner) instead of waiting out initLimit in a session
+			// we forget, which could leave the better candidate short of
+			// a quorum of a pending configuration meanwhile (the
+			// simulator found such a run).
+			refuse := Message{Type: MsgLeaderInfo, Reject: true, State: StateLooking, Vote: m.Vote}
+			refuse.Vote.Round = max(e.round, m.Vote.Round)
+			var sessions []Message
+			for _, id := range n.peers {
+				if p := n.lead.peers[id]; p != nil {
+					r := refuse
+					r.To, r.Session = id, p.session
+					sessions = append(sessions, r)
+				}
+			}
 			e.round = max(e.round, m.Vote.Round) - 1
 			n.becomeLooking()
+			for _, r := range sessions {
+				n.send(r)
+			}
 			n.stepVote(m)
 			return
 		}

@@ -80,7 +80,21 @@ func TestDiscoveryLeaderStepsDownForBetterVote(t *testing.T) {
 			t.Fatalf("vote for %d of round %d (leader's round 1): %v, want leading", m.Vote.Leader, m.Vote.Round, st.State)
 		}
 	}
+	// 1 joined it; stepping down closes 1's session with a refusal that
+	// carries the round and the better vote.
+	mustStep(t, n, Message{Type: MsgFollowerInfo, From: 1, To: 2, Session: 7})
+	n.Advance(n.Ready())
 	mustStep(t, n, lookingVote(3, 2, 3, 1))
+	refused := false
+	for _, m := range n.Ready().Messages {
+		if m.Type == MsgLeaderInfo && m.To == 1 && m.Session == 7 && m.Reject &&
+			m.State == StateLooking && m.Vote.Round == 1 && m.Vote.Leader == 3 {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Fatalf("leader stepping down did not refuse learner 1's session with round 1 and the vote for 3")
+	}
 	// It votes for 3 in round 1, and with 3's vote and its own decides at
 	// once to follow 3.
 	if st := n.Status(); st.State == StateLeading || n.elect.round != 1 || n.elect.vote.Leader != 3 {
