@@ -79,3 +79,32 @@ func TestDisklessCrashGuardUntilCommitLearned(t *testing.T) {
 		t.Fatalf("guard refuses a crash of one voter of %v: %s", next.Voters, c.describe())
 	}
 }
+
+// TestElectionLivenessSeeds replays the seeds whose elections never ended
+// after healing, each with a configuration change pending on some servers
+// and not on others (docs/design/reconfig.md, "Liveness gaps the simulator
+// found"). Each failed with the election as it was before its fix, but
+// 329 and 9326, which guard against tempting fixes: 329 failed when only
+// voters of the active configuration could be candidates, 9326 when a
+// leader stepping down in discovery left its learners' sessions open.
+func TestElectionLivenessSeeds(t *testing.T) {
+	for _, c := range []struct {
+		seed uint64
+		mode Mode
+	}{
+		{3820, ModeSync},      // a learner refused by a looking candidate
+		{6657, ModeAsync},     // the same
+		{16894, ModeSync},     // two candidates leading out of phase
+		{19558, ModeAsync},    // a candidate a round ahead of its learner
+		{14356, ModeDiskless}, // an observer's vote in a stale pending view
+		{9326, ModeDiskless},  // learners of a leader that stepped down in discovery
+		{329, ModeSync},       // the one server able to lead votes in a pending change only
+	} {
+		o := RandomOptions(c.seed)
+		o.Mode = c.mode
+		o.Machines = machinesFor(t, c.seed)
+		if _, err := Run(o); err != nil {
+			t.Errorf("seed %d: %v", c.seed, err)
+		}
+	}
+}

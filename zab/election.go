@@ -10,12 +10,17 @@ package zab
 //
 // Election only chooses who tries to lead; safety does not rest on it.
 // Discovery checks that no server of the leader's quorum has a more recent
-// history, so an election that decides early (there is no finalize wait)
-// at worst costs another round.
+// history, so an election that decides early (there is no timed finalize
+// wait) at worst costs another round. Two rules undo a decision whose
+// votes have since changed, in the place of FastLeaderElection's finalize
+// wait: a leader still in discovery steps down for a better vote of its
+// round, and a learner rejoins a later round its candidate moved to
+// (stepVote).
 //
-// Non-voters (observers, and voters that are recovering) do not propose
-// and are not counted. They solicit votes and join a leader once a quorum
-// of voters reports following it.
+// Servers that are not voters in their own view (observers, joining
+// servers) vote for no one until they hear of a candidate; voters that
+// are recovering do not take part. Neither is counted where it is not a
+// voter; they join a leader once a quorum of voters reports following it.
 
 type election struct {
 	round uint64
@@ -49,7 +54,21 @@ func (n *Node) canVote() bool { return n.voter[n.id] && !n.recovering }
 // vote; the others ignore it. Recovering servers never take part.
 func (n *Node) canElect() bool { return !n.recovering }
 
+// selfVote is the vote a node starts a round with: for itself, if it is
+// a voter of a configuration in force in its own view. Any other server
+// (an observer, a joining server, one a change removed) votes for no one
+// (leader 0, the lowest vote), as a ZooKeeper observer's initial vote is
+// for Long.MIN_VALUE, and adopts the first candidate it hears of. Its
+// vote still counts where a configuration it has not seen makes it a
+// voter, and a candidacy of its own would mislead those servers: they
+// would adopt a candidate that no server without the change follows (the
+// simulator found a stale pending change, kept by one server only, that
+// made an observer the best candidate of that server's view, and the
+// election never ended).
 func (n *Node) selfVote() Vote {
+	if !n.voter[n.id] {
+		return Vote{Round: n.elect.round}
+	}
 	return Vote{Leader: n.id, Zxid: n.log.lastZxid(), Epoch: n.hs.CurrentEpoch, Round: n.elect.round}
 }
 
@@ -134,6 +153,48 @@ func (n *Node) stepVote(m Message) {
 		if n.state == StateLeading && n.transferVote(m) {
 			return
 		}
+		if n.state == StateLeading && n.phase == PhaseDiscovery && m.State == StateLooking &&
+			n.voter[m.From] && !m.NonVoting && m.Vote.Round >= e.round && m.Vote.betterThan(e.vote) {
+			// We decided to lead on a quorum of votes, and a voter now
+			// looks in our round (or a later one) for a better
+			// candidate: our decision rested on votes about to change
+			// (a candidate's own vote reached the voters after they
+			// had decided, or a server counting a pending change
+			// needs both candidates to agree). While no quorum has
+			// joined us, step down and join its round with the better
+			// vote: ZooKeeper's finalize wait, which changes a
+			// decision for a better notification arriving within
+			// finalizeWait of the quorum, stretched over discovery.
+			// Otherwise two candidates could each lead on a partial
+			// view, wait out initLimit out of phase, and each look
+			// again while the other leads, round after round (the
+			// simulator found such runs).
+			n.logger.Debug("better vote in discovery", "from", m.From, "candidate", m.Vote.Leader, "round", m.Vote.Round)
+			// Close the learners' sessions, as a ZooKeeper leader that
+			// shuts down closes their sockets: each is refused with the
+			// round and the better vote, and joins that round
+			// (stepLearner) instead of waiting out initLimit in a session
+			// we forget, which could leave the better candidate short of
+			// a quorum of a pending configuration meanwhile (the
+			// simulator found such a run).
+			refuse := Message{Type: MsgLeaderInfo, Reject: true, State: StateLooking, Vote: m.Vote}
+			refuse.Vote.Round = max(e.round, m.Vote.Round)
+			var sessions []Message
+			for _, id := range n.peers {
+				if p := n.lead.peers[id]; p != nil {
+					r := refuse
+					r.To, r.Session = id, p.session
+					sessions = append(sessions, r)
+				}
+			}
+			e.round = max(e.round, m.Vote.Round) - 1
+			n.becomeLooking()
+			for _, r := range sessions {
+				n.send(r)
+			}
+			n.stepVote(m)
+			return
+		}
 		if n.learn != nil && m.From == n.leader && m.State == StateLooking && m.Vote.handover != 0 &&
 			m.Vote.handover == n.learn.epoch {
 			// Our leader handed leadership over (transfer.go) and votes
@@ -161,6 +222,23 @@ func (n *Node) stepVote(m Message) {
 			// above the leader's would leave us unable to count its
 			// votes, or its LEADING answer, in its round.
 			e.round = max(e.round, m.Vote.Round) - 1
+			n.becomeLooking()
+			n.stepVote(m)
+			return
+		}
+		if m.State == StateLooking && n.learn != nil && !n.learn.sawLeading && m.From == n.leader &&
+			m.Vote.Round > e.round {
+			// The candidate we decided for, on the votes of our round,
+			// has not decided: it looks in a later round, in which
+			// our vote of the earlier round does not count. Join its
+			// round and vote again, or it could wait for our vote
+			// while we wait out initLimit for it, and a third server
+			// starting a round of its own each time could keep the
+			// two a round apart (the simulator found a run that never
+			// converged that way, the candidate counting a pending
+			// change that needed our vote).
+			n.logger.Debug("candidate looks in a later round", "leader", n.leader, "round", m.Vote.Round)
+			e.round = m.Vote.Round - 1
 			n.becomeLooking()
 			n.stepVote(m)
 			return

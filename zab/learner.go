@@ -131,7 +131,10 @@ func (n *Node) stepLearner(m Message) error {
 	ls.lastHeard = n.now
 	switch m.Type {
 	case MsgLeaderInfo:
-		if ls.stage != lsDiscover {
+		if ls.stage != lsDiscover && !(m.Reject && m.State == StateLooking) {
+			// A refusal after LEADERINFO comes from a leader that
+			// stepped down in discovery for a better vote (stepVote):
+			// it closes the session at any stage.
 			return nil
 		}
 		if m.Reject || m.Epoch < n.hs.AcceptedEpoch {
