@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
-	"github.com/corral-db/corral/kv/ring"
 )
 
 // Config configures a Client.
@@ -235,27 +234,11 @@ func (c *Client) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) 
 	} else if sh != nil {
 		// Every RG holds the table: created in each in turn; a retry
 		// completes one that an earlier attempt created in some only.
-		ctx, cancel := c.withDeadline(ctx)
-		defer cancel()
-		errs, err := c.eachGroup(ctx, sh, func(ctx context.Context, g ring.GroupID, kc kvpb.KVClient) error {
-			r := proto.Clone(req).(*kvpb.CreateTableRequest)
-			r.Group = uint32(g)
-			out, err := kc.CreateTable(ctx, r)
-			if err == nil {
-				resp = out
-			}
-			return err
-		})
-		if err == nil {
-			err = allOrSome(errs, func(err error) bool { return status.Code(err) == codes.AlreadyExists })
-		}
-		if err != nil {
-			return nil, err
-		}
-		if resp == nil {
-			resp = &kvpb.CreateTableResponse{}
-		}
-		return resp, nil
+		return everyGroup(ctx, c, sh, req, func(r *kvpb.CreateTableRequest, g uint32) { r.Group = g },
+			func(ctx context.Context, kc kvpb.KVClient, r *kvpb.CreateTableRequest) (*kvpb.CreateTableResponse, error) {
+				return kc.CreateTable(ctx, r)
+			},
+			codes.AlreadyExists)
 	}
 	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.CreateTable(ctx, req)
@@ -271,27 +254,11 @@ func (c *Client) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (res
 	if sh, err := c.cluster(ctx); err != nil {
 		return nil, err
 	} else if sh != nil {
-		ctx, cancel := c.withDeadline(ctx)
-		defer cancel()
-		errs, err := c.eachGroup(ctx, sh, func(ctx context.Context, g ring.GroupID, kc kvpb.KVClient) error {
-			r := proto.Clone(req).(*kvpb.DropTableRequest)
-			r.Group = uint32(g)
-			out, err := kc.DropTable(ctx, r)
-			if err == nil {
-				resp = out
-			}
-			return err
-		})
-		if err == nil {
-			err = allOrSome(errs, func(err error) bool { return status.Code(err) == codes.InvalidArgument })
-		}
-		if err != nil {
-			return nil, err
-		}
-		if resp == nil {
-			resp = &kvpb.DropTableResponse{}
-		}
-		return resp, nil
+		return everyGroup(ctx, c, sh, req, func(r *kvpb.DropTableRequest, g uint32) { r.Group = g },
+			func(ctx context.Context, kc kvpb.KVClient, r *kvpb.DropTableRequest) (*kvpb.DropTableResponse, error) {
+				return kc.DropTable(ctx, r)
+			},
+			codes.InvalidArgument)
 	}
 	err = c.do(ctx, true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.DropTable(ctx, req)

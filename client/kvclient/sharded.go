@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/kv/cm"
@@ -359,6 +360,37 @@ func (c *Client) multiGetSharded(ctx context.Context, sh *sharded, req *kvpb.Mul
 		if f, ok := found[string(r)]; ok {
 			resp.Rows = append(resp.Rows, f)
 		}
+	}
+	return resp, nil
+}
+
+// everyGroup runs a table operation on every RG of a sharded cluster in
+// turn (each RG holds every table), req cloned with each RG's number. An
+// RG answering benign (the table already exists there, or is already
+// gone) counts as done: a retry completes an attempt that reached only
+// some RGs.
+func everyGroup[Req proto.Message, Resp any](ctx context.Context, c *Client, sh *sharded, req Req,
+	setGroup func(Req, uint32), call func(context.Context, kvpb.KVClient, Req) (*Resp, error), benign codes.Code) (*Resp, error) {
+	ctx, cancel := c.withDeadline(ctx)
+	defer cancel()
+	var resp *Resp
+	errs, err := c.eachGroup(ctx, sh, func(ctx context.Context, g ring.GroupID, kc kvpb.KVClient) error {
+		r := proto.Clone(req).(Req)
+		setGroup(r, uint32(g))
+		out, err := call(ctx, kc, r)
+		if err == nil {
+			resp = out
+		}
+		return err
+	})
+	if err == nil {
+		err = allOrSome(errs, func(err error) bool { return status.Code(err) == benign })
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		resp = new(Resp)
 	}
 	return resp, nil
 }
