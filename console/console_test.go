@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/internal/fakezk"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/server/flw"
 )
 
@@ -184,18 +185,14 @@ func TestSamplerRunsOnlyWhileWatched(t *testing.T) {
 		t.Fatal("the sampler ran before anyone asked for metrics")
 	}
 	var samples []any
-	deadline := time.Now().Add(10 * time.Second)
-	for len(samples) < 3 {
+	testutil.Eventually(t, 10*time.Second, "3 samples while polled", func() bool {
 		code, out := get(t, srv.URL+"/console/api/metrics", true)
 		if code != 200 {
 			t.Fatalf("metrics: %d %v", code, out)
 		}
 		samples, _ = out["samples"].([]any)
-		if time.Now().After(deadline) {
-			t.Fatal("no samples while polled")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(samples) >= 3
+	})
 	last := samples[len(samples)-1].(map[string]any)
 	points := last["points"].([]any)
 	if up := points[0].(map[string]any)["up"]; up != true {
@@ -205,15 +202,10 @@ func TestSamplerRunsOnlyWhileWatched(t *testing.T) {
 		t.Errorf("member 2 (down) shown up: %v", points[1])
 	}
 	// Nobody polls: the sampler stops by itself and samples no more.
-	for {
-		if running, _ := c.sampler.state(); !running {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the sampler kept running without a page")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the sampler stops without a page", func() bool {
+		running, _ := c.sampler.state()
+		return !running
+	})
 	n := src.n.Load()
 	time.Sleep(100 * time.Millisecond)
 	if src.n.Load() != n {
@@ -381,19 +373,11 @@ func TestSessionsCloseWhenIdle(t *testing.T) {
 	if c.sessions.open() != 1 {
 		t.Fatalf("%d sessions cached, want 1", c.sessions.open())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "idle sessions closed and the janitor stopped", func() bool {
 		c.sessions.mu.Lock()
-		n, live := len(c.sessions.entries), c.sessions.janitorLive
-		c.sessions.mu.Unlock()
-		if n == 0 && !live {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("idle sessions not closed: %d cached, janitor running %v", n, live)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer c.sessions.mu.Unlock()
+		return len(c.sessions.entries) == 0 && !c.sessions.janitorLive
+	})
 }
 
 // flwFake answers every four-letter word with srvr's text for mode, as

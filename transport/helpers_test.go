@@ -28,15 +28,10 @@ func checkGoroutines(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				n := runtime.Stack(buf, true)
-				t.Errorf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:n])
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
+		if !testutil.Within(10*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Errorf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:n])
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -683,10 +684,7 @@ func TestTCPRetriesAPortInUse(t *testing.T) {
 	go func() {
 		// Release the port once the transport has found it taken.
 		defer close(released)
-		deadline := time.Now().Add(time.Minute)
-		for !logs.contains("port in use, retrying") && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		testutil.Within(time.Minute, func() bool { return logs.contains("port in use, retrying") })
 		held.Close()
 	}()
 	tr, err := NewTCP(context.Background(), TCPConfig{ID: 1, Peers: peers, Logger: logs.logger()})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/vfs"
 )
 
@@ -454,9 +455,7 @@ func TestCloseStopsIdlePreparer(t *testing.T) {
 	}
 	// A goroutine that has closed done is returning; give the scheduler a
 	// moment to finish it (bounded) before counting.
-	for i := 0; runtime.NumGoroutine() > before && i < 200; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Within(time.Second, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines after 50 Open/Close, %d before", n, before)
 	}
