@@ -18,6 +18,7 @@ import (
 	"time"
 
 	rlogv1 "github.com/corral-db/corral/api/rlog/v1"
+	"github.com/corral-db/corral/rlog"
 	"github.com/corral-db/corral/rlog/rlogsvc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -70,15 +71,23 @@ func (c *Client) Close() error {
 // expected offset, which a repeat cannot duplicate.
 var ErrOutcomeUnknown = errors.New("rlogclient: the server failed while the request was out; it may or may not have been applied")
 
+// connectWait bounds how long a request that must not be sent twice
+// waits for an endpoint's connection to come up before trying the next.
+const connectWait = time.Second
+
+// errNoConnection is what a call that must not be sent twice answers when
+// no endpoint was connected: nothing was sent.
+var errNoConnection = fmt.Errorf("%w: rlogclient: no endpoint is connected", rlog.ErrUnavailable)
+
 // call runs fn against each endpoint in turn, starting with the current
 // one, until one answers with anything but Unavailable. An Unavailable the
 // service answered itself without doing anything (rlogsvc.NotApplied: not
 // the leader, no session with its member) always moves on. Any other
 // Unavailable may come from the transport after the request reached the
-// server: if repeatable is false (an append without an expected offset)
-// the call stops there with ErrOutcomeUnknown and the next call starts at
-// the next endpoint; endpoints whose connection is down are skipped
-// beforehand, since a request there is never sent.
+// server, so a request that is not repeatable (an append without an
+// expected offset) is sent only over a connection that is up, and such an
+// Unavailable ends the call with ErrOutcomeUnknown (the next call starts
+// at the next endpoint).
 func (c *Client) call(ctx context.Context, repeatable bool, fn func(rlogv1.LogsClient) error) error {
 	c.mu.Lock()
 	start := c.cur
@@ -87,8 +96,11 @@ func (c *Client) call(ctx context.Context, repeatable bool, fn func(rlogv1.LogsC
 	for round := 0; round < 3; round++ {
 		for i := range c.clients {
 			k := (start + i) % len(c.clients)
-			if !repeatable && i < len(c.clients)-1 && c.conns[k].GetState() == connectivity.TransientFailure {
-				continue // not connected: try another before sending anything
+			if !repeatable && !c.connected(ctx, k) {
+				if err == nil {
+					err = errNoConnection
+				}
+				continue // nothing sent: another endpoint may take it
 			}
 			err = fn(c.clients[k])
 			if status.Code(err) == codes.Unavailable && !repeatable && !rlogsvc.NotApplied(err) {
@@ -112,6 +124,30 @@ func (c *Client) call(ctx context.Context, repeatable bool, fn func(rlogv1.LogsC
 		}
 	}
 	return err
+}
+
+// connected reports whether endpoint k's connection is up, starting it
+// and waiting up to connectWait if it is idle or connecting; one in
+// transient failure (the server is down, gRPC backs off) is not waited
+// for.
+func (c *Client) connected(ctx context.Context, k int) bool {
+	conn := c.conns[k]
+	ctx, cancel := context.WithTimeout(ctx, connectWait)
+	defer cancel()
+	for {
+		st := conn.GetState()
+		switch st {
+		case connectivity.Ready:
+			return true
+		case connectivity.TransientFailure, connectivity.Shutdown:
+			return false
+		case connectivity.Idle:
+			conn.Connect()
+		}
+		if !conn.WaitForStateChange(ctx, st) {
+			return false
+		}
+	}
 }
 
 // Stat is a log's positions.

@@ -8,18 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/internal/testport"
 	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/rlog"
 	"github.com/corral-db/corral/rlog/rlogclient"
-	"github.com/corral-db/corral/tests/harness"
 )
 
 // blockSize is every append's size: the log is a sequence of blocks, each
@@ -69,8 +65,9 @@ type ack struct {
 	key
 }
 
-// TestKillUnderAPIWriters is issue 24's process acceptance test: a
-// 3-member ensemble with rlog.root and apiPort, several writers appending
+// TestKillUnderAPIWriters is issue 24's process acceptance test, on
+// both shapes of the logs (an ensemble with rlog.root and apiPort; a
+// logs-only group of `corral log serve-member`): several writers append
 // 64 KiB blocks through the gRPC API to several logs (two writers share a
 // log) while the leader is SIGKILLed and restarted, then a follower, then
 // a member is restarted from an empty data directory (which must catch up
@@ -83,6 +80,11 @@ func TestKillUnderAPIWriters(t *testing.T) {
 	if env.IsZooKeeper() {
 		t.Skip("rlog.root and the log API are corral's")
 	}
+	t.Run("ensemble", func(t *testing.T) { testKill(t, startEnsemble) })
+	t.Run("group", func(t *testing.T) { testKill(t, startGroup) })
+}
+
+func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 	const (
 		nLogs    = 3
 		nWriters = 4
@@ -92,21 +94,13 @@ func TestKillUnderAPIWriters(t *testing.T) {
 	if *long {
 		rounds, perPhase = 3, 40
 	}
-	apiPorts := make([]int, 3)
-	for i := range apiPorts {
-		apiPorts[i] = testport.Free(t)
+	logName := func(i int) string { return fmt.Sprintf("k%d", i) }
+	var names []string
+	for i := range nLogs {
+		names = append(names, logName(i))
 	}
-	cfg := harness.EnsembleConfig{TickTime: time.Second, InitLimit: 10, SyncLimit: 5}
-	// Snapshots every few transactions, so the leader's log is cut and a
-	// member from an empty disk needs a SNAP.
-	cfg.Server.Extra = []string{"rlog.root=/logs", "snapCount=16"}
-	cfg.MemberExtra = func(i int) []string { return []string{fmt.Sprintf("apiPort=%d", apiPorts[i])} }
-	ens := env.StartEnsemble(t, 3, cfg)
-	apis := make([]string, 3)
-	for i, p := range apiPorts {
-		apis[i] = fmt.Sprintf("127.0.0.1:%d", p)
-	}
-	t.Logf("ensemble %s, api endpoints %s", ens.ConnectString(), strings.Join(apis, ","))
+	cl := start(t, names)
+	apis := cl.APIs()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -115,11 +109,10 @@ func TestKillUnderAPIWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	logName := func(i int) string { return fmt.Sprintf("k%d", i) }
 	for i := range nLogs {
-		// The API server may still be connecting to its member: retry
-		// until the log exists (a retry after a create that committed
-		// finds it).
+		// The API server may still be connecting to its member, or the
+		// group electing: retry until the log exists (a retry after a
+		// create that committed finds it).
 		if !testutil.Within(60*time.Second, func() bool {
 			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
 			defer ccancel()
@@ -198,35 +191,41 @@ func TestKillUnderAPIWriters(t *testing.T) {
 	}
 
 	waitAcks(perPhase)
+	others := func(l int) []int {
+		var o []int
+		for i := range apis {
+			if i != l {
+				o = append(o, i)
+			}
+		}
+		return o
+	}
 	for r := range rounds {
-		l := ens.WaitAll()
-		t.Logf("round %d: SIGKILL leader %s", r, ens.MemberString(l))
-		ens.Server(l).Kill()
+		l := cl.WaitAll()
+		t.Logf("round %d: SIGKILL leader %s", r, cl.Name(l))
+		cl.Kill(l)
 		waitAcks(perPhase)
-		ens.Server(l).StartAgain()
-		f := ens.Followers(ens.WaitAll())[0]
-		t.Logf("round %d: SIGKILL follower %s", r, ens.MemberString(f))
-		ens.Server(f).Kill()
+		cl.Start(l)
+		f := others(cl.WaitAll())[0]
+		t.Logf("round %d: SIGKILL follower %s", r, cl.Name(f))
+		cl.Kill(f)
 		waitAcks(perPhase)
-		ens.Server(f).StartAgain()
+		cl.Start(f)
 		waitAcks(perPhase)
 	}
-	wiped := ens.Followers(ens.WaitAll())[1]
-	const installed = "installed the leader's snapshot"
-	before := countInLog(t, ens.Server(wiped).LogPath, installed)
-	t.Logf("SIGKILL %s, wipe its data directory, restart it", ens.MemberString(wiped))
-	ens.Server(wiped).Kill()
-	if err := os.RemoveAll(filepath.Join(ens.Server(wiped).DataDir, "version-2")); err != nil {
-		t.Fatal(err)
-	}
+	wiped := others(cl.WaitAll())[1]
+	before := strings.Count(cl.Log(wiped), installedSnap)
+	t.Logf("SIGKILL %s, wipe its data directory, restart it", cl.Name(wiped))
+	cl.Kill(wiped)
+	cl.Wipe(wiped)
 	waitAcks(perPhase)
-	ens.Server(wiped).StartAgain()
-	ens.WaitAll()
+	cl.Start(wiped)
+	cl.WaitAll()
 	waitAcks(perPhase)
 	close(stop)
 	wg.Wait()
-	if countInLog(t, ens.Server(wiped).LogPath, installed) == before {
-		t.Fatalf("wiped %s caught up without a snapshot from the leader; the test wants one", ens.MemberString(wiped))
+	if strings.Count(cl.Log(wiped), installedSnap) == before {
+		t.Fatalf("wiped %s caught up without a snapshot from the leader; the test wants one", cl.Name(wiped))
 	}
 
 	// A last append to each log: once a member's copy ends where it
@@ -246,15 +245,15 @@ func TestKillUnderAPIWriters(t *testing.T) {
 		acks = append(acks, ack{log: i, off: off, key: key{barrierWriter, i}})
 		ends[i] = off + blockSize
 	}
-	t.Logf("%d appends acknowledged, %d failed (outcome unknown), log ends %v", len(acks), unknowns, ends)
+	t.Logf("%d appends acknowledged, %d failed (outcome unknown; the last: %v), log ends %v", len(acks), unknowns, lastErr, ends)
 
 	// Every member's copy of every log, read through its own endpoint.
 	type logCopy struct {
 		sum    [32]byte
 		blocks map[key]int64 // block -> offset
 	}
-	copies := make([][]logCopy, ens.Len())
-	for m := range ens.Len() {
+	copies := make([][]logCopy, len(apis))
+	for m := range apis {
 		mc, err := rlogclient.Dial([]string{apis[m]})
 		if err != nil {
 			t.Fatal(err)
@@ -268,21 +267,21 @@ func TestKillUnderAPIWriters(t *testing.T) {
 				st, err = mc.Stat(sctx, logName(i))
 				return err == nil && st.End >= ends[i]
 			}) {
-				t.Fatalf("%s: %s ends at %d after 60 s, want %d", ens.MemberString(m), logName(i), st.End, ends[i])
+				t.Fatalf("%s: %s ends at %d after 60 s, want %d", cl.Name(m), logName(i), st.End, ends[i])
 			}
 			if st.End != ends[i] || st.Start != 0 {
-				t.Fatalf("%s: %s: %+v, want start 0 and end %d", ens.MemberString(m), logName(i), st, ends[i])
+				t.Fatalf("%s: %s: %+v, want start 0 and end %d", cl.Name(m), logName(i), st, ends[i])
 			}
 			data := readLog(ctx, t, mc, logName(i), ends[i])
 			lc := logCopy{sum: sha256.Sum256(data), blocks: map[key]int64{}}
 			for off := int64(0); off < int64(len(data)); off += blockSize {
 				w, seq, err := parseBlock(data[off : off+blockSize])
 				if err != nil {
-					t.Fatalf("%s: %s at %d: %v", ens.MemberString(m), logName(i), off, err)
+					t.Fatalf("%s: %s at %d: %v", cl.Name(m), logName(i), off, err)
 				}
 				if prev, dup := lc.blocks[key{w, seq}]; dup {
 					t.Fatalf("%s: %s: writer %d's append %d is in the log twice, at %d and %d",
-						ens.MemberString(m), logName(i), w, seq, prev, off)
+						cl.Name(m), logName(i), w, seq, prev, off)
 				}
 				lc.blocks[key{w, seq}] = off
 			}
@@ -296,10 +295,10 @@ func TestKillUnderAPIWriters(t *testing.T) {
 			switch {
 			case !ok:
 				t.Errorf("%s: %s: writer %d's acknowledged append %d (offset %d) is missing",
-					ens.MemberString(m), logName(a.log), a.w, a.seq, a.off)
+					cl.Name(m), logName(a.log), a.w, a.seq, a.off)
 			case off != a.off:
 				t.Errorf("%s: %s: writer %d's append %d acknowledged at %d is at %d",
-					ens.MemberString(m), logName(a.log), a.w, a.seq, a.off, off)
+					cl.Name(m), logName(a.log), a.w, a.seq, a.off, off)
 			}
 		}
 	}
@@ -307,7 +306,7 @@ func TestKillUnderAPIWriters(t *testing.T) {
 		for m := 1; m < len(copies); m++ {
 			if copies[m][i].sum != copies[0][i].sum {
 				t.Errorf("%s: %s differs from %s's copy: sha256 %x, %x", logName(i),
-					ens.MemberString(m), ens.MemberString(0), copies[m][i].sum[:8], copies[0][i].sum[:8])
+					cl.Name(m), cl.Name(0), copies[m][i].sum[:8], copies[0][i].sum[:8])
 			}
 		}
 	}
@@ -331,14 +330,4 @@ func readLog(ctx context.Context, t *testing.T, c *rlogclient.Client, name strin
 		off = next
 	}
 	return out
-}
-
-// countInLog counts the lines of a server's log that contain s.
-func countInLog(t *testing.T, path, s string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(b), s)
 }
