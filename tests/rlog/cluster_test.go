@@ -37,6 +37,9 @@ type cluster interface {
 	Kill(i int)
 	Wipe(i int)
 	Start(i int)
+	// StartAll starts every member that is down at once (none serves
+	// before a quorum runs) and waits until their APIs serve.
+	StartAll()
 	// Log is everything member i logged so far.
 	Log(i int) string
 }
@@ -81,6 +84,14 @@ func (c *ensembleCluster) Wipe(i int) {
 	if err := os.RemoveAll(filepath.Join(c.ens.Server(i).DataDir, "version-2")); err != nil {
 		c.t.Fatal(err)
 	}
+}
+func (c *ensembleCluster) StartAll() {
+	for i := range c.apis {
+		if !c.ens.Server(i).Running() {
+			c.ens.Launch(i)
+		}
+	}
+	c.ens.WaitAll()
 }
 func (c *ensembleCluster) Log(i int) string { return readFile(c.ens.Server(i).LogPath) }
 
@@ -192,6 +203,18 @@ func (c *groupCluster) Start(i int) {
 	c.t.Helper()
 	c.launch(i)
 	c.waitServing(i)
+}
+
+func (c *groupCluster) StartAll() {
+	c.t.Helper()
+	for i, p := range c.procs {
+		if p.Exited() {
+			c.launch(i)
+		}
+	}
+	for i := range c.procs {
+		c.waitServing(i)
+	}
 }
 
 // WaitAll finds the leader (the one member that takes a write: a trim

@@ -213,6 +213,14 @@ func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 		cl.Start(f)
 		waitAcks(perPhase)
 	}
+	// Every member at once: each restarts from its own disk (data log,
+	// WAL, snapshot) with no one to catch up from.
+	t.Logf("SIGKILL every member, restart them")
+	for i := range apis {
+		cl.Kill(i)
+	}
+	cl.StartAll()
+	waitAcks(perPhase)
 	wiped := others(cl.WaitAll())[1]
 	before := strings.Count(cl.Log(wiped), installedSnap)
 	t.Logf("SIGKILL %s, wipe its data directory, restart it", cl.Name(wiped))
