@@ -137,6 +137,14 @@ func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range nWriters {
+		// Each writer has its own client, starting at another member,
+		// so the two writers of k0 go through different API servers.
+		first := (w + w/nLogs) % len(apis)
+		wc, err := rlogclient.Dial(append(append([]string(nil), apis[first:]...), apis[:first]...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wc.Close()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -150,7 +158,7 @@ func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 				default:
 				}
 				actx, acancel := context.WithTimeout(ctx, 5*time.Second)
-				off, err := c.Append(actx, logName(lg), block(w, seq), nil)
+				off, err := wc.Append(actx, logName(lg), block(w, seq), nil)
 				acancel()
 				mu.Lock()
 				if err == nil {
@@ -228,6 +236,13 @@ func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 	cl.Wipe(wiped)
 	waitAcks(perPhase)
 	cl.Start(wiped)
+	if *long {
+		// Again, as soon as it serves: it may be installing the
+		// leader's snapshot or catching up after it.
+		t.Logf("SIGKILL %s again as soon as it serves, restart it", cl.Name(wiped))
+		cl.Kill(wiped)
+		cl.Start(wiped)
+	}
 	cl.WaitAll()
 	waitAcks(perPhase)
 	close(stop)
