@@ -168,3 +168,86 @@ func TestLogsConcurrentAppends(t *testing.T) {
 		}
 	}
 }
+
+// TestLogsRememberedRecord: an API server appends against the control
+// record it remembers (one round trip) and must never act on a stale one:
+// after another server appended, an expected offset is checked against
+// the log as it is (success at the true end, WrongOffset with the true
+// positions), and after the log was deleted and created again up to the
+// remembered version with another end, the append lands at the new end.
+func TestLogsRememberedRecord(t *testing.T) {
+	e := startEnsemble(t, 3, func(o *Options) { o.RlogRoot = "/logs" })
+	e.waitLeader()
+	ctx := ctxT(t)
+	var logs [2]*zklogs.Logs
+	for i := range logs {
+		l, err := zklogs.New(zklogs.Options{Servers: []string{e.servers[i].addr}, Root: "/logs"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		logs[i] = l
+	}
+	a, b := logs[0], logs[1]
+	do := func(l *zklogs.Logs, m rlog.Mutation) rlog.Result {
+		t.Helper()
+		res, err := l.Do(ctx, m)
+		if err != nil {
+			t.Fatalf("%v %s: %v", m.Op, m.Name, err)
+		}
+		return res
+	}
+	const n = 2 << 10
+	data := func(c byte, size int) []byte { return bytes.Repeat([]byte{c}, size) }
+	if res := do(a, rlog.Mutation{Op: rlog.OpCreate, Name: "r"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	for i := range 3 {
+		if res := do(a, rlog.NewAppend("r", rlog.NoOffset, data('a', n))); res.Err != nil || res.Offset != int64(i*n) {
+			t.Fatalf("append %d: %+v", i, res)
+		}
+	}
+	// a remembers end 3n; b moves it to 4n.
+	if res := do(b, rlog.NewAppend("r", rlog.NoOffset, data('b', n))); res.Err != nil || res.Offset != 3*n {
+		t.Fatalf("b's append: %+v", res)
+	}
+	if res := do(a, rlog.NewAppend("r", 4*n, data('c', n))); res.Err != nil || res.Offset != 4*n {
+		t.Fatalf("append at the true end (a remembers another): %+v", res)
+	}
+	// a remembers end 5n; b moves it to 6n; a's expected 5n is wrong.
+	if res := do(b, rlog.NewAppend("r", rlog.NoOffset, data('d', n))); res.Err != nil || res.Offset != 5*n {
+		t.Fatalf("b's append: %+v", res)
+	}
+	res := do(a, rlog.NewAppend("r", 5*n, data('e', n)))
+	var we *rlog.Error
+	if !errors.As(res.Err, &we) || we.Code != rlog.CodeWrongOffset || we.End != 6*n {
+		t.Fatalf("append at a stale expected offset: %+v, want WrongOffset with end %d", res, 6*n)
+	}
+
+	// a remembers end 6n at the record's version 6 (create, then six
+	// appends). b deletes the log and creates it again with six
+	// appends of another size: the same version, another end.
+	if res := do(b, rlog.Mutation{Op: rlog.OpDelete, Name: "r"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if res := do(b, rlog.Mutation{Op: rlog.OpCreate, Name: "r"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	for range 6 {
+		if res := do(b, rlog.NewAppend("r", rlog.NoOffset, data('f', n+1))); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	res = do(a, rlog.NewAppend("r", rlog.NoOffset, data('g', n)))
+	if res.Err != nil || res.Offset != 6*(n+1) {
+		t.Fatalf("append after the log was created again: %+v, want offset %d", res, 6*(n+1))
+	}
+	e.waitConverged()
+	for i, l := range logs {
+		r, err := l.Read(ctx, "r", 0, 7*n+6, false)
+		want := append(bytes.Repeat([]byte{'f'}, 6*(n+1)), data('g', n)...)
+		if err != nil || !bytes.Equal(r.Data, want) {
+			t.Fatalf("server %d: read: %v, %d bytes, equal %v", i, err, len(r.Data), bytes.Equal(r.Data, want))
+		}
+	}
+}

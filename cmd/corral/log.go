@@ -45,6 +45,7 @@ const logUsage = `usage:
     ensemble: for trying the API and CLI); prints "api endpoints: HOST:PORT".
 
   corral log serve-member -id N -peers 1=HOST:QPORT:EPORT,... -dir D [-listen ADDR] [-snapcount N]
+                          [-loglevel warn]
     run one member of a replica group that holds only logs (zab over TCP
     among the peers, sync mode), serving the API on ADDR; prints
     "api endpoints: HOST:PORT". Writes go to the leader: a client given every
@@ -282,6 +283,8 @@ func logServeMember(args []string) int {
 	dir := fs.String("dir", "", "the member's directory")
 	listen := fs.String("listen", "127.0.0.1:0", "api address")
 	snapCount := fs.Int("snapcount", 0, "snapshot every ~N log records (100000 if 0)")
+	var level slog.Level = slog.LevelWarn
+	fs.TextVar(&level, "loglevel", level, "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -305,7 +308,7 @@ func logServeMember(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	tr, err := transport.NewTCP(ctx, transport.TCPConfig{ID: *id, Peers: peers, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	rlogv1 "github.com/corral-db/corral/api/rlog/v1"
 	"github.com/corral-db/corral/rlog"
 	"github.com/corral-db/corral/rlog/datalog"
 	"github.com/corral-db/corral/rlog/rlogclient"
@@ -15,6 +17,8 @@ import (
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wal"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // follower answers every write with rlog.ErrNotLeader, as a member that
@@ -123,5 +127,75 @@ func TestClientAgainstLocal(t *testing.T) {
 	}
 	if _, err := c.Stat(ctx, "c"); !errors.Is(err, rlog.ErrNotFound) {
 		t.Fatalf("stat after delete: %v", err)
+	}
+}
+
+// brokenAppends answers every append with a bare Unavailable, as the
+// transport does when the server dies after the request reached it.
+type brokenAppends struct {
+	rlogv1.UnimplementedLogsServer
+	calls atomic.Int32
+}
+
+func (b *brokenAppends) Append(context.Context, *rlogv1.AppendRequest) (*rlogv1.AppendResponse, error) {
+	b.calls.Add(1)
+	return nil, status.Error(codes.Unavailable, "error reading from server: EOF")
+}
+
+// countingAppends takes every append at offset 7.
+type countingAppends struct {
+	rlogv1.UnimplementedLogsServer
+	calls atomic.Int32
+}
+
+func (c *countingAppends) Append(context.Context, *rlogv1.AppendRequest) (*rlogv1.AppendResponse, error) {
+	c.calls.Add(1)
+	return &rlogv1.AppendResponse{Offset: 7}, nil
+}
+
+func serveLogs(t *testing.T, s rlogv1.LogsServer) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	rlogv1.RegisterLogsServer(srv, s)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String()
+}
+
+// TestAppendNotRepeatedAfterUnknownOutcome: an append without an expected
+// offset whose server fails with a transport Unavailable is not sent to
+// another server (a second copy could commit), the next call starts at
+// the next server, and an append with an expected offset does move on.
+func TestAppendNotRepeatedAfterUnknownOutcome(t *testing.T) {
+	broken, good := &brokenAppends{}, &countingAppends{}
+	c, err := rlogclient.Dial([]string{serveLogs(t, broken), serveLogs(t, good)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Append(ctx, "l", []byte("x"), nil); !errors.Is(err, rlogclient.ErrOutcomeUnknown) {
+		t.Fatalf("append through a failing server: %v, want ErrOutcomeUnknown", err)
+	}
+	if broken.calls.Load() != 1 || good.calls.Load() != 0 {
+		t.Fatalf("append sent %d times to the failing server and %d to the other; want 1 and 0",
+			broken.calls.Load(), good.calls.Load())
+	}
+	if off, err := c.Append(ctx, "l", []byte("x"), nil); err != nil || off != 7 || good.calls.Load() != 1 {
+		t.Fatalf("next append: %d %v (%d calls), want offset 7 from the other server", off, err, good.calls.Load())
+	}
+
+	c2, err := rlogclient.Dial([]string{serveLogs(t, broken), serveLogs(t, good)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	expect := int64(7)
+	if off, err := c2.Append(ctx, "l", []byte("x"), &expect); err != nil || off != 7 {
+		t.Fatalf("append with an expected offset: %d %v, want 7 from the other server", off, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	rlogv1 "github.com/corral-db/corral/api/rlog/v1"
 	"github.com/corral-db/corral/rlog"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -53,13 +54,44 @@ func toStatus(err error) error {
 		}
 		return st.Err()
 	case errors.Is(err, rlog.ErrNotLeader), errors.Is(err, rlog.ErrUnavailable):
-		return status.Error(codes.Unavailable, err.Error())
+		st := status.New(codes.Unavailable, err.Error())
+		if withD, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reasonNotApplied, Domain: errorDomain}); derr == nil {
+			st = withD
+		}
+		return st.Err()
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	}
 	return status.Error(codes.Internal, err.Error())
+}
+
+// errorDomain and reasonNotApplied mark an Unavailable status that the
+// service itself answered before doing anything (not the leader, no
+// session with its member): the request may go to another server as it
+// is. An Unavailable without the mark may come from the transport after
+// the request reached the server (a server killed while it ran it), and
+// then the request's outcome is unknown.
+const (
+	errorDomain      = "rlog.corral"
+	reasonNotApplied = "NOT_APPLIED"
+)
+
+// NotApplied reports whether err is an Unavailable status the service
+// answered without doing anything, so that any request, an append without
+// an expected offset too, may be sent again elsewhere.
+func NotApplied(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Unavailable {
+		return false
+	}
+	for _, d := range st.Details() {
+		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == errorDomain && ei.GetReason() == reasonNotApplied {
+			return true
+		}
+	}
+	return false
 }
 
 // FromStatus turns a status carrying a LogError back into an *rlog.Error;

@@ -25,6 +25,14 @@ const DefaultMaxAppend = 1<<20 - 16<<10
 // writer changed the log's control record between its read and its write.
 const maxCASRetries = 1000
 
+// maxKnown bounds the control records a Logs remembers (one per log it
+// appended to); at the bound it forgets them all and reads again.
+const maxKnown = 4096
+
+// maxResyncs bounds how often an append syncs its member and retries
+// after a multi refused for a stale record (see append).
+const maxResyncs = 3
+
 // deleteBatch bounds the deletes in flight at once when trim or delete
 // removes entries.
 const deleteBatch = 256
@@ -53,6 +61,42 @@ type Logs struct {
 	// call.
 	mu   sync.Mutex
 	conn *client.Conn
+
+	// knownMu guards known: per log, the control record and its version
+	// as this server last read or wrote them. An append sends its multi
+	// against it without reading first, so a writer alone on a log pays
+	// one round trip per append; a record gone stale fails the multi's
+	// version check (BadVersion, nothing applied) and costs a fresh read.
+	knownMu sync.Mutex
+	known   map[string]knownRecord
+}
+
+// knownRecord is a log's control record at a version.
+type knownRecord struct {
+	c   rlog.Control
+	ver int32
+}
+
+func (l *Logs) recall(name string) (knownRecord, bool) {
+	l.knownMu.Lock()
+	defer l.knownMu.Unlock()
+	r, ok := l.known[name]
+	return r, ok
+}
+
+func (l *Logs) remember(name string, c rlog.Control, ver int32) {
+	l.knownMu.Lock()
+	defer l.knownMu.Unlock()
+	if l.known == nil || len(l.known) >= maxKnown {
+		l.known = make(map[string]knownRecord)
+	}
+	l.known[name] = knownRecord{c, ver}
+}
+
+func (l *Logs) forget(name string) {
+	l.knownMu.Lock()
+	defer l.knownMu.Unlock()
+	delete(l.known, name)
 }
 
 // New returns Logs on opts; it connects on first use.
@@ -151,6 +195,7 @@ func (l *Logs) get(ctx context.Context, zk *client.Conn, name string, watch bool
 		data, st, err = zk.Get(ctx, l.logPath(name))
 	}
 	if errors.Is(err, wire.CodeNoNode) {
+		l.forget(name)
 		return rlog.Control{}, 0, nil, fail(rlog.CodeNotFound, name, rlog.Control{}, -1)
 	}
 	if err != nil {
@@ -158,10 +203,12 @@ func (l *Logs) get(ctx context.Context, zk *client.Conn, name string, watch bool
 	}
 	c, perr := rlog.ParseControl(data)
 	if perr != nil {
+		l.forget(name)
 		e := fail(rlog.CodeBadRequest, name, rlog.Control{}, -1)
 		e.Detail = perr.Error()
 		return rlog.Control{}, 0, nil, e
 	}
+	l.remember(name, c, st.Version)
 	return c, st.Version, ch, nil
 }
 
@@ -227,47 +274,92 @@ func (l *Logs) create(ctx context.Context, zk *client.Conn, name string) error {
 // append appends data at the log's end, or only at expect if that is not
 // rlog.NoOffset. An append whose bytes are already at expect (a retry
 // whose first attempt committed) returns expect without a second copy.
+//
+// The multi goes first against the record this server remembers (one
+// round trip); every answer other than that multi's success, and any
+// retry after a BadVersion, is decided on a record just read.
 func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect int64, data []byte) (int64, error) {
+	resyncs := 0
 	for range maxCASRetries {
-		c, ver, _, err := l.get(ctx, zk, name, false)
-		if err != nil {
-			return 0, err
-		}
-		switch {
-		case len(data) == 0:
-			e := fail(rlog.CodeBadRequest, name, c, expect)
-			e.Detail = "an append carries at least one byte"
-			return 0, e
-		case int64(len(data)) > l.opts.MaxAppend:
-			e := fail(rlog.CodeTooLarge, name, c, expect)
-			e.Limit = l.opts.MaxAppend
-			return 0, e
-		case expect != rlog.NoOffset && expect != c.End:
-			if expect >= c.Start && expect < c.End {
-				if got, _, err := zk.Get(ctx, l.entryPath(name, expect)); err == nil && bytes.Equal(got, data) {
-					return expect, nil
-				}
+		k, fresh := l.recall(name)
+		if !fresh || !appendable(k.c, expect, int64(len(data)), l.opts.MaxAppend) {
+			c, ver, _, err := l.get(ctx, zk, name, false)
+			if err != nil {
+				return 0, err
 			}
-			return 0, fail(rlog.CodeWrongOffset, name, c, expect)
-		case c.Sealed:
-			return 0, fail(rlog.CodeSealed, name, c, expect)
+			k, fresh = knownRecord{c, ver}, true
+			if !appendable(c, expect, int64(len(data)), l.opts.MaxAppend) {
+				return l.refuse(ctx, zk, name, c, expect, data)
+			}
 		}
+		c := k.c
 		next := c
 		next.End += int64(len(data))
-		_, err = zk.Multi(ctx,
-			client.SetDataOp(l.logPath(name), next.Encode(), ver),
+		res, err := zk.Multi(ctx,
+			client.SetDataOp(l.logPath(name), next.Encode(), k.ver),
 			client.CreateOp(l.entryPath(name, c.End), data, client.WorldACL(client.PermAll), client.ModePersistent))
 		switch {
 		case err == nil:
+			l.remember(name, next, res[0].Stat.Version)
 			return c.End, nil
 		case errors.Is(err, wire.CodeBadVersion):
-			continue // another writer moved the end: read again
+			l.forget(name) // another writer moved the end: read again
+			continue
+		case refused(err) && resyncs < maxResyncs:
+			// The record was stale though its version matched: a log
+			// deleted and created again reaches the version it had (from
+			// memory, or from this member's tree, which may lag the
+			// leader's), and prep's rules for control records refuse
+			// the multi. Bring the member up to date, then read again.
+			resyncs++
+			l.forget(name)
+			if _, err := zk.Sync(ctx, l.logPath(name)); err != nil {
+				return 0, readErr(err)
+			}
+			continue
 		case errors.Is(err, wire.CodeNoNode):
+			l.forget(name)
 			return 0, fail(rlog.CodeNotFound, name, rlog.Control{}, expect)
 		}
+		l.forget(name) // the outcome is unknown
 		return 0, err
 	}
 	return 0, fmt.Errorf("zklogs: append to %s: the log changed under %d tries", name, maxCASRetries)
+}
+
+// refused reports whether a multi failed as a whole before anything was
+// applied because of the state it met (not a lost connection).
+func refused(err error) bool {
+	return errors.Is(err, wire.CodeNoNode) || errors.Is(err, wire.CodeBadArguments) || errors.Is(err, wire.CodeNodeExists)
+}
+
+// appendable reports whether an append of n bytes at expect goes ahead on
+// record c.
+func appendable(c rlog.Control, expect, n, maxAppend int64) bool {
+	return n > 0 && n <= maxAppend && (expect == rlog.NoOffset || expect == c.End) && !c.Sealed
+}
+
+// refuse answers an append that record c (just read) does not take: its
+// failure, or expect for a retry whose bytes are already there.
+func (l *Logs) refuse(ctx context.Context, zk *client.Conn, name string, c rlog.Control, expect int64, data []byte) (int64, error) {
+	switch {
+	case len(data) == 0:
+		e := fail(rlog.CodeBadRequest, name, c, expect)
+		e.Detail = "an append carries at least one byte"
+		return 0, e
+	case int64(len(data)) > l.opts.MaxAppend:
+		e := fail(rlog.CodeTooLarge, name, c, expect)
+		e.Limit = l.opts.MaxAppend
+		return 0, e
+	case expect != rlog.NoOffset && expect != c.End:
+		if expect >= c.Start && expect < c.End {
+			if got, _, err := zk.Get(ctx, l.entryPath(name, expect)); err == nil && bytes.Equal(got, data) {
+				return expect, nil
+			}
+		}
+		return 0, fail(rlog.CodeWrongOffset, name, c, expect)
+	}
+	return 0, fail(rlog.CodeSealed, name, c, expect)
 }
 
 // update applies f to the log's control record until the write wins; f
@@ -282,15 +374,18 @@ func (l *Logs) update(ctx context.Context, zk *client.Conn, name string, f func(
 		if err != nil || !ok {
 			return c, err
 		}
-		_, err = zk.Set(ctx, l.logPath(name), next.Encode(), ver)
+		st, err := zk.Set(ctx, l.logPath(name), next.Encode(), ver)
 		switch {
 		case err == nil:
+			l.remember(name, next, st.Version)
 			return next, nil
 		case errors.Is(err, wire.CodeBadVersion):
 			continue
 		case errors.Is(err, wire.CodeNoNode):
+			l.forget(name)
 			return c, fail(rlog.CodeNotFound, name, rlog.Control{}, -1)
 		}
+		l.forget(name)
 		return c, err
 	}
 	return rlog.Control{}, fmt.Errorf("zklogs: update of %s: the log changed under %d tries", name, maxCASRetries)
@@ -412,6 +507,7 @@ func (l *Logs) delete(ctx context.Context, zk *client.Conn, name string) error {
 		}
 		err = zk.Delete(ctx, l.logPath(name), -1)
 		if err == nil || errors.Is(err, wire.CodeNoNode) {
+			l.forget(name)
 			return nil
 		}
 		if !errors.Is(err, wire.CodeNotEmpty) {
