@@ -85,8 +85,11 @@ func TestYCSBLoadAndWorkloadsAgainstFake(t *testing.T) {
 		if r.Ops == 0 || r.Seconds <= 0 || r.OpsPerSec <= 0 {
 			t.Errorf("%s: %d ops in %.3fs", r.Workload, r.Ops, r.Seconds)
 		}
+		// An operation with a small share (E's 5% inserts) may not come
+		// up at all in a short phase on a slow machine: the mix is the
+		// generator's tests' subject; here every operation done is timed.
 		for _, o := range r.PerOp {
-			if o.Ops == 0 || o.Latency.Count != o.Ops {
+			if o.Latency.Count != o.Ops {
 				t.Errorf("%s %s: %d ops, %d latencies", r.Workload, o.Op, o.Ops, o.Latency.Count)
 			}
 		}
