@@ -61,9 +61,10 @@ type Group struct {
 	store    *kv.Store
 	n        *notifier
 	apiAddrs map[uint64]string
-	// confirmPoll is how often a read waiting for its confirmation round
-	// looks again: zab reports Confirmed by state, not by event.
-	confirmPoll time.Duration
+	// confirmed is broadcast when the driver's Confirmed advances
+	// (replica.Config.OnConfirmed) and when the role changes: a round's
+	// waiter wakes on it.
+	confirmed *notifier
 	// roundTimeout bounds one confirmation round (syncLimit: a leader
 	// that hears no quorum that long steps down anyway).
 	roundTimeout time.Duration
@@ -165,14 +166,16 @@ func (g *Group) confirmRound(ctx context.Context) error {
 	if err != nil {
 		return &kv.NotLeaderError{Leader: g.leaderInfo(ss)}
 	}
-	t := time.NewTicker(g.confirmPoll)
-	defer t.Stop()
-	for g.d.Confirmed() < round {
+	for {
+		ch := g.confirmed.wait()
+		if g.d.Confirmed() >= round {
+			break
+		}
 		if cur := g.d.SoftState(); !cur.Established() || cur.Epoch != ss.Epoch {
 			return &kv.NotLeaderError{Leader: g.leaderInfo(cur)}
 		}
 		select {
-		case <-t.C:
+		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("%w: leadership not confirmed in %v", kv.ErrRetry, g.roundTimeout)
 		}

@@ -247,7 +247,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	}
 	rep.send, rep.recv = ln.send, ln.recv
 
-	n := newNotifier()
+	n, cn := newNotifier(), newNotifier()
 	voters := make([]uint64, 0, len(cfg.Peers))
 	for id := range cfg.Peers {
 		voters = append(voters, id)
@@ -286,6 +286,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		Schedule:      replica.Schedule{SnapCount: cfg.SnapCount},
 		OnSoftState: func(prev, cur zabSoftState) {
 			n.broadcast()
+			cn.broadcast()
 			if prev.Leader != cur.Leader || prev.State != cur.State {
 				log.Info("kv member role", "state", cur.State, "leader", cur.Leader, "epoch", cur.Epoch)
 			}
@@ -307,6 +308,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 			}
 		},
 		OnDriverMessage: lc.onMessage,
+		OnConfirmed:     func(uint64) { cn.broadcast() },
 		Logger:          log,
 	})
 	if err != nil {
@@ -315,7 +317,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	rep.d = d
 	lc.d = d
 	rep.lc = lc
-	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
+	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmed: cn,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
 	return rep, nil
 }
