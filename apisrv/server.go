@@ -23,6 +23,9 @@ type Options struct {
 	// call runs on an idle worker, whose stack has already grown to what
 	// a call needs, or on a new goroutine when every worker is busy.
 	StreamWorkers uint32
+	// UnaryInterceptors wrap every unary call, the first outermost
+	// (metrics, for one).
+	UnaryInterceptors []grpc.UnaryServerInterceptor
 	// StopGrace is how long Serve waits, when its context ends, for calls
 	// in flight before it cuts them (default 5 s).
 	StopGrace time.Duration
@@ -62,6 +65,7 @@ func newServer(lis net.Listener, o Options) (*Server, error) {
 		grpc.MaxRecvMsgSize(o.MaxRecvMsgSize),
 		grpc.MaxConcurrentStreams(o.MaxConcurrentStreams),
 		grpc.NumStreamWorkers(o.StreamWorkers),
+		grpc.ChainUnaryInterceptor(o.UnaryInterceptors...),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)
 	return &Server{lis: lis, grpc: g, grace: o.StopGrace}, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corral-db/corral/kv"
@@ -68,6 +69,10 @@ type Group struct {
 	// roundTimeout bounds one confirmation round (syncLimit: a leader
 	// that hears no quorum that long steps down anyway).
 	roundTimeout time.Duration
+
+	// rounds counts the confirmation rounds run, roundReads the reads
+	// they confirmed (the metrics' reads per round).
+	rounds, roundReads atomic.Int64
 
 	cmu        sync.Mutex
 	waiting    []chan error // guarded by cmu: callers for the next round
@@ -153,6 +158,8 @@ func (g *Group) confirmLoop() {
 		ctx, cancel := context.WithTimeout(g.ctx, g.roundTimeout)
 		err := g.confirmRound(ctx)
 		cancel()
+		g.rounds.Add(1)
+		g.roundReads.Add(int64(len(batch)))
 		for _, ch := range batch {
 			ch <- err // buffered: one send per caller
 		}

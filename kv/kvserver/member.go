@@ -67,6 +67,14 @@ type Config struct {
 	// OnLeaderChange, if set, learns each act of the leader change
 	// (a transfer started, a turn to compacting in place).
 	OnLeaderChange func(LeaderChangeEvent)
+
+	// MetricsListen, if set, is where the member serves its Prometheus
+	// metrics (MetricsPath; metrics.go), MetricsListener a listener
+	// opened for it instead. MetricsRuntime adds the Go runtime's and
+	// the process's collectors.
+	MetricsListen   string
+	MetricsListener net.Listener
+	MetricsRuntime  bool
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -93,21 +101,33 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		return err
 	}
 	defer rep.close()
-	lis, err := apiListener(cfg)
+	mlis, reg, opts, err := openMetrics(cfg, rep)
 	if err != nil {
 		return err
 	}
-	srv := apisrv.FromListener(lis, apisrv.Options{})
+	lis, err := apiListener(cfg)
+	if err != nil {
+		if mlis != nil {
+			mlis.Close()
+		}
+		return err
+	}
+	srv := apisrv.FromListener(lis, opts)
 	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(rep.store, rep.group))
 
-	errc := make(chan error, 2)
+	parts := 2
+	errc := make(chan error, 3)
 	go func() { errc <- rep.run(ctx) }()
 	go func() { errc <- srv.Serve(ctx) }()
+	if mlis != nil {
+		parts++
+		go func() { errc <- serveMetrics(ctx, mlis, reg) }()
+	}
 	if ready != nil {
 		ready(srv.Addr().String())
 	}
 	var first error
-	for i := 0; i < 2; i++ {
+	for i := 0; i < parts; i++ {
 		// One part failing stops the others.
 		if err := <-errc; err != nil {
 			if first == nil {
@@ -148,6 +168,7 @@ type replicaRun struct {
 	d      *replica.Driver
 	group  *Group
 	lc     *leaderChange
+	roles  *roleMetrics
 	closer []func()
 }
 
@@ -182,7 +203,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		cfg.SyncLimit = 5
 	}
 	log := cfg.Logger
-	rep = &replicaRun{cfg: cfg}
+	rep = &replicaRun{cfg: cfg, roles: newRoleMetrics()}
 	defer func() {
 		if err != nil {
 			rep.close()
@@ -259,7 +280,13 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		rand:  rand.New(rand.NewPCG(cfg.ID, uint64(time.Now().UnixNano()))),
 		every: leaderChangeEvery, staleAfter: 10 * leaderChangeEvery,
 		maxLastHeard: subTicks, maxLag: leaderChangeMaxLag,
-		onEvent: cfg.OnLeaderChange, reports: make(map[uint64]heatReport),
+		reports: make(map[uint64]heatReport),
+		onEvent: func(e LeaderChangeEvent) {
+			rep.roles.noteEvent(e)
+			if cfg.OnLeaderChange != nil {
+				cfg.OnLeaderChange(e)
+			}
+		},
 	}
 	for _, id := range voters {
 		if id != cfg.ID {
@@ -287,6 +314,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		OnSoftState: func(prev, cur zabSoftState) {
 			n.broadcast()
 			cn.broadcast()
+			rep.roles.noteRole(prev, cur)
 			if prev.Leader != cur.Leader || prev.State != cur.State {
 				log.Info("kv member role", "state", cur.State, "leader", cur.Leader, "epoch", cur.Epoch)
 			}
@@ -336,6 +364,8 @@ func (r *replicaRun) handOver(ctx context.Context, epoch uint32) {
 		if ss := r.d.SoftState(); ss.Established() && ss.Epoch == epoch {
 			if err := r.d.TransferLeadership(r.cfg.PreferredLeader); err != nil {
 				r.cfg.Logger.Info("kv: leadership not handed over", "to", r.cfg.PreferredLeader, "err", err)
+			} else {
+				r.roles.transfers.WithLabelValues(transferPreferred).Inc()
 			}
 		}
 	}()
