@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"sync/atomic"
@@ -12,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/admin/promcheck"
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client/kvclient"
 	"github.com/corral-db/corral/replica"
@@ -34,6 +38,15 @@ func benchmarkGet(b *testing.B, n int) {
 	g, err := NewLocalGroup(n, b.TempDir(), replica.Sync, 500*time.Millisecond, logger)
 	if err != nil {
 		b.Fatal(err)
+	}
+	var maddrs []string
+	for i := range g.Configs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Configs[i].MetricsListener = l
+		maddrs = append(maddrs, l.Addr().String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -76,6 +89,7 @@ func benchmarkGet(b *testing.B, n int) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	rounds0, reads0 := confirmCounts(b, maddrs)
 	b.ResetTimer()
 	cpu0 := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
@@ -94,6 +108,32 @@ func benchmarkGet(b *testing.B, n int) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	if rounds, reads := confirmCounts(b, maddrs); rounds > rounds0 {
+		b.ReportMetric((reads-reads0)/(rounds-rounds0), "reads/round")
+	}
+}
+
+// confirmCounts sums the members' confirmation rounds and the reads they
+// confirmed, from their metrics.
+func confirmCounts(b *testing.B, addrs []string) (rounds, reads float64) {
+	for _, a := range addrs {
+		resp, err := http.Get("http://" + a + MetricsPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		fams, err := promcheck.Parse(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rounds += value(fams, "corral_kv_read_confirm_rounds_total")
+		reads += value(fams, "corral_kv_read_confirmed_total")
+	}
+	return rounds, reads
 }
 
 // processCPU is this process's user and system CPU time.
