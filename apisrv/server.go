@@ -19,6 +19,13 @@ type Options struct {
 	// MaxConcurrentStreams bounds the calls in flight on one connection
 	// (default 1024).
 	MaxConcurrentStreams uint32
+	// StreamWorkers is how many goroutines serve calls (default 64): a
+	// call runs on an idle worker, whose stack has already grown to what
+	// a call needs, or on a new goroutine when every worker is busy.
+	StreamWorkers uint32
+	// UnaryInterceptors wrap every unary call, the first outermost
+	// (metrics, for one).
+	UnaryInterceptors []grpc.UnaryServerInterceptor
 	// StopGrace is how long Serve waits, when its context ends, for calls
 	// in flight before it cuts them (default 5 s).
 	StopGrace time.Duration
@@ -51,9 +58,14 @@ func newServer(lis net.Listener, o Options) (*Server, error) {
 	if o.StopGrace == 0 {
 		o.StopGrace = 5 * time.Second
 	}
+	if o.StreamWorkers == 0 {
+		o.StreamWorkers = 64
+	}
 	g := grpc.NewServer(
 		grpc.MaxRecvMsgSize(o.MaxRecvMsgSize),
 		grpc.MaxConcurrentStreams(o.MaxConcurrentStreams),
+		grpc.NumStreamWorkers(o.StreamWorkers),
+		grpc.ChainUnaryInterceptor(o.UnaryInterceptors...),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)
 	return &Server{lis: lis, grpc: g, grace: o.StopGrace}, nil

@@ -49,6 +49,8 @@ type compactionGate struct {
 	// grant, so about once per compaction held); granted counts the
 	// compactions it let run.
 	held, granted atomic.Int64
+	// holds and releases count the gate's turns to held and back.
+	holds, releases atomic.Int64
 }
 
 // grantPollInterval is how often the granter asks pebble whether a
@@ -125,7 +127,11 @@ func (g *compactionGate) setHold(hold bool) {
 	changed := g.hold != hold
 	g.hold = hold
 	g.mu.Unlock()
-	if changed && !hold {
+	switch {
+	case changed && hold:
+		g.holds.Add(1)
+	case changed:
+		g.releases.Add(1)
 		g.wake()
 	}
 }

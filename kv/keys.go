@@ -54,9 +54,11 @@ func appendEscaped(dst, s []byte) []byte {
 // decodeEscaped reads one escaped string from the front of b and returns
 // it and the rest of b.
 func decodeEscaped(b []byte) (s, rest []byte, err error) {
+	// One pass finds the terminator and counts the escapes, so the string
+	// is allocated once at its size.
+	esc := 0
 	for i := 0; i < len(b); i++ {
 		if b[i] != 0 {
-			s = append(s, b[i])
 			continue
 		}
 		if i+1 >= len(b) {
@@ -64,11 +66,18 @@ func decodeEscaped(b []byte) (s, rest []byte, err error) {
 		}
 		switch b[i+1] {
 		case 0xff:
-			s = append(s, 0)
+			esc++
 			i++
 		case 0x01:
-			if s == nil {
-				s = []byte{}
+			s = make([]byte, 0, i-esc)
+			if esc == 0 {
+				return append(s, b[:i]...), b[i+2:], nil
+			}
+			for j := 0; j < i; j++ {
+				s = append(s, b[j])
+				if b[j] == 0 {
+					j++ // the 0xff of 00 FF
+				}
 			}
 			return s, b[i+2:], nil
 		default:
@@ -131,19 +140,28 @@ type cellKeyParts struct {
 	family  uint32
 	qual    []byte
 	version uint64
+	// rest is the key after its escaped row: a key's row prefix is
+	// k[:len(k)-len(rest)].
+	rest []byte
 }
 
 func decodeCellKey(k []byte) (cellKeyParts, error) {
-	var p cellKeyParts
 	if len(k) < 5 || k[0] != prefixData {
-		return p, errBadKey
+		return cellKeyParts{}, errBadKey
 	}
-	p.table = binary.BigEndian.Uint32(k[1:5])
 	row, rest, err := decodeEscaped(k[5:])
 	if err != nil {
-		return p, err
+		return cellKeyParts{}, err
 	}
-	p.row = row
+	p, err := decodeCellKeyRest(rest)
+	p.table, p.row = binary.BigEndian.Uint32(k[1:5]), row
+	return p, err
+}
+
+// decodeCellKeyRest decodes what follows a data key's escaped row: the
+// family, the qualifier and the version (table and row left unset).
+func decodeCellKeyRest(rest []byte) (cellKeyParts, error) {
+	p := cellKeyParts{rest: rest}
 	if len(rest) < 4 {
 		return p, errBadKey
 	}

@@ -55,10 +55,12 @@ const (
 )
 
 // view is a consistent read of one table: its descriptor and a pebble
-// snapshot taken together under mu.
+// iterator opened together under mu. An iterator reads one point of the
+// database whatever it is repositioned to (SetBounds), so a multi-row read
+// needs no pebble snapshot.
 type view struct {
-	t    *table
-	snap *pebble.Snapshot
+	t  *table
+	it *pebble.Iterator
 }
 
 func (s *Store) openView(name string) (*view, func(), error) {
@@ -69,17 +71,21 @@ func (s *Store) openView(name string) (*view, func(), error) {
 	}
 	s.mu.RLock()
 	t, ok := s.tables[name]
-	var snap *pebble.Snapshot
+	var it *pebble.Iterator
+	var err error
 	if ok {
-		snap = s.db.NewSnapshot()
+		it, err = s.db.NewIter(nil)
 	}
 	s.mu.RUnlock()
-	if !ok {
+	if !ok || err != nil {
 		s.dbMu.RUnlock()
+		if err != nil {
+			return nil, nil, err
+		}
 		return nil, nil, fmt.Errorf("table %q: %w", name, ErrNoTable)
 	}
-	return &view{t: t, snap: snap}, func() {
-		snap.Close()
+	return &view{t: t, it: it}, func() {
+		it.Close()
 		s.dbMu.RUnlock()
 	}, nil
 }
@@ -149,21 +155,29 @@ func (sel *selector) wants(fid uint32, qual []byte) bool {
 }
 
 // readRows reads the rows of v in [lo, hi) (pebble keys), up to limit
-// rows (0: no limit).
+// rows (0: no limit), repositioning v's iterator. Values and qualifiers
+// are copied into one buffer per call, the row key decoded once per row.
 func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
-	it, err := v.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
+	it := v.it
+	it.SetBounds(lo, hi)
 	var rows []Row
 	var cur *Row
+	var rowRaw []byte // cur's escaped key prefix (table, escaped row)
 	var colFam uint32
 	var colQual []byte
+	var arena []byte
 	versions := 0
 	full := false // cur reached CellLimit
 	for ok := it.First(); ok; ok = it.Next() {
-		p, err := decodeCellKey(it.Key())
+		k := it.Key()
+		var p cellKeyParts
+		var err error
+		if rowRaw != nil && len(k) > len(rowRaw) && bytes.Equal(k[:len(rowRaw)], rowRaw) {
+			p, err = decodeCellKeyRest(k[len(rowRaw):])
+			p.row = cur.Key
+		} else {
+			p, err = decodeCellKey(k)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -175,6 +189,7 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 				}
 			}
 			cur = &Row{Key: p.row}
+			rowRaw = append(rowRaw[:0], k[:len(k)-len(p.rest)]...)
 			colQual, versions, full = nil, 0, false
 		}
 		if full {
@@ -198,7 +213,13 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		cur.Cells = append(cur.Cells, CellVersion{Family: f.name, Qualifier: p.qual, Version: p.version, Value: append([]byte(nil), val...)})
+		var qual, value []byte
+		arena, qual = appendCopy(arena, p.qual)
+		arena, value = appendCopy(arena, val)
+		if cur.Cells == nil {
+			cur.Cells = make([]CellVersion, 0, 16)
+		}
+		cur.Cells = append(cur.Cells, CellVersion{Family: f.name, Qualifier: qual, Version: p.version, Value: value})
 		if sel.o.CellLimit > 0 && len(cur.Cells) >= sel.o.CellLimit {
 			full = true
 		}
@@ -210,6 +231,22 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 		rows = append(rows, *cur)
 	}
 	return rows, nil
+}
+
+// readArenaMin is the least a read's copy buffer grows by: a 1 KiB row of
+// ten columns takes one allocation.
+const readArenaMin = 4 << 10
+
+// appendCopy copies b to the end of arena and returns the arena and the
+// copy (its capacity capped, so appending to it cannot reach the next).
+// A copy made before the arena grew keeps the old array: still valid.
+func appendCopy(arena, b []byte) ([]byte, []byte) {
+	if cap(arena)-len(arena) < len(b) {
+		arena = make([]byte, 0, max(readArenaMin, 2*cap(arena), len(b)))
+	}
+	n := len(arena)
+	arena = append(arena, b...)
+	return arena, arena[n:len(arena):len(arena)]
 }
 
 // Get reads one row. It returns ErrNotFound when the row has no selected

@@ -238,8 +238,11 @@ func readOptionsFrom(o *kvpb.ReadOptions) (ReadOptions, error) {
 
 func cellsTo(cs []CellVersion) []*kvpb.Cell {
 	out := make([]*kvpb.Cell, len(cs))
+	slab := make([]kvpb.Cell, len(cs)) // one allocation for a row's cells
 	for i, c := range cs {
-		out[i] = &kvpb.Cell{Family: c.Family, Qualifier: c.Qualifier, Value: c.Value, Version: c.Version}
+		p := &slab[i]
+		p.Family, p.Qualifier, p.Value, p.Version = c.Family, c.Qualifier, c.Value, c.Version
+		out[i] = p
 	}
 	return out
 }

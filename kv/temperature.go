@@ -35,6 +35,8 @@ type Temperature struct {
 	// hold refused, GrantedCompactions those the gate let run, since the
 	// store opened (both 0 without Options.GateCompactions).
 	HeldCompactions, GrantedCompactions int64
+	// Holds and Releases count the turns of the hold on and off.
+	Holds, Releases int64
 }
 
 // eventCounts are kept by pebble's EventListener callbacks, which run on
@@ -111,6 +113,7 @@ func (s *Store) Temperature(debtThreshold uint64) (Temperature, error) {
 	if s.gate != nil {
 		t.Held, t.Pending = s.gate.state()
 		t.HeldCompactions, t.GrantedCompactions = s.gate.held.Load(), s.gate.granted.Load()
+		t.Holds, t.Releases = s.gate.holds.Load(), s.gate.releases.Load()
 	}
 	return t, nil
 }

@@ -76,6 +76,11 @@ type Config struct {
 	// OnDriverMessage, if set, receives the MsgDriver messages peers send
 	// (request forwarding and the like), on the goroutine that calls Step.
 	OnDriverMessage func(m zab.Message)
+	// OnConfirmed, if set, learns each advance of Confirmed (a quorum
+	// answered a leadership confirmation round), on the goroutine that
+	// calls Step, after the driver's lock is released: readers waiting
+	// for a round wake on it instead of polling.
+	OnConfirmed func(round uint64)
 
 	// Rand is the only randomness (zab's and the snapshot points'); nil
 	// seeds one from ID and the time.

@@ -152,9 +152,14 @@ func (d *Driver) Step(m zab.Message) error {
 		return nil
 	}
 	d.mu.Lock()
+	before := d.node.Confirmed()
 	err := d.node.Step(m)
+	after := d.node.Confirmed()
 	d.mu.Unlock()
 	d.signal()
+	if after > before && d.cfg.OnConfirmed != nil {
+		d.cfg.OnConfirmed(after)
+	}
 	return err
 }
 

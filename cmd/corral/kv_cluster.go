@@ -47,6 +47,7 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 	threshold := fs.Float64("leader-threshold", 0, "heat at which a leader hands over before compacting (0: 1, a compaction due)")
 	minInterval := fs.Duration("leader-min-interval", 0, "least time between two leader changes of an RG, the balancer's too (0: 30s)")
 	memtable := fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: pebble's default)")
+	metricsPort := fs.Int("metrics-port", 0, "serve node i's Prometheus metrics on 127.0.0.1:PORT+i-1 (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
 	}
@@ -115,6 +116,14 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 		lc.CloseListeners()
 		cancel(err)
 		return kvFail(stderr, "cluster", err)
+	}
+	var metrics []string
+	if *metricsPort != 0 {
+		if metrics, err = lc.ServeMetrics(*metricsPort); err != nil {
+			lc.CloseListeners()
+			cancel(err)
+			return kvFail(stderr, "cluster", err)
+		}
 	}
 	if err := initCM(ctx, cmConnect, lc, *tokens); err != nil {
 		lc.CloseListeners()
@@ -185,6 +194,9 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 		*groups, *replicas, *replicas, where, mode, filepath.Clean(base))
 	for _, p := range pids {
 		fmt.Fprintln(stdout, p)
+	}
+	if len(metrics) > 0 {
+		fmt.Fprintf(stdout, "kv metrics: %s\n", strings.Join(metrics, ","))
 	}
 	fmt.Fprintf(stdout, "kv endpoints: %s\nconfiguration manager: %s\n(Ctrl-C to stop)\n", strings.Join(lc.Endpoints(), ","), cmConnect)
 	if f, ok := stdout.(*os.File); ok {

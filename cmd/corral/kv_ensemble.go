@@ -31,6 +31,7 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 	threshold := fs.Float64("leader-threshold", 0, "heat at which the leader hands over before compacting (0: 1, a compaction due)")
 	minInterval := fs.Duration("leader-min-interval", 0, "least time between two leader changes (0: 30s)")
 	memtable := fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: pebble's default)")
+	metricsPort := fs.Int("metrics-port", 0, "serve member i's Prometheus metrics on 127.0.0.1:PORT+i-1 (0: none; replicated groups)")
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
 	}
@@ -49,6 +50,10 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 	logger := newLogger(*logLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *n == 1 && *metricsPort != 0 {
+		fmt.Fprintln(stderr, "corral kv ensemble: -metrics-port needs a replicated group (-n 2 or more)")
+		return kvExitError
+	}
 	if *n != 1 {
 		var mode replica.Mode
 		switch *durability {
@@ -66,11 +71,14 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 		if err == nil && (*memtable < 0 || *memtable >= 4<<30) {
 			err = fmt.Errorf("-memtable-size %d: want 0 up to 4 GiB", *memtable)
 		}
+		if err == nil && (*metricsPort < 0 || *metricsPort+*n-1 > 65535) {
+			err = fmt.Errorf("-metrics-port %d: want 0, or a port with room for %d members", *metricsPort, *n)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "corral kv ensemble: %v\n", err)
 			return kvExitError
 		}
-		return runKVGroup(ctx, *n, base, mode, *tick, kvGroupTuning{leaderChange: lc, memTableSize: uint64(*memtable)}, logger, stdout, stderr)
+		return runKVGroup(ctx, *n, base, mode, *tick, kvGroupTuning{leaderChange: lc, memTableSize: uint64(*memtable), metricsPort: *metricsPort}, logger, stdout, stderr)
 	}
 	// One member: no replication; the store keeps pebble's WAL.
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(base, "member1", "kv"), PebbleWAL: true, Logger: logger})

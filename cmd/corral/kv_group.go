@@ -26,8 +26,14 @@ func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick
 	if err != nil {
 		return kvFail(stderr, "ensemble", err)
 	}
+	var metrics []string
 	for i := range g.Configs {
 		g.Configs[i].LeaderChange, g.Configs[i].MemTableSize = tune.leaderChange, tune.memTableSize
+		if tune.metricsPort != 0 {
+			a := net.JoinHostPort("127.0.0.1", strconv.Itoa(tune.metricsPort+i))
+			g.Configs[i].MetricsListen, g.Configs[i].MetricsRuntime = a, true
+			metrics = append(metrics, a)
+		}
 	}
 	for _, c := range g.Configs {
 		if err := writeKVZooCfg(c); err != nil {
@@ -37,6 +43,9 @@ func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick
 	err = g.Run(ctx, func() {
 		fmt.Fprintf(stdout, "corral kv: replica group of %d (%s), data and zoo.cfg files in %s\nkv endpoints: %s\n",
 			n, mode, filepath.Clean(base), strings.Join(g.Endpoints(), ","))
+		if len(metrics) > 0 {
+			fmt.Fprintf(stdout, "kv metrics: %s\n", strings.Join(metrics, ","))
+		}
 		if f, ok := stdout.(*os.File); ok {
 			f.Sync()
 		}
@@ -52,6 +61,9 @@ func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick
 type kvGroupTuning struct {
 	leaderChange kv.LeaderChangeConfig
 	memTableSize uint64
+	// metricsPort, if set, is member 1's metrics port, member i's
+	// metricsPort+i-1 (kv/kvserver/metrics.go).
+	metricsPort int
 }
 
 // writeKVZooCfg writes a member's myid and zoo.cfg (store=kv) into its
@@ -70,6 +82,13 @@ func writeKVZooCfg(m kvserver.Config) error {
 		c.KVLeaderChangeMinIntervalMs = lc.MinInterval.Milliseconds()
 	}
 	c.KVMemTableSize = int64(m.MemTableSize)
+	if m.MetricsListen != "" {
+		host, port, err := splitHostPort(m.MetricsListen)
+		if err != nil {
+			return err
+		}
+		c.Metrics.ClassName, c.Metrics.HTTPHost, c.Metrics.HTTPPort = config.PrometheusMetricsProvider, host, port
+	}
 	switch m.Mode {
 	case replica.Async:
 		c.Durability = config.DurabilityAsync

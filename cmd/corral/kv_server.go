@@ -50,6 +50,11 @@ func kvMemberConfig(cfg *config.Config, logger *slog.Logger) (kvserver.Config, e
 		SnapCount: cfg.SnapCount,
 		Logger:    logger,
 	}
+	if cfg.Metrics.Enabled() {
+		// metricsProvider.* as a ZooKeeper server reads them: the
+		// member's Prometheus endpoint (kv/kvserver/metrics.go).
+		kc.MetricsListen, kc.MetricsRuntime = cfg.Metrics.ListenAddr(), cfg.Metrics.ExportJvmInfo
+	}
 	lc, err := kvLeaderChange(cfg.KVLeaderPolicy, cfg.KVLeaderChangeThreshold, time.Duration(cfg.KVLeaderChangeMinIntervalMs)*time.Millisecond)
 	if err != nil {
 		return kc, err

@@ -176,6 +176,8 @@ type NodeFile struct {
 	LeaderMinIntervalMillis int64       `json:"leader_min_interval_ms,omitempty"`
 	MemTableSize            uint64      `json:"memtable_size,omitempty"`
 	Groups                  []GroupFile `json:"groups"`
+	// Metrics is where the node serves its Prometheus metrics ("": none).
+	Metrics string `json:"metrics,omitempty"`
 }
 
 // GroupFile is the node's member of one RG.
@@ -190,7 +192,7 @@ type GroupFile struct {
 // WriteNodeFile writes nc as a NodeFile at path.
 func WriteNodeFile(path string, nc NodeConfig) error {
 	f := NodeFile{ID: nc.ID, API: nc.APIListen, CM: nc.CM, CMRoot: nc.CMRoot, BalanceMillis: nc.Balance.Milliseconds(),
-		Peers: map[string][2]string{}, APIs: map[string]string{}}
+		Peers: map[string][2]string{}, APIs: map[string]string{}, Metrics: nc.MetricsListen}
 	for id, p := range nc.Peers {
 		f.Peers[strconv.FormatUint(id, 10)] = [2]string{p.QuorumAddr, p.ElectionAddr}
 	}
@@ -255,7 +257,8 @@ func ReadNodeFile(path string, logger *slog.Logger) (NodeConfig, error) {
 		return NodeConfig{}, fmt.Errorf("%s: memtable_size %d: want up to 4 GiB", path, f.MemTableSize)
 	}
 	nc := NodeConfig{ID: f.ID, APIListen: f.API, CM: f.CM, CMRoot: f.CMRoot, Groups: map[ring.GroupID]Config{},
-		Peers: map[uint64]transport.Peer{}, Logger: logger, Balance: time.Duration(f.BalanceMillis) * time.Millisecond}
+		Peers: map[uint64]transport.Peer{}, Logger: logger, Balance: time.Duration(f.BalanceMillis) * time.Millisecond,
+		MetricsListen: f.Metrics, MetricsRuntime: f.Metrics != ""}
 	apis := map[uint64]string{}
 	for k, p := range f.Peers {
 		id, err := strconv.ParseUint(k, 10, 64)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corral-db/corral/kv"
@@ -61,12 +62,17 @@ type Group struct {
 	store    *kv.Store
 	n        *notifier
 	apiAddrs map[uint64]string
-	// confirmPoll is how often a read waiting for its confirmation round
-	// looks again: zab reports Confirmed by state, not by event.
-	confirmPoll time.Duration
+	// confirmed is broadcast when the driver's Confirmed advances
+	// (replica.Config.OnConfirmed) and when the role changes: a round's
+	// waiter wakes on it.
+	confirmed *notifier
 	// roundTimeout bounds one confirmation round (syncLimit: a leader
 	// that hears no quorum that long steps down anyway).
 	roundTimeout time.Duration
+
+	// rounds counts the confirmation rounds run, roundReads the reads
+	// they confirmed (the metrics' reads per round).
+	rounds, roundReads atomic.Int64
 
 	cmu        sync.Mutex
 	waiting    []chan error // guarded by cmu: callers for the next round
@@ -152,6 +158,8 @@ func (g *Group) confirmLoop() {
 		ctx, cancel := context.WithTimeout(g.ctx, g.roundTimeout)
 		err := g.confirmRound(ctx)
 		cancel()
+		g.rounds.Add(1)
+		g.roundReads.Add(int64(len(batch)))
 		for _, ch := range batch {
 			ch <- err // buffered: one send per caller
 		}
@@ -165,14 +173,16 @@ func (g *Group) confirmRound(ctx context.Context) error {
 	if err != nil {
 		return &kv.NotLeaderError{Leader: g.leaderInfo(ss)}
 	}
-	t := time.NewTicker(g.confirmPoll)
-	defer t.Stop()
-	for g.d.Confirmed() < round {
+	for {
+		ch := g.confirmed.wait()
+		if g.d.Confirmed() >= round {
+			break
+		}
 		if cur := g.d.SoftState(); !cur.Established() || cur.Epoch != ss.Epoch {
 			return &kv.NotLeaderError{Leader: g.leaderInfo(cur)}
 		}
 		select {
-		case <-t.C:
+		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("%w: leadership not confirmed in %v", kv.ErrRetry, g.roundTimeout)
 		}

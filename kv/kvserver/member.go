@@ -67,6 +67,14 @@ type Config struct {
 	// OnLeaderChange, if set, learns each act of the leader change
 	// (a transfer started, a turn to compacting in place).
 	OnLeaderChange func(LeaderChangeEvent)
+
+	// MetricsListen, if set, is where the member serves its Prometheus
+	// metrics (MetricsPath; metrics.go), MetricsListener a listener
+	// opened for it instead. MetricsRuntime adds the Go runtime's and
+	// the process's collectors.
+	MetricsListen   string
+	MetricsListener net.Listener
+	MetricsRuntime  bool
 }
 
 // subTicks is how many zab ticks make one tickTime (as the server's).
@@ -93,21 +101,33 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		return err
 	}
 	defer rep.close()
-	lis, err := apiListener(cfg)
+	mlis, reg, opts, err := openMetrics(cfg, rep)
 	if err != nil {
 		return err
 	}
-	srv := apisrv.FromListener(lis, apisrv.Options{})
+	lis, err := apiListener(cfg)
+	if err != nil {
+		if mlis != nil {
+			mlis.Close()
+		}
+		return err
+	}
+	srv := apisrv.FromListener(lis, opts)
 	kvpb.RegisterKVServer(srv.Registrar(), kv.NewService(rep.store, rep.group))
 
-	errc := make(chan error, 2)
+	parts := 2
+	errc := make(chan error, 3)
 	go func() { errc <- rep.run(ctx) }()
 	go func() { errc <- srv.Serve(ctx) }()
+	if mlis != nil {
+		parts++
+		go func() { errc <- serveMetrics(ctx, mlis, reg) }()
+	}
 	if ready != nil {
 		ready(srv.Addr().String())
 	}
 	var first error
-	for i := 0; i < 2; i++ {
+	for i := 0; i < parts; i++ {
 		// One part failing stops the others.
 		if err := <-errc; err != nil {
 			if first == nil {
@@ -148,6 +168,7 @@ type replicaRun struct {
 	d      *replica.Driver
 	group  *Group
 	lc     *leaderChange
+	roles  *roleMetrics
 	closer []func()
 }
 
@@ -182,7 +203,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		cfg.SyncLimit = 5
 	}
 	log := cfg.Logger
-	rep = &replicaRun{cfg: cfg}
+	rep = &replicaRun{cfg: cfg, roles: newRoleMetrics()}
 	defer func() {
 		if err != nil {
 			rep.close()
@@ -247,7 +268,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	}
 	rep.send, rep.recv = ln.send, ln.recv
 
-	n := newNotifier()
+	n, cn := newNotifier(), newNotifier()
 	voters := make([]uint64, 0, len(cfg.Peers))
 	for id := range cfg.Peers {
 		voters = append(voters, id)
@@ -259,7 +280,13 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		rand:  rand.New(rand.NewPCG(cfg.ID, uint64(time.Now().UnixNano()))),
 		every: leaderChangeEvery, staleAfter: 10 * leaderChangeEvery,
 		maxLastHeard: subTicks, maxLag: leaderChangeMaxLag,
-		onEvent: cfg.OnLeaderChange, reports: make(map[uint64]heatReport),
+		reports: make(map[uint64]heatReport),
+		onEvent: func(e LeaderChangeEvent) {
+			rep.roles.noteEvent(e)
+			if cfg.OnLeaderChange != nil {
+				cfg.OnLeaderChange(e)
+			}
+		},
 	}
 	for _, id := range voters {
 		if id != cfg.ID {
@@ -286,6 +313,8 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		Schedule:      replica.Schedule{SnapCount: cfg.SnapCount},
 		OnSoftState: func(prev, cur zabSoftState) {
 			n.broadcast()
+			cn.broadcast()
+			rep.roles.noteRole(prev, cur)
 			if prev.Leader != cur.Leader || prev.State != cur.State {
 				log.Info("kv member role", "state", cur.State, "leader", cur.Leader, "epoch", cur.Epoch)
 			}
@@ -307,6 +336,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 			}
 		},
 		OnDriverMessage: lc.onMessage,
+		OnConfirmed:     func(uint64) { cn.broadcast() },
 		Logger:          log,
 	})
 	if err != nil {
@@ -315,7 +345,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	rep.d = d
 	lc.d = d
 	rep.lc = lc
-	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmPoll: time.Millisecond,
+	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmed: cn,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
 	return rep, nil
 }
@@ -334,6 +364,8 @@ func (r *replicaRun) handOver(ctx context.Context, epoch uint32) {
 		if ss := r.d.SoftState(); ss.Established() && ss.Epoch == epoch {
 			if err := r.d.TransferLeadership(r.cfg.PreferredLeader); err != nil {
 				r.cfg.Logger.Info("kv: leadership not handed over", "to", r.cfg.PreferredLeader, "err", err)
+			} else {
+				r.roles.transfers.WithLabelValues(transferPreferred).Inc()
 			}
 		}
 	}()

@@ -56,6 +56,12 @@ type NodeConfig struct {
 	// leads at least two fewer RGs (balance.go).
 	Balance time.Duration
 	Logger  *slog.Logger
+	// MetricsListen, if set, is where the node serves its Prometheus
+	// metrics (nodemetrics.go); MetricsListener a listener opened for it
+	// instead; MetricsRuntime adds the Go runtime's and the process's.
+	MetricsListen   string
+	MetricsListener net.Listener
+	MetricsRuntime  bool
 }
 
 // node is the state RunNode shares between the replicas' role callbacks
@@ -164,7 +170,13 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 			return fmt.Errorf("kvserver: API listener: %w", err)
 		}
 	}
-	srv := apisrv.FromListener(lis, apisrv.Options{})
+	nm, err := openNodeMetrics(cfg)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	defer nm.close()
+	srv := apisrv.FromListener(lis, nm.apiOptions())
 	apiAddr := srv.Addr().String()
 
 	tr, err := transport.NewTCP(ctx, transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers,
@@ -201,6 +213,10 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 		n.reps = reps
 		svcs[g] = kv.NewGroupService(r.store, r.group, uint32(g))
 		members[g] = c.ID
+	}
+	if err := nm.serve(ctx, reps, cfg.Logger); err != nil {
+		lis.Close()
+		return err
 	}
 	root := cfg.CMRoot
 	if root == "" {
