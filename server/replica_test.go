@@ -55,7 +55,11 @@ func startEnsembleObservers(t *testing.T, n, nobs int, tweak func(*Options)) *te
 			TickTime:   100 * time.Millisecond,
 			Ensemble: &Ensemble{
 				ID: uint64(i + 1), Voters: voters, Observers: observers, Peers: peers,
-				InitLimit: 20, SyncLimit: 10,
+				// 2 s without hearing from each other before a member
+				// gives up on a peer: under -race on a loaded 2-core
+				// machine 1 s was not enough, and the leader lost its
+				// quorum in the middle of tests about other things.
+				InitLimit: 20, SyncLimit: 20,
 				// Each member stamps its /zookeeper/config with its own
 				// clock; waitConverged's digests must not see that.
 				Config: []byte("server.1=127.0.0.1:1:2:participant\nversion=0"),
