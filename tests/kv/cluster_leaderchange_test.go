@@ -1,19 +1,17 @@
 package kv_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 // TestClusterLeaderChange: `corral kv cluster -leader-policy coolest`
@@ -25,73 +23,10 @@ func TestClusterLeaderChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a sharded cluster under load")
 	}
-	cmd := exec.Command(corralBin, "kv", "cluster", "-groups", "2", "-replicas", "3", "-cm", "1", "-tick", "100ms",
+	p := startCorral(t, "kv", "cluster", "-groups", "2", "-replicas", "3", "-cm", "1", "-tick", "100ms",
 		"-dir", t.TempDir(), "-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536",
 		"-log-level", "info")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errp, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var (
-		lmu      sync.Mutex
-		logs     strings.Builder
-		handover = map[string]bool{} // "rg=N" of each RG that handed over before compacting
-	)
-	stderrDone := make(chan struct{})
-	go func() {
-		defer close(stderrDone)
-		sc := bufio.NewScanner(errp)
-		for sc.Scan() {
-			l := sc.Text()
-			lmu.Lock()
-			if logs.Len() < 1<<20 {
-				logs.WriteString(l + "\n")
-			}
-			if strings.Contains(l, "handing leadership over before compacting") {
-				for _, f := range strings.Fields(l) {
-					if strings.HasPrefix(f, "rg=") {
-						handover[f] = true
-					}
-				}
-			}
-			lmu.Unlock()
-		}
-	}()
-	stderr := func() string {
-		lmu.Lock()
-		defer lmu.Unlock()
-		return logs.String()
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			cmd.Process.Kill()
-			<-stderrDone
-			cmd.Wait()
-		}
-	}()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if e, ok := strings.CutPrefix(sc.Text(), "kv endpoints: "); ok {
-				found <- e
-			}
-		}
-	}()
-	var endpoints string
-	select {
-	case endpoints = <-found:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("no endpoints line; stderr:\n%s", stderr())
-	}
+	endpoints := p.await(90*time.Second, "kv endpoints: ")[0]
 	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(endpoints, ","), RequestTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -132,18 +67,26 @@ func TestClusterLeaderChange(t *testing.T) {
 			}
 		}()
 	}
+	// both reports whether each RG has handed over before compacting:
+	// a log line of that message naming rg=1, and one naming rg=2.
 	both := func() bool {
-		lmu.Lock()
-		defer lmu.Unlock()
+		handover := map[string]bool{}
+		for _, l := range p.lines() {
+			if strings.Contains(l, "handing leadership over before compacting") {
+				for _, f := range strings.Fields(l) {
+					if strings.HasPrefix(f, "rg=") {
+						handover[f] = true
+					}
+				}
+			}
+		}
 		return handover["rg=1"] && handover["rg=2"]
 	}
-	for !both() && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	handedOver := testutil.Within(time.Until(deadline), both)
 	close(stop)
 	wg.Wait()
-	if !both() {
-		t.Fatalf("not every RG handed over before compacting; stderr:\n%s", stderr())
+	if !handedOver {
+		t.Fatalf("not every RG handed over before compacting")
 	}
 	t.Logf("%d puts acknowledged", len(acked))
 	got := map[string]int{} // row -> cells read
@@ -161,10 +104,7 @@ func TestClusterLeaderChange(t *testing.T) {
 			t.Fatalf("acknowledged row %s: %d cells read, want 10", row, got[string(row)])
 		}
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	<-stderrDone
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("cluster stop: %v; stderr:\n%s", err, stderr())
+	if err := p.stop(); err != nil {
+		t.Fatalf("cluster stop: %v", err)
 	}
-	stopped = true
 }

@@ -1,13 +1,10 @@
 package kv_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,76 +42,18 @@ func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 	if spawn {
 		args = append(args, "-spawn")
 	}
-	cmd := exec.Command(corralBin, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		// Ctrl-C: the command stops its nodes and the CM, then exits.
-		cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("cluster did not stop within 30s of SIGINT")
-		}
-		if t.Failed() {
-			t.Logf("cluster stderr:\n%s", stderr.String())
-		}
-	})
+	p := startCorral(t, args...)
 	c := &cluster{dir: dir, pids: map[string]int{}, nodes: map[string]int{}}
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		cmd.Wait()
-		close(done)
-	}()
-	deadline := time.After(90 * time.Second)
-	for c.endpoints == "" || c.cm == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("cluster exited before printing its endpoints; stderr:\n%s", stderr.String())
-			}
-			if e, ok := strings.CutPrefix(l, "kv endpoints: "); ok {
-				c.endpoints = e
-			}
-			if e, ok := strings.CutPrefix(l, "configuration manager: "); ok {
-				c.cm = e
-			}
-			// kv node N: pid P api ADDR
-			if f := strings.Fields(l); len(f) == 7 && f[0] == "kv" && f[1] == "node" && f[3] == "pid" && f[5] == "api" {
-				pid, err := strconv.Atoi(f[4])
-				if err != nil {
-					t.Fatalf("bad node line %q", l)
-				}
-				c.pids[f[6]] = pid
-				n, err := strconv.Atoi(strings.TrimSuffix(f[2], ":"))
-				if err != nil {
-					t.Fatalf("bad node line %q", l)
-				}
-				c.nodes[f[6]] = n
-			}
-		case <-deadline:
-			t.Fatalf("no endpoints line; stderr:\n%s", stderr.String())
+	found := p.await(90*time.Second, "kv endpoints: ", "configuration manager: ")
+	c.endpoints, c.cm = found[0], found[1]
+	// The node lines come before the endpoints: "kv node N: pid P api ADDR".
+	for _, l := range p.lines() {
+		var n, pid int
+		var api string
+		if _, err := fmt.Sscanf(l, "kv node %d: pid %d api %s", &n, &pid, &api); err == nil {
+			c.pids[api], c.nodes[api] = pid, n
 		}
 	}
-	go func() {
-		for range lines {
-		}
-	}()
 	if spawn && len(c.pids) != replicas {
 		t.Fatalf("%d node lines for %d nodes", len(c.pids), replicas)
 	}
@@ -479,19 +418,7 @@ func TestClusterBalance(t *testing.T) {
 	}
 	waitFor("RG 1 led elsewhere", func(ls map[ring.GroupID]cm.Leader) bool { return ls[1].Epoch > victim.Epoch })
 	n := c.nodes[victim.Addr]
-	cmd := exec.Command(corralBin, "kv", "node", "-config", fmt.Sprintf("%s/node%d/node.json", c.dir, n))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("restarted node's stderr:\n%s", stderr.String())
-		}
-	}()
+	startCorral(t, "kv", "node", "-config", fmt.Sprintf("%s/node%d/node.json", c.dir, n))
 	after := waitFor("one leader per node after the restart", oneEach)
 	if after[1].Addr == victim.Addr && after[2].Addr == before[2].Addr && after[3].Addr == before[3].Addr && after[1].Epoch == victim.Epoch {
 		t.Fatalf("nothing moved: %+v", after)

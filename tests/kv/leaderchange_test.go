@@ -1,13 +1,10 @@
 package kv_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,39 +25,9 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 		t.Skip("runs a 3-member group under load")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(corralBin, "kv", "ensemble", "-n", "3", "-tick", "100ms", "-dir", dir,
+	p := startCorral(t, "kv", "ensemble", "-n", "3", "-tick", "100ms", "-dir", dir,
 		"-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536", "-log-level", "info")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if e, ok := strings.CutPrefix(sc.Text(), "kv endpoints: "); ok {
-				found <- e
-			}
-		}
-	}()
-	var endpoints string
-	select {
-	case endpoints = <-found:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no endpoints line; stderr:\n%s", stderr.String())
-	}
+	endpoints := p.await(60*time.Second, "kv endpoints: ")[0]
 	eps := strings.Split(endpoints, ",")
 	c, err := kvclient.New(kvclient.Config{Endpoints: eps, RequestTimeout: 30 * time.Second})
 	if err != nil {
@@ -113,20 +80,18 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	if len(leaders) < 3 {
-		t.Fatalf("leaders seen %v; want leadership moved twice; stderr:\n%s", leaders, stderr.String())
+		t.Fatalf("leaders seen %v; want leadership moved twice", leaders)
 	}
-	if !strings.Contains(stderr.String(), "handing leadership over before compacting") {
-		t.Fatalf("leadership moved (%v) but no member reports a handover before compacting; stderr:\n%s", leaders, stderr.String())
+	if !strings.Contains(p.output(), "handing leadership over before compacting") {
+		t.Fatalf("leadership moved (%v) but no member reports a handover before compacting", leaders)
 	}
 	t.Logf("leaders %v, %d puts acknowledged", leaders, len(acked))
 
 	// An orderly stop flushes every member; then each store holds every
 	// acknowledged row.
-	cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("ensemble stop: %v; stderr:\n%s", err, stderr.String())
+	if err := p.stop(); err != nil {
+		t.Fatalf("ensemble stop: %v", err)
 	}
-	stopped = true
 	for m := 1; m <= 3; m++ {
 		s, err := kvstore.Open(kvstore.Options{Dir: filepath.Join(dir, fmt.Sprintf("member%d", m), "kv"), Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
