@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,6 +245,7 @@ func TestClusterLeaderKill(t *testing.T) {
 // commands work through the ring, and a node answers the typed routing
 // errors: NotLeader (RG, leader, epoch) from a replica that does not
 // lead, WrongRange (with the ring version) for an RG it does not host.
+// On the same cluster, DropTable reaches every RG (testClusterDropTable).
 func TestClusterAnswers(t *testing.T) {
 	c := startCluster(t, 2, 3, false)
 	eps := strings.Split(c.endpoints, ",")
@@ -360,6 +362,89 @@ func TestClusterAnswers(t *testing.T) {
 	info, err := raw.Cluster(ctx, &kvpb.ClusterRequest{})
 	if err != nil || info.GetCmConnect() != c.cm || info.GetRingVersion() != r.Version() || len(info.GetGroups()) != 2 {
 		t.Fatalf("cluster info: %v %v", info, err)
+	}
+	t.Run("DropTable", func(t *testing.T) { testClusterDropTable(t, eps, r) })
+}
+
+// testClusterDropTable: a table with rows in every RG, dropped through
+// the client (which drops it in each RG in turn), is gone from every RG:
+// each refuses a scan and a put of it, and a second drop answers that
+// it does not exist. Created again, it starts empty in every RG.
+func testClusterDropTable(t *testing.T, eps []string, r *ring.Ring) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	kc, err := kvclient.New(kvclient.Config{Endpoints: eps, RequestTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	const table = "dropped"
+	create := &kvpb.CreateTableRequest{Table: table, Families: []*kvpb.Family{{Name: "cf"}}}
+	if _, err := kc.CreateTable(ctx, create); err != nil {
+		t.Fatal(err)
+	}
+	put := func(row []byte) error {
+		_, err := kc.Put(ctx, &kvpb.PutRequest{Table: table, Row: row, Cells: []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: row}}})
+		return err
+	}
+	// scanRG scans the table in RG g alone (the client sends a scan
+	// naming an RG to that RG's leader).
+	scanRG := func(g ring.GroupID) ([]*kvpb.Row, error) {
+		resp, err := kc.Scan(ctx, &kvpb.ScanRequest{Table: table, Group: uint32(g)})
+		return resp.GetRows(), err
+	}
+	noTable := func(err error) bool {
+		return status.Code(err) == codes.InvalidArgument && strings.Contains(err.Error(), "no such table")
+	}
+
+	// Three rows in every RG.
+	groups := r.Groups()
+	rows := map[ring.GroupID][][]byte{}
+	short := func(g ring.GroupID) bool { return len(rows[g]) < 3 }
+	for i := 0; slices.ContainsFunc(groups, short); i++ {
+		if i == 1000 {
+			t.Fatalf("1000 rows do not give every RG three (ring %v)", r)
+		}
+		row := []byte(fmt.Sprintf("d%03d", i))
+		if g := r.Owner(row); len(rows[g]) < 3 {
+			if err := put(row); err != nil {
+				t.Fatalf("put %s: %v", row, err)
+			}
+			rows[g] = append(rows[g], row)
+		}
+	}
+	for _, g := range groups {
+		got, err := scanRG(g)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("%v before the drop: %d rows, %v; want 3", g, len(got), err)
+		}
+	}
+
+	if _, err := kc.DropTable(ctx, &kvpb.DropTableRequest{Table: table}); err != nil {
+		t.Fatalf("drop: %v", err)
+	}
+	for _, g := range groups {
+		if got, err := scanRG(g); !noTable(err) {
+			t.Errorf("%v: scan of the dropped table: %d rows, %v; want no such table", g, len(got), err)
+		}
+		if err := put(rows[g][0]); !noTable(err) {
+			t.Errorf("%v: put to the dropped table: %v; want no such table", g, err)
+		}
+	}
+	if _, err := kc.DropTable(ctx, &kvpb.DropTableRequest{Table: table}); !noTable(err) {
+		t.Errorf("second drop: %v; want no such table", err)
+	}
+
+	if _, err := kc.CreateTable(ctx, create); err != nil {
+		t.Fatalf("create again: %v", err)
+	}
+	for _, g := range groups {
+		if got, err := scanRG(g); err != nil || len(got) != 0 {
+			t.Errorf("%v: the table created again: %d rows, %v; want none", g, len(got), err)
+		}
+		if _, err := kc.Get(ctx, &kvpb.GetRequest{Table: table, Row: rows[g][0]}); !kvclient.IsNotFound(err) {
+			t.Errorf("%v: get of a row from before the drop: %v; want not found", g, err)
+		}
 	}
 }
 
