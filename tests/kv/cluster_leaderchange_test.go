@@ -1,16 +1,12 @@
 package kv_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
-	"github.com/corral-db/corral/client/kvclient"
 	"github.com/corral-db/corral/internal/testutil"
 )
 
@@ -27,46 +23,9 @@ func TestClusterLeaderChange(t *testing.T) {
 		"-dir", t.TempDir(), "-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536",
 		"-log-level", "info")
 	endpoints := p.await(90*time.Second, "kv endpoints: ")[0]
-	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(endpoints, ","), RequestTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	ctx := context.Background()
-	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
-		t.Fatal(err)
-	}
-
-	var (
-		wg    sync.WaitGroup
-		amu   sync.Mutex
-		acked [][]byte
-	)
-	stop := make(chan struct{})
+	kc := tableClient(t, endpoints)
 	deadline := time.Now().Add(90 * time.Second)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 8000 && time.Now().Before(deadline); i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				row := []byte(fmt.Sprintf("w%d-%05d", w, i))
-				var cells []*kvpb.Cell
-				for q := 0; q < 10; q++ {
-					cells = append(cells, &kvpb.Cell{Family: "cf", Qualifier: []byte(fmt.Sprint(q)), Value: bytes.Repeat(row, 10)})
-				}
-				if _, err := kc.Put(ctx, &kvpb.PutRequest{Table: "t", Row: row, Cells: cells}); err == nil {
-					amu.Lock()
-					acked = append(acked, row)
-					amu.Unlock()
-				}
-			}
-		}()
-	}
+	load := startWriteLoad(kc, 8000, deadline)
 	// both reports whether each RG has handed over before compacting:
 	// a log line of that message naming rg=1, and one naming rg=2.
 	both := func() bool {
@@ -83,15 +42,14 @@ func TestClusterLeaderChange(t *testing.T) {
 		return handover["rg=1"] && handover["rg=2"]
 	}
 	handedOver := testutil.Within(time.Until(deadline), both)
-	close(stop)
-	wg.Wait()
+	acked := load.finish()
 	if !handedOver {
 		t.Fatalf("not every RG handed over before compacting")
 	}
 	t.Logf("%d puts acknowledged", len(acked))
 	got := map[string]int{} // row -> cells read
 	for i := 0; i < len(acked); i += 1000 {
-		resp, err := kc.MultiGet(ctx, &kvpb.MultiGetRequest{Table: "t", Rows: acked[i:min(i+1000, len(acked))]})
+		resp, err := kc.MultiGet(context.Background(), &kvpb.MultiGetRequest{Table: "t", Rows: acked[i:min(i+1000, len(acked))]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,8 +58,8 @@ func TestClusterLeaderChange(t *testing.T) {
 		}
 	}
 	for _, row := range acked {
-		if got[string(row)] != 10 {
-			t.Fatalf("acknowledged row %s: %d cells read, want 10", row, got[string(row)])
+		if got[string(row)] != loadCells {
+			t.Fatalf("acknowledged row %s: %d cells read, want %d", row, got[string(row)], loadCells)
 		}
 	}
 	if err := p.stop(); err != nil {

@@ -61,6 +61,22 @@ func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 	return c
 }
 
+// store is the cluster's configuration manager, through a session that
+// is closed when the test ends.
+func (c *cluster) store(t *testing.T, ctx context.Context) *cm.Store {
+	t.Helper()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestClusterLeaderKill: two RGs of three on three node processes;
 // clients write rows of both RGs while the node leading RG 1 (and not RG
 // 2) is SIGKILLed. Every acknowledged write is there afterwards, RG 2
@@ -70,15 +86,7 @@ func TestClusterLeaderKill(t *testing.T) {
 	c := startCluster(t, 2, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.store(t, ctx)
 	leaderOf := func(g ring.GroupID) cm.Leader {
 		l, ok, err := st.Leader(ctx, g)
 		if err != nil || !ok {
@@ -272,15 +280,7 @@ func TestClusterAnswers(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.store(t, ctx)
 	r, err := st.Ring(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -456,15 +456,7 @@ func TestClusterBalance(t *testing.T) {
 	c := startCluster(t, 3, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.store(t, ctx)
 	leaders := func() map[ring.GroupID]cm.Leader {
 		out := map[ring.GroupID]cm.Leader{}
 		for g := ring.GroupID(1); g <= 3; g++ {

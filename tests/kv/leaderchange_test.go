@@ -1,18 +1,13 @@
 package kv_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	kvpb "github.com/corral-db/corral/api/kv/v1"
-	"github.com/corral-db/corral/client/kvclient"
 	kvstore "github.com/corral-db/corral/kv"
 )
 
@@ -29,46 +24,9 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 		"-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536", "-log-level", "info")
 	endpoints := p.await(60*time.Second, "kv endpoints: ")[0]
 	eps := strings.Split(endpoints, ",")
-	c, err := kvclient.New(kvclient.Config{Endpoints: eps, RequestTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	if _, err := c.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
-		t.Fatal(err)
-	}
-
-	var (
-		wg    sync.WaitGroup
-		amu   sync.Mutex
-		acked []string
-	)
-	stop := make(chan struct{})
+	c := tableClient(t, endpoints)
 	deadline := time.Now().Add(60 * time.Second)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 5000 && time.Now().Before(deadline); i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				row := fmt.Sprintf("w%d-%05d", w, i)
-				var cells []*kvpb.Cell
-				for q := 0; q < 10; q++ {
-					cells = append(cells, &kvpb.Cell{Family: "cf", Qualifier: []byte(fmt.Sprint(q)), Value: bytes.Repeat([]byte{byte('a' + q)}, 100)})
-				}
-				if _, err := c.Put(ctx, &kvpb.PutRequest{Table: "t", Row: []byte(row), Cells: cells}); err == nil {
-					amu.Lock()
-					acked = append(acked, row)
-					amu.Unlock()
-				}
-			}
-		}()
-	}
+	load := startWriteLoad(c, 5000, deadline)
 	// Leadership must move at least twice.
 	leaders := []int{leaderOf(t, eps)}
 	for len(leaders) < 3 && time.Now().Before(deadline) {
@@ -77,8 +35,7 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	acked := load.finish()
 	if len(leaders) < 3 {
 		t.Fatalf("leaders seen %v; want leadership moved twice", leaders)
 	}
@@ -98,8 +55,8 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, row := range acked {
-			cells, err := s.Get("t", []byte(row), kvstore.ReadOptions{})
-			if err != nil || len(cells) != 10 {
+			cells, err := s.Get("t", row, kvstore.ReadOptions{})
+			if err != nil || len(cells) != loadCells {
 				s.Close()
 				t.Fatalf("member %d, row %s: %d cells, %v", m, row, len(cells), err)
 			}
