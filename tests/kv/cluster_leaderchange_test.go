@@ -22,7 +22,7 @@ func TestClusterLeaderChange(t *testing.T) {
 	p := startCorral(t, "kv", "cluster", "-groups", "2", "-replicas", "3", "-cm", "1", "-tick", "100ms",
 		"-dir", t.TempDir(), "-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536",
 		"-log-level", "info")
-	endpoints := p.await(90*time.Second, "kv endpoints: ")[0]
+	endpoints := p.Await(90*time.Second, "kv endpoints: ")[0]
 	kc := tableClient(t, endpoints)
 	deadline := time.Now().Add(90 * time.Second)
 	load := startWriteLoad(kc, 8000, deadline)
@@ -30,7 +30,7 @@ func TestClusterLeaderChange(t *testing.T) {
 	// a log line of that message naming rg=1, and one naming rg=2.
 	both := func() bool {
 		handover := map[string]bool{}
-		for _, l := range p.lines() {
+		for _, l := range p.Lines() {
 			if strings.Contains(l, "handing leadership over before compacting") {
 				for _, f := range strings.Fields(l) {
 					if strings.HasPrefix(f, "rg=") {
@@ -62,7 +62,7 @@ func TestClusterLeaderChange(t *testing.T) {
 			t.Fatalf("acknowledged row %s: %d cells read, want %d", row, got[string(row)], loadCells)
 		}
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Fatalf("cluster stop: %v", err)
 	}
 }

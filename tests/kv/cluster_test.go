@@ -45,10 +45,10 @@ func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 	}
 	p := startCorral(t, args...)
 	c := &cluster{dir: dir, pids: map[string]int{}, nodes: map[string]int{}}
-	found := p.await(90*time.Second, "kv endpoints: ", "configuration manager: ")
+	found := p.Await(90*time.Second, "kv endpoints: ", "configuration manager: ")
 	c.endpoints, c.cm = found[0], found[1]
 	// The node lines come before the endpoints: "kv node N: pid P api ADDR".
-	for _, l := range p.lines() {
+	for _, l := range p.Lines() {
 		var n, pid int
 		var api string
 		if _, err := fmt.Sscanf(l, "kv node %d: pid %d api %s", &n, &pid, &api); err == nil {

@@ -22,7 +22,7 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 	dir := t.TempDir()
 	p := startCorral(t, "kv", "ensemble", "-n", "3", "-tick", "100ms", "-dir", dir,
 		"-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536", "-log-level", "info")
-	endpoints := p.await(60*time.Second, "kv endpoints: ")[0]
+	endpoints := p.Await(60*time.Second, "kv endpoints: ")[0]
 	eps := strings.Split(endpoints, ",")
 	c := tableClient(t, endpoints)
 	deadline := time.Now().Add(60 * time.Second)
@@ -39,14 +39,14 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 	if len(leaders) < 3 {
 		t.Fatalf("leaders seen %v; want leadership moved twice", leaders)
 	}
-	if !strings.Contains(p.output(), "handing leadership over before compacting") {
+	if !strings.Contains(p.Output(), "handing leadership over before compacting") {
 		t.Fatalf("leadership moved (%v) but no member reports a handover before compacting", leaders)
 	}
 	t.Logf("leaders %v, %d puts acknowledged", leaders, len(acked))
 
 	// An orderly stop flushes every member; then each store holds every
 	// acknowledged row.
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Fatalf("ensemble stop: %v", err)
 	}
 	for m := 1; m <= 3; m++ {

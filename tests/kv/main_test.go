@@ -45,7 +45,7 @@ func run(m *testing.M) int {
 func startEnsemble(t *testing.T, n int) string {
 	t.Helper()
 	p := startCorral(t, "kv", "ensemble", "-n", fmt.Sprint(n), "-tick", "100ms", "-dir", t.TempDir())
-	return p.await(60*time.Second, "kv endpoints: ")[0]
+	return p.Await(60*time.Second, "kv endpoints: ")[0]
 }
 
 // kv runs `corral kv ARGS...` and returns its stdout and exit status.

@@ -47,7 +47,7 @@ func leaderOf(t *testing.T, eps []string) int {
 // the test may kill and start again.
 type server struct {
 	cfg string
-	p   *corralProc
+	p   *harness.Command
 }
 
 func (s *server) start(t *testing.T) {
@@ -55,7 +55,7 @@ func (s *server) start(t *testing.T) {
 	s.p = startCorral(t, "server", "-log-level", "warn", s.cfg)
 }
 
-func (s *server) kill() { s.p.kill() }
+func (s *server) kill() { s.p.Kill() }
 
 // TestServerConfig runs a 3-member group as a deployment would, one
 // `corral server zoo.cfg` process per member with store=kv, and SIGKILLs
