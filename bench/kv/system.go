@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +158,7 @@ func (s *system) ignoredKeys() []string {
 	for _, line := range strings.Split(string(b), "\n") {
 		_, rest, ok := strings.Cut(line, "zoo.cfg: ")
 		rest = strings.TrimSuffix(rest, "\"")
-		if ok && strings.Contains(rest, "ignored") && !contains(out, rest) {
+		if ok && strings.Contains(rest, "ignored") && !slices.Contains(out, rest) {
 			out = append(out, rest)
 		}
 	}
