@@ -2,6 +2,7 @@ package datatree
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/corral-db/corral/wire"
 )
@@ -40,18 +41,6 @@ func hashACL(acl []wire.ACL) uint64 {
 	return h
 }
 
-func equalACL(a, b []wire.ACL) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // intern returns the entry for acl with one more reference. A nil list is
 // ZooKeeper's "-1" ACL, OPEN_ACL_UNSAFE; an empty non-nil list stays empty
 // (CheckPerm allows everything on it, as ZooKeeper does).
@@ -61,7 +50,7 @@ func (c *aclCache) intern(acl []wire.ACL) *aclEntry {
 	}
 	h := hashACL(acl)
 	for e := c.m[h]; e != nil; e = e.next {
-		if equalACL(e.acl, acl) {
+		if slices.Equal(e.acl, acl) {
 			e.refs++
 			return e
 		}

@@ -174,7 +174,7 @@ func diffTrees(a, b *Tree) string {
 			out = append(out, fmt.Sprintf("%s: stat %+v vs %+v", p, n.stat, m.stat))
 		case !bytes.Equal(n.Data(), m.Data()) || (n.Data() == nil) != (m.Data() == nil):
 			out = append(out, p+": data differs")
-		case !equalACL(n.acl.acl, m.acl.acl):
+		case !slices.Equal(n.acl.acl, m.acl.acl):
 			out = append(out, fmt.Sprintf("%s: acl %v vs %v", p, n.acl.acl, m.acl.acl))
 		case n.numChildren() != m.numChildren():
 			out = append(out, fmt.Sprintf("%s: %d vs %d children", p, n.numChildren(), m.numChildren()))

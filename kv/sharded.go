@@ -80,6 +80,18 @@ func (s *ShardedService) named(g uint32) (*Service, error) {
 	return nil, &WrongRangeError{Group: g, RingVersion: v}
 }
 
+// groupCall serves a request naming an RG (a table operation, a scan)
+// on this node's replica of that RG, or answers the routing error.
+func groupCall[Req interface{ GetGroup() uint32 }, Resp any](s *ShardedService, ctx context.Context, req Req,
+	call func(*Service, context.Context, Req) (Resp, error)) (Resp, error) {
+	svc, err := s.named(req.GetGroup())
+	if err != nil {
+		var zero Resp
+		return zero, toStatus(err)
+	}
+	return call(svc, ctx, req)
+}
+
 func (s *ShardedService) Cluster(context.Context, *kvpb.ClusterRequest) (*kvpb.ClusterResponse, error) {
 	resp := &kvpb.ClusterResponse{CmConnect: s.info.CMConnect, CmRoot: s.info.CMRoot}
 	if r := s.rs.Ring(); r != nil {
@@ -93,35 +105,19 @@ func (s *ShardedService) Cluster(context.Context, *kvpb.ClusterRequest) (*kvpb.C
 }
 
 func (s *ShardedService) CreateTable(ctx context.Context, req *kvpb.CreateTableRequest) (*kvpb.CreateTableResponse, error) {
-	svc, err := s.named(req.GetGroup())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.CreateTable(ctx, req)
+	return groupCall(s, ctx, req, (*Service).CreateTable)
 }
 
 func (s *ShardedService) DropTable(ctx context.Context, req *kvpb.DropTableRequest) (*kvpb.DropTableResponse, error) {
-	svc, err := s.named(req.GetGroup())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.DropTable(ctx, req)
+	return groupCall(s, ctx, req, (*Service).DropTable)
 }
 
 func (s *ShardedService) ListTables(ctx context.Context, req *kvpb.ListTablesRequest) (*kvpb.ListTablesResponse, error) {
-	svc, err := s.named(req.GetGroup())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.ListTables(ctx, req)
+	return groupCall(s, ctx, req, (*Service).ListTables)
 }
 
 func (s *ShardedService) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb.ScanResponse, error) {
-	svc, err := s.named(req.GetGroup())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return svc.Scan(ctx, req)
+	return groupCall(s, ctx, req, (*Service).Scan)
 }
 
 func (s *ShardedService) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {

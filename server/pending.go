@@ -66,6 +66,20 @@ func (s *Server) record(path string) (change, bool) {
 	return c, true
 }
 
+// permitted returns path's record if path exists (else NoNode) and r's
+// credentials carry perm on its ACL (else NoAuth): ZooKeeper's order of
+// the two checks. The caller is the prep goroutine.
+func (s *Server) permitted(r *request, path string, perm int32) (change, error) {
+	rec, ok := s.record(path)
+	if !ok {
+		return change{}, wire.CodeNoNode
+	}
+	if !datatree.CheckPerm(rec.acl, perm, r.auth) {
+		return change{}, wire.CodeNoAuth
+	}
+	return rec, nil
+}
+
 // put records a change decided by r.
 func (s *Server) put(r *request, path string, c change) {
 	c.zxid = r.hdr.Zxid

@@ -214,12 +214,9 @@ func (s *Server) prepCreate(r *request, op wire.Op, cr *wire.CreateRequest, ttl 
 	if err != nil {
 		return err
 	}
-	prec, ok := s.record(parent)
-	if !ok {
-		return wire.CodeNoNode
-	}
-	if !datatree.CheckPerm(prec.acl, wire.PermCreate, r.auth) {
-		return wire.CodeNoAuth
+	prec, err := s.permitted(r, parent, wire.PermCreate)
+	if err != nil {
+		return err
 	}
 	if sequential {
 		path += datatree.SequentialSuffix(prec.stat.CVersion)
@@ -323,11 +320,8 @@ func (s *Server) prepDelete(r *request, path string, version int32, isContainer 
 		}
 		tx.Type = wire.OpDeleteContainer
 	} else {
-		if prec, ok = s.record(parent); !ok {
-			return wire.CodeNoNode
-		}
-		if !datatree.CheckPerm(prec.acl, wire.PermDelete, r.auth) {
-			return wire.CodeNoAuth
+		if prec, err = s.permitted(r, parent, wire.PermDelete); err != nil {
+			return err
 		}
 		if nrec, ok = s.record(path); !ok {
 			return wire.CodeNoNode
@@ -355,12 +349,9 @@ func (s *Server) prepSetData(r *request, sr *wire.SetDataRequest, tx *txn.Txn) e
 	if err := datatree.ValidatePath(sr.Path); err != nil {
 		return err
 	}
-	rec, ok := s.record(sr.Path)
-	if !ok {
-		return wire.CodeNoNode
-	}
-	if !datatree.CheckPerm(rec.acl, wire.PermWrite, r.auth) {
-		return wire.CodeNoAuth
+	rec, err := s.permitted(r, sr.Path, wire.PermWrite)
+	if err != nil {
+		return err
 	}
 	if err := s.checkQuotaSetData(sr.Path, len(sr.Data)); err != nil {
 		return err
@@ -394,12 +385,9 @@ func (s *Server) prepSetACL(r *request, sr *wire.SetACLRequest, tx *txn.Txn) err
 	if err != nil {
 		return err
 	}
-	rec, ok := s.record(sr.Path)
-	if !ok {
-		return wire.CodeNoNode
-	}
-	if !datatree.CheckPerm(rec.acl, wire.PermAdmin, r.auth) {
-		return wire.CodeNoAuth
+	rec, err := s.permitted(r, sr.Path, wire.PermAdmin)
+	if err != nil {
+		return err
 	}
 	if sr.Version != -1 && sr.Version != rec.stat.Aversion {
 		return wire.CodeBadVersion
@@ -419,12 +407,9 @@ func (s *Server) prepCheck(r *request, cr *wire.CheckVersionRequest, tx *txn.Txn
 	if err := datatree.ValidatePath(cr.Path); err != nil {
 		return err
 	}
-	rec, ok := s.record(cr.Path)
-	if !ok {
-		return wire.CodeNoNode
-	}
-	if !datatree.CheckPerm(rec.acl, wire.PermRead, r.auth) {
-		return wire.CodeNoAuth
+	rec, err := s.permitted(r, cr.Path, wire.PermRead)
+	if err != nil {
+		return err
 	}
 	if cr.Version != -1 && cr.Version != rec.stat.Version {
 		return wire.CodeBadVersion

@@ -147,12 +147,9 @@ func (s *Server) prepReconfig(r *request, rr *wire.ReconfigRequest, tx *txn.Txn)
 	default:
 		return err
 	}
-	rec, ok := s.record(datatree.ConfigPath)
-	if !ok {
-		return wire.CodeNoNode
-	}
-	if !datatree.CheckPerm(rec.acl, wire.PermWrite, r.auth) {
-		return wire.CodeNoAuth
+	rec, err := s.permitted(r, datatree.ConfigPath, wire.PermWrite)
+	if err != nil {
+		return err
 	}
 	tx.Type = wire.OpReconfig
 	tx.Path = datatree.ConfigPath

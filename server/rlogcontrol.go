@@ -56,28 +56,17 @@ func controlOf(data []byte) (c rlog.Control, ok bool, err error) {
 // the create is persistent and not sequential, as an entry must be: one
 // that could vanish with a session or a TTL would leave a hole).
 func (s *Server) prepLogCreate(r *request, path string, data []byte, plain bool, prec *change) error {
-	rl := s.store.rl
-	if rl == nil {
-		return nil
-	}
-	if rl.logPath(path) {
+	if rl := s.store.rl; rl != nil && rl.logPath(path) {
 		if c, ok, err := controlOf(data); ok && (err != nil || c != (rlog.Control{})) {
 			return wire.CodeBadArguments // a new log starts empty
 		}
 		return nil
 	}
-	if !rl.entryPath(path) {
-		return nil
+	e, err := s.logEntry(path, prec)
+	if err != nil || e == nil {
+		return err
 	}
-	c, ok, err := controlOf(prec.data)
-	if !ok {
-		return nil
-	}
-	if err != nil {
-		return wire.CodeBadArguments
-	}
-	off, isEntry := rlog.ParseEntryName(path[strings.LastIndexByte(path, '/')+1:])
-	if !isEntry || !plain || prec.ctrlAt != r.hdr.Zxid || off != prec.cursor || len(data) == 0 || off+int64(len(data)) > c.End {
+	if !e.named || !plain || prec.ctrlAt != r.hdr.Zxid || e.off != prec.cursor || len(data) == 0 || e.off+int64(len(data)) > e.ctl.End {
 		return wire.CodeBadArguments
 	}
 	prec.cursor += int64(len(data))
@@ -124,25 +113,42 @@ func (s *Server) prepLogSetData(r *request, path string, data []byte, rec *chang
 // prepLogDelete checks a delete of an entry of a log with a control
 // record.
 func (s *Server) prepLogDelete(path string, prec *change) error {
-	rl := s.store.rl
-	if rl == nil || !rl.entryPath(path) {
-		return nil
+	e, err := s.logEntry(path, prec)
+	if err != nil || e == nil || !e.named || e.ctl.Sealed {
+		return err
 	}
-	c, ok, err := controlOf(prec.data)
-	if !ok {
-		return nil
-	}
-	if err != nil {
-		return wire.CodeBadArguments
-	}
-	off, isEntry := rlog.ParseEntryName(path[strings.LastIndexByte(path, '/')+1:])
-	if !isEntry || c.Sealed {
-		return nil
-	}
-	if off+s.entryLength(path) > c.Start {
+	if e.off+s.entryLength(path) > e.ctl.Start {
 		return wire.CodeBadArguments // above the start: trim first
 	}
 	return nil
+}
+
+// logEntry is where an entry created or deleted stands in a log with a
+// control record.
+type logEntry struct {
+	ctl   rlog.Control // the log's record as prep leaves it
+	off   int64        // the offset the entry's name gives
+	named bool         // whether the name is an offset at all
+}
+
+// logEntry returns where path stands in its log, whose pending change is
+// prec: nil where the plain rules apply (no logs, not an entry, a log
+// without a control record), BadArguments for a record that does not
+// parse.
+func (s *Server) logEntry(path string, prec *change) (*logEntry, error) {
+	rl := s.store.rl
+	if rl == nil || !rl.entryPath(path) {
+		return nil, nil
+	}
+	c, ok, err := controlOf(prec.data)
+	if !ok {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wire.CodeBadArguments
+	}
+	off, named := rlog.ParseEntryName(path[strings.LastIndexByte(path, '/')+1:])
+	return &logEntry{ctl: c, off: off, named: named}, nil
 }
 
 // entryLength is the length of an entry in the tree (its payload's, for

@@ -276,27 +276,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg.Warmup, cfg.Duration = l.warmup, l.duration
 	cfg.Log, cfg.Progress = l.progressLogger(env)
 	cfg.OutDir = l.out
-	if err := prepareOut(l.out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
-		return 1
-	}
-	rep, err := compare.Compare(ctx, cfg)
-	if rep != nil {
-		if l.out != "" {
-			if perr := plot.WriteLatencyPlots(l.out, rep); perr != nil {
-				fmt.Fprintln(env.Stderr, "corral bench compare: latency plots:", perr)
-			}
-		}
-		if werr := emit(rep, l.out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench compare:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench compare:", err)
-		return 1
-	}
-	return 0
+	return runExperiment(ctx, env, "compare", l.out, compare.Compare, cfg, plot.WriteLatencyPlots)
 }
 
 func runCommand(ctx context.Context, args []string, env CommandEnv) int {
@@ -339,10 +319,6 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench run: --keys must be in [1, 10000000]")
 		return 2
 	}
-	if err := prepareOut(l.out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench run:", err)
-		return 1
-	}
 	if *rate > 0 && w == load.WorkloadSeqCreate {
 		fmt.Fprintln(env.Stderr, "corral bench run:", load.ErrRateSeq)
 		return 2
@@ -352,27 +328,19 @@ func runCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return 2
 	}
 	log, progress := l.progressLogger(env)
-	rep, err := compare.Run(ctx, compare.RunConfig{
+	cfg := compare.RunConfig{
 		Addrs: addrs, Workload: w, Conns: l.conns, Inflight: l.inflight, ValueSize: l.value,
 		Warmup: l.warmup, Duration: l.duration, Keys: *keys, ServerPID: *pid, Log: log,
 		Rate: *rate, Progress: progress, Client: *client,
-	})
-	if rep != nil && len(rep.Results) > 0 {
-		if l.out != "" {
-			if perr := plot.WriteLatencyPlots(l.out, rep); perr != nil {
-				fmt.Fprintln(env.Stderr, "corral bench run: latency plots:", perr)
-			}
-		}
-		if werr := emit(rep, l.out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench run:", werr)
-			return 1
-		}
 	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench run:", err)
-		return 1
+	run := func(ctx context.Context, cfg compare.RunConfig) (*compare.Report, error) {
+		rep, err := compare.Run(ctx, cfg)
+		if rep != nil && len(rep.Results) == 0 {
+			rep = nil // nothing measured: no report
+		}
+		return rep, err
 	}
-	return 0
+	return runExperiment(ctx, env, "run", l.out, run, cfg, plot.WriteLatencyPlots)
 }
 
 func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
@@ -420,20 +388,38 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench failover:", err)
+	return runExperiment(ctx, env, "failover", *out, failover.Run, cfg, nil)
+}
+
+// runExperiment runs one experiment of `corral bench NAME` and writes
+// what it measured: out (if set) is made first; run's report, a partial
+// one too when run also fails, gets its plots (with out; a plot that
+// fails is reported, the report still written) and is emitted. A nil
+// report means nothing was measured. It returns the exit status.
+func runExperiment[C, T any, R interface {
+	*T
+	document
+}](ctx context.Context, env CommandEnv, name, out string, run func(context.Context, C) (R, error), cfg C, plots func(dir string, rep R) error) int {
+	fail := func(what string, err error) int {
+		fmt.Fprintf(env.Stderr, "corral bench %s: %s%s\n", name, what, strings.TrimPrefix(err.Error(), "bench: "))
 		return 1
 	}
-	rep, err := failover.Run(ctx, cfg)
+	if err := prepareOut(out); err != nil {
+		return fail("", err)
+	}
+	rep, err := run(ctx, cfg)
 	if rep != nil {
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench failover:", werr)
-			return 1
+		if out != "" && plots != nil {
+			if perr := plots(out, rep); perr != nil {
+				fail("plots: ", perr)
+			}
+		}
+		if werr := emit(rep, out, env); werr != nil {
+			return fail("", werr)
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench failover:", err)
-		return 1
+		return fail("", err)
 	}
 	return 0
 }

@@ -162,27 +162,7 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg.CommandLine = commandLine(os.Args)
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench durability:", err)
-		return 1
-	}
-	rep, err := durability.Run(ctx, cfg)
-	if rep != nil {
-		if *out != "" {
-			if perr := plot.WriteDurabilityPlots(*out, rep); perr != nil {
-				fmt.Fprintln(env.Stderr, "corral bench durability: plots:", perr)
-			}
-		}
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench durability:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench durability:", err)
-		return 1
-	}
-	return 0
+	return runExperiment(ctx, env, "durability", *out, durability.Run, cfg, plot.WriteDurabilityPlots)
 }
 
 // commandLine joins argv as a POSIX shell would read it back: words with

@@ -80,20 +80,5 @@ func factorialCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg.Command = commandLine(os.Args)
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench factorial:", err)
-		return 1
-	}
-	rep, err := factorial.Run(ctx, cfg)
-	if rep != nil {
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench factorial:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench factorial:", err)
-		return 1
-	}
-	return 0
+	return runExperiment(ctx, env, "factorial", *out, factorial.Run, cfg, nil)
 }

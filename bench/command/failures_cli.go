@@ -73,27 +73,12 @@ func failuresCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := cfg.Validate(); err != nil {
 		return bad(err)
 	}
-	if err := prepareOut(mf.out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench failures:", err)
-		return 1
-	}
-	rep, err := failures.Run(ctx, cfg)
-	if rep != nil {
-		if mf.out != "" && len(rep.Runs) > 0 {
-			if perr := plot.WriteFailuresPlot(mf.out, rep); perr != nil {
-				fmt.Fprintln(env.Stderr, "corral bench failures: plot:", perr)
-			}
+	return runExperiment(ctx, env, "failures", mf.out, failures.Run, cfg, func(dir string, rep *failures.Report) error {
+		if len(rep.Runs) == 0 {
+			return nil
 		}
-		if werr := emit(rep, mf.out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench failures:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench failures:", err)
-		return 1
-	}
-	return 0
+		return plot.WriteFailuresPlot(dir, rep)
+	})
 }
 
 // flagSet reports whether the named flag was given on the command line.

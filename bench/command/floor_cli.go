@@ -38,20 +38,5 @@ func floorCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if *quiet {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench floor:", err)
-		return 1
-	}
-	rep, err := floor.Run(ctx, cfg)
-	if rep != nil {
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench floor:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench floor:", err)
-		return 1
-	}
-	return 0
+	return runExperiment(ctx, env, "floor", *out, floor.Run, cfg, nil)
 }

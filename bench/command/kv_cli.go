@@ -83,26 +83,11 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := cfg.Fill(); err != nil {
 		return bad(err)
 	}
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench kv:", err)
-		return 1
-	}
-	rep, err := kv.Run(ctx, cfg)
-	if rep != nil {
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench kv:", werr)
-			return 1
+	return runExperiment(ctx, env, "kv", *out, kv.Run, cfg, func(dir string, rep *kv.Report) error {
+		if len(rep.Results) == 0 {
+			return nil
 		}
-	}
-	if rep != nil && *out != "" && len(rep.Results) > 0 {
-		if _, perr := plot.WriteKVPlots(*out, rep); perr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench kv:", perr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench kv:", strings.TrimPrefix(err.Error(), "bench: "))
-		return 1
-	}
-	return 0
+		_, err := plot.WriteKVPlots(dir, rep)
+		return err
+	})
 }

@@ -63,20 +63,5 @@ func paperCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg.Command = strings.Join(append([]string{"corral", "bench", "paper"}, args...), " ")
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench paper:", err)
-		return 1
-	}
-	rep, err := paper.Run(ctx, cfg)
-	if rep != nil {
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench paper:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench paper:", err)
-		return 1
-	}
-	return 0
+	return runExperiment(ctx, env, "paper", *out, paper.Run, cfg, nil)
 }

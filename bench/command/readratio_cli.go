@@ -69,25 +69,10 @@ func readRatioCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := cfg.Validate(); err != nil {
 		return bad(err)
 	}
-	if err := prepareOut(mf.out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench readratio:", err)
-		return 1
-	}
-	rep, err := readratio.Run(ctx, cfg)
-	if rep != nil {
-		if mf.out != "" && len(rep.Cells) > 0 {
-			if perr := plot.WriteReadRatioPlot(mf.out, rep); perr != nil {
-				fmt.Fprintln(env.Stderr, "corral bench readratio: plot:", perr)
-			}
+	return runExperiment(ctx, env, "readratio", mf.out, readratio.Run, cfg, func(dir string, rep *readratio.Report) error {
+		if len(rep.Cells) == 0 {
+			return nil
 		}
-		if werr := emit(rep, mf.out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench readratio:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench readratio:", err)
-		return 1
-	}
-	return 0
+		return plot.WriteReadRatioPlot(dir, rep)
+	})
 }

@@ -83,25 +83,5 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg.Command = commandLine(os.Args)
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench scale:", err)
-		return 1
-	}
-	rep, err := scale.Run(ctx, cfg)
-	if rep != nil {
-		if *out != "" {
-			if perr := plot.WriteScalePlot(*out, rep); perr != nil {
-				fmt.Fprintln(env.Stderr, "corral bench scale: plot:", perr)
-			}
-		}
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench scale:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench scale:", err)
-		return 1
-	}
-	return 0
+	return runExperiment(ctx, env, "scale", *out, scale.Run, cfg, plot.WriteScalePlot)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/corral-db/corral/bench/launch"
@@ -128,20 +127,5 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := cfg.Fill(); err != nil {
 		return bad(err)
 	}
-	if err := prepareOut(*out); err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench ycsb:", err)
-		return 1
-	}
-	rep, err := ycsb.Run(ctx, cfg)
-	if rep != nil {
-		if werr := emit(rep, *out, env); werr != nil {
-			fmt.Fprintln(env.Stderr, "corral bench ycsb:", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "corral bench ycsb:", strings.TrimPrefix(err.Error(), "bench: "))
-		return 1
-	}
-	return 0
+	return runExperiment(ctx, env, "ycsb", *out, ycsb.Run, cfg, nil)
 }

@@ -10,9 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	kvpb "github.com/corral-db/corral/api/kv/v1"
-	"github.com/corral-db/corral/client/kvclient"
 )
 
 // launchCorralCluster starts `corral kv cluster -groups g -spawn`: a
@@ -34,11 +31,10 @@ func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups i
 		bg = budget{Wrapper: []string{"env", "GOMAXPROCS=1"}, Applied: "GOMAXPROCS=1 (configuration manager)"}
 	}
 	logPath := filepath.Join(dir, "cluster.log")
-	m, err := startMember(name+" cluster", argv, bg, dir, logPath)
+	m, err := s.startMember(name+" cluster", argv, bg, dir, logPath)
 	if err != nil {
 		return nil, err
 	}
-	s.Members = append(s.Members, m)
 	var endpoints []string
 	var nodes []clusterNode
 	err = s.waitReady(ctx, cfg.StartTimeout, func(context.Context) error {
@@ -74,26 +70,9 @@ func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups i
 		}
 		s.Members = append(s.Members, &member{Name: fmt.Sprintf("%s node %d", name, n.id), Addr: n.api, Budget: applied, pid: n.pid, logPath: logPath})
 	}
-	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints})
-	if err != nil {
+	if err := s.connectCorral(ctx, cfg, endpoints); err != nil {
 		s.stop()
 		return nil, err
-	}
-	s.Client = &corralStore{c: c}
-	create := &kvpb.CreateTableRequest{Table: Table, Families: []*kvpb.Family{{Name: Family, MaxVersions: 1}}}
-	err = s.waitReady(ctx, cfg.StartTimeout, func(ctx context.Context) error {
-		_, err := c.CreateTable(ctx, create)
-		if err != nil && strings.Contains(err.Error(), "exists") {
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		s.stop()
-		return nil, err
-	}
-	if out, err := runOutput(ctx, cfg.CorralBin, "version"); err == nil {
-		s.Version = out
 	}
 	return s, nil
 }

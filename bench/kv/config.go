@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,7 +175,7 @@ func (c *Config) Fill() error {
 		}
 	}
 	for _, p := range c.LeaderPolicies {
-		if p != "" && !contains(LeaderPolicies, p) {
+		if p != "" && !slices.Contains(LeaderPolicies, p) {
 			return fmt.Errorf("leader policy %q: want one of %s", p, strings.Join(LeaderPolicies, ", "))
 		}
 	}
@@ -185,15 +186,6 @@ func (c *Config) Fill() error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // corralName is the report's name of corral run with leader policy p

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/client/kvclient"
 )
 
@@ -62,7 +63,7 @@ const LeaderPolicyKey = "kv.leaderPolicy"
 // under dir and waits until its leader accepts a table.
 func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bgt *budgeter) (*system, error) {
 	n := cfg.Members
-	ports, err := freePorts(3 * n)
+	ports, err := launch.FreePorts(3 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -94,37 +95,38 @@ func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bg
 			s.stop()
 			return nil, err
 		}
-		m, err := startMember(fmt.Sprintf("%s m%d", name, id), []string{cfg.CorralBin, "server", cfgPath}, bg, mdir, filepath.Join(dir, "m"+strconv.Itoa(id)+".log"))
+		m, err := s.startMember(fmt.Sprintf("%s m%d", name, id), []string{cfg.CorralBin, "server", cfgPath}, bg, mdir, filepath.Join(dir, "m"+strconv.Itoa(id)+".log"))
 		if err != nil {
 			s.stop()
 			return nil, err
 		}
 		m.Addr = "127.0.0.1:" + strconv.Itoa(api[id-1])
 		endpoints = append(endpoints, m.Addr)
-		s.Members = append(s.Members, m)
 	}
-	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints})
-	if err != nil {
+	if err := s.connectCorral(ctx, cfg, endpoints); err != nil {
 		s.stop()
 		return nil, err
 	}
+	return s, nil
+}
+
+// connectCorral gives a corral system its client over endpoints and
+// waits until the benchmark's table is created (a create an earlier
+// attempt applied counts).
+func (s *system) connectCorral(ctx context.Context, cfg *Config, endpoints []string) error {
+	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints})
+	if err != nil {
+		return err
+	}
 	s.Client = &corralStore{c: c}
 	create := &kvpb.CreateTableRequest{Table: Table, Families: []*kvpb.Family{{Name: Family, MaxVersions: 1}}}
-	err = s.waitReady(ctx, cfg.StartTimeout, func(ctx context.Context) error {
+	return s.ready(ctx, cfg.StartTimeout, func(ctx context.Context) error {
 		_, err := c.CreateTable(ctx, create)
 		if err != nil && strings.Contains(err.Error(), "exists") {
 			return nil // an earlier attempt applied
 		}
 		return err
-	})
-	if err != nil {
-		s.stop()
-		return nil, err
-	}
-	if out, err := runOutput(ctx, cfg.CorralBin, "version"); err == nil {
-		s.Version = out
-	}
-	return s, nil
+	}, cfg.CorralBin, "version")
 }
 
 // corralStore drives corral through the Go kvclient.

@@ -12,6 +12,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // etcdArgv is member i's (1-based) command line: a cluster on loopback,
@@ -39,7 +41,7 @@ func etcdArgv(bin string, i int, dir string, client, peer []int) []string {
 // it accepts a put.
 func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*system, error) {
 	n := cfg.Members
-	ports, err := freePorts(2 * n)
+	ports, err := launch.FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -61,14 +63,13 @@ func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*s
 			s.stop()
 			return nil, err
 		}
-		m, err := startMember(fmt.Sprintf("etcd e%d", i), argv, bg, dir, filepath.Join(dir, "e"+strconv.Itoa(i)+".log"))
+		m, err := s.startMember(fmt.Sprintf("etcd e%d", i), argv, bg, dir, filepath.Join(dir, "e"+strconv.Itoa(i)+".log"))
 		if err != nil {
 			s.stop()
 			return nil, err
 		}
 		m.Addr = "127.0.0.1:" + strconv.Itoa(client[i-1])
 		endpoints = append(endpoints, m.Addr)
-		s.Members = append(s.Members, m)
 	}
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
@@ -80,16 +81,13 @@ func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*s
 		return nil, err
 	}
 	s.Client = &etcdStore{c: c}
-	err = s.waitReady(ctx, cfg.StartTimeout, func(ctx context.Context) error {
+	err = s.ready(ctx, cfg.StartTimeout, func(ctx context.Context) error {
 		_, err := c.Put(ctx, Table+"-ready", "1")
 		return err
-	})
+	}, cfg.EtcdBin, "--version")
 	if err != nil {
 		s.stop()
 		return nil, err
-	}
-	if out, err := runOutput(ctx, cfg.EtcdBin, "--version"); err == nil {
-		s.Version = out
 	}
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,24 +219,12 @@ func TestMerge(t *testing.T) {
 	if res.PerOp["read"].Count != 3 || res.PerOp["update"].Count != 1 || len(res.PerOp) != 2 {
 		t.Errorf("per op %+v", res.PerOp)
 	}
-	if want := []int64{1, 3, 1}; !equal(res.Series, want) {
+	if want := []int64{1, 3, 1}; !slices.Equal(res.Series, want) {
 		t.Errorf("series %v, want %v", res.Series, want)
 	}
 	if res.Latency.Mean != 400 {
 		t.Errorf("mean %v µs, want 400", res.Latency.Mean)
 	}
-}
-
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestReportRatios(t *testing.T) {
@@ -282,7 +271,7 @@ func TestReportRatios(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.System != "corral[coolest]" || got.Throughput != 3000 || !equal(got.Series, []int64{300, 0}) || got.Budget != "taskset" {
+	if got.System != "corral[coolest]" || got.Throughput != 3000 || !slices.Equal(got.Series, []int64{300, 0}) || got.Budget != "taskset" {
 		t.Errorf("first line %+v", got)
 	}
 	var csv bytes.Buffer

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -171,20 +172,20 @@ func (r *Report) find(system, workload string) (Result, bool) {
 
 // systemNames are the systems with results, in run order.
 func (r *Report) systemNames() []string {
-	var out []string
-	for _, res := range r.Results {
-		if !contains(out, res.System) {
-			out = append(out, res.System)
-		}
-	}
-	return out
+	return r.distinct(func(res Result) string { return res.System })
 }
 
+// workloadNames are the workloads with results, in run order.
 func (r *Report) workloadNames() []string {
+	return r.distinct(func(res Result) string { return res.Workload })
+}
+
+// distinct is key of every result, each value once, in run order.
+func (r *Report) distinct(key func(Result) string) []string {
 	var out []string
 	for _, res := range r.Results {
-		if !contains(out, res.Workload) {
-			out = append(out, res.Workload)
+		if k := key(res); !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	return out
@@ -241,7 +242,7 @@ func (r *Report) Markdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	names := r.systemNames()
-	etcd := contains(names, SystemEtcd)
+	etcd := slices.Contains(names, SystemEtcd)
 	for _, wl := range r.workloadNames() {
 		fmt.Fprintf(w, "## Workload %s\n\n", wl)
 		head := "| metric |"

@@ -33,7 +33,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, err
 	}
 	defer cleanup()
-	if contains(cfg.Systems, SystemCorral) && cfg.CorralBin == "" {
+	if slices.Contains(cfg.Systems, SystemCorral) && cfg.CorralBin == "" {
 		bin, err := launch.BuildCorral(ctx, dir)
 		if err != nil {
 			return rep, err

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/corral-db/corral/internal/proc"
+	"github.com/corral-db/corral/bench/launch"
 )
 
 // store is what a thread drives: one system's client, safe for
@@ -29,17 +29,17 @@ type member struct {
 	Name    string
 	Argv    []string
 	Budget  string
-	Addr    string        // client address
-	p       *proc.Process // nil for a node another member started
-	pid     int           // when p is nil
+	Addr    string         // client address
+	srv     *launch.Server // nil for a node another member started
+	pid     int            // when srv is nil
 	logPath string
 }
 
 func (m *member) PID() int {
-	if m.p == nil {
+	if m.srv == nil {
 		return m.pid
 	}
-	return m.p.PID()
+	return m.srv.PID()
 }
 
 // system is one launched replica group and its client.
@@ -54,41 +54,46 @@ type system struct {
 	log     *slog.Logger
 }
 
-// start runs argv (after its budget's wrapper) as member name.
-func startMember(name string, argv []string, bg budget, dir, logPath string) (*member, error) {
+// startMember runs argv (after its budget's wrapper) as member name,
+// through launch.Spawn as every benchmark starts its servers, and adds
+// it to the members.
+func (s *system) startMember(name string, argv []string, bg budget, dir, logPath string) (*member, error) {
 	full := append(append([]string{}, bg.Wrapper...), argv...)
-	p, err := proc.Start(name, full, dir, logPath)
+	srv, err := launch.Spawn(name, full, dir, logPath, s.log)
 	if err != nil {
 		return nil, err
 	}
-	if err := bg.join(p.PID()); err != nil {
-		p.Kill(30 * time.Second)
+	if err := bg.join(srv.PID()); err != nil {
+		srv.Kill()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &member{Name: name, Argv: full, Budget: bg.Applied, p: p, logPath: logPath}, nil
+	m := &member{Name: name, Argv: full, Budget: bg.Applied, srv: srv, logPath: logPath}
+	s.Members = append(s.Members, m)
+	return m, nil
 }
 
 // exited reports the first member that has exited, as an error.
 func (s *system) exited() error {
 	for _, m := range s.Members {
-		if m.p != nil && m.p.Exited() {
-			return fmt.Errorf("%s exited (%v); see %s", m.Name, m.p.Err(), m.logPath)
+		if m.srv != nil && m.srv.Exited() {
+			return fmt.Errorf("%s exited (%v); see %s", m.Name, m.srv.Err(), m.logPath)
 		}
 	}
 	return nil
 }
 
-// stop closes the client and stops every member by PID.
+// stop closes the client and stops every member by PID (launch logs a
+// member that had to be killed).
 func (s *system) stop() {
 	if s.Client != nil {
 		s.Client.Close()
 	}
 	for _, m := range s.Members {
-		if m.p == nil {
+		if m.srv == nil {
 			continue // stopped by the process that started it
 		}
-		if killed, err := m.p.Stop(15 * time.Second); killed || err != nil {
-			s.log.Warn("member stop", "member", m.Name, "pid", m.PID(), "killed", killed, "err", err)
+		if err := m.srv.Stop(); err != nil {
+			s.log.Warn("member stop", "member", m.Name, "pid", m.PID(), "err", err)
 		}
 	}
 }
@@ -100,27 +105,6 @@ func (s *system) pids() []int {
 		out[i] = m.PID()
 	}
 	return out
-}
-
-// freePorts picks n distinct unused loopback ports (another process may
-// take one before the server binds it; the readiness wait reports that).
-func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // waitReady retries ready every 200 ms until it succeeds, a member
@@ -147,6 +131,18 @@ func (s *system) waitReady(ctx context.Context, timeout time.Duration, ready fun
 	}
 }
 
+// ready waits until ready succeeds (see waitReady), then notes the
+// version the command versionArgv prints.
+func (s *system) ready(ctx context.Context, timeout time.Duration, ready func(context.Context) error, versionArgv ...string) error {
+	if err := s.waitReady(ctx, timeout, ready); err != nil {
+		return err
+	}
+	if out, err := runOutput(ctx, versionArgv...); err == nil {
+		s.Version = out
+	}
+	return nil
+}
+
 // ignoredKeys are the lines of member 1's log where the server said it
 // ignored a zoo.cfg key (a -leader-policy or -server-opt it does not
 // know), so the report can say the setting had no effect.
@@ -162,7 +158,7 @@ func (s *system) ignoredKeys() []string {
 	for _, line := range strings.Split(string(b), "\n") {
 		_, rest, ok := strings.Cut(line, "zoo.cfg: ")
 		rest = strings.TrimSuffix(rest, "\"")
-		if ok && strings.Contains(rest, "ignored") && !contains(out, rest) {
+		if ok && strings.Contains(rest, "ignored") && !slices.Contains(out, rest) {
 			out = append(out, rest)
 		}
 	}

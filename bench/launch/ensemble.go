@@ -75,7 +75,7 @@ func LaunchEnsemble(ctx context.Context, target string, cfg EnsembleConfig) (*En
 	if cfg.Servers < 1 || cfg.Servers > MaxServers {
 		return nil, fmt.Errorf("bench: ensemble of %d servers (want 1 to %d)", cfg.Servers, MaxServers)
 	}
-	ports, err := freePorts(3 * cfg.Servers)
+	ports, err := FreePorts(3 * cfg.Servers)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func LaunchEnsemble(ctx context.Context, target string, cfg EnsembleConfig) (*En
 const MaxServers = 9
 
 func (e *Ensemble) start(m *Member) error {
-	srv, err := spawn(fmt.Sprintf("%s server.%d", e.Target, m.ID), m.Argv, m.Dir, m.LogPath, e.log)
+	srv, err := Spawn(fmt.Sprintf("%s server.%d", e.Target, m.ID), m.Argv, m.Dir, m.LogPath, e.log)
 	if err != nil {
 		return err
 	}
@@ -366,10 +366,12 @@ func (e *Ensemble) Stop() {
 	wg.Wait()
 }
 
-// freePorts asks the kernel for n distinct unused loopback ports, holding
-// each until all are picked so none is handed out twice. The race with
-// other processes described at freePort applies.
-func freePorts(n int) ([]int, error) {
+// FreePorts asks the kernel for n distinct unused loopback ports,
+// holding each until all are picked so none is handed out twice. Another
+// process could take one before the server binds it; on a single-user
+// benchmark machine that race is accepted (the server then fails to bind
+// and exits, which the readiness wait reports).
+func FreePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {

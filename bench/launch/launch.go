@@ -39,7 +39,7 @@ func opsPorts(target string) (*OpsPorts, error) {
 	if target != TargetCorralOps {
 		return nil, nil
 	}
-	p, err := freePorts(2)
+	p, err := FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -104,11 +104,11 @@ func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, erro
 		cfg.ReadyTimeout = 60 * time.Second
 	}
 	if cfg.Port == 0 {
-		p, err := freePort()
+		p, err := FreePorts(1)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Port = p
+		cfg.Port = p[0]
 	}
 	dataDir := filepath.Join(cfg.Dir, "data")
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
@@ -128,7 +128,7 @@ func Launch(ctx context.Context, target string, cfg LaunchConfig) (*Server, erro
 	if err != nil {
 		return nil, err
 	}
-	s, err := spawn(target, argv, cfg.Dir, filepath.Join(cfg.Dir, target+".log"), cfg.Log)
+	s, err := Spawn(target, argv, cfg.Dir, filepath.Join(cfg.Dir, target+".log"), cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +171,16 @@ func serverArgv(target string, cfg LaunchConfig, cfgPath string) ([]string, erro
 	return nil, fmt.Errorf("bench: unknown target %q (want %s, %s or %s)", target, TargetCorral, TargetCorralOps, TargetZooKeeper)
 }
 
-// spawn starts argv in dir with its stdout and stderr appended to logPath
-// (a restarted server continues the log of its earlier life).
-func spawn(name string, argv []string, dir, logPath string, log *slog.Logger) (*Server, error) {
+// Spawn starts argv in dir with its stdout and stderr appended to logPath
+// (a restarted server continues the log of its earlier life) and returns
+// at once: the caller knows what ready means for what it started. Launch
+// and LaunchEnsemble start their servers with it; an experiment that
+// runs other processes (a KV store, etcd) starts them with it too, so
+// every process is stopped and killed the same way, by its PID.
+func Spawn(name string, argv []string, dir, logPath string, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	p, err := proc.Start(name, argv, dir, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
@@ -243,19 +250,6 @@ func (s *Server) Exited() bool { return s.p.Exited() }
 
 // Err is how the process ended; nil while it runs.
 func (s *Server) Err() error { return s.p.Err() }
-
-// freePort asks the kernel for an unused loopback port. Another process
-// could take it before the server binds it; on this single-user benchmark
-// machine that race is accepted (the server would then fail to bind and
-// exit, which the readiness check usually reports).
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
 
 func FirstLine(s string) string {
 	for i := 0; i < len(s); i++ {

@@ -99,7 +99,7 @@ server.3=127.0.0.1:3007:3008;127.0.0.1:3009
 }
 
 func TestFreePortsAreDistinct(t *testing.T) {
-	ports, err := freePorts(9)
+	ports, err := FreePorts(9)
 	if err != nil {
 		t.Fatal(err)
 	}

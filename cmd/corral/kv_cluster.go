@@ -43,10 +43,7 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 	durability := fs.String("durability", "sync", "sync|async|diskless")
 	tick := fs.Duration("tick", 500*time.Millisecond, "tickTime of the RGs")
 	spawn := fs.Bool("spawn", false, "run each storage node as its own process (corral kv node)")
-	policy := fs.String("leader-policy", "fixed", "compaction-aware leader change of every RG: fixed|random|roundrobin|coolest")
-	threshold := fs.Float64("leader-threshold", 0, "heat at which a leader hands over before compacting (0: 1, a compaction due)")
-	minInterval := fs.Duration("leader-min-interval", 0, "least time between two leader changes of an RG, the balancer's too (0: 30s)")
-	memtable := fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: pebble's default)")
+	tf := registerKVTuning(fs)
 	metricsPort := fs.Int("metrics-port", 0, "serve node i's Prometheus metrics on 127.0.0.1:PORT+i-1 (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
@@ -60,10 +57,7 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "corral kv cluster:", err)
 		return kvExitError
 	}
-	leaderChange, err := kvLeaderChange(*policy, *threshold, *minInterval)
-	if err == nil && (*memtable < 0 || *memtable >= 4<<30) {
-		err = fmt.Errorf("-memtable-size %d: want 0 up to 4 GiB", *memtable)
-	}
+	tune, err := tf.tuning()
 	if err != nil {
 		fmt.Fprintln(stderr, "corral kv cluster:", err)
 		return kvExitError
@@ -112,7 +106,7 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 		cancel(err)
 		return kvFail(stderr, "cluster", err)
 	}
-	if err := lc.Tune(leaderChange, uint64(*memtable)); err != nil {
+	if err := lc.Tune(tune.leaderChange, tune.memTableSize); err != nil {
 		lc.CloseListeners()
 		cancel(err)
 		return kvFail(stderr, "cluster", err)

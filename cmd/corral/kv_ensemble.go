@@ -14,7 +14,6 @@ import (
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/apisrv"
 	"github.com/corral-db/corral/kv"
-	"github.com/corral-db/corral/replica"
 )
 
 // runKVEnsemble starts one replica group on loopback in the foreground
@@ -27,10 +26,7 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "warn", "debug|info|warn|error")
 	durability := fs.String("durability", "sync", "sync|async|diskless (replicated groups)")
 	tick := fs.Duration("tick", 500*time.Millisecond, "tickTime of a replicated group")
-	policy := fs.String("leader-policy", "fixed", "compaction-aware leader change: fixed|random|roundrobin|coolest (replicated groups)")
-	threshold := fs.Float64("leader-threshold", 0, "heat at which the leader hands over before compacting (0: 1, a compaction due)")
-	minInterval := fs.Duration("leader-min-interval", 0, "least time between two leader changes (0: 30s)")
-	memtable := fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: pebble's default)")
+	tf := registerKVTuning(fs)
 	metricsPort := fs.Int("metrics-port", 0, "serve member i's Prometheus metrics on 127.0.0.1:PORT+i-1 (0: none; replicated groups)")
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
@@ -55,30 +51,21 @@ func runKVEnsemble(args []string, stdout, stderr io.Writer) int {
 		return kvExitError
 	}
 	if *n != 1 {
-		var mode replica.Mode
-		switch *durability {
-		case "sync":
-			mode = replica.Sync
-		case "async":
-			mode = replica.Async
-		case "diskless":
-			mode = replica.Diskless
-		default:
-			fmt.Fprintf(stderr, "corral kv ensemble: -durability %q: want sync, async or diskless\n", *durability)
+		mode, err := parseDurability(*durability)
+		if err != nil {
+			fmt.Fprintln(stderr, "corral kv ensemble:", err)
 			return kvExitError
 		}
-		lc, err := kvLeaderChange(*policy, *threshold, *minInterval)
-		if err == nil && (*memtable < 0 || *memtable >= 4<<30) {
-			err = fmt.Errorf("-memtable-size %d: want 0 up to 4 GiB", *memtable)
-		}
+		tune, err := tf.tuning()
 		if err == nil && (*metricsPort < 0 || *metricsPort+*n-1 > 65535) {
 			err = fmt.Errorf("-metrics-port %d: want 0, or a port with room for %d members", *metricsPort, *n)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "corral kv ensemble: %v\n", err)
+			fmt.Fprintln(stderr, "corral kv ensemble:", err)
 			return kvExitError
 		}
-		return runKVGroup(ctx, *n, base, mode, *tick, kvGroupTuning{leaderChange: lc, memTableSize: uint64(*memtable), metricsPort: *metricsPort}, logger, stdout, stderr)
+		tune.metricsPort = *metricsPort
+		return runKVGroup(ctx, *n, base, mode, *tick, tune, logger, stdout, stderr)
 	}
 	// One member: no replication; the store keeps pebble's WAL.
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(base, "member1", "kv"), PebbleWAL: true, Logger: logger})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,14 +57,43 @@ func runKVGroup(ctx context.Context, n int, base string, mode replica.Mode, tick
 	return kvExitOK
 }
 
-// kvGroupTuning is what `corral kv ensemble` sets on every member beyond
-// the group's shape.
+// kvGroupTuning is what `corral kv ensemble` and `corral kv cluster`
+// set on every member of every replica group beyond the group's shape.
 type kvGroupTuning struct {
 	leaderChange kv.LeaderChangeConfig
 	memTableSize uint64
 	// metricsPort, if set, is member 1's metrics port, member i's
 	// metricsPort+i-1 (kv/kvserver/metrics.go).
 	metricsPort int
+}
+
+// kvTuningFlags are the flags that set a kvGroupTuning.
+type kvTuningFlags struct {
+	policy      *string
+	threshold   *float64
+	minInterval *time.Duration
+	memtable    *int64
+}
+
+func registerKVTuning(fs *flag.FlagSet) kvTuningFlags {
+	return kvTuningFlags{
+		policy:      fs.String("leader-policy", "fixed", "compaction-aware leader change of every replicated group: fixed|random|roundrobin|coolest"),
+		threshold:   fs.Float64("leader-threshold", 0, "heat at which a leader hands over before compacting (0: 1, a compaction due)"),
+		minInterval: fs.Duration("leader-min-interval", 0, "least time between two leader changes of a group, a cluster's leader balancer's too (0: 30s)"),
+		memtable:    fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: pebble's default)"),
+	}
+}
+
+// tuning checks the flags' values.
+func (f kvTuningFlags) tuning() (kvGroupTuning, error) {
+	lc, err := kvLeaderChange(*f.policy, *f.threshold, *f.minInterval)
+	if err != nil {
+		return kvGroupTuning{}, err
+	}
+	if *f.memtable < 0 || *f.memtable >= 4<<30 {
+		return kvGroupTuning{}, fmt.Errorf("-memtable-size %d: want 0 up to 4 GiB", *f.memtable)
+	}
+	return kvGroupTuning{leaderChange: lc, memTableSize: uint64(*f.memtable)}, nil
 }
 
 // writeKVZooCfg writes a member's myid and zoo.cfg (store=kv) into its

@@ -4,7 +4,9 @@
 // started from the same generated zoo.cfg on a free loopback port, so every
 // test encodes behaviour that ZooKeeper itself shows and can later be pointed
 // at corral unchanged. Processes are started, stopped, paused and probed
-// through internal/proc, as bench/launch does.
+// through internal/proc, as bench/launch does. Command starts any other
+// process a test needs (a corral subcommand that says on its output when
+// it serves) the same way, and waits for the lines it prints.
 //
 // It also holds a raw-socket mini client (frames + jute) for the operations
 // the third-party Go client lacks and for byte-level checks (reply ordering,

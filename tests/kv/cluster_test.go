@@ -1,13 +1,11 @@
 package kv_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,80 +43,38 @@ func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 	if spawn {
 		args = append(args, "-spawn")
 	}
-	cmd := exec.Command(corralBin, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		// Ctrl-C: the command stops its nodes and the CM, then exits.
-		cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("cluster did not stop within 30s of SIGINT")
-		}
-		if t.Failed() {
-			t.Logf("cluster stderr:\n%s", stderr.String())
-		}
-	})
+	p := startCorral(t, args...)
 	c := &cluster{dir: dir, pids: map[string]int{}, nodes: map[string]int{}}
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		cmd.Wait()
-		close(done)
-	}()
-	deadline := time.After(90 * time.Second)
-	for c.endpoints == "" || c.cm == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("cluster exited before printing its endpoints; stderr:\n%s", stderr.String())
-			}
-			if e, ok := strings.CutPrefix(l, "kv endpoints: "); ok {
-				c.endpoints = e
-			}
-			if e, ok := strings.CutPrefix(l, "configuration manager: "); ok {
-				c.cm = e
-			}
-			// kv node N: pid P api ADDR
-			if f := strings.Fields(l); len(f) == 7 && f[0] == "kv" && f[1] == "node" && f[3] == "pid" && f[5] == "api" {
-				pid, err := strconv.Atoi(f[4])
-				if err != nil {
-					t.Fatalf("bad node line %q", l)
-				}
-				c.pids[f[6]] = pid
-				n, err := strconv.Atoi(strings.TrimSuffix(f[2], ":"))
-				if err != nil {
-					t.Fatalf("bad node line %q", l)
-				}
-				c.nodes[f[6]] = n
-			}
-		case <-deadline:
-			t.Fatalf("no endpoints line; stderr:\n%s", stderr.String())
+	found := p.Await(90*time.Second, "kv endpoints: ", "configuration manager: ")
+	c.endpoints, c.cm = found[0], found[1]
+	// The node lines come before the endpoints: "kv node N: pid P api ADDR".
+	for _, l := range p.Lines() {
+		var n, pid int
+		var api string
+		if _, err := fmt.Sscanf(l, "kv node %d: pid %d api %s", &n, &pid, &api); err == nil {
+			c.pids[api], c.nodes[api] = pid, n
 		}
 	}
-	go func() {
-		for range lines {
-		}
-	}()
 	if spawn && len(c.pids) != replicas {
 		t.Fatalf("%d node lines for %d nodes", len(c.pids), replicas)
 	}
 	return c
+}
+
+// store is the cluster's configuration manager, through a session that
+// is closed when the test ends.
+func (c *cluster) store(t *testing.T, ctx context.Context) *cm.Store {
+	t.Helper()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // TestClusterLeaderKill: two RGs of three on three node processes;
@@ -130,15 +86,7 @@ func TestClusterLeaderKill(t *testing.T) {
 	c := startCluster(t, 2, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.store(t, ctx)
 	leaderOf := func(g ring.GroupID) cm.Leader {
 		l, ok, err := st.Leader(ctx, g)
 		if err != nil || !ok {
@@ -305,6 +253,7 @@ func TestClusterLeaderKill(t *testing.T) {
 // commands work through the ring, and a node answers the typed routing
 // errors: NotLeader (RG, leader, epoch) from a replica that does not
 // lead, WrongRange (with the ring version) for an RG it does not host.
+// On the same cluster, DropTable reaches every RG (testClusterDropTable).
 func TestClusterAnswers(t *testing.T) {
 	c := startCluster(t, 2, 3, false)
 	eps := strings.Split(c.endpoints, ",")
@@ -331,15 +280,7 @@ func TestClusterAnswers(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.store(t, ctx)
 	r, err := st.Ring(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -422,6 +363,89 @@ func TestClusterAnswers(t *testing.T) {
 	if err != nil || info.GetCmConnect() != c.cm || info.GetRingVersion() != r.Version() || len(info.GetGroups()) != 2 {
 		t.Fatalf("cluster info: %v %v", info, err)
 	}
+	t.Run("DropTable", func(t *testing.T) { testClusterDropTable(t, eps, r) })
+}
+
+// testClusterDropTable: a table with rows in every RG, dropped through
+// the client (which drops it in each RG in turn), is gone from every RG:
+// each refuses a scan and a put of it, and a second drop answers that
+// it does not exist. Created again, it starts empty in every RG.
+func testClusterDropTable(t *testing.T, eps []string, r *ring.Ring) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	kc, err := kvclient.New(kvclient.Config{Endpoints: eps, RequestTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	const table = "dropped"
+	create := &kvpb.CreateTableRequest{Table: table, Families: []*kvpb.Family{{Name: "cf"}}}
+	if _, err := kc.CreateTable(ctx, create); err != nil {
+		t.Fatal(err)
+	}
+	put := func(row []byte) error {
+		_, err := kc.Put(ctx, &kvpb.PutRequest{Table: table, Row: row, Cells: []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: row}}})
+		return err
+	}
+	// scanRG scans the table in RG g alone (the client sends a scan
+	// naming an RG to that RG's leader).
+	scanRG := func(g ring.GroupID) ([]*kvpb.Row, error) {
+		resp, err := kc.Scan(ctx, &kvpb.ScanRequest{Table: table, Group: uint32(g)})
+		return resp.GetRows(), err
+	}
+	noTable := func(err error) bool {
+		return status.Code(err) == codes.InvalidArgument && strings.Contains(err.Error(), "no such table")
+	}
+
+	// Three rows in every RG.
+	groups := r.Groups()
+	rows := map[ring.GroupID][][]byte{}
+	short := func(g ring.GroupID) bool { return len(rows[g]) < 3 }
+	for i := 0; slices.ContainsFunc(groups, short); i++ {
+		if i == 1000 {
+			t.Fatalf("1000 rows do not give every RG three (ring %v)", r)
+		}
+		row := []byte(fmt.Sprintf("d%03d", i))
+		if g := r.Owner(row); len(rows[g]) < 3 {
+			if err := put(row); err != nil {
+				t.Fatalf("put %s: %v", row, err)
+			}
+			rows[g] = append(rows[g], row)
+		}
+	}
+	for _, g := range groups {
+		got, err := scanRG(g)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("%v before the drop: %d rows, %v; want 3", g, len(got), err)
+		}
+	}
+
+	if _, err := kc.DropTable(ctx, &kvpb.DropTableRequest{Table: table}); err != nil {
+		t.Fatalf("drop: %v", err)
+	}
+	for _, g := range groups {
+		if got, err := scanRG(g); !noTable(err) {
+			t.Errorf("%v: scan of the dropped table: %d rows, %v; want no such table", g, len(got), err)
+		}
+		if err := put(rows[g][0]); !noTable(err) {
+			t.Errorf("%v: put to the dropped table: %v; want no such table", g, err)
+		}
+	}
+	if _, err := kc.DropTable(ctx, &kvpb.DropTableRequest{Table: table}); !noTable(err) {
+		t.Errorf("second drop: %v; want no such table", err)
+	}
+
+	if _, err := kc.CreateTable(ctx, create); err != nil {
+		t.Fatalf("create again: %v", err)
+	}
+	for _, g := range groups {
+		if got, err := scanRG(g); err != nil || len(got) != 0 {
+			t.Errorf("%v: the table created again: %d rows, %v; want none", g, len(got), err)
+		}
+		if _, err := kc.Get(ctx, &kvpb.GetRequest{Table: table, Row: rows[g][0]}); !kvclient.IsNotFound(err) {
+			t.Errorf("%v: get of a row from before the drop: %v; want not found", g, err)
+		}
+	}
 }
 
 // TestClusterBalance: three RGs on three node processes. The node leading
@@ -432,15 +456,7 @@ func TestClusterBalance(t *testing.T) {
 	c := startCluster(t, 3, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.store(t, ctx)
 	leaders := func() map[ring.GroupID]cm.Leader {
 		out := map[ring.GroupID]cm.Leader{}
 		for g := ring.GroupID(1); g <= 3; g++ {
@@ -479,19 +495,7 @@ func TestClusterBalance(t *testing.T) {
 	}
 	waitFor("RG 1 led elsewhere", func(ls map[ring.GroupID]cm.Leader) bool { return ls[1].Epoch > victim.Epoch })
 	n := c.nodes[victim.Addr]
-	cmd := exec.Command(corralBin, "kv", "node", "-config", fmt.Sprintf("%s/node%d/node.json", c.dir, n))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("restarted node's stderr:\n%s", stderr.String())
-		}
-	}()
+	startCorral(t, "kv", "node", "-config", fmt.Sprintf("%s/node%d/node.json", c.dir, n))
 	after := waitFor("one leader per node after the restart", oneEach)
 	if after[1].Addr == victim.Addr && after[2].Addr == before[2].Addr && after[3].Addr == before[3].Addr && after[1].Epoch == victim.Epoch {
 		t.Fatalf("nothing moved: %+v", after)

@@ -5,14 +5,12 @@
 package kv_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -43,46 +41,11 @@ func run(m *testing.M) int {
 }
 
 // startEnsemble runs `corral kv ensemble -n N` and returns its endpoints;
-// the process is killed when the test ends.
+// the process is stopped when the test ends.
 func startEnsemble(t *testing.T, n int) string {
 	t.Helper()
-	cmd := exec.Command(corralBin, "kv", "ensemble", "-n", fmt.Sprint(n), "-tick", "100ms", "-dir", t.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("ensemble stderr:\n%s", stderr.String())
-		}
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if e, ok := strings.CutPrefix(sc.Text(), "kv endpoints: "); ok {
-				found <- e
-			}
-		}
-		close(found)
-	}()
-	select {
-	case e, ok := <-found:
-		if !ok {
-			t.Fatalf("ensemble exited without printing its endpoints; stderr:\n%s", stderr.String())
-		}
-		return e
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no endpoints line; stderr:\n%s", stderr.String())
-	}
-	return ""
+	p := startCorral(t, "kv", "ensemble", "-n", fmt.Sprint(n), "-tick", "100ms", "-dir", t.TempDir())
+	return p.Await(60*time.Second, "kv endpoints: ")[0]
 }
 
 // kv runs `corral kv ARGS...` and returns its stdout and exit status.

@@ -1,11 +1,9 @@
 package kv_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,29 +43,19 @@ func leaderOf(t *testing.T, eps []string) int {
 	return -1
 }
 
-// server is one `corral server zoo.cfg` process of a kv group.
+// server is one `corral server zoo.cfg` process of a kv group, which
+// the test may kill and start again.
 type server struct {
-	cfg    string
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	cfg string
+	p   *harness.Command
 }
 
 func (s *server) start(t *testing.T) {
 	t.Helper()
-	s.stderr = new(bytes.Buffer)
-	s.cmd = exec.Command(corralBin, "server", "-log-level", "warn", s.cfg)
-	s.cmd.Stderr = s.stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s.p = startCorral(t, "server", "-log-level", "warn", s.cfg)
 }
 
-func (s *server) kill() {
-	if s.cmd != nil && s.cmd.ProcessState == nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	}
-}
+func (s *server) kill() { s.p.Kill() }
 
 // TestServerConfig runs a 3-member group as a deployment would, one
 // `corral server zoo.cfg` process per member with store=kv, and SIGKILLs
@@ -106,7 +94,7 @@ func TestServerConfig(t *testing.T) {
 }
 
 // startServers starts an n-member group of `corral server zoo.cfg`
-// processes with store=kv; they are killed when the test ends.
+// processes with store=kv; they are stopped when the test ends.
 func startServers(t *testing.T, n int) ([]string, []*server) {
 	t.Helper()
 	ports := make([]int, 3*n)
@@ -145,13 +133,5 @@ func startServers(t *testing.T, n int) ([]string, []*server) {
 		ss[i-1] = &server{cfg: path}
 		ss[i-1].start(t)
 	}
-	t.Cleanup(func() {
-		for _, s := range ss {
-			s.kill()
-			if t.Failed() {
-				t.Logf("%s:\n%s", s.cfg, s.stderr)
-			}
-		}
-	})
 	return eps, ss
 }

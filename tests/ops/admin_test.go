@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,7 +162,7 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 			gls = append(gls, l)
 		}
 	}
-	if a, b := links(rl), gls; !equalStrings(a, b) {
+	if a, b := links(rl), gls; !slices.Equal(a, b) {
 		t.Errorf("command listing differs:\nzookeeper %v\ncorral    %v", a, b)
 	}
 
@@ -304,7 +305,7 @@ func compareCommand(t *testing.T, name string, ref, got map[string]any) {
 	t.Helper()
 	switch name {
 	case "environment":
-		if a, b := keys(ref), keys(got); !equalStrings(a, b) {
+		if a, b := keys(ref), keys(got); !slices.Equal(a, b) {
 			t.Errorf("keys differ:\nzookeeper %v\ncorral    %v", a, b)
 		}
 		return
@@ -450,18 +451,6 @@ func links(b []byte) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestAdminPortBusyStillServes: when the AdminServer's port cannot be
