@@ -133,7 +133,14 @@ func (s *ShardedService) Delete(ctx context.Context, req *kvpb.DeleteRequest) (*
 }
 
 func (s *ShardedService) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
-	return rowCall(s, ctx, req.GetRow(), req, (*Service).Get, kvpb.KVClient.Get)
+	resp, err := rowCall(s, ctx, req.GetRow(), req, (*Service).Get, kvpb.KVClient.Get)
+	if err == nil {
+		err = s.fencedRead(req.GetRow()) // moveexport.go
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 func (s *ShardedService) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) (*kvpb.CheckAndPutResponse, error) {
@@ -166,7 +173,14 @@ func (s *ShardedService) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest
 			return nil, toStatus(&WrongRangeError{Group: uint32(r.Owner(row)), RingVersion: r.Version()})
 		}
 	}
-	return svc.MultiGet(ctx, req)
+	resp, err := svc.MultiGet(ctx, req)
+	if err == nil {
+		err = s.fencedRead(rows...) // moveexport.go
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 var _ kvpb.KVServer = (*ShardedService)(nil)
