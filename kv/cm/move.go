@@ -1,0 +1,140 @@
+package cm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/kv/ring"
+	"github.com/corral-db/corral/wire"
+)
+
+// The pending move lives in <root>/move, {"v":1, ...Move}; at most one
+// move runs at a time. Views ignore the znode: clients learn a move only
+// from the ring switch (and from the source's WrongRange answers).
+
+func (l layout) movePath() string { return l.root + "/move" }
+
+type moveRecord struct {
+	V int `json:"v"`
+	Move
+}
+
+func encodeMove(m Move) []byte {
+	b, _ := json.Marshal(moveRecord{V: recordV1, Move: m}) // plain fields: cannot fail
+	return b
+}
+
+func decodeMove(b []byte) (Move, error) {
+	var r moveRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Move{}, fmt.Errorf("%w: move: %v", ErrBadRecord, err)
+	}
+	if r.V != recordV1 {
+		return Move{}, fmt.Errorf("%w: move record version %d", ErrBadRecord, r.V)
+	}
+	if err := r.Move.validate(); err != nil {
+		return Move{}, err
+	}
+	return r.Move, nil
+}
+
+// PendingMove reads the recorded move, if any.
+func (s *Store) PendingMove(ctx context.Context) (Move, bool, error) {
+	b, _, err := s.c.Get(ctx, s.l.movePath())
+	if errors.Is(err, wire.CodeNoNode) {
+		return Move{}, false, nil
+	}
+	if err != nil {
+		return Move{}, false, fmt.Errorf("cm: read move: %w", err)
+	}
+	m, err := decodeMove(b)
+	return m, err == nil, err
+}
+
+// BeginMove records m as the pending move. It fails with ErrMovePending
+// if another move is recorded, and with ErrMoveConflict unless the
+// stored ring is the one m starts from (both checked in one multi with
+// the create, so neither can change in between).
+func (s *Store) BeginMove(ctx context.Context, m Move) error {
+	if err := m.validate(); err != nil {
+		return err
+	}
+	for range maxAttempts {
+		r, st, err := s.ringStat(ctx)
+		if err != nil {
+			return err
+		}
+		if step, err := NextStep(r, m); err != nil || step != StepCopy {
+			return fmt.Errorf("%w: %v on %v", ErrMoveConflict, m, r)
+		}
+		_, err = s.c.Multi(ctx,
+			client.CheckOp(s.l.ringPath(), st.Version),
+			client.CreateOp(s.l.movePath(), encodeMove(m), openACL, client.ModePersistent))
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, wire.CodeNodeExists):
+			cur, ok, rerr := s.PendingMove(ctx)
+			if rerr == nil && ok && cur == m {
+				return nil // recorded already (a retried call)
+			}
+			return fmt.Errorf("%w: %v", ErrMovePending, cur)
+		case errors.Is(err, wire.CodeBadVersion):
+			continue
+		}
+		return fmt.Errorf("cm: record move: %w", err)
+	}
+	return errors.New("cm: record move: too much contention")
+}
+
+// SwitchRing stores the ring m produces, unless it is stored already.
+// It is the move's commit point: from it on the range is To's.
+func (s *Store) SwitchRing(ctx context.Context, m Move) (*ring.Ring, error) {
+	r, err := s.Ring(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if step, err := NextStep(r, m); err != nil || step == StepDrop {
+		return r, err
+	}
+	nr, err := s.UpdateRing(ctx, func(cur *ring.Ring) (*ring.Ring, error) { return MoveTarget(cur, m) })
+	if err != nil {
+		// A concurrent resumer of the same move may have switched it.
+		if r2, rerr := s.Ring(ctx); rerr == nil {
+			if step, serr := NextStep(r2, m); serr == nil && step == StepDrop {
+				return r2, nil
+			}
+		}
+		return nil, err
+	}
+	return nr, nil
+}
+
+// EndMove deletes the record of move id (nothing if another is recorded
+// or none is).
+func (s *Store) EndMove(ctx context.Context, id uint64) error {
+	for range maxAttempts {
+		b, st, err := s.c.Get(ctx, s.l.movePath())
+		if errors.Is(err, wire.CodeNoNode) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cm: read move: %w", err)
+		}
+		if m, err := decodeMove(b); err == nil && m.ID != id {
+			return nil
+		}
+		err = s.c.Delete(ctx, s.l.movePath(), st.Version)
+		switch {
+		case err == nil, errors.Is(err, wire.CodeNoNode):
+			return nil
+		case errors.Is(err, wire.CodeBadVersion):
+			continue
+		}
+		return fmt.Errorf("cm: end move: %w", err)
+	}
+	return errors.New("cm: end move: too much contention")
+}
