@@ -1,0 +1,284 @@
+package kv_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testutil"
+	"github.com/corral-db/corral/kv/cm"
+	"github.com/corral-db/corral/kv/ring"
+)
+
+// TestClusterRangeMove: `corral kv cluster -groups 2 -replicas 3` with
+// node processes; clients get, put and check-and-put registers whose rows
+// all hash into one range of RG 1 while `corral kv move` moves that range
+// to RG 2 and back. Porcupine checks the registers' history; every put
+// also writes a cell named by its (unique) value, so that afterwards
+// every acknowledged put is found exactly once (one version) and no put
+// is found that was never sent; after each move the range's rows are
+// gone from the group it left.
+func TestClusterRangeMove(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sharded cluster under load")
+	}
+	c := startCluster(t, 2, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
+	defer cancel()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, err := st.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The range: RG 1's first token's.
+	var token uint64
+	for _, tk := range r0.Tokens() {
+		if tk.Group == 1 {
+			token = tk.Token
+			break
+		}
+	}
+	rg, owner := r0.RangeOfHash(token)
+	if owner != 1 {
+		t.Fatalf("token %#x owned by %v in %v", token, owner, r0)
+	}
+	const keys, clients = 4, 4
+	var rows [][]byte
+	for i := 0; len(rows) < keys; i++ {
+		k := []byte(fmt.Sprintf("mv%d", i))
+		if rg.Contains(ring.Hash(k)) {
+			rows = append(rows, k)
+		}
+	}
+
+	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(c.endpoints, ","), RequestTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "mv", Families: []*kvpb.Family{{Name: "cf"}, {Name: "log", MaxVersions: 4}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	now := func() int64 { return int64(time.Since(start)) }
+	var (
+		mu      sync.Mutex
+		history []porcupine.Operation
+		next    atomic.Int64
+		settled atomic.Int64
+	)
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	var wg sync.WaitGroup
+	for cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(cl), 11))
+			var seen int64
+			for n := 0; n < 3000 && loadCtx.Err() == nil; n++ {
+				in := regInput{kind: regKind(rng.IntN(3)), key: rng.IntN(keys), value: next.Add(1), expect: seen}
+				row := rows[in.key]
+				v := []byte(strconv.FormatInt(in.value, 10))
+				cells := []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: v}, {Family: "log", Qualifier: v, Value: v}}
+				opCtx, opCancel := context.WithTimeout(ctx, 15*time.Second)
+				call := now()
+				var out regOutput
+				var err error
+				switch in.kind {
+				case regGet:
+					var r *kvpb.GetResponse
+					r, err = kc.Get(opCtx, &kvpb.GetRequest{Table: "mv", Row: row, Options: &kvpb.ReadOptions{Columns: []*kvpb.Column{{Family: "cf"}}}})
+					if kvclient.IsNotFound(err) {
+						err = nil
+					} else if err == nil && len(r.Cells) == 1 {
+						out.value, _ = strconv.ParseInt(string(r.Cells[0].Value), 10, 64)
+						seen = out.value
+					}
+				case regPut:
+					_, err = kc.Put(opCtx, &kvpb.PutRequest{Table: "mv", Row: row, Cells: cells})
+				case regCAS:
+					cond := &kvpb.Condition{Family: "cf", Qualifier: []byte("q"), Value: []byte(strconv.FormatInt(in.expect, 10))}
+					if in.expect == 0 {
+						cond = &kvpb.Condition{Family: "cf", Qualifier: []byte("q"), Absent: true}
+					}
+					var r *kvpb.CheckAndPutResponse
+					r, err = kc.CheckAndPut(opCtx, &kvpb.CheckAndPutRequest{Table: "mv", Row: row, Condition: cond, Cells: cells})
+					if err == nil {
+						out.ok = r.Succeeded
+					}
+				}
+				opCancel()
+				ret := now()
+				if err != nil {
+					if in.kind == regGet {
+						continue
+					}
+					out.unknown, ret = true, unknownReturn
+				} else {
+					settled.Add(1)
+				}
+				mu.Lock()
+				history = append(history, porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: out, Return: ret})
+				mu.Unlock()
+			}
+		}()
+	}
+	loadDone := make(chan struct{})
+	go func() { wg.Wait(); close(loadDone) }()
+	// settle waits until n more operations have settled (or the load
+	// ended), so that each move runs under load.
+	settle := func(n int64) {
+		t.Helper()
+		target := settled.Load() + n
+		if !testutil.Within(60*time.Second, func() bool {
+			select {
+			case <-loadDone:
+				return true
+			default:
+				return settled.Load() >= target
+			}
+		}) {
+			t.Fatalf("%d operations settled; want %d", settled.Load(), target)
+		}
+	}
+
+	move := func(to, from ring.GroupID) {
+		t.Helper()
+		settle(30)
+		out, code := kv(t, "move", "-endpoints", c.endpoints, "-range", fmt.Sprintf("%#x", token), "-to", fmt.Sprint(uint32(to)))
+		if code != 0 {
+			t.Fatalf("corral kv move to %v: exit %d, %q", to, code, out)
+		}
+		if !strings.HasPrefix(out, "moved ") {
+			t.Fatalf("corral kv move printed %q", out)
+		}
+		r, err := st.Ring(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OwnerOfHash(token) != to {
+			t.Fatalf("after the move the ring gives %#x to %v: %v", token, r.OwnerOfHash(token), r)
+		}
+		if _, pending, err := st.PendingMove(ctx); err != nil || pending {
+			t.Fatalf("a move still recorded (%v)", err)
+		}
+		// Nothing of the range is left in the group it left.
+		if n := groupRows(t, ctx, st, from, "mv"); n != 0 {
+			t.Fatalf("%d rows of the moved range left in %v", n, from)
+		}
+		settle(30)
+	}
+	move(2, 1)
+	move(1, 2)
+	stopLoad()
+	<-loadDone
+
+	ok, unknown := 0, 0
+	for _, op := range history {
+		if op.Output.(regOutput).unknown {
+			unknown++
+		} else {
+			ok++
+		}
+	}
+	t.Logf("%d operations (%d with unknown outcome)", ok+unknown, unknown)
+	res, info := porcupine.CheckOperationsVerbose(regModel(), history, 60*time.Second)
+	if res != porcupine.Ok {
+		t.Fatalf("history not linearizable (%v): %v", res, info)
+	}
+
+	// Every acknowledged put (and successful check-and-put) left its log
+	// cell exactly once; no log cell is of a write never sent.
+	sent := map[string]bool{}
+	must := map[string]bool{}
+	for _, op := range history {
+		in, out := op.Input.(regInput), op.Output.(regOutput)
+		v := strconv.FormatInt(in.value, 10)
+		switch {
+		case in.kind == regGet:
+		case out.unknown:
+			sent[v] = true
+		case in.kind == regPut || out.ok:
+			sent[v], must[v] = true, true
+		}
+	}
+	found := map[string]bool{}
+	for _, row := range rows {
+		r, err := kc.Get(ctx, &kvpb.GetRequest{Table: "mv", Row: row, Options: &kvpb.ReadOptions{Columns: []*kvpb.Column{{Family: "log"}}, MaxVersions: 4}})
+		if err != nil && !kvclient.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		for _, cell := range r.GetCells() {
+			q := string(cell.Qualifier)
+			if found[q] {
+				t.Errorf("put %s applied more than once (row %s)", q, row)
+			}
+			found[q] = true
+			if !sent[q] {
+				t.Errorf("row %s holds put %s, which no client acknowledged or left unknown", row, q)
+			}
+		}
+	}
+	for v := range must {
+		if !found[v] {
+			t.Errorf("acknowledged put %s lost", v)
+		}
+	}
+	if len(must) == 0 {
+		t.Fatal("no put was acknowledged")
+	}
+}
+
+// groupRows counts the rows of table a scan of group g's leader returns.
+func groupRows(t *testing.T, ctx context.Context, st *cm.Store, g ring.GroupID, table string) int {
+	t.Helper()
+	n := -1
+	var last error
+	testutil.Within(30*time.Second, func() bool {
+		l, ok, err := st.Leader(ctx, g)
+		if err != nil || !ok {
+			last = fmt.Errorf("leader of %v: %v %v", g, ok, err)
+			return false
+		}
+		cc, err := grpc.NewClient(l.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			last = err
+			return false
+		}
+		defer cc.Close()
+		r, err := kvpb.NewKVClient(cc).Scan(ctx, &kvpb.ScanRequest{Table: table, Group: uint32(g), Limit: 1000})
+		if err != nil {
+			last = err
+			return false
+		}
+		n = len(r.Rows)
+		return true
+	})
+	if n < 0 {
+		t.Fatalf("scan of %v: %v", g, last)
+	}
+	return n
+}
