@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,25 +51,9 @@ func newMoveFlags(name string, stderr io.Writer) *moveFlags {
 func (f *moveFlags) store(ctx context.Context) (*cm.Store, func(), error) {
 	connect, root := *f.cmConnect, *f.cmRoot
 	if connect == "" {
-		ep, _, _ := strings.Cut(*f.endpoints, ",")
-		if ep = strings.TrimSpace(ep); ep == "" {
-			return nil, nil, errors.New("no -cm and no -endpoints")
-		}
-		cc, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
+		var err error
+		if connect, root, err = askCM(ctx, *f.endpoints, root); err != nil {
 			return nil, nil, err
-		}
-		resp, err := kvpb.NewKVClient(cc).Cluster(ctx, &kvpb.ClusterRequest{})
-		cc.Close()
-		if err != nil {
-			return nil, nil, fmt.Errorf("ask %s for the CM: %w", ep, err)
-		}
-		if resp.GetCmConnect() == "" {
-			return nil, nil, fmt.Errorf("%s is not part of a sharded cluster", ep)
-		}
-		connect = resp.GetCmConnect()
-		if root == "" {
-			root = resp.GetCmRoot()
 		}
 	}
 	conn, err := client.Connect(ctx, strings.Split(connect, ","), client.SessionTimeout(10*time.Second))
@@ -104,6 +89,36 @@ func (f *moveFlags) mover(name string, args []string, stderr io.Writer) ([]strin
 	return pos, m, s, ctx, func() { m.Close(); closeStore(); cancel() }, kvExitOK
 }
 
+// askCM asks the nodes at endpoints, in turn, where the CM is.
+func askCM(ctx context.Context, endpoints, root string) (string, string, error) {
+	var last error = errors.New("no -cm and no -endpoints")
+	for _, ep := range strings.Split(endpoints, ",") {
+		if ep = strings.TrimSpace(ep); ep == "" {
+			continue
+		}
+		cc, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return "", "", err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, err := kvpb.NewKVClient(cc).Cluster(cctx, &kvpb.ClusterRequest{})
+		cancel()
+		cc.Close()
+		switch {
+		case err != nil:
+			last = fmt.Errorf("ask %s for the CM: %w", ep, err)
+		case resp.GetCmConnect() == "":
+			return "", "", fmt.Errorf("%s is not part of a sharded cluster", ep)
+		default:
+			if root == "" {
+				root = resp.GetCmRoot()
+			}
+			return resp.GetCmConnect(), root, nil
+		}
+	}
+	return "", "", last
+}
+
 // parseGroup parses an RG id: "2" or "rg2".
 func parseGroup(s string) (ring.GroupID, error) {
 	n, err := strconv.ParseUint(strings.TrimPrefix(s, "rg"), 10, 32)
@@ -121,11 +136,17 @@ func runKVMove(args []string, stdout, stderr io.Writer) int {
 	rangeTok := f.fs.String("range", "", "the token ending the range to move (decimal or 0x hex; see 'corral kv ring')")
 	to := f.fs.String("to", "", "the RG to move it to")
 	resume := f.fs.Bool("resume", false, "only finish the move left recorded, if any")
+	stopAfter := f.fs.String("stop-after", "", "stop after this step ("+strings.Join(kvserver.MoveSteps, "|")+"), leaving the move recorded, as a crashed mover would (a drill; -resume finishes it)")
 	pos, m, _, ctx, done, code := f.mover("move", args, stderr)
 	if code != kvExitOK {
 		return code
 	}
 	defer done()
+	if *stopAfter != "" && !slices.Contains(kvserver.MoveSteps, *stopAfter) {
+		fmt.Fprintf(stderr, "corral kv move: -stop-after %q: want one of %s\n", *stopAfter, strings.Join(kvserver.MoveSteps, ", "))
+		return kvExitError
+	}
+	m.StopAfter = *stopAfter
 	if len(pos) != 0 || *resume != (*rangeTok == "" && *to == "") {
 		fmt.Fprintln(stderr, "usage: corral kv move -endpoints E|-cm C -range TOKEN -to RG | -resume")
 		return kvExitError
@@ -153,6 +174,10 @@ func runKVMove(args []string, stdout, stderr io.Writer) int {
 		return kvExitError
 	}
 	mv, err := m.Move(ctx, tok, g)
+	if errors.Is(err, kvserver.ErrStopped) {
+		fmt.Fprintf(stdout, "stopped after %s: %v pending\n", *stopAfter, mv)
+		return kvExitOK
+	}
 	if err != nil {
 		return kvFail(stderr, "move", err)
 	}

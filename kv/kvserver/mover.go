@@ -40,6 +40,11 @@ type Mover struct {
 	CallTimeout time.Duration
 	Retries     int
 	RetryWait   time.Duration
+	// StopAfter, if set, makes a move stop (ErrStopped, the move left
+	// recorded) after that step: "fence", "copy", "seal" or "switch".
+	// It stands in for a mover crashing there, for drills and tests of
+	// resuming.
+	StopAfter string
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn // guarded by mu
@@ -61,6 +66,19 @@ func (m *Mover) Close() {
 		cc.Close()
 	}
 	m.conns = map[string]*grpc.ClientConn{}
+}
+
+// ErrStopped: the move stopped where StopAfter said; it stays recorded.
+var ErrStopped = errors.New("kv move: stopped (StopAfter), move left recorded")
+
+// MoveSteps are the steps StopAfter may name, in order.
+var MoveSteps = []string{"fence", "copy", "seal", "switch"}
+
+func (m *Mover) stopAfter(step string) error {
+	if m.StopAfter == step {
+		return fmt.Errorf("%w after %s", ErrStopped, step)
+	}
+	return nil
 }
 
 func newMoveID() uint64 {
@@ -150,16 +168,28 @@ func (m *Mover) run(ctx context.Context, mv cm.Move) error {
 		if err := m.step(ctx, mv.From, kv.OpFence, fence); err != nil {
 			return fmt.Errorf("kv move: fence in %v: %w", mv.From, err)
 		}
+		if err := m.stopAfter("fence"); err != nil {
+			return err
+		}
 		if err := m.copyRange(ctx, mv); err != nil {
+			return err
+		}
+		if err := m.stopAfter("copy"); err != nil {
 			return err
 		}
 		if err := m.step(ctx, mv.To, kv.OpSeal, kv.MoveOp{ID: mv.ID, Range: rg}); err != nil {
 			return fmt.Errorf("kv move: seal in %v: %w", mv.To, err)
 		}
+		if err := m.stopAfter("seal"); err != nil {
+			return err
+		}
 		if _, err := m.cm.SwitchRing(ctx, mv); err != nil {
 			return fmt.Errorf("kv move: switch the ring: %w", err)
 		}
 		m.log.Info("kv move: ring switched", "move", mv.String())
+		if err := m.stopAfter("switch"); err != nil {
+			return err
+		}
 	}
 	if err := m.step(ctx, mv.From, kv.OpDropRange, kv.MoveOp{ID: mv.ID, Range: rg}); err != nil {
 		return fmt.Errorf("kv move: drop from %v: %w", mv.From, err)

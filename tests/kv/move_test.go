@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +27,10 @@ import (
 // TestClusterRangeMove: `corral kv cluster -groups 2 -replicas 3` with
 // node processes; clients get, put and check-and-put registers whose rows
 // all hash into one range of RG 1 while `corral kv move` moves that range
-// to RG 2 and back. Porcupine checks the registers' history; every put
+// to RG 2 and back, twice: once straight, then with the mover stopped
+// (as if crashed) after the fence, the copy and the ring switch, each
+// time finished by `corral kv move -resume` (the node leading the
+// source RG SIGKILLed before one of the resumes). Porcupine checks the registers' history; every put
 // also writes a cell named by its (unique) value, so that afterwards
 // every acknowledged put is found exactly once (one version) and no put
 // is found that was never sent; after each move the range's rows are
@@ -165,15 +169,43 @@ func TestClusterRangeMove(t *testing.T) {
 		}
 	}
 
-	move := func(to, from ring.GroupID) {
+	// move moves the range to group to; with stopAfter, the mover stops
+	// after that step (as if it crashed there), the load runs on a
+	// little, and `corral kv move -resume` finishes the move.
+	move := func(to, from ring.GroupID, stopAfter string, killSource bool) {
 		t.Helper()
 		settle(30)
-		out, code := kv(t, "move", "-endpoints", c.endpoints, "-range", fmt.Sprintf("%#x", token), "-to", fmt.Sprint(uint32(to)))
+		args := []string{"move", "-endpoints", c.endpoints, "-range", fmt.Sprintf("%#x", token), "-to", fmt.Sprint(uint32(to))}
+		if stopAfter != "" {
+			out, code := kv(t, append(args, "-stop-after", stopAfter)...)
+			if code != 0 || !strings.HasPrefix(out, "stopped after "+stopAfter) {
+				t.Fatalf("corral kv move -stop-after %s: exit %d, %q", stopAfter, code, out)
+			}
+			if mv, pending, err := st.PendingMove(ctx); err != nil || !pending || mv.To != to {
+				t.Fatalf("after stopping at %s: pending %v %+v (%v)", stopAfter, pending, mv, err)
+			}
+			time.Sleep(300 * time.Millisecond) // the load meets the half-done move
+			if killSource {
+				// SIGKILL the node leading the source RG: the resumed move
+				// finds its fence in the new leader's log.
+				l, ok, err := st.Leader(ctx, from)
+				pid, known := c.pids[l.Addr]
+				if err != nil || !ok || !known {
+					t.Fatalf("leader of %v: %+v %v %v (pids %v)", from, l, ok, err, c.pids)
+				}
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				delete(c.pids, l.Addr)
+			}
+			args = []string{"move", "-endpoints", c.endpoints, "-resume"}
+		}
+		out, code := kv(t, args...)
 		if code != 0 {
-			t.Fatalf("corral kv move to %v: exit %d, %q", to, code, out)
+			t.Fatalf("corral kv %v: exit %d, %q", args, code, out)
 		}
 		if !strings.HasPrefix(out, "moved ") {
-			t.Fatalf("corral kv move printed %q", out)
+			t.Fatalf("corral kv %v printed %q", args, out)
 		}
 		r, err := st.Ring(ctx)
 		if err != nil {
@@ -191,8 +223,10 @@ func TestClusterRangeMove(t *testing.T) {
 		}
 		settle(30)
 	}
-	move(2, 1)
-	move(1, 2)
+	move(2, 1, "", false)
+	move(1, 2, "fence", false)
+	move(2, 1, "copy", true)
+	move(1, 2, "switch", false)
 	stopLoad()
 	<-loadDone
 
