@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
 
 	"github.com/corral-db/corral/kv/ring"
 	"github.com/corral-db/corral/zab"
@@ -330,5 +335,73 @@ func TestFenceSet(t *testing.T) {
 	}
 	if _, ok := top.find(0); !ok {
 		t.Fatal("(max, 3] misses 0")
+	}
+}
+
+// TestShardedServiceFence: through a node's service, a fenced row's
+// reads and writes answer WrongRange naming the target and the ring
+// version of the move; other rows are served. The move steps go through
+// the group (Service.MoveStep) and answer their typed statuses.
+func TestShardedServiceFence(t *testing.T) {
+	ctx := context.Background()
+	r, err := ring.Build([]ring.GroupID{1}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openMem(t, vfs.NewMem(), "rg1")
+	defer st.Close()
+	g := NewGroupService(st, NewLocalGroup(st, "127.0.0.1:7001"), 1)
+	svc := NewShardedService(fixedRing{r}, nil, ClusterInfo{}, map[ring.GroupID]*Service{1: g})
+	if _, err := svc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}, Group: 1}); err != nil {
+		t.Fatal(err)
+	}
+	in, out := rowIn(moveHalf, 0), rowIn(ring.Range{Start: moveHalf.End, End: moveHalf.Start}, 0)
+	put := func(row []byte) error {
+		_, err := svc.Put(ctx, &kvpb.PutRequest{Table: "t", Row: row, Cells: []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: []byte("v")}}})
+		return err
+	}
+	for _, row := range [][]byte{in, out} {
+		if err := put(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.MoveStep(ctx, OpPut, &MoveOp{ID: 1}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a put as a move step: %v", err)
+	}
+	if _, err := g.ExportRange(ctx, 3, moveHalf, nil, 0); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("export before the fence: %v", err)
+	}
+	if err := g.MoveStep(ctx, OpFence, &MoveOp{ID: 3, Range: moveHalf, To: 2, RingVersion: 9}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		if wr := wrongRange(t, err); wr.Group != 2 || wr.RingVersion != 9 {
+			t.Fatalf("%s: WrongRange %v, want rg2 v9", what, wr)
+		}
+	}
+	check("put", put(in))
+	_, err = svc.Get(ctx, &kvpb.GetRequest{Table: "t", Row: in})
+	check("get", err)
+	_, err = svc.MultiGet(ctx, &kvpb.MultiGetRequest{Table: "t", Rows: [][]byte{out, in}})
+	check("multi-get", err)
+	if err := put(out); err != nil {
+		t.Fatalf("put outside the range: %v", err)
+	}
+	if resp, err := svc.Get(ctx, &kvpb.GetRequest{Table: "t", Row: out}); err != nil || len(resp.Cells) != 1 {
+		t.Fatalf("get outside the range: %v %v", resp, err)
+	}
+	page, err := g.ExportRange(ctx, 3, moveHalf, nil, 0)
+	if err != nil || !page.Done || len(page.Cells) != 1 || string(page.Cells[0].Row) != string(in) {
+		t.Fatalf("export: %+v %v", page, err)
+	}
+	if err := g.MoveStep(ctx, OpSeal, &MoveOp{ID: 4, Range: moveHalf}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.MoveStep(ctx, OpIngest, &MoveOp{ID: 4, Range: moveHalf, Cells: page.Cells}); status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("ingest after the seal: %v", err)
+	}
+	if err := g.MoveStep(ctx, OpDropRange, &MoveOp{ID: 4, Range: moveHalf}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("drop without the fence: %v", err)
 	}
 }

@@ -166,17 +166,30 @@ func moveStatus(err error) error {
 	return toStatus(err)
 }
 
-// fencedRead checks, after a read of rows served here, that no move had
-// fenced them away by then: the fence check follows the read, so a read
-// whose view includes the fence is refused, and one whose view precedes
-// it saw the source's current rows.
-func (s *ShardedService) fencedRead(rows ...[]byte) error {
+// readStore returns, before a read of row, the local store the fence
+// check after the read consults: the one the read is about to be served
+// from. Picking it before the read matters: the node's ring may move on
+// during the read, and the store that served must be the one checked.
+// The ring only moves forward, so the read is served from this store or
+// from the range's newer owner (then a fence here refuses a good read,
+// which the client retries). nil if no local replica owns row.
+func (s *ShardedService) readStore(row []byte) *Store {
+	svc, err := s.owner(row)
+	if err != nil {
+		return nil
+	}
+	return svc.store
+}
+
+// fencedRead checks, after a read of rows served from st, that no move
+// had fenced them away by then: a read whose view includes the fence is
+// refused, and one whose view precedes it saw the source's current rows.
+func fencedRead(st *Store, rows ...[]byte) error {
+	if st == nil {
+		return nil
+	}
 	for _, row := range rows {
-		svc, err := s.owner(row)
-		if err != nil {
-			continue // served elsewhere (forwarded)
-		}
-		if err := svc.store.FencedRow(row); err != nil {
+		if err := st.FencedRow(row); err != nil {
 			return toStatus(err)
 		}
 	}

@@ -133,9 +133,10 @@ func (s *ShardedService) Delete(ctx context.Context, req *kvpb.DeleteRequest) (*
 }
 
 func (s *ShardedService) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
+	st := s.readStore(req.GetRow()) // moveexport.go
 	resp, err := rowCall(s, ctx, req.GetRow(), req, (*Service).Get, kvpb.KVClient.Get)
 	if err == nil {
-		err = s.fencedRead(req.GetRow()) // moveexport.go
+		err = fencedRead(st, req.GetRow())
 	}
 	if err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func (s *ShardedService) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest
 	}
 	resp, err := svc.MultiGet(ctx, req)
 	if err == nil {
-		err = s.fencedRead(rows...) // moveexport.go
+		err = fencedRead(svc.store, rows...) // moveexport.go
 	}
 	if err != nil {
 		return nil, err
