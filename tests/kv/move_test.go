@@ -2,6 +2,7 @@ package kv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client"
@@ -315,4 +317,104 @@ func groupRows(t *testing.T, ctx context.Context, st *cm.Store, g ring.GroupID, 
 		t.Fatalf("scan of %v: %v", g, last)
 	}
 	return n
+}
+
+// TestClusterRemoveGroup: `corral kv remove-group 2` on a cluster of two
+// RGs moves every range of RG 2 to RG 1 and deregisters RG 2; every row
+// written before reads back, and RG 2 holds none of them.
+func TestClusterRemoveGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sharded cluster")
+	}
+	c := startCluster(t, 2, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := cm.NewStore(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(c.endpoints, ","), RequestTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "rm", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
+		t.Fatal(err)
+	}
+	r0, err := st.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 40
+	in2 := 0
+	for i := range rows {
+		row := []byte(fmt.Sprintf("rm%d", i))
+		if r0.Owner(row) == 2 {
+			in2++
+		}
+		if _, err := kc.Put(ctx, &kvpb.PutRequest{Table: "rm", Row: row, Cells: []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: []byte(fmt.Sprint(i))}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if in2 == 0 {
+		t.Fatal("no row in RG 2")
+	}
+	if n := groupRows(t, ctx, st, 2, "rm"); n != in2 {
+		t.Fatalf("RG 2 holds %d rows before, want %d", n, in2)
+	}
+	leader2, _, err := st.Leader(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := kv(t, "remove-group", "-endpoints", c.endpoints, "2")
+	if code != 0 || !strings.Contains(out, "removed rg2") {
+		t.Fatalf("corral kv remove-group 2: exit %d, %q", code, out)
+	}
+	r, err := st.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Has(2) || r.Len() != r0.Len() {
+		t.Fatalf("ring after removing rg2: %v (was %v)", r, r0)
+	}
+	if _, err := st.Group(ctx, 2); !errors.Is(err, cm.ErrUnregistered) {
+		t.Fatalf("rg2's registration: %v, want ErrUnregistered", err)
+	}
+	for i := range rows {
+		row := []byte(fmt.Sprintf("rm%d", i))
+		resp, err := kc.Get(ctx, &kvpb.GetRequest{Table: "rm", Row: row})
+		if err != nil || len(resp.Cells) != 1 || string(resp.Cells[0].Value) != fmt.Sprint(i) {
+			t.Fatalf("row %s after the removal: %v %v", row, resp, err)
+		}
+	}
+	// RG 2's replicas still run: its leader (or the one it names) holds
+	// no row.
+	addr := leader2.Addr
+	n := -1
+	testutil.Within(30*time.Second, func() bool {
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return false
+		}
+		defer cc.Close()
+		resp, err := kvpb.NewKVClient(cc).Scan(ctx, &kvpb.ScanRequest{Table: "rm", Group: 2, Limit: 1000})
+		if err != nil {
+			for _, d := range status.Convert(err).Details() {
+				if nl, ok := d.(*kvpb.NotLeader); ok && nl.GetLeaderAddress() != "" {
+					addr = nl.GetLeaderAddress()
+				}
+			}
+			return false
+		}
+		n = len(resp.Rows)
+		return true
+	})
+	if n != 0 {
+		t.Fatalf("rg2 holds %d rows after its removal (-1: no answer)", n)
+	}
 }
