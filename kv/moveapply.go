@@ -97,7 +97,8 @@ func (s *Store) FencedRow(row []byte) error {
 // Fences returns the fence set as applied.
 func (s *Store) Fences() []Fence { return append([]Fence(nil), s.move.current()...) }
 
-// VersionFloor returns the version floor as applied.
+// VersionFloor returns the version floor as applied. It belongs to the
+// apply goroutine: call it between Applies (tests).
 func (s *Store) VersionFloor() uint64 { return s.move.floor }
 
 // moveApply is an applier's view of the move state: this Apply's changes
