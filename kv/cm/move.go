@@ -91,26 +91,46 @@ func (s *Store) BeginMove(ctx context.Context, m Move) error {
 }
 
 // SwitchRing stores the ring m produces, unless it is stored already.
-// It is the move's commit point: from it on the range is To's.
+// It is the move's commit point: from it on the range is To's. The ring
+// write is a multi that also checks m is still the recorded move, so a
+// move whose record is gone (finished or removed by another mover) never
+// switches.
 func (s *Store) SwitchRing(ctx context.Context, m Move) (*ring.Ring, error) {
-	r, err := s.Ring(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if step, err := NextStep(r, m); err != nil || step == StepDrop {
-		return r, err
-	}
-	nr, err := s.UpdateRing(ctx, func(cur *ring.Ring) (*ring.Ring, error) { return MoveTarget(cur, m) })
-	if err != nil {
-		// A concurrent resumer of the same move may have switched it.
-		if r2, rerr := s.Ring(ctx); rerr == nil {
-			if step, serr := NextStep(r2, m); serr == nil && step == StepDrop {
-				return r2, nil
-			}
+	for range maxAttempts {
+		r, st, err := s.ringStat(ctx)
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		step, err := NextStep(r, m)
+		if err != nil || step == StepDrop {
+			return r, err
+		}
+		b, mst, err := s.c.Get(ctx, s.l.movePath())
+		if errors.Is(err, wire.CodeNoNode) {
+			return nil, fmt.Errorf("%w: %v is no longer recorded", ErrMoveConflict, m)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cm: read move: %w", err)
+		}
+		if cur, err := decodeMove(b); err != nil || cur != m {
+			return nil, fmt.Errorf("%w: %v is no longer recorded", ErrMoveConflict, m)
+		}
+		nr, err := MoveTarget(r, m)
+		if err != nil {
+			return nil, err
+		}
+		ops := []client.Op{client.SetDataOp(s.l.ringPath(), nr.Encode(), st.Version), client.CheckOp(s.l.movePath(), mst.Version)}
+		ops = append(ops, s.registeredChecks(nr)...)
+		res, err := s.c.Multi(ctx, ops...)
+		if err == nil {
+			return nr, nil
+		}
+		if len(res) > 1 && (errors.Is(res[0].Err, wire.CodeBadVersion) || errors.Is(res[1].Err, wire.CodeBadVersion) || errors.Is(res[1].Err, wire.CodeNoNode)) {
+			continue // the ring or the record changed since read: decide again
+		}
+		return nil, s.ringMultiErr(nr, res, err, errors.New("cm: ring switch"))
 	}
-	return nr, nil
+	return nil, errors.New("cm: ring switch: too much contention")
 }
 
 // EndMove deletes the record of move id (nothing if another is recorded

@@ -146,6 +146,13 @@ func TestMoveRecordStore(t *testing.T) {
 	if got, ok, err := s.PendingMove(ctx); err != nil || !ok || got != m {
 		t.Fatalf("pending %+v %v %v", got, ok, err)
 	}
+	// A move that is not the recorded one never switches the ring.
+	if _, err := s.SwitchRing(ctx, other); !errors.Is(err, ErrMoveConflict) {
+		t.Fatalf("switching a move not recorded: %v", err)
+	}
+	if cur, err := s.Ring(ctx); err != nil || cur.Version() != 1 {
+		t.Fatalf("ring after a refused switch: %v %v", cur, err)
+	}
 	for range 2 { // switching is idempotent
 		nr, err := s.SwitchRing(ctx, m)
 		if err != nil || nr.Version() != 2 || nr.OwnerOfHash(50) != 2 {
