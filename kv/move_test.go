@@ -404,4 +404,11 @@ func TestShardedServiceFence(t *testing.T) {
 	if err := g.MoveStep(ctx, OpDropRange, &MoveOp{ID: 4, Range: moveHalf}); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("drop without the fence: %v", err)
 	}
+	// A move sealed here (an aborted one) cannot fence again.
+	if err := g.MoveStep(ctx, OpFence, &MoveOp{ID: 4, Range: moveHalf, To: 2, RingVersion: 10}); status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("fence of a sealed move: %v", err)
+	}
+	if err := put(in); err != nil {
+		t.Fatalf("put after a refused fence: %v", err)
+	}
 }

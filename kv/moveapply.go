@@ -167,6 +167,11 @@ func (a *applier) applyMove(m *Mutation) (Result, error) {
 	mv := m.Move
 	switch m.Op {
 	case OpFence:
+		// A move sealed here (aborted, or finished into this RG) must not
+		// fence again: a stale mover's fence would outlive the move.
+		if done, err := a.sealed(mv.ID); err != nil || done {
+			return Result{Err: fmt.Errorf("move %x: %w", mv.ID, ErrMoveSealed)}, err
+		}
 		fs, err := a.mv.fences.add(mv.Range, Fence{Move: mv.ID, To: mv.To, RingVersion: mv.RingVersion})
 		if err != nil {
 			return Result{Err: invalidf("%v", err)}, nil

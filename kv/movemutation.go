@@ -11,14 +11,15 @@ import (
 // write that RG acknowledged.
 const (
 	// OpFence, in the source RG: rows hashing into the range are refused
-	// (WrongRange) from this entry on.
+	// (WrongRange) from this entry on. Refused for a move sealed here.
 	OpFence Op = 7
 	// OpIngest, in the target RG: cells (versions kept) and
 	// deduplication records copied from the source. Idempotent; refused
 	// once the move is sealed.
 	OpIngest Op = 8
-	// OpSeal, in the target RG: no more ingests of the move; lifts this
-	// RG's own fences on the range (a range coming back).
+	// OpSeal, in the target RG: no more ingests (or fences) of the move;
+	// lifts this RG's own fences on the range (a range coming back; an
+	// aborted move, sealed in its source).
 	OpSeal Op = 9
 	// OpDropRange, in the source RG once the ring gives the range away:
 	// deletes the range's rows. Refused unless the move fenced it.

@@ -37,7 +37,7 @@ func kvCommands() []kvCommand {
 		{"ensemble", "ensemble [-n 3] [-dir D]                      start one replica group on loopback; prints 'kv endpoints: ...'", runKVEnsemble},
 		{"cluster", "cluster [-groups 2] [-replicas 3] [-dir D] [-spawn] start a sharded cluster and its configuration manager on loopback", runKVCluster},
 		{"node", "node -config NODE.json                        run one storage node of a cluster (written by cluster)", runKVNode},
-		{"move", "move -endpoints E -range TOKEN -to RG | -resume   move a token's range to another RG, online", runKVMove},
+		{"move", "move -endpoints E -range TOKEN -to RG | -resume | -abort  move a token's range to another RG, online", runKVMove},
 		{"remove-group", "remove-group -endpoints E RG                  move every range of RG away, then deregister it", runKVRemoveGroup},
 		{"ring", "ring -endpoints E                              print the ring's tokens and owners", runKVRing},
 		{"create-table", "create-table -endpoints E [-versions N] TABLE FAMILY...", runKVCreateTable},

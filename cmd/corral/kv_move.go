@@ -130,12 +130,14 @@ func parseGroup(s string) (ring.GroupID, error) {
 
 // runKVMove: `corral kv move -range TOKEN -to RG` moves the range ending
 // at TOKEN to RG; `-resume` only finishes a move an earlier run left
-// recorded. It prints "moved (START,END] rgA -> rgB ring vN".
+// recorded, `-abort` undoes it (before its ring switch). It prints
+// "moved (START,END] rgA -> rgB ring vN".
 func runKVMove(args []string, stdout, stderr io.Writer) int {
 	f := newMoveFlags("move", stderr)
 	rangeTok := f.fs.String("range", "", "the token ending the range to move (decimal or 0x hex; see 'corral kv ring')")
 	to := f.fs.String("to", "", "the RG to move it to")
 	resume := f.fs.Bool("resume", false, "only finish the move left recorded, if any")
+	abort := f.fs.Bool("abort", false, "undo the move left recorded, if its ring switch has not committed")
 	stopAfter := f.fs.String("stop-after", "", "stop after this step ("+strings.Join(kvserver.MoveSteps, "|")+"), leaving the move recorded, as a crashed mover would (a drill; -resume finishes it)")
 	pos, m, _, ctx, done, code := f.mover("move", args, stderr)
 	if code != kvExitOK {
@@ -147,9 +149,21 @@ func runKVMove(args []string, stdout, stderr io.Writer) int {
 		return kvExitError
 	}
 	m.StopAfter = *stopAfter
-	if len(pos) != 0 || *resume != (*rangeTok == "" && *to == "") {
-		fmt.Fprintln(stderr, "usage: corral kv move -endpoints E|-cm C -range TOKEN -to RG | -resume")
+	if len(pos) != 0 || *resume && *abort || (*resume || *abort) != (*rangeTok == "" && *to == "") {
+		fmt.Fprintln(stderr, "usage: corral kv move -endpoints E|-cm C -range TOKEN -to RG | -resume | -abort")
 		return kvExitError
+	}
+	if *abort {
+		mv, ok, err := m.Abort(ctx)
+		if err != nil {
+			return kvFail(stderr, "move", err)
+		}
+		if !ok {
+			fmt.Fprintln(stdout, "no move pending")
+			return kvExitOK
+		}
+		fmt.Fprintf(stdout, "aborted %v %v -> %v: stays with %v\n", mv.Range(), mv.From, mv.To, mv.From)
+		return kvExitOK
 	}
 	if *resume {
 		mv, ok, err := m.Resume(ctx)

@@ -158,3 +158,76 @@ func (s *Store) EndMove(ctx context.Context, id uint64) error {
 	}
 	return errors.New("cm: end move: too much contention")
 }
+
+// MarkAbort marks the recorded move m to be undone under id abort: the
+// record is rewritten with Abort set, in a multi with a check of the
+// ring version it starts from, so it happens only before the switch (and
+// after it, SwitchRing of the unmarked move fails: the record differs).
+// It returns the marked move; one already marked is returned as it is.
+func (s *Store) MarkAbort(ctx context.Context, m Move, abort uint64) (Move, error) {
+	for range maxAttempts {
+		r, rst, err := s.ringStat(ctx)
+		if err != nil {
+			return Move{}, err
+		}
+		b, mst, err := s.c.Get(ctx, s.l.movePath())
+		if errors.Is(err, wire.CodeNoNode) {
+			return Move{}, fmt.Errorf("%w: %v is no longer recorded", ErrMoveConflict, m)
+		}
+		if err != nil {
+			return Move{}, fmt.Errorf("cm: read move: %w", err)
+		}
+		cur, err := decodeMove(b)
+		if err != nil {
+			return Move{}, err
+		}
+		if cur.ID != m.ID {
+			return Move{}, fmt.Errorf("%w: %v is no longer recorded", ErrMoveConflict, m)
+		}
+		if cur.Abort != 0 {
+			return cur, nil
+		}
+		step, err := NextStep(r, cur)
+		if err != nil {
+			return Move{}, err
+		}
+		if step != StepCopy {
+			return Move{}, fmt.Errorf("%w: %v", ErrCannotAbort, cur)
+		}
+		marked := cur
+		marked.Abort = abort
+		_, err = s.c.Multi(ctx,
+			client.CheckOp(s.l.ringPath(), rst.Version),
+			client.SetDataOp(s.l.movePath(), encodeMove(marked), mst.Version))
+		switch {
+		case err == nil:
+			return marked, nil
+		case errors.Is(err, wire.CodeBadVersion):
+			continue
+		}
+		return Move{}, fmt.Errorf("cm: mark move aborted: %w", err)
+	}
+	return Move{}, errors.New("cm: mark move aborted: too much contention")
+}
+
+var errRingStored = errors.New("cm: ring already stored")
+
+// AbortRing stores, for an aborted move, ring version m.Ring holding the
+// same tokens as the ring the move started from. The source's fence told
+// clients to wait for that version; with it they find the range where it
+// was. Nothing is written once the ring is at m.Ring or newer.
+func (s *Store) AbortRing(ctx context.Context, m Move) error {
+	_, err := s.UpdateRing(ctx, func(cur *ring.Ring) (*ring.Ring, error) {
+		if cur.Version() >= m.Ring {
+			return nil, errRingStored
+		}
+		if step, err := NextStep(cur, m); err != nil || step != StepAbort {
+			return nil, fmt.Errorf("%w: aborting %v on %v", ErrMoveConflict, m, cur)
+		}
+		return ring.New(m.Ring, cur.Tokens())
+	})
+	if errors.Is(err, errRingStored) {
+		return nil
+	}
+	return err
+}

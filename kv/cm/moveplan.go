@@ -20,6 +20,10 @@ type Move struct {
 	From  ring.GroupID `json:"from"`
 	To    ring.GroupID `json:"to"`
 	Ring  uint64       `json:"ring"`
+	// Abort, when set, is the id under which the move is being undone
+	// (MarkAbort): the ring is not switched, the target's copy is
+	// dropped and the source's fence lifted.
+	Abort uint64 `json:"abort,omitempty"`
 }
 
 // Range is the hash range the move takes.
@@ -30,7 +34,7 @@ func (m Move) String() string {
 }
 
 func (m Move) validate() error {
-	if m.ID == 0 || m.From == 0 || m.To == 0 || m.From == m.To || m.Ring == 0 {
+	if m.ID == 0 || m.From == 0 || m.To == 0 || m.From == m.To || m.Ring == 0 || m.Abort == m.ID {
 		return fmt.Errorf("%w: %+v", ErrBadRecord, m)
 	}
 	return nil
@@ -74,6 +78,13 @@ const (
 	// StepDrop: the ring gives the range to To. Drop it from From, then
 	// delete the record.
 	StepDrop
+	// StepAbort: the move is being undone (Abort set; the ring still
+	// gives the range to From). Seal the move in To (no more ingests),
+	// fence and drop the range there under the Abort id, seal the move
+	// in From (lifting its fence), store ring version Ring with the range
+	// still From's (AbortRing: clients the fence sent to wait for that
+	// version find it), then delete the record.
+	StepAbort
 )
 
 func (s MoveStep) String() string {
@@ -82,6 +93,8 @@ func (s MoveStep) String() string {
 		return "copy"
 	case StepDrop:
 		return "drop"
+	case StepAbort:
+		return "abort"
 	}
 	return fmt.Sprintf("step(%d)", int(s))
 }
@@ -90,6 +103,11 @@ func (s MoveStep) String() string {
 func NextStep(r *ring.Ring, m Move) (MoveStep, error) {
 	rg, owner := r.RangeOfHash(m.Token)
 	switch {
+	case m.Abort != 0 && (r.Version() == m.Ring-1 || r.Version() == m.Ring) && owner == m.From && rg == m.Range():
+		// Ring m.Ring may already be stored with the range unmoved
+		// (AbortRing).
+		return StepAbort, nil
+	case m.Abort != 0:
 	case r.Version() >= m.Ring && owner == m.To && rg.End == m.Token:
 		return StepDrop, nil
 	case r.Version() == m.Ring-1 && owner == m.From && rg == m.Range():
@@ -97,6 +115,10 @@ func NextStep(r *ring.Ring, m Move) (MoveStep, error) {
 	}
 	return 0, fmt.Errorf("%w: %v, stored %v", ErrMoveConflict, m, r)
 }
+
+// ErrCannotAbort: the move's ring switch has committed; it can only be
+// finished (or moved back by another move).
+var ErrCannotAbort = errors.New("cm: the move has switched the ring; resume it instead")
 
 // MoveTarget is the ring m produces from r (r must stand at StepCopy).
 func MoveTarget(r *ring.Ring, m Move) (*ring.Ring, error) {

@@ -60,6 +60,26 @@ func TestPlanMoveAndSteps(t *testing.T) {
 	if _, err := NextStep(skipped, m); !errors.Is(err, ErrMoveConflict) {
 		t.Fatalf("a newer ring without the move: %v", err)
 	}
+	// An aborted move: undone while the ring is the start one; never
+	// after the switch.
+	ab := m
+	ab.Abort = 99
+	if st, err := NextStep(r, ab); err != nil || st != StepAbort {
+		t.Fatalf("aborted before the switch: %v %v", st, err)
+	}
+	if _, err := NextStep(next, ab); !errors.Is(err, ErrMoveConflict) {
+		t.Fatalf("aborted after the switch: %v", err)
+	}
+	bumped := testRing(t, 5, r.Tokens()...)
+	if st, err := NextStep(bumped, ab); err != nil || st != StepAbort {
+		t.Fatalf("aborted, its ring version stored unmoved: %v %v", st, err)
+	}
+	if _, err := NextStep(bumped, m); !errors.Is(err, ErrMoveConflict) {
+		t.Fatalf("the move itself on the unmoved ring of its version: %v", err)
+	}
+	if _, err := MoveTarget(r, ab); !errors.Is(err, ErrMoveConflict) {
+		t.Fatalf("switching an aborted move: %v", err)
+	}
 	split := testRing(t, 4, ring.Token{Token: 100, Group: 1}, ring.Token{Token: 250, Group: 2}, ring.Token{Token: 300, Group: 1})
 	if _, err := NextStep(split, m); !errors.Is(err, ErrMoveConflict) {
 		t.Fatalf("the range changed: %v", err)
@@ -159,6 +179,9 @@ func TestMoveRecordStore(t *testing.T) {
 			t.Fatalf("switch: %v %v", nr, err)
 		}
 	}
+	if _, err := s.MarkAbort(ctx, m, 5); !errors.Is(err, ErrCannotAbort) {
+		t.Fatalf("aborting a switched move: %v", err)
+	}
 	if err := s.EndMove(ctx, 78); err != nil {
 		t.Fatal(err)
 	}
@@ -174,5 +197,39 @@ func TestMoveRecordStore(t *testing.T) {
 	// A move planned on a ring that has changed since is refused.
 	if err := s.BeginMove(ctx, m); !errors.Is(err, ErrMoveConflict) {
 		t.Fatalf("a stale plan: %v", err)
+	}
+	// Aborting: the record is marked, and the unmarked move can no
+	// longer switch the ring.
+	r2, err := s.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := PlanMove(r2, 100, 1, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BeginMove(ctx, back); err != nil {
+		t.Fatal(err)
+	}
+	marked, err := s.MarkAbort(ctx, back, 81)
+	if err != nil || marked.Abort != 81 {
+		t.Fatalf("mark abort: %+v %v", marked, err)
+	}
+	if again, err := s.MarkAbort(ctx, back, 82); err != nil || again.Abort != 81 {
+		t.Fatalf("marking twice: %+v %v", again, err)
+	}
+	if _, err := s.SwitchRing(ctx, back); !errors.Is(err, ErrMoveConflict) {
+		t.Fatalf("switching an aborted move: %v", err)
+	}
+	if got, ok, err := s.PendingMove(ctx); err != nil || !ok || got != marked {
+		t.Fatalf("pending after marking: %+v %v %v", got, ok, err)
+	}
+	for range 2 { // idempotent
+		if err := s.AbortRing(ctx, marked); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cur, err := s.Ring(ctx); err != nil || cur.Version() != back.Ring || cur.OwnerOfHash(50) != 2 {
+		t.Fatalf("ring after AbortRing: %v %v, want v%d with the range unmoved", cur, err, back.Ring)
 	}
 }

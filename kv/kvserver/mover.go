@@ -126,6 +126,23 @@ func (m *Mover) Move(ctx context.Context, token uint64, to ring.GroupID) (cm.Mov
 	return mv, m.run(ctx, mv)
 }
 
+// Abort undoes the recorded move, if its ring switch has not committed
+// (cm.ErrCannotAbort otherwise): the range stays with its source. It
+// returns the move undone and whether there was one.
+func (m *Mover) Abort(ctx context.Context) (cm.Move, bool, error) {
+	mv, ok, err := m.cm.PendingMove(ctx)
+	if err != nil || !ok {
+		return mv, false, err
+	}
+	if mv.Abort == 0 {
+		if mv, err = m.cm.MarkAbort(ctx, mv, newMoveID()); err != nil {
+			return mv, true, err
+		}
+	}
+	m.log.Info("kv move: aborting", "move", mv.String())
+	return mv, true, m.run(ctx, mv)
+}
+
 // RemoveGroup moves every range of g to the other groups, one move at a
 // time (cm.PlanRemoval), then deregisters g. Its replicas keep running
 // until the operator stops them.
@@ -163,6 +180,9 @@ func (m *Mover) run(ctx context.Context, mv cm.Move) error {
 		return err
 	}
 	rg := mv.Range()
+	if step == cm.StepAbort {
+		return m.undo(ctx, mv, r.Version())
+	}
 	if step == cm.StepCopy {
 		fence := kv.MoveOp{ID: mv.ID, Range: rg, To: uint32(mv.To), RingVersion: mv.Ring}
 		if err := m.step(ctx, mv.From, kv.OpFence, fence); err != nil {
@@ -193,6 +213,32 @@ func (m *Mover) run(ctx context.Context, mv cm.Move) error {
 	}
 	if err := m.step(ctx, mv.From, kv.OpDropRange, kv.MoveOp{ID: mv.ID, Range: rg}); err != nil {
 		return fmt.Errorf("kv move: drop from %v: %w", mv.From, err)
+	}
+	return m.cm.EndMove(ctx, mv.ID)
+}
+
+// undo takes an aborted move back: seal it in To (a mover still copying
+// is refused from here on), fence and drop To's copy under the abort id,
+// seal it in From (lifting From's fence: the range is served there
+// again), store the ring version the fence named (cm.AbortRing), delete
+// the record. Every step is idempotent, like a move's.
+func (m *Mover) undo(ctx context.Context, mv cm.Move, ringVersion uint64) error {
+	rg := mv.Range()
+	if err := m.step(ctx, mv.To, kv.OpSeal, kv.MoveOp{ID: mv.ID, Range: rg}); err != nil {
+		return fmt.Errorf("kv move: abort: seal in %v: %w", mv.To, err)
+	}
+	fence := kv.MoveOp{ID: mv.Abort, Range: rg, To: uint32(mv.From), RingVersion: ringVersion}
+	if err := m.step(ctx, mv.To, kv.OpFence, fence); err != nil {
+		return fmt.Errorf("kv move: abort: fence in %v: %w", mv.To, err)
+	}
+	if err := m.step(ctx, mv.To, kv.OpDropRange, kv.MoveOp{ID: mv.Abort, Range: rg}); err != nil {
+		return fmt.Errorf("kv move: abort: drop from %v: %w", mv.To, err)
+	}
+	if err := m.step(ctx, mv.From, kv.OpSeal, kv.MoveOp{ID: mv.ID, Range: rg}); err != nil {
+		return fmt.Errorf("kv move: abort: seal in %v: %w", mv.From, err)
+	}
+	if err := m.cm.AbortRing(ctx, mv); err != nil {
+		return fmt.Errorf("kv move: abort: %w", err)
 	}
 	return m.cm.EndMove(ctx, mv.ID)
 }

@@ -32,7 +32,8 @@ import (
 // to RG 2 and back, twice: once straight, then with the mover stopped
 // (as if crashed) after the fence, the copy and the ring switch, each
 // time finished by `corral kv move -resume` (the node leading the
-// source RG SIGKILLed before one of the resumes). Porcupine checks the registers' history; every put
+// source RG SIGKILLed before one of the resumes), and once more stopped
+// after the copy and aborted (`corral kv move -abort`). Porcupine checks the registers' history; every put
 // also writes a cell named by its (unique) value, so that afterwards
 // every acknowledged put is found exactly once (one version) and no put
 // is found that was never sent; after each move the range's rows are
@@ -229,6 +230,26 @@ func TestClusterRangeMove(t *testing.T) {
 	move(1, 2, "fence", false)
 	move(2, 1, "copy", true)
 	move(1, 2, "switch", false)
+	// A move stopped after its copy and aborted: the range stays with RG
+	// 1, and RG 2's copy is dropped.
+	settle(30)
+	out, code := kv(t, "move", "-endpoints", c.endpoints, "-range", fmt.Sprintf("%#x", token), "-to", "2", "-stop-after", "copy")
+	if code != 0 || !strings.HasPrefix(out, "stopped after copy") {
+		t.Fatalf("corral kv move -stop-after copy: exit %d, %q", code, out)
+	}
+	if out, code := kv(t, "move", "-endpoints", c.endpoints, "-abort"); code != 0 || !strings.HasPrefix(out, "aborted ") {
+		t.Fatalf("corral kv move -abort: exit %d, %q", code, out)
+	}
+	if r, err := st.Ring(ctx); err != nil || r.OwnerOfHash(token) != 1 {
+		t.Fatalf("after the abort: %v %v", r, err)
+	}
+	if _, pending, err := st.PendingMove(ctx); err != nil || pending {
+		t.Fatalf("a move still recorded after the abort (%v)", err)
+	}
+	if n := groupRows(t, ctx, st, 2, "mv"); n != 0 {
+		t.Fatalf("%d rows of the aborted move's copy left in rg2", n)
+	}
+	settle(30)
 	stopLoad()
 	<-loadDone
 
