@@ -25,7 +25,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		return errClosed
 	}
 	applied := s.Applied()
-	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID, clients: s.clients}
+	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID, clients: s.clients, mv: s.moveApply()}
 	defer a.b.Close()
 	defer a.closeIter() // before the batch's Close
 	type done struct {
@@ -47,6 +47,11 @@ func (s *Store) Apply(ents []zab.Entry) error {
 			// Every replica decodes the same bytes the same way; the
 			// proposer validated them, so this is not ours to stop on.
 			s.log.Warn("kv: undecodable entry skipped", "zxid", e.Zxid, "err", err)
+			continue
+		}
+		if res, ok := a.fenced(m); ok {
+			res.Zxid = e.Zxid
+			results = append(results, done{m.ReqID, res})
 			continue
 		}
 		var old *clientRecord
@@ -77,6 +82,9 @@ func (s *Store) Apply(ents []zab.Entry) error {
 	if last == applied {
 		return nil
 	}
+	if err := a.mv.persist(a.b); err != nil {
+		return err
+	}
 	if err := a.b.Set(keyApplied, binary.BigEndian.AppendUint64(nil, uint64(last)), nil); err != nil {
 		return err
 	}
@@ -96,6 +104,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		s.nextID = a.nextID
 		s.clients = a.clients
 		a.commitClients()
+		s.publishMove(&a.mv)
 		s.applied.Store(uint64(last))
 	}
 	s.mu.Unlock()
@@ -128,6 +137,8 @@ type applier struct {
 	// it is one iterator over the batch, reused by the trims of this
 	// Apply (building one per put costs more than the seek it serves).
 	it *pebble.Iterator
+	// mv is this Apply's view of the range-move state (moveapply.go).
+	mv moveApply
 }
 
 // iter returns the applier's iterator bounded to [lo, hi), its view of
@@ -155,6 +166,9 @@ func (a *applier) closeIter() {
 }
 
 func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
+	if m.Op.isMove() {
+		return a.applyMove(m)
+	}
 	switch m.Op {
 	case OpCreateTable:
 		return a.createTable(m)
@@ -180,7 +194,7 @@ func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
 	}
 	switch m.Op {
 	case OpPut, OpCheckAndPut:
-		return a.put(t, m, uint64(z))
+		return a.put(t, m, a.mv.version(z))
 	default:
 		return a.delete(t, m)
 	}
@@ -214,7 +228,7 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 			return Result{}, err
 		}
 	}
-	return Result{Succeeded: true}, nil
+	return Result{Succeeded: true, Version: version}, nil
 }
 
 // stepsBeforeSeek is how many keys trimColumns steps over before it

@@ -22,5 +22,7 @@
 // writes through), service.go (the gRPC service), temperature.go (how
 // near a member is to compacting), compactgate.go (the compaction
 // scheduler a leader holds), leaderpolicy.go (the compaction-aware leader
-// change's decision). See docs/design/kv.md.
+// change's decision), movefence.go, movemutation.go, moveapply.go and
+// moveexport.go (the fence, ingest, seal and drop steps of a range move
+// between RGs, docs/design/kv-sharding.md). See docs/design/kv.md.
 package kv

@@ -18,6 +18,7 @@ const (
 	OpCheckAndDelete Op = 4 // OpDelete if Cond holds on the same row
 	OpCreateTable    Op = 5
 	OpDropTable      Op = 6
+	// 7-10: the steps of a range move (movemutation.go).
 )
 
 func (o Op) String() string {
@@ -34,6 +35,9 @@ func (o Op) String() string {
 		return "create-table"
 	case OpDropTable:
 		return "drop-table"
+	}
+	if n, ok := moveOpName(o); ok {
+		return n
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -112,6 +116,9 @@ type Mutation struct {
 	Delete   Delete       // Delete, CheckAndDelete
 	Cond     Condition    // CheckAnd*
 	Families []FamilySpec // CreateTable
+	// Move is the range-move step of OpFence, OpIngest, OpSeal and
+	// OpDropRange (move.go); Table is empty for them.
+	Move *MoveOp
 }
 
 // The entry formats: 1 without a request id, 2 with one (Client, Seq
@@ -182,6 +189,9 @@ func checkValue(v []byte) error {
 func (m *Mutation) Validate() error {
 	if (m.Client == 0) != (m.Seq == 0) {
 		return invalidf("request id (client %d, sequence %d): both or neither must be set", m.Client, m.Seq)
+	}
+	if m.Op.isMove() || m.Move != nil {
+		return m.validateMove()
 	}
 	if err := checkName("table", m.Table); err != nil {
 		return err
@@ -279,6 +289,9 @@ func (m *Mutation) Encode() ([]byte, error) {
 		b = binary.AppendUvarint(b, m.Seq)
 	}
 	b = appendBytes(b, []byte(m.Table))
+	if m.Op.isMove() {
+		b = m.Move.append(b)
+	}
 	switch m.Op {
 	case OpPut, OpCheckAndPut:
 		b = appendBytes(b, m.Row)
@@ -454,6 +467,8 @@ func DecodeMutation(data []byte) (*Mutation, error) {
 			m.Families[i].MaxVersions = uint32(v)
 		}
 	case OpDropTable:
+	case OpFence, OpIngest, OpSeal, OpDropRange:
+		m.Move = decodeMoveOp(d, m.Op)
 	default:
 		d.fail("unknown operation %d", m.Op)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func sampleMutations() []*Mutation {
-	return []*Mutation{
+	return append([]*Mutation{
 		{Op: OpPut, ReqID: 7, Table: "t", Row: []byte("r\x00"), Cells: []Cell{{"cf", []byte("q"), []byte("v")}, {"cf2", nil, nil}}},
 		{Op: OpDelete, Table: "t", Row: []byte("r"), Delete: Delete{Scope: ScopeRow}},
 		{Op: OpDelete, Table: "t", Row: []byte("r"), Delete: Delete{Scope: ScopeFamily, Family: "cf"}},
@@ -19,7 +19,7 @@ func sampleMutations() []*Mutation {
 		{Op: OpDropTable, Table: "users"},
 		{Op: OpPut, ReqID: 9, Client: 1 << 63, Seq: 300, Table: "t", Row: []byte("r"), Cells: []Cell{{"cf", []byte("q"), []byte("v")}}},
 		{Op: OpCheckAndDelete, Client: 5, Seq: 1, Table: "t", Row: []byte("r"), Delete: Delete{Scope: ScopeRow}, Cond: Condition{Family: "cf", Absent: true}},
-	}
+	}, moveSampleMutations()...)
 }
 
 func TestMutationRoundTrip(t *testing.T) {

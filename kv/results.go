@@ -15,6 +15,18 @@ type Result struct {
 	Err error
 	// Succeeded is false when a check-and-mutate's condition failed.
 	Succeeded bool
+	// Version is the version a put wrote its cells at: Zxid, unless a
+	// range move ingested higher versions (moveapply.go). 0 when not
+	// known (a repeated request answered from its record).
+	Version uint64
+}
+
+// CellVersion is the version r's put wrote: Version, else Zxid.
+func (r Result) CellVersion() uint64 {
+	if r.Version != 0 {
+		return r.Version
+	}
+	return uint64(r.Zxid)
 }
 
 // waiters hands applied results to the requests that proposed them, by

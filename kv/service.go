@@ -154,7 +154,7 @@ func (s *Service) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutRespo
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &kvpb.PutResponse{Version: uint64(r.Zxid)}, nil
+	return &kvpb.PutResponse{Version: r.CellVersion()}, nil
 }
 
 func deleteFrom(family string, qual []byte, hasQual bool) Delete {
@@ -198,7 +198,7 @@ func (s *Service) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest)
 	}
 	resp := &kvpb.CheckAndPutResponse{Succeeded: r.Succeeded}
 	if r.Succeeded {
-		resp.Version = uint64(r.Zxid)
+		resp.Version = r.CellVersion()
 	}
 	return resp, nil
 }

@@ -129,7 +129,15 @@ func (s *ShardedService) Delete(ctx context.Context, req *kvpb.DeleteRequest) (*
 }
 
 func (s *ShardedService) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
-	return rowCall(s, ctx, req.GetRow(), req, (*Service).Get, kvpb.KVClient.Get)
+	st := s.readStore(req.GetRow()) // moveexport.go
+	resp, err := rowCall(s, ctx, req.GetRow(), req, (*Service).Get, kvpb.KVClient.Get)
+	if err == nil {
+		err = fencedRead(st, req.GetRow())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 func (s *ShardedService) CheckAndPut(ctx context.Context, req *kvpb.CheckAndPutRequest) (*kvpb.CheckAndPutResponse, error) {
@@ -162,7 +170,14 @@ func (s *ShardedService) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest
 			return nil, toStatus(&WrongRangeError{Group: uint32(r.Owner(row)), RingVersion: r.Version()})
 		}
 	}
-	return svc.MultiGet(ctx, req)
+	resp, err := svc.MultiGet(ctx, req)
+	if err == nil {
+		err = fencedRead(svc.store, rows...) // moveexport.go
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 var _ kvpb.KVServer = (*ShardedService)(nil)

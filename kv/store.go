@@ -80,6 +80,9 @@ type Store struct {
 	// l0CompactionThreshold and l0StopWritesThreshold are pebble's,
 	// after its defaults.
 	l0CompactionThreshold, l0StopWritesThreshold int
+
+	// move is the range-move state (moveapply.go).
+	move moveState
 }
 
 // Open opens (creating if need be) the store in o.Dir, finishing or
@@ -141,6 +144,9 @@ func (s *Store) openDB() error {
 		return err
 	}
 	clients, err := loadClients(db)
+	if err == nil {
+		err = s.move.load(db)
+	}
 	if err != nil {
 		db.Close()
 		return err

@@ -8,6 +8,7 @@
 //	<root>/ring               ring.Encode of the current ring
 //	<root>/rgs/<g>            GroupInfo (JSON): the group's members
 //	<root>/rgs/<g>/leader     Leader (JSON): epoch, id, address
+//	<root>/move               Move (JSON): the pending range move, if any
 //
 // Store writes it: Init, UpdateRing (a compare-and-set on the ring znode's
 // version that also checks every group on the new ring is registered),
@@ -17,6 +18,11 @@
 // one. Announcer wraps it for a storage node: the node reports each epoch
 // in which it becomes leader, and the Announcer records it, retrying lost
 // writes, until it succeeds or is refused as stale.
+//
+// A range move is recorded (BeginMove) before it starts, committed by
+// SwitchRing and forgotten by EndMove; NextStep, a pure function of the
+// record and the ring, says what a recorded move still has to do, so a
+// move is resumable (moveplan.go).
 //
 // View reads it once and keeps a copy current through one persistent
 // recursive watch on the root (addWatch PERSISTENT_RECURSIVE), re-reading

@@ -17,4 +17,9 @@
 // own, its messages tagged with the RG like the rest of its traffic; the
 // balancer leaves an RG alone while its leader change's minimum interval
 // runs (balance.go).
+//
+// Mover (mover.go) moves a ring range from one RG to another while
+// clients use it, driving each step on the RGs' leaders through the
+// nodes' RangeMove admin service (movesvc.go); RemoveGroup moves every
+// range of a group away and deregisters it.
 package kvserver

@@ -223,6 +223,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 		root = cm.DefaultRoot
 	}
 	kvpb.RegisterKVServer(srv.Registrar(), kv.NewShardedService(n, n, kv.ClusterInfo{CMConnect: cfg.CM, CMRoot: root}, svcs))
+	registerMoveService(srv.Registrar(), svcs) // movesvc.go
 
 	var wg sync.WaitGroup
 	errc := make(chan error, len(reps)+1)
