@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,8 +101,17 @@ func TestGroupSurvivesLeaderStop(t *testing.T) {
 	}
 }
 
+// testLogWriter sends a member's log to t.Log, which prints it only if
+// the test fails.
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
 func testGroupSurvivesLeaderStop(t *testing.T, mode replica.Mode) {
-	logger := slog.New(slog.DiscardHandler)
+	logger := slog.New(slog.NewTextHandler(testLogWriter{t}, nil))
 	g, err := NewLocalGroup(3, t.TempDir(), mode, 100*time.Millisecond, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +125,16 @@ func testGroupSurvivesLeaderStop(t *testing.T, mode replica.Mode) {
 		for _, m := range ms {
 			if m.running() {
 				m.stop(t)
+				continue
+			}
+			// A member whose Run ended by itself (a listener it could
+			// not bind at a restart) says why.
+			select {
+			case err := <-m.done:
+				if err != nil {
+					t.Errorf("member %d ended: %v", m.cfg.ID, err)
+				}
+			default:
 			}
 		}
 	}()
