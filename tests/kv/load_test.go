@@ -42,12 +42,13 @@ type writeLoad struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	mu    sync.Mutex
-	acked [][]byte // rows whose put was acknowledged
+	mu       sync.Mutex
+	acked    [][]byte          // rows whose put was acknowledged
+	versions map[string]uint64 // row -> the version its acknowledged put gave
 }
 
 func startWriteLoad(c *kvclient.Client, perWriter int, deadline time.Time) *writeLoad {
-	l := &writeLoad{stop: make(chan struct{})}
+	l := &writeLoad{stop: make(chan struct{}), versions: map[string]uint64{}}
 	for w := range 4 {
 		l.wg.Add(1)
 		go func() {
@@ -63,15 +64,36 @@ func startWriteLoad(c *kvclient.Client, perWriter int, deadline time.Time) *writ
 				for q := range loadCells {
 					cells = append(cells, &kvpb.Cell{Family: "cf", Qualifier: []byte(fmt.Sprint(q)), Value: bytes.Repeat([]byte{byte('a' + q)}, loadValue)})
 				}
-				if _, err := c.Put(context.Background(), &kvpb.PutRequest{Table: "t", Row: row, Cells: cells}); err == nil {
+				if resp, err := c.Put(context.Background(), &kvpb.PutRequest{Table: "t", Row: row, Cells: cells}); err == nil {
 					l.mu.Lock()
 					l.acked = append(l.acked, row)
+					l.versions[string(row)] = resp.GetVersion()
 					l.mu.Unlock()
 				}
 			}
 		}()
 	}
 	return l
+}
+
+// version is the version row's acknowledged put gave (0: none was
+// acknowledged).
+func (l *writeLoad) version(row []byte) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.versions[string(row)]
+}
+
+// lastVersion is the highest version an acknowledged put gave: the zxid
+// every member must apply to hold every acknowledged row.
+func (l *writeLoad) lastVersion() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var last uint64
+	for _, v := range l.versions {
+		last = max(last, v)
+	}
+	return last
 }
 
 // finish stops the writers, waits for them and returns the rows whose
