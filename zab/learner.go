@@ -28,9 +28,12 @@ type learnerState struct {
 	lastAck Zxid
 	// peerAcks holds the other voters' acknowledgements in this session's
 	// epoch (peer_ack.go).
-	peerAcks  map[uint64]Zxid
-	start     int // tick the join started (initLimit)
-	lastHeard int // tick of the last message from the leader (syncLimit)
+	peerAcks map[uint64]Zxid
+	// lastHeard is the tick of the last message from the leader in this
+	// session (or of the session's start): the join gives up after
+	// InitLimit ticks of silence, a synchronized learner after
+	// SyncLimit.
+	lastHeard int
 	// sawLeading: the election that chose the leader had a vote from it
 	// saying it led, in leadingRound; a LOOKING vote from it in a later
 	// round means it gave up (election.go).
@@ -54,7 +57,7 @@ func (n *Node) becomeLearner(leader uint64) {
 		n.state = StateObserving
 	}
 	n.leader = leader
-	n.learn = &learnerState{start: n.now}
+	n.learn = &learnerState{}
 	n.logger.Debug("following", "leader", leader, "state", n.state)
 	n.connect()
 }
@@ -95,15 +98,27 @@ func (n *Node) sendFollowerInfo() {
 // breaking, like TCP).
 func (n *Node) reconnect(reason string) {
 	n.logger.Debug("reconnecting to leader", "leader", n.leader, "reason", reason)
-	n.learn.start = n.now
 	n.connect()
 }
 
 func (n *Node) tickLearner() {
 	ls := n.learn
 	if ls.stage < lsBroadcast {
-		if n.now-ls.start >= n.cfg.InitLimit {
-			n.logger.Debug("no sync within initLimit", "leader", n.leader)
+		// ZooKeeper's learner reads from the leader during discovery
+		// and synchronization with a socket timeout of initLimit ticks:
+		// it gives up on a leader silent that long, not on a join that
+		// takes that long in all. The join is a chain of round trips
+		// and durable writes (FOLLOWERINFO, LEADERINFO, ACKEPOCH, the
+		// sync and NEWLEADER, ACKNEWLEADER, UPTODATE), and the leader
+		// answers the last only once a quorum has synchronized; a
+		// deadline over the whole chain made learners with fast clocks
+		// give up every join on slow links while the leader was still
+		// making progress, and a quorum that needed them never formed
+		// (simulator seed 37501, diskless). The leader bounds each of
+		// its waits (discovery.go), and pings a learner from the sync
+		// on, so a join with a stuck leader still ends.
+		if n.now-ls.lastHeard >= n.cfg.InitLimit {
+			n.logger.Debug("leader silent for initLimit during the join", "leader", n.leader)
 			n.becomeLooking()
 			return
 		}
