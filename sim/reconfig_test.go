@@ -88,7 +88,8 @@ func TestDisklessCrashGuardUntilCommitLearned(t *testing.T) {
 // voters of the active configuration could be candidates, 9326 when a
 // leader stepping down in discovery left its learners' sessions open.
 // 37501 has no configuration change: it failed while initLimit bounded a
-// whole join rather than each of its waits (zab/learner.go, discovery.go).
+// whole join rather than each of its waits (zab/learner.go, discovery.go);
+// 38110 guards that fix: it failed when pings extended a learner's wait.
 func TestElectionLivenessSeeds(t *testing.T) {
 	for _, c := range []struct {
 		seed uint64
@@ -102,6 +103,7 @@ func TestElectionLivenessSeeds(t *testing.T) {
 		{9326, ModeDiskless},  // learners of a leader that stepped down in discovery
 		{329, ModeSync},       // the one server able to lead votes in a pending change only
 		{37501, ModeDiskless}, // a join longer than initLimit in all, every round
+		{38110, ModeDiskless}, // a lost ACKNEWLEADER, the learner kept by pings
 	} {
 		o := RandomOptions(c.seed)
 		o.Mode = c.mode

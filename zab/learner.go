@@ -29,10 +29,9 @@ type learnerState struct {
 	// peerAcks holds the other voters' acknowledgements in this session's
 	// epoch (peer_ack.go).
 	peerAcks map[uint64]Zxid
-	// lastHeard is the tick of the last message from the leader in this
-	// session (or of the session's start): the join gives up after
-	// InitLimit ticks of silence, a synchronized learner after
-	// SyncLimit.
+	// stageAt is the tick the join reached its stage (initLimit),
+	// lastHeard that of the last message from the leader (syncLimit).
+	stageAt   int
 	lastHeard int
 	// sawLeading: the election that chose the leader had a vote from it
 	// saying it led, in leadingRound; a LOOKING vote from it in a later
@@ -73,6 +72,7 @@ func (n *Node) connect() {
 	ls.lastAck = 0
 	ls.peerAcks = nil
 	ls.lastHeard = n.now
+	ls.stageAt = n.now
 	if ls.retryWait == 0 {
 		ls.retryWait = n.cfg.ElectionTick
 	}
@@ -104,21 +104,21 @@ func (n *Node) reconnect(reason string) {
 func (n *Node) tickLearner() {
 	ls := n.learn
 	if ls.stage < lsBroadcast {
-		// ZooKeeper's learner reads from the leader during discovery
-		// and synchronization with a socket timeout of initLimit ticks:
-		// it gives up on a leader silent that long, not on a join that
-		// takes that long in all. The join is a chain of round trips
-		// and durable writes (FOLLOWERINFO, LEADERINFO, ACKEPOCH, the
-		// sync and NEWLEADER, ACKNEWLEADER, UPTODATE), and the leader
-		// answers the last only once a quorum has synchronized; a
-		// deadline over the whole chain made learners with fast clocks
-		// give up every join on slow links while the leader was still
-		// making progress, and a quorum that needed them never formed
-		// (simulator seed 37501, diskless). The leader bounds each of
-		// its waits (discovery.go), and pings a learner from the sync
-		// on, so a join with a stuck leader still ends.
-		if n.now-ls.lastHeard >= n.cfg.InitLimit {
-			n.logger.Debug("leader silent for initLimit during the join", "leader", n.leader)
+		// Each step of the join (LEADERINFO after FOLLOWERINFO, the
+		// sync after ACKEPOCH, UPTODATE after ACKNEWLEADER) has
+		// InitLimit ticks, as ZooKeeper's learner reads each with a
+		// socket timeout of initLimit, and as the leader's waits for a
+		// quorum that come before its answers have InitLimit each
+		// (discovery.go). A deadline over the whole join, a chain of
+		// round trips and durable writes, made learners with fast
+		// clocks give up every join on slow links while the leader
+		// still made progress, and a quorum that needed them never
+		// formed (simulator seed 37501, diskless). Pings do not
+		// extend a step, nor proposals: a step lost on a link that
+		// broke and came back unnoticed must still end the join
+		// (seeds 414, 38110), where ZooKeeper's closed socket ends it.
+		if n.now-ls.stageAt >= n.cfg.InitLimit {
+			n.logger.Debug("join step not done within initLimit", "leader", n.leader, "stage", ls.stage)
 			n.becomeLooking()
 			return
 		}
@@ -144,6 +144,13 @@ func (n *Node) tickLearner() {
 func (n *Node) stepLearner(m Message) error {
 	ls := n.learn
 	ls.lastHeard = n.now
+	if stage := ls.stage; stage < lsBroadcast {
+		defer func() {
+			if ls.stage != stage {
+				ls.stageAt = n.now // the next step of the join (tickLearner)
+			}
+		}()
+	}
 	switch m.Type {
 	case MsgLeaderInfo:
 		if ls.stage != lsDiscover && !(m.Reject && m.State == StateLooking) {
