@@ -41,8 +41,8 @@ type Config struct {
 	HeartbeatTick int
 	// InitLimit bounds, in ticks, each of a new leader's waits for a
 	// quorum (to fix the epoch, to acknowledge it, to acknowledge
-	// NEWLEADER) and a joining learner's wait for the leader's next
-	// message, as ZooKeeper's initLimit does. Default 10.
+	// NEWLEADER) and each step of a learner's join (LEADERINFO, the
+	// sync, UPTODATE), as ZooKeeper's initLimit does. Default 10.
 	InitLimit int
 	// SyncLimit is how long, in ticks, a leader and a synchronized learner
 	// may go without hearing from each other (ZooKeeper's syncLimit). A
