@@ -8,17 +8,30 @@ BENCHBIN := bin/corral-bench
 # The end-to-end suites drive a race-detector build, so data races in the
 # server show up under real client load.
 RACEBIN := bin/corral-race
+# -trimpath keys the build cache on module paths, not on the checkout's
+# directory: CI tests a clean clone in a new directory each time, and
+# without it every package of the module is compiled again in each mode
+# (vet, build, race, fuzz-instrumented). Nothing reads source paths at run
+# time (tests find the module root from their working directory).
+export GOFLAGS += -trimpath
 VENV := .venv
 PY := $(VENV)/bin/python
-# FUZZTIME is how long each fuzz target runs in `make test`; the targets'
-# seed corpora also run as ordinary tests in `unit`. Fuzz longer with e.g.
-# `make fuzz FUZZTIME=10m`. The default is a count, not a duration: with a
-# duration Go's fuzz coordinator can report "context deadline exceeded" and
-# fail a target that found nothing when the deadline lands while a worker
-# is busy (golang/go#56238 and its relatives; CI saw it on 2 cores while
-# FuzzReadSnapshot minimized a new input). A count has no deadline to race.
-# FUZZMINTIME bounds minimizing each new or failing input.
-FUZZTIME ?= 100000x
+# FUZZTIME is how many inputs each fuzz target tries in `make fuzz`, and
+# so in `make test` (CI). The default is a short form, a few seconds a
+# target: it catches a decoder that newly fails on inputs near its seeds
+# and its stored corpus, which is what a CI run can afford for twenty-odd
+# targets on 2 cores (each target builds its own coverage-instrumented
+# test binary, and a package that links pebble runs only a few thousand
+# inputs a second, its whole coverage map reset per input). Fuzz for real
+# with `make fuzz FUZZTIME=1000000x` or `FUZZTIME=10m`; the targets' seed
+# corpora run as ordinary tests in `unit` whatever FUZZTIME is. Prefer a
+# count to a duration in CI: with a duration Go's fuzz coordinator can
+# report "context deadline exceeded" and fail a target that found nothing
+# when the deadline lands while a worker is busy (golang/go#56238 and its
+# relatives; CI saw it on 2 cores while FuzzReadSnapshot minimized a new
+# input). A count has no deadline to race. FUZZMINTIME bounds minimizing
+# each new or failing input.
+FUZZTIME ?= 20000x
 FUZZMINTIME ?= 10s
 FUZZ_TARGETS := \
 	./wire:FuzzDecodeRequest ./wire:FuzzDecodeConnect ./wire:FuzzDecodeMulti ./wire:FuzzReadFrame \
@@ -26,8 +39,8 @@ FUZZ_TARGETS := \
 	./config:FuzzParse ./config:FuzzReadProperties ./transport:FuzzDecodeMessage \
 	./server:FuzzDecodeCheckpoint ./zkfmt:FuzzDecodeSnapshot ./zkfmt:FuzzLogReader \
 	./zkfmt:FuzzDecodeTxn ./datatree:FuzzStatsTrack ./kv/ring:FuzzDecode ./kv/cm:FuzzDecodeRecords \
-	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation \
-	./kv:FuzzDecodeMutation
+	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation ./rlog:FuzzParseControl \
+	./server:FuzzInstallImage ./kv:FuzzDecodeMutation
 
 .PHONY: all build build-race run test unit e2e e2e-go e2e-client python fuzz lint deps zookeeper etcd bench clean proto
 
@@ -95,11 +108,14 @@ e2e-client: build-race
 python: build-race
 	GORACE=halt_on_error=1 CORRAL_BIN=$(CURDIR)/$(RACEBIN) $(PY) -m pytest -q tests/python
 
-fuzz:
+# CORRAL_BIN: kv/cm's TestMain would otherwise build and link the server
+# in the coordinator and again in each fuzz worker (workers are the test
+# binary too), three builds for one target.
+fuzz: build
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
-	  $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINTIME) $$pkg; \
+	  CORRAL_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINTIME) $$pkg; \
 	done
 
 # Regenerates the Go code of every api/**/*.proto with pinned tools
