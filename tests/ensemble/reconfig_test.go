@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,12 +136,13 @@ func TestReconfigGrowShrink(t *testing.T) {
 		}
 	}
 
-	// Shrink 5 -> 3 under a bounded write load: remove two members, the
-	// leader among them when it is not one of the first three.
-	leader := ens.Leader()
-	remove := []int{j1, j2}
-	if leader >= 0 && leader < 3 {
-		remove = []int{leader, j2}
+	// Shrink 5 -> 3 under a bounded write load: remove the leader and one
+	// other member. The leader names a successor from the new
+	// configuration (ZooKeeper's designated leader; zab/membership.go).
+	leader := waitLeader(t, ens)
+	remove := []int{leader, j2}
+	if leader == j2 {
+		remove[1] = j1
 	}
 	var keep []int
 	for i := 0; i < ens.Len(); i++ {
@@ -190,6 +192,12 @@ func TestReconfigGrowShrink(t *testing.T) {
 	wg.Wait()
 	for _, i := range keep {
 		waitConfig(t, ens, i, 3)
+	}
+	// The removed leader handed over to a member of the new
+	// configuration.
+	if nl := waitLeader(t, ens); !slices.Contains(keep, nl) {
+		t.Fatalf("after removing the leader %s the leader is %s, not a member of the new configuration %v",
+			ens.MemberString(leader), ens.MemberString(nl), keep)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -289,5 +297,21 @@ func TestReconfigGrowShrink(t *testing.T) {
 			}
 		}
 		t.Logf("removed member %s serves, up to date", ens.MemberString(i))
+	}
+}
+
+// waitLeader returns the member whose srvr says it leads, waiting for one
+// (bounded by progressWait).
+func waitLeader(t *testing.T, ens *harness.Ensemble) int {
+	t.Helper()
+	deadline := time.Now().Add(progressWait)
+	for {
+		if l := ens.Leader(); l >= 0 {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader within %v", progressWait)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
