@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,6 +212,42 @@ func WriteDynamicConfig(staticPath string, servers []Server, version int64, eras
 		return "", err
 	}
 	return dyn, nil
+}
+
+// NextDynamicFileName is the file ZooKeeper keeps the last proposed,
+// not yet committed, configuration in: <static>.dynamic.next
+// (QuorumPeerConfig.nextDynamicConfigFileSuffix).
+func NextDynamicFileName(staticPath string) string {
+	return staticPath + ".dynamic.next"
+}
+
+// WriteNextDynamicConfig does what a ZooKeeper 3.9 member does when it
+// accepts a reconfig proposal (QuorumPeer.setLastSeenQuorumVerifier with
+// writeToDisk): it writes the proposed servers and their version line to
+// <static>.dynamic.next, atomically.
+func WriteNextDynamicConfig(staticPath string, servers []Server, version int64) error {
+	return writeFileAtomic(NextDynamicFileName(staticPath), []byte(FormatQuorumConfig(servers, version)))
+}
+
+// RemoveNextDynamicConfig removes <static>.dynamic.next, as ZooKeeper does
+// once the configuration it holds is committed; none is not an error.
+func RemoveNextDynamicConfig(staticPath string) error {
+	if err := os.Remove(NextDynamicFileName(staticPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// BackupStaticConfig copies the static file to <static>.bak, atomically,
+// as ZooKeeper 3.9 does at start-up when reconfigEnabled is set and the
+// servers are still in the static file (QuorumPeerConfig.backupOldConfig):
+// the first committed reconfiguration rewrites that file.
+func BackupStaticConfig(staticPath string) error {
+	data, err := os.ReadFile(staticPath)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(staticPath+".bak", data)
 }
 
 // writeFileAtomic replaces path with data: written to path.tmp, synced,

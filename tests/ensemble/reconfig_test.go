@@ -235,6 +235,15 @@ func TestReconfigGrowShrink(t *testing.T) {
 	if n := strings.Count(string(dyn), ":participant"); n != 3 {
 		t.Fatalf("dynamic file has %d participants:\n%s", n, dyn)
 	}
+	// The proposal's zoo.cfg.dynamic.next is gone once committed, and the
+	// static file as it was before the first reconfiguration is kept in
+	// zoo.cfg.bak (ZooKeeper's setQuorumVerifier and backupOldConfig).
+	if _, err := os.Stat(s.CfgPath + ".dynamic.next"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("zoo.cfg.dynamic.next after the commit: %v", err)
+	}
+	if bak, err := os.ReadFile(s.CfgPath + ".bak"); err != nil || !strings.Contains(string(bak), "server.") {
+		t.Fatalf("zoo.cfg.bak: %v\n%s", err, bak)
+	}
 	s.Stop()
 	s.StartAgain()
 	if got := waitConfig(t, ens, keep[0], 3); got != raw {
