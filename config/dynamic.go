@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/corral-db/corral/internal/atomicfile"
 )
 
 // Dynamic configuration (ZooKeeper's zookeeperReconfig): the servers of
@@ -250,31 +252,7 @@ func BackupStaticConfig(staticPath string) error {
 	return writeFileAtomic(staticPath+".bak", data)
 }
 
-// writeFileAtomic replaces path with data: written to path.tmp, synced,
-// renamed over path, the directory synced.
+// writeFileAtomic replaces path with data (internal/atomicfile).
 func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, 0o644)
 }
