@@ -354,7 +354,11 @@ func (n *Node) reconfigStepDown() {
 // acknowledgement reaches the commit point (so it acknowledged the change
 // and everything committed). Among those, the one that acknowledged the
 // most (ZooKeeper keeps the candidate that acknowledged the most of the
-// outstanding proposals), then the lowest id.
+// outstanding proposals), then the highest id: the one an election among
+// them would pick, so a learner that misses the designation (its
+// FOLLOWERINFO reached the designated server first and was refused) and
+// looks votes for no better candidate, and the designated leader, in
+// discovery, does not step down for its vote (election.go).
 func (n *Node) designatedLeader() *peer {
 	var d *peer
 	for _, id := range n.peers {
@@ -362,7 +366,7 @@ func (n *Node) designatedLeader() *peer {
 		if p == nil || !n.eligible(p) || p.stage != stageUpToDate || p.ack < n.commit {
 			continue
 		}
-		if d == nil || p.ack > d.ack {
+		if d == nil || p.ack >= d.ack {
 			d = p
 		}
 	}
@@ -391,6 +395,27 @@ func (n *Node) learnerDesignated(m Message) {
 		return
 	}
 	n.followDesignated(m.Vote)
+}
+
+// awaitsDesignation: this server follows, as a voter, a leader that the
+// newest configuration in its log leaves out of the voters, and is a
+// voter of that configuration. Once the change commits the leader names
+// its successor (reconfigStepDown) in a message that follows the COMMIT,
+// and this server may be the one: a FOLLOWERINFO that reaches it before
+// then comes from a learner that already has the designation (on
+// another link). It is kept for becomeLeader rather than refused: a
+// refused learner would look for a leader, and a vote of its for itself
+// could outrank the designated leader's and make it step down in
+// discovery. A learner kept waiting in vain (the change never commits,
+// or names another server) asks again and gives up after initLimit, as
+// with any leader that does not answer; if this server stops following,
+// what it kept is dropped.
+func (n *Node) awaitsDesignation() bool {
+	if n.state != StateFollowing || n.learn == nil || n.learn.stage != lsBroadcast || !n.canVote() {
+		return false
+	}
+	newest := n.cfgs[len(n.cfgs)-1].m
+	return newest.IsVoter(n.id) && !newest.IsVoter(n.leader)
 }
 
 // followDesignated makes v's candidate, named by a removed leader, this
