@@ -170,7 +170,13 @@ type Config struct {
 	// version line, else its name's suffix); 0 for a static one.
 	ConfigVersion int64
 	// DynamicConfigFile is dynamicConfigFile as given ("" without one).
-	DynamicConfigFile    string
+	DynamicConfigFile string
+	// NextServers and NextConfigVersion are the configuration of
+	// <static>.dynamic.next, when Load found one newer than ConfigVersion
+	// beside a dynamicConfigFile: a reconfig proposal this member accepted
+	// and had not seen committed (ZooKeeper's lastSeenQuorumVerifier).
+	NextServers          []Server
+	NextConfigVersion    int64
 	SyncEnabled          bool // syncEnabled: observers log txns; default true
 	QuorumListenOnAllIPs bool // quorumListenOnAllIPs; default false
 

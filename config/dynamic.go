@@ -5,11 +5,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/corral-db/corral/internal/atomicfile"
 )
 
 // Dynamic configuration (ZooKeeper's zookeeperReconfig): the servers of
@@ -213,31 +216,43 @@ func WriteDynamicConfig(staticPath string, servers []Server, version int64, eras
 	return dyn, nil
 }
 
-// writeFileAtomic replaces path with data: written to path.tmp, synced,
-// renamed over path, the directory synced.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+// NextDynamicFileName is the file ZooKeeper keeps the last proposed,
+// not yet committed, configuration in: <static>.dynamic.next
+// (QuorumPeerConfig.nextDynamicConfigFileSuffix).
+func NextDynamicFileName(staticPath string) string {
+	return staticPath + ".dynamic.next"
+}
+
+// WriteNextDynamicConfig does what a ZooKeeper 3.9 member does when it
+// accepts a reconfig proposal (QuorumPeer.setLastSeenQuorumVerifier with
+// writeToDisk): it writes the proposed servers and their version line to
+// <static>.dynamic.next, atomically.
+func WriteNextDynamicConfig(staticPath string, servers []Server, version int64) error {
+	return writeFileAtomic(NextDynamicFileName(staticPath), []byte(FormatQuorumConfig(servers, version)))
+}
+
+// RemoveNextDynamicConfig removes <static>.dynamic.next, as ZooKeeper does
+// once the configuration it holds is committed; none is not an error.
+func RemoveNextDynamicConfig(staticPath string) error {
+	if err := os.Remove(NextDynamicFileName(staticPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
+}
+
+// BackupStaticConfig copies the static file to <static>.bak, atomically,
+// as ZooKeeper 3.9 does at start-up when reconfigEnabled is set and the
+// servers are still in the static file (QuorumPeerConfig.backupOldConfig):
+// the first committed reconfiguration rewrites that file.
+func BackupStaticConfig(staticPath string) error {
+	data, err := os.ReadFile(staticPath)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(staticPath+".bak", data)
+}
+
+// writeFileAtomic replaces path with data (internal/atomicfile).
+func writeFileAtomic(path string, data []byte) error {
+	return atomicfile.WriteFile(path, data, 0o644)
 }

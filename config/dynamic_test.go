@@ -123,3 +123,88 @@ func TestWriteDynamicConfig(t *testing.T) {
 		t.Fatalf("QuorumConfig\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestNextDynamicConfigAtLoad: Load reads zoo.cfg.dynamic.next beside a
+// dynamicConfigFile when it is newer than the committed configuration,
+// ignores it otherwise or without a dynamicConfigFile (as ZooKeeper's
+// QuorumPeerConfig.parse), and refuses one that does not parse.
+func TestNextDynamicConfigAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	static := filepath.Join(dir, "zoo.cfg")
+	base := "tickTime=2000\ndataDir=" + dir + "\ninitLimit=5\nsyncLimit=2\nreconfigEnabled=true\n"
+	lines := "server.1=127.0.0.1:2888:3888:participant;2181\nserver.2=127.0.0.1:2889:3889:participant;2182\n"
+	three, _, _, err := ParseDynamic(lines + "server.3=127.0.0.1:2890:3890:participant;2183")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, MyIDFile), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func() *Config {
+		t.Helper()
+		c, _, err := Load(static, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// Servers in the static file: a .next is not read.
+	if err := os.WriteFile(static, []byte(base+lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNextDynamicConfig(static, three, 0x100000003); err != nil {
+		t.Fatal(err)
+	}
+	if c := load(); c.NextConfigVersion != 0 || c.NextServers != nil {
+		t.Fatalf("next read without a dynamicConfigFile: %x", c.NextConfigVersion)
+	}
+	// With a dynamic file at version 1:2, a .next at 1:3 is the last
+	// proposed configuration; one at 1:2 or below is not.
+	dyn := DynamicFileName(static, 0x100000002)
+	if err := os.WriteFile(dyn, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(static, []byte(base+"dynamicConfigFile="+dyn+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := load(); c.ConfigVersion != 0x100000002 || c.NextConfigVersion != 0x100000003 || len(c.NextServers) != 3 {
+		t.Fatalf("version %x next %x servers %d", c.ConfigVersion, c.NextConfigVersion, len(c.NextServers))
+	}
+	if err := WriteNextDynamicConfig(static, three, 0x100000002); err != nil {
+		t.Fatal(err)
+	}
+	if c := load(); c.NextConfigVersion != 0 {
+		t.Fatalf("a next no newer than the committed configuration was read: %x", c.NextConfigVersion)
+	}
+	if err := os.WriteFile(NextDynamicFileName(static), []byte("server.x=nonsense\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(static, nil); err == nil || !strings.Contains(err.Error(), "dynamic.next") {
+		t.Fatalf("a .next that does not parse: err = %v", err)
+	}
+	if err := RemoveNextDynamicConfig(static); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveNextDynamicConfig(static); err != nil {
+		t.Fatalf("removing an absent .next: %v", err)
+	}
+	load()
+}
+
+// TestBackupStaticConfig: zoo.cfg.bak is a copy of zoo.cfg.
+func TestBackupStaticConfig(t *testing.T) {
+	static := filepath.Join(t.TempDir(), "zoo.cfg")
+	want := "tickTime=2000\nserver.1=127.0.0.1:2888:3888\n"
+	if err := os.WriteFile(static, []byte(want), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := BackupStaticConfig(static); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(static + ".bak"); err != nil || string(got) != want {
+		t.Fatalf("zoo.cfg.bak: %q, %v", got, err)
+	}
+	if err := BackupStaticConfig(filepath.Join(t.TempDir(), "absent.cfg")); err == nil {
+		t.Fatal("backup of a missing file succeeded")
+	}
+}

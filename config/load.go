@@ -60,7 +60,36 @@ func (p *parser) load(path string) (*Config, error) {
 	if err := p.validate(true); err != nil {
 		return nil, err
 	}
+	if c.DynamicConfigFile != "" {
+		if err := readNextDynamicConfig(c, path); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// readNextDynamicConfig reads <static>.dynamic.next, the configuration
+// this member accepted in a reconfig proposal and had not seen committed
+// when it stopped, as ZooKeeper 3.9's QuorumPeerConfig.parse does when a
+// dynamicConfigFile is set (its lastSeenQuorumVerifier). Only a file
+// newer than the committed configuration counts.
+func readNextDynamicConfig(c *Config, staticPath string) error {
+	name := NextDynamicFileName(staticPath)
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	servers, version, _, err := ParseDynamic(string(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if version > c.ConfigVersion {
+		c.NextServers, c.NextConfigVersion = servers, version
+	}
+	return nil
 }
 
 // readMyID reads a myid file as QuorumPeerConfig.setupMyId does: absent

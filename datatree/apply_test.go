@@ -648,19 +648,19 @@ func TestApplyAllocations(t *testing.T) {
 }
 
 // TestSetLocalConfig: an ensemble member's /zookeeper/config carries the
-// stat ZooKeeper leaves (version -1, mzxid 0, its own mtime, ctime 0) and
-// stays out of the digest, so members that wrote it at different times
-// still compare equal.
+// stat ZooKeeper leaves (version -1, mzxid the configuration's version,
+// its own mtime, ctime 0) and stays out of the digest, so members that
+// wrote it at different times still compare equal.
 func TestSetLocalConfig(t *testing.T) {
 	a, b := New(), New()
 	before := a.Digest()
-	cfg := []byte("server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nversion=0")
-	a.SetLocalConfig(cfg, 1000)
-	b.SetLocalConfig(cfg, 2000)
+	cfg := []byte("server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nversion=100000003")
+	a.SetLocalConfig(cfg, 0x100000003, 1000)
+	b.SetLocalConfig(cfg, 0x100000003, 2000)
 	n := a.Get(ConfigPath)
 	var st wire.Stat
 	n.Stat(&st)
-	if string(n.Data()) != string(cfg) || st.Version != -1 || st.Mzxid != 0 || st.Mtime != 1000 || st.Ctime != 0 ||
+	if string(n.Data()) != string(cfg) || st.Version != -1 || st.Mzxid != 0x100000003 || st.Mtime != 1000 || st.Ctime != 0 ||
 		st.Aversion != -1 || st.DataLength != int32(len(cfg)) {
 		t.Fatalf("config node %q %+v", n.Data(), st)
 	}

@@ -304,9 +304,11 @@ func (t *Tree) Digest() uint64 {
 // config.Config.QuorumConfig) in /zookeeper/config, as ZooKeeper's
 // ZKDatabase.initConfigInZKDatabase does when the member starts and after
 // it synchronizes with a leader: outside the replicated history, with the
-// stat that call leaves (version -1, mzxid 0, mtime the member's clock,
-// ctime still 0). A standalone server leaves the node empty.
-func (t *Tree) SetLocalConfig(data []byte, mtime int64) {
+// stat that call leaves (version -1, mzxid the configuration's version —
+// the zxid of the reconfig that made it, 0 for a static one —, mtime the
+// member's clock, ctime still 0). A snapshot of the tree so carries the
+// configuration's version. A standalone server leaves the node empty.
+func (t *Tree) SetLocalConfig(data []byte, version, mtime int64) {
 	n := t.nodes[ConfigPath]
 	if n == nil {
 		return
@@ -314,7 +316,7 @@ func (t *Tree) SetLocalConfig(data []byte, mtime int64) {
 	t.nodeSum -= n.hash
 	n.setData(data)
 	n.stat.Version = -1
-	n.stat.Mzxid = 0
+	n.stat.Mzxid = version
 	n.stat.Mtime = mtime
 	n.rehash()
 	t.nodeSum += n.hash

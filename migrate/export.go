@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/atomicfile"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/vfs"
@@ -234,30 +235,12 @@ func aclKey(acl []wire.ACL) string {
 }
 
 // writeZKSnapshot writes the file under a temporary name, fsyncs it and
-// renames it into place, as ZooKeeper's AtomicFileOutputStream does.
+// renames it into place, as ZooKeeper's AtomicFileOutputStream does
+// (internal/atomicfile).
 func writeZKSnapshot(path string, zs *zkfmt.Snapshot) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	err := atomicfile.Write(path, 0o666, func(w io.Writer) error { return zkfmt.EncodeSnapshot(w, zs) })
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	err = zkfmt.EncodeSnapshot(f, zs)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("migrate: writing %s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

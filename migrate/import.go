@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/atomicfile"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/vfs"
@@ -324,25 +325,9 @@ func writeEpochs(dir string, epoch uint32) error {
 }
 
 // writeFileSync writes a file durably under a temporary name and renames
-// it into place.
+// it into place (internal/atomicfile).
 func writeFileSync(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, b, 0o666); err != nil {
 		return fmt.Errorf("migrate: writing %s: %w", path, err)
 	}
 	return nil

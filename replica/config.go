@@ -70,6 +70,11 @@ type Config struct {
 	// phase or recovering flag, on the goroutine that calls Process,
 	// before the Ready's committed entries are applied.
 	OnSoftState func(prev, cur zab.SoftState)
+	// OnAppend, if set, learns the entries the node is about to append
+	// to its log (proposals it accepts, a sync's entries), on the
+	// goroutine that calls Process, before they are written and so
+	// before they are acknowledged.
+	OnAppend func(ents []zab.Entry)
 	// OnSnapshot, if set, learns each snapshot MaybeSnapshot took: its
 	// zxid and whether it was a busy one (those move the log cut).
 	OnSnapshot func(z zab.Zxid, busy bool)

@@ -74,6 +74,9 @@ func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState) error {
 		}
 	}
 	if len(rd.Entries) > 0 {
+		if d.cfg.OnAppend != nil {
+			d.cfg.OnAppend(rd.Entries)
+		}
 		d.mu.Lock()
 		err := d.ms.Append(rd.Entries)
 		d.mu.Unlock()

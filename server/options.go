@@ -168,6 +168,10 @@ type Ensemble struct {
 	ConfigVersion     int64
 	ConfigFile        string
 	StandaloneEnabled bool
+	// NextConfigVersion is the version of the zoo.cfg.dynamic.next found
+	// at start-up beside ConfigFile (config.Config.NextConfigVersion), 0
+	// for none: removed once a configuration that new is committed.
+	NextConfigVersion int64
 }
 
 func (o *Options) setDefaults() {

@@ -292,15 +292,19 @@ func (s *Server) setLocalConfig(t *datatree.Tree) {
 	if e == nil {
 		return
 	}
-	text := e.Config
+	text, version := e.Config, e.ConfigVersion
 	if s.rep != nil {
 		if s.rep.adoptTreeConfig(t) {
 			// The tree holds a newer committed configuration: keep it.
 			return
 		}
-		text, _ = s.rep.configText()
+		text, version = s.rep.configText()
 	}
 	if len(text) > 0 {
-		t.SetLocalConfig(text, time.Now().UnixMilli())
+		// The version as the node's mzxid, as ZooKeeper's
+		// initConfigInZKDatabase leaves it: a SNAP of this tree tells a
+		// member that starts from it which configuration it holds
+		// (adoptTreeConfig).
+		t.SetLocalConfig(text, version, time.Now().UnixMilli())
 	}
 }

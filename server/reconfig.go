@@ -41,6 +41,10 @@ type membership struct {
 	lastSeen int64
 	// removed: the committed configuration leaves this server out.
 	removed bool
+	// next is the version of the configuration in zoo.cfg.dynamic.next
+	// (0: none): the last reconfig proposal this member accepted, until
+	// a configuration at least as new is committed.
+	next int64
 }
 
 func (m *membership) init(e *Ensemble) {
@@ -48,6 +52,7 @@ func (m *membership) init(e *Ensemble) {
 	m.version = e.ConfigVersion
 	m.lastSeen = e.ConfigVersion
 	m.text = e.Config
+	m.next = e.NextConfigVersion
 }
 
 // configText is the text of the configuration this member has committed.
@@ -62,31 +67,82 @@ func (rp *replica) configText() ([]byte, int64) {
 // carries the new configuration's text. Other entries are told apart by
 // their header alone, without decoding them.
 func decodeMembership(data []byte) (zab.Membership, bool) {
-	if len(data) == 0 || data[0] != txn.CodecVersion {
+	text, ok := reconfigText(data)
+	if !ok {
 		return zab.Membership{}, false
+	}
+	servers, _, _, err := config.ParseDynamic(string(text))
+	if err != nil {
+		return zab.Membership{}, false
+	}
+	return membershipOf(servers), true
+}
+
+// reconfigText returns the configuration text of a reconfig transaction,
+// and false for any other entry (told apart by the header alone).
+func reconfigText(data []byte) ([]byte, bool) {
+	if len(data) == 0 || data[0] != txn.CodecVersion {
+		return nil, false
 	}
 	b := data[1:]
 	var typ int64
 	for range 5 { // SessionID Cxid Zxid Time Type
 		v, n := binary.Varint(b)
 		if n <= 0 {
-			return zab.Membership{}, false
+			return nil, false
 		}
 		typ, b = v, b[n:]
 	}
 	if wire.Op(typ) != wire.OpReconfig {
-		return zab.Membership{}, false
+		return nil, false
 	}
 	var h txn.Header
 	var tx txn.Txn
 	if err := txn.Decode(data, &h, &tx); err != nil || tx.Type != wire.OpReconfig {
-		return zab.Membership{}, false
+		return nil, false
 	}
-	servers, _, _, err := config.ParseDynamic(string(tx.Data))
-	if err != nil {
-		return zab.Membership{}, false
+	return tx.Data, true
+}
+
+// reconfigAccepted is the driver's OnAppend: a reconfig proposal among
+// the entries this member is about to log and acknowledge is written to
+// zoo.cfg.dynamic.next first, as a ZooKeeper 3.9 member does
+// (QuorumPeer.setLastSeenQuorumVerifier with writeToDisk, from the
+// leader's propose, the follower's PROPOSAL and the learner's sync). A
+// member that stops before the change commits starts with it as the last
+// proposed configuration (config.Config.NextServers); the commit replaces
+// the file by zoo.cfg.dynamic.<version> (reconfigCommitted).
+func (rp *replica) reconfigAccepted(ents []zab.Entry) {
+	f := rp.ens.ConfigFile
+	if f == "" {
+		return
 	}
-	return membershipOf(servers), true
+	for _, e := range ents {
+		text, ok := reconfigText(e.Data)
+		if !ok {
+			continue
+		}
+		v := int64(e.Zxid)
+		servers, _, _, err := config.ParseDynamic(string(text))
+		if err != nil {
+			rp.log.Error("proposed configuration does not parse; not recorded", "zxid", hex(v), "err", err)
+			continue
+		}
+		rp.cfg.mu.Lock()
+		stale := v <= rp.cfg.version || v <= rp.cfg.next
+		rp.cfg.mu.Unlock()
+		if stale {
+			continue
+		}
+		if err := config.WriteNextDynamicConfig(f, servers, v); err != nil {
+			rp.log.Error("cannot write the proposed configuration", "path", config.NextDynamicFileName(f), "err", err)
+			continue
+		}
+		rp.cfg.mu.Lock()
+		rp.cfg.next = v
+		rp.cfg.mu.Unlock()
+		rp.log.Info("proposed configuration written", "path", config.NextDynamicFileName(f), "version", hex(v))
+	}
 }
 
 func membershipOf(servers []config.Server) zab.Membership {
@@ -254,6 +310,10 @@ func (rp *replica) reconfigCommitted(text []byte, zxid int64) {
 	}
 	rp.cfg.servers, rp.cfg.version, rp.cfg.text = servers, zxid, slices.Clone(text)
 	rp.cfg.lastSeen = max(rp.cfg.lastSeen, zxid)
+	dropNext := rp.cfg.next != 0 && rp.cfg.next <= zxid
+	if dropNext {
+		rp.cfg.next = 0
+	}
 	self := slices.IndexFunc(servers, func(s config.Server) bool { return uint64(s.ID) == rp.id })
 	wasRemoved := rp.cfg.removed
 	rp.cfg.removed = self < 0
@@ -276,6 +336,14 @@ func (rp *replica) reconfigCommitted(text []byte, zxid int64) {
 			rp.log.Error("cannot write the dynamic configuration file", "static", f, "err", err)
 		} else {
 			rp.log.Info("dynamic configuration file written", "path", path)
+		}
+		// The proposal it recorded is committed (or was overtaken):
+		// ZooKeeper deletes the file once the last configuration it saw
+		// proposed is the committed one.
+		if dropNext {
+			if err := config.RemoveNextDynamicConfig(f); err != nil {
+				rp.log.Error("cannot remove the proposed configuration file", "err", err)
+			}
 		}
 	}
 	switch {

@@ -205,6 +205,9 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 				st.countSnapshot(snapIdle)
 			}
 		},
+		// A reconfig proposal is recorded before it is acknowledged
+		// (zoo.cfg.dynamic.next, reconfig.go).
+		OnAppend:        rp.reconfigAccepted,
 		OnSoftState:     func(_, cur zab.SoftState) { rp.setSoft(cur) },
 		OnDriverMessage: rp.receiveDriver,
 		Rand:            rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),

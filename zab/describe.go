@@ -122,6 +122,9 @@ func DescribeMessage(m Message, f EntryFormatter) string {
 		fmt.Fprintf(&b, " epoch=%d zxid=%s", m.Epoch, z(m.Zxid))
 	case MsgTimeoutNow:
 		fmt.Fprintf(&b, " epoch=%d last=%s", m.Epoch, z(m.Zxid))
+		if m.Vote.Leader != 0 {
+			fmt.Fprintf(&b, " designated=%d", m.Vote.Leader)
+		}
 	default:
 		fmt.Fprintf(&b, " epoch=%d zxid=%s commit=%s", m.Epoch, z(m.Zxid), z(m.Commit))
 	}

@@ -27,10 +27,10 @@ import (
 // observes); its acknowledgements count once a configuration in the log
 // names it a voter. A learner whose role the committed change turns from
 // observer to voter or back rejoins in its new role. A leader that the
-// committed change leaves out of the voters steps down, handing leadership
-// to the new voter that holds its whole log when there is one (ZooKeeper's
-// designated leader), so the new ensemble need not wait for an election
-// timeout.
+// committed change leaves out of the voters designates a new voter that
+// acknowledged the change as the leader of the next epoch (ZooKeeper's
+// designated leader): it leads and the others follow it without an
+// election round.
 //
 // Votes carry the sender's committed configuration and its version (the
 // zxid of its entry); a looking server adopts a newer one, as ZooKeeper's
@@ -312,28 +312,120 @@ func (n *Node) afterEvent() {
 }
 
 // reconfigStepDown: the committed configuration leaves this leader out of
-// the voters. It hands over to a new voter that holds its whole log, as
-// ZooKeeper's leader designates one, or else just steps down.
+// the voters. As ZooKeeper's leader does at the commit of such a change
+// (Leader.tryToCommit, getDesignatedLeader, COMMITANDACTIVATE), it names a
+// designated leader, a new voter that acknowledged the change, and tells
+// every learner in MsgTimeoutNow with the designated leader in Vote; the
+// designated one leads at once, the others follow it at once, and this
+// server follows it as a non-voting follower: no election round. With no
+// such voter it just steps down.
+//
+// Why it is safe: discovery, not the election, makes a leader (discovery.go
+// checks the epoch and that no server of the quorum has a more recent
+// history); a designation only picks who tries. Why it is live: the
+// designated voter acknowledged everything committed (its acknowledgement
+// reaches the commit point, which passed the change), and every proposal
+// went to it before the designation on the same FIFO session, as to every
+// other follower, so no follower it synchronizes holds more of this
+// leader's history than it does.
 func (n *Node) reconfigStepDown() {
 	l := n.lead
-	last := n.log.lastZxid()
-	var to *peer
-	for _, id := range n.peers {
-		p := l.peers[id]
-		if p != nil && n.voter[id] && !p.observer && !p.recovering && p.stage == stageUpToDate && p.ack >= last {
-			if to == nil || p.ack > to.ack {
-				to = p
-			}
-		}
-	}
-	if to == nil {
+	d := n.designatedLeader()
+	if d == nil {
 		n.stepDown("removed from the voters by reconfiguration")
 		return
 	}
-	n.logger.Info("removed by reconfiguration: handing leadership over", "to", to.id, "epoch", l.epoch)
-	n.send(Message{Type: MsgTimeoutNow, To: to.id, Session: to.session, Epoch: l.epoch, Zxid: last})
-	v := Vote{Leader: to.id, Zxid: last, Epoch: n.hs.CurrentEpoch, handover: l.epoch}
-	n.look(&v)
+	last := n.log.lastZxid()
+	n.logger.Info("removed by reconfiguration: designating a leader", "to", d.id, "epoch", l.epoch, "zxid", last)
+	v := Vote{Leader: d.id, Zxid: last, Epoch: n.hs.CurrentEpoch}
+	// The designated leader first, so that it leads before the others'
+	// FOLLOWERINFO reach it where links deliver in sending order.
+	n.send(Message{Type: MsgTimeoutNow, To: d.id, Session: d.session, Epoch: l.epoch, Zxid: last, Vote: v})
+	for _, id := range n.peers {
+		if p := l.peers[id]; p != nil && p != d && p.stage >= stageEpochSent {
+			n.send(Message{Type: MsgTimeoutNow, To: id, Session: p.session, Epoch: l.epoch, Zxid: last, Vote: v})
+		}
+	}
+	n.followDesignated(v)
+}
+
+// designatedLeader picks the successor of a leader that a committed change
+// removed: a voter of the configuration in force, in broadcast, whose
+// acknowledgement reaches the commit point (so it acknowledged the change
+// and everything committed). Among those, the one that acknowledged the
+// most (ZooKeeper keeps the candidate that acknowledged the most of the
+// outstanding proposals), then the highest id: the one an election among
+// them would pick, so a learner that misses the designation (its
+// FOLLOWERINFO reached the designated server first and was refused) and
+// looks votes for no better candidate, and the designated leader, in
+// discovery, does not step down for its vote (election.go).
+func (n *Node) designatedLeader() *peer {
+	var d *peer
+	for _, id := range n.peers {
+		p := n.lead.peers[id]
+		if p == nil || !n.eligible(p) || p.stage != stageUpToDate || p.ack < n.commit {
+			continue
+		}
+		if d == nil || p.ack >= d.ack {
+			d = p
+		}
+	}
+	return d
+}
+
+// learnerDesignated: this learner's leader, removed by a committed change,
+// names its successor in m.Vote (reconfigStepDown). The successor leads;
+// every other learner follows it (or observes), as ZooKeeper's learners
+// take the designated leader of COMMITANDACTIVATE as their vote and
+// leave the election out (QuorumPeer.processReconfig, updateServerState).
+// A successor that cannot lead in its own view looks for a leader.
+func (n *Node) learnerDesignated(m Message) {
+	if m.Epoch != n.learn.epoch {
+		n.logger.Debug("designation of another epoch ignored", "epoch", m.Epoch, "session epoch", n.learn.epoch)
+		return
+	}
+	n.logger.Info("leader removed by reconfiguration designates a successor", "from", n.leader, "to", m.Vote.Leader)
+	if m.Vote.Leader == n.id {
+		if !n.canVote() {
+			n.becomeLooking()
+			return
+		}
+		n.elect.vote = n.selfVote()
+		n.becomeLeader()
+		return
+	}
+	n.followDesignated(m.Vote)
+}
+
+// awaitsDesignation: this server follows, as a voter, a leader that the
+// newest configuration in its log leaves out of the voters, and is a
+// voter of that configuration. Once the change commits the leader names
+// its successor (reconfigStepDown) in a message that follows the COMMIT,
+// and this server may be the one: a FOLLOWERINFO that reaches it before
+// then comes from a learner that already has the designation (on
+// another link). It is kept for becomeLeader rather than refused: a
+// refused learner would look for a leader, and a vote of its for itself
+// could outrank the designated leader's and make it step down in
+// discovery. A learner kept waiting in vain (the change never commits,
+// or names another server) asks again and gives up after initLimit, as
+// with any leader that does not answer; if this server stops following,
+// what it kept is dropped.
+func (n *Node) awaitsDesignation() bool {
+	if n.state != StateFollowing || n.learn == nil || n.learn.stage != lsBroadcast || !n.canVote() {
+		return false
+	}
+	newest := n.cfgs[len(n.cfgs)-1].m
+	return newest.IsVoter(n.id) && !newest.IsVoter(n.leader)
+}
+
+// followDesignated makes v's candidate, named by a removed leader, this
+// server's vote and leader. The decision rests on no vote of a round, so
+// the learner has not seen it leading (learner.go's rules for a
+// candidate that looks again apply).
+func (n *Node) followDesignated(v Vote) {
+	v.Round = n.elect.round
+	n.elect.vote = v
+	n.becomeLearner(v.Leader)
 }
 
 // rebuildMembership derives the voter and observer sets and the peer list

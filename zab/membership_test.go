@@ -132,7 +132,7 @@ func TestReconfigGrowAndShrink(t *testing.T) {
 		return tn.allFollow(l) && tn.activeIs([]uint64{1, 2, 3, 4, 5}, nil)
 	})
 
-	// Shrink to three voters without the leader: it hands over.
+	// Shrink to three voters without the leader: it designates a successor.
 	var keep []uint64
 	for _, id := range []uint64{1, 2, 3} {
 		if id != l && len(keep) == 0 {

@@ -73,7 +73,10 @@ const (
 	// MsgTimeoutNow (leader to follower, in broadcast) hands leadership
 	// over (transfer.go): the follower, whose log ends at Zxid like the
 	// leader's, starts an election at once with a handover vote for
-	// itself, marked with the leader's Epoch.
+	// itself, marked with the leader's Epoch. With Vote.Leader set it is a
+	// designation instead (leader to every learner, at the commit of a
+	// change that removes the leader; membership.go): Vote.Leader leads
+	// the next epoch and the learners follow it without an election.
 	MsgTimeoutNow
 )
 

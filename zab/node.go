@@ -185,6 +185,12 @@ func (n *Node) Step(m Message) error {
 		case StateLeading:
 			n.leaderFollowerInfo(m)
 		case StateFollowing, StateObserving:
+			if n.awaitsDesignation() {
+				// Our leader is about to name the next one, maybe us
+				// (membership.go): keep it for becomeLeader.
+				n.keepEarly(m)
+				return nil
+			}
 			// Not leading, and not about to: tell the learner at once
 			// rather than let it wait out initLimit.
 			n.sendReject(m)
@@ -204,10 +210,7 @@ func (n *Node) Step(m Message) error {
 			}
 			// The learner decided first; this server may be about to
 			// lead. Keep the latest per learner for becomeLeader.
-			if n.early == nil {
-				n.early = map[uint64]Message{}
-			}
-			n.early[m.From] = m
+			n.keepEarly(m)
 		}
 	case MsgAckEpoch, MsgAckNewLeader, MsgAck, MsgAckEpochRoll:
 		if n.state == StateLeading {
@@ -222,6 +225,15 @@ func (n *Node) Step(m Message) error {
 		}
 	}
 	return nil
+}
+
+// keepEarly keeps a learner's FOLLOWERINFO, the latest per learner, for
+// becomeLeader.
+func (n *Node) keepEarly(m Message) {
+	if n.early == nil {
+		n.early = map[uint64]Message{}
+	}
+	n.early[m.From] = m
 }
 
 // Persisted tells the node that its log is durable up to z (in the sense

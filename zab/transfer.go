@@ -109,6 +109,11 @@ func (n *Node) transferVote(m Message) bool {
 // where the leader's does; otherwise it ignores the message and the
 // leader aborts the transfer after TransferTicks.
 func (n *Node) learnerTimeoutNow(m Message) {
+	if m.Vote.Leader != 0 {
+		// A removed leader's designation (membership.go).
+		n.learnerDesignated(m)
+		return
+	}
 	ls := n.learn
 	if n.state != StateFollowing || ls.stage != lsBroadcast || !n.canVote() ||
 		m.Epoch != ls.epoch || m.Zxid != n.log.lastZxid() || n.ackable() < m.Zxid {

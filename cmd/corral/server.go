@@ -80,6 +80,14 @@ func runServer(args []string) int {
 			return 1
 		}
 	}
+	if cfg.ReconfigEnabled && cfg.DynamicConfigFile == "" && cfg.Distributed() {
+		// The servers are still in zoo.cfg, which the first committed
+		// reconfiguration rewrites: keep a copy, as ZooKeeper does.
+		if err := config.BackupStaticConfig(fs.Arg(0)); err != nil {
+			fmt.Fprintf(os.Stderr, "corral: backing up %s: %v\n", fs.Arg(0), err)
+			return 1
+		}
+	}
 	tweak := func(o *server.Options) {
 		if o.Ensemble != nil {
 			o.Ensemble.ForceRecover = *forceRecover
@@ -400,6 +408,17 @@ func ensembleOptions(cfg *config.Config) (*server.Ensemble, error) {
 			ens.Voters = append(ens.Voters, id)
 		}
 		ens.Peers[id] = transport.Peer{QuorumAddr: sv.QuorumAddr(), ElectionAddr: sv.ElectionAddr()}
+	}
+	if cfg.NextConfigVersion > cfg.ConfigVersion {
+		// A reconfig proposal accepted before a stop (zoo.cfg.dynamic.next):
+		// its servers are reachable, as ZooKeeper connects to the members
+		// of its last seen configuration.
+		ens.NextConfigVersion = cfg.NextConfigVersion
+		for _, sv := range cfg.NextServers {
+			if _, ok := ens.Peers[uint64(sv.ID)]; !ok && sv.ID != cfg.MyID {
+				ens.Peers[uint64(sv.ID)] = transport.Peer{QuorumAddr: sv.QuorumAddr(), ElectionAddr: sv.ElectionAddr()}
+			}
+		}
 	}
 	return ens, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,12 +137,13 @@ func TestReconfigGrowShrink(t *testing.T) {
 		}
 	}
 
-	// Shrink 5 -> 3 under a bounded write load: remove two members, the
-	// leader among them when it is not one of the first three.
-	leader := ens.Leader()
-	remove := []int{j1, j2}
-	if leader >= 0 && leader < 3 {
-		remove = []int{leader, j2}
+	// Shrink 5 -> 3 under a bounded write load: remove the leader and one
+	// other member. The leader names a successor from the new
+	// configuration (ZooKeeper's designated leader; zab/membership.go).
+	leader := waitLeader(t, ens)
+	remove := []int{leader, j2}
+	if leader == j2 {
+		remove[1] = j1
 	}
 	var keep []int
 	for i := 0; i < ens.Len(); i++ {
@@ -191,6 +194,12 @@ func TestReconfigGrowShrink(t *testing.T) {
 	for _, i := range keep {
 		waitConfig(t, ens, i, 3)
 	}
+	// The removed leader handed over to a member of the new
+	// configuration.
+	if nl := waitLeader(t, ens); !slices.Contains(keep, nl) {
+		t.Fatalf("after removing the leader %s the leader is %s, not a member of the new configuration %v",
+			ens.MemberString(leader), ens.MemberString(nl), keep)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(acked) == 0 {
@@ -226,6 +235,15 @@ func TestReconfigGrowShrink(t *testing.T) {
 	}
 	if n := strings.Count(string(dyn), ":participant"); n != 3 {
 		t.Fatalf("dynamic file has %d participants:\n%s", n, dyn)
+	}
+	// The proposal's zoo.cfg.dynamic.next is gone once committed, and the
+	// static file as it was before the first reconfiguration is kept in
+	// zoo.cfg.bak (ZooKeeper's setQuorumVerifier and backupOldConfig).
+	if _, err := os.Stat(s.CfgPath + ".dynamic.next"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("zoo.cfg.dynamic.next after the commit: %v", err)
+	}
+	if bak, err := os.ReadFile(s.CfgPath + ".bak"); err != nil || !strings.Contains(string(bak), "server.") {
+		t.Fatalf("zoo.cfg.bak: %v\n%s", err, bak)
 	}
 	s.Stop()
 	s.StartAgain()
@@ -289,5 +307,116 @@ func TestReconfigGrowShrink(t *testing.T) {
 			}
 		}
 		t.Logf("removed member %s serves, up to date", ens.MemberString(i))
+	}
+}
+
+// waitLeader returns the member whose srvr says it leads, waiting for one
+// (bounded by progressWait).
+func waitLeader(t *testing.T, ens *harness.Ensemble) int {
+	t.Helper()
+	deadline := time.Now().Add(progressWait)
+	for {
+		if l := ens.Leader(); l >= 0 {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader within %v", progressWait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestReconfigSnapCarriesVersion: a member that starts from an empty
+// dataDir and the static zoo.cfg from before a reconfiguration, and is
+// synchronized by a SNAP from a leader restarted since that
+// reconfiguration, reports the current configuration and its version.
+// The restarted members set /zookeeper/config from their dynamic file at
+// start-up with the version as the node's mzxid (ZooKeeper's
+// ZKDatabase.initConfigInZKDatabase), so the snapshot says which
+// configuration it holds.
+func TestReconfigSnapCarriesVersion(t *testing.T) {
+	cfg := reconfigConfig()
+	// Frequent snapshots cut the log: a member with an empty dataDir
+	// gets a SNAP.
+	cfg.Server.Extra = append(cfg.Server.Extra, "snapCount=10")
+	ens := env.StartEnsemble(t, 3, cfg)
+	admin := connectAll(t, ens, 0, "admin")
+	if err := admin.AddAuth("digest", []byte(harness.SuperUser+":"+harness.SuperPassword)); err != nil {
+		t.Fatal(err)
+	}
+	// A reconfiguration to the same three members: a new version.
+	var specs []string
+	for i := 0; i < ens.Len(); i++ {
+		specs = append(specs, ens.Spec(i))
+	}
+	st, err := admin.Reconfig(specs, -1)
+	if err != nil {
+		t.Fatalf("bulk reconfig: %v", err)
+	}
+	version := fmt.Sprintf("version=%x", st.Mzxid)
+	for k := 0; k < 30; k++ {
+		if _, err := admin.Create(fmt.Sprintf("/before-%d", k), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin.Close()
+	// Restart every member, so that whichever leads has restarted since
+	// the reconfiguration.
+	for i := 0; i < ens.Len(); i++ {
+		ens.Server(i).Stop()
+	}
+	for i := 0; i < ens.Len(); i++ {
+		ens.Launch(i)
+	}
+	l := ens.WaitAll()
+	c := connectOne(t, ens, l)
+	for k := 0; k < 30; k++ {
+		if _, err := c.Create(fmt.Sprintf("/after-%d", k), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, want := configOf(t, c)
+	if !strings.HasSuffix(want, version) {
+		t.Fatalf("leader %s after restart: /zookeeper/config\n%s\ndoes not end with %s", ens.MemberString(l), want, version)
+	}
+	// A follower comes back from an empty dataDir (its myid kept) and
+	// the zoo.cfg it had before the reconfiguration (zoo.cfg.bak).
+	f := (l + 1) % ens.Len()
+	s := ens.Server(f)
+	s.Stop()
+	entries, err := os.ReadDir(s.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "myid" {
+			if err := os.RemoveAll(filepath.Join(s.DataDir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bak, err := os.ReadFile(s.CfgPath + ".bak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.CfgPath, bak, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.StartAgain()
+	fc := connectOne(t, ens, f)
+	deadline := time.Now().Add(convergeWait)
+	for {
+		_, serr := fc.Sync("/")
+		ok, _, eerr := fc.Exists("/after-29")
+		if serr == nil && eerr == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("member %s never caught up: sync %v, exists %v %v", ens.MemberString(f), serr, ok, eerr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, _, got := configOf(t, fc); got != want {
+		t.Fatalf("member %s from an empty dataDir: /zookeeper/config\n%s\nwant the leader's\n%s", ens.MemberString(f), got, want)
 	}
 }

@@ -20,7 +20,8 @@ import (
 //	          [sync-limit=N] [election-tick=N] [transfer-ticks=N]
 //	tick [ids...] [n=K]            Tick each node K times (default 1)
 //	process-ready [ids...]         handle one Ready of each
-//	deliver-msgs [ids...] [drop=true]
+//	deliver-msgs [ids...] [drop=true] [from=ID]
+//	                               from: only the messages ID sent
 //	stabilize [ids...]             Ready and delivery until quiescent
 //	propose ID DATA
 //	persist ID [zxid=E:C]          report the log durable (default: all of it)
@@ -87,7 +88,9 @@ func (env *InteractionEnv) handle(t *testing.T, d *datadriven.TestData) error {
 	case "deliver-msgs":
 		drop := false
 		d.MaybeScanArgs(t, "drop", &drop)
-		env.DeliverMsgs(drop, ids...)
+		var from uint64
+		d.MaybeScanArgs(t, "from", &from)
+		env.DeliverMsgsFrom(drop, from, ids...)
 	case "stabilize":
 		return env.Stabilize(ids...)
 	case "propose":

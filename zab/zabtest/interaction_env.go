@@ -271,6 +271,13 @@ func (env *InteractionEnv) Persist(id uint64, z zab.Zxid) error {
 // when none is given), in order, and returns how many it took off the
 // queue. With drop set they are lost instead.
 func (env *InteractionEnv) DeliverMsgs(drop bool, ids ...uint64) int {
+	return env.DeliverMsgsFrom(drop, 0, ids...)
+}
+
+// DeliverMsgsFrom is DeliverMsgs for the messages from one sender only
+// (from 0: every sender); the others stay in flight, so a message from
+// one server can overtake one sent earlier by another.
+func (env *InteractionEnv) DeliverMsgsFrom(drop bool, from uint64, ids ...uint64) int {
 	if len(ids) == 0 {
 		ids = env.ids()
 	}
@@ -278,7 +285,7 @@ func (env *InteractionEnv) DeliverMsgs(drop bool, ids ...uint64) int {
 	for _, id := range ids {
 		var mine, rest []zab.Message
 		for _, m := range env.Messages {
-			if m.To == id {
+			if m.To == id && (from == 0 || m.From == from) {
 				mine = append(mine, m)
 			} else {
 				rest = append(rest, m)
