@@ -44,7 +44,7 @@ type leaderState struct {
 	epochFixed  bool
 	established bool
 	initZxid    Zxid // last zxid of the initial history of the epoch
-	start       int  // tick the current wait for a quorum began (discovery.go)
+	start       int
 	heartbeat   int
 	next        uint32 // counter of the next proposal
 	peers       map[uint64]*peer

@@ -28,11 +28,9 @@ type learnerState struct {
 	lastAck Zxid
 	// peerAcks holds the other voters' acknowledgements in this session's
 	// epoch (peer_ack.go).
-	peerAcks map[uint64]Zxid
-	// stageAt is the tick the join reached its stage (initLimit),
-	// lastHeard that of the last message from the leader (syncLimit).
-	stageAt   int
-	lastHeard int
+	peerAcks  map[uint64]Zxid
+	start     int // tick the join started (initLimit)
+	lastHeard int // tick of the last message from the leader (syncLimit)
 	// sawLeading: the election that chose the leader had a vote from it
 	// saying it led, in leadingRound; a LOOKING vote from it in a later
 	// round means it gave up (election.go).
@@ -56,7 +54,7 @@ func (n *Node) becomeLearner(leader uint64) {
 		n.state = StateObserving
 	}
 	n.leader = leader
-	n.learn = &learnerState{}
+	n.learn = &learnerState{start: n.now}
 	n.logger.Debug("following", "leader", leader, "state", n.state)
 	n.connect()
 }
@@ -72,7 +70,6 @@ func (n *Node) connect() {
 	ls.lastAck = 0
 	ls.peerAcks = nil
 	ls.lastHeard = n.now
-	ls.stageAt = n.now
 	if ls.retryWait == 0 {
 		ls.retryWait = n.cfg.ElectionTick
 	}
@@ -98,27 +95,15 @@ func (n *Node) sendFollowerInfo() {
 // breaking, like TCP).
 func (n *Node) reconnect(reason string) {
 	n.logger.Debug("reconnecting to leader", "leader", n.leader, "reason", reason)
+	n.learn.start = n.now
 	n.connect()
 }
 
 func (n *Node) tickLearner() {
 	ls := n.learn
 	if ls.stage < lsBroadcast {
-		// Each step of the join (LEADERINFO after FOLLOWERINFO, the
-		// sync after ACKEPOCH, UPTODATE after ACKNEWLEADER) has
-		// InitLimit ticks, as ZooKeeper's learner reads each with a
-		// socket timeout of initLimit, and as the leader's waits for a
-		// quorum that come before its answers have InitLimit each
-		// (discovery.go). A deadline over the whole join, a chain of
-		// round trips and durable writes, made learners with fast
-		// clocks give up every join on slow links while the leader
-		// still made progress, and a quorum that needed them never
-		// formed (simulator seed 37501, diskless). Pings do not
-		// extend a step, nor proposals: a step lost on a link that
-		// broke and came back unnoticed must still end the join
-		// (seeds 414, 38110), where ZooKeeper's closed socket ends it.
-		if n.now-ls.stageAt >= n.cfg.InitLimit {
-			n.logger.Debug("join step not done within initLimit", "leader", n.leader, "stage", ls.stage)
+		if n.now-ls.start >= n.cfg.InitLimit {
+			n.logger.Debug("no sync within initLimit", "leader", n.leader)
 			n.becomeLooking()
 			return
 		}
@@ -144,13 +129,6 @@ func (n *Node) tickLearner() {
 func (n *Node) stepLearner(m Message) error {
 	ls := n.learn
 	ls.lastHeard = n.now
-	if stage := ls.stage; stage < lsBroadcast {
-		defer func() {
-			if ls.stage != stage {
-				ls.stageAt = n.now // the next step of the join (tickLearner)
-			}
-		}()
-	}
 	switch m.Type {
 	case MsgLeaderInfo:
 		if ls.stage != lsDiscover && !(m.Reject && m.State == StateLooking) {
