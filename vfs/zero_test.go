@@ -45,3 +45,44 @@ func TestWriteZeros(t *testing.T) {
 		t.Fatalf("a stopped fill wrote: first byte %d (%v)", got[0], err)
 	}
 }
+
+// DirtyEnd finds the last non-zero byte in the range wherever it is:
+// none, at either edge, in the middle of a chunk, or outside the range.
+func TestDirtyEnd(t *testing.T) {
+	const size = 3<<20 + 17 // spans several 1 MiB chunks, not a multiple
+	for _, tc := range []struct {
+		name     string
+		dirty    []int64 // offsets set to 1
+		from, to int64
+		want     int64
+	}{
+		{"all zero", nil, 0, size, 0},
+		{"all zero from", nil, 100, size, 100},
+		{"last byte", []int64{size - 1}, 0, size, size},
+		{"first byte", []int64{0}, 0, size, 1},
+		{"middle of chunk", []int64{1<<20 + 5}, 0, size, 1<<20 + 6},
+		{"two, the later wins", []int64{10, 2<<20 + 3}, 0, size, 2<<20 + 4},
+		{"before from ignored", []int64{99}, 100, size, 100},
+		{"at to ignored", []int64{size - 1}, 0, size - 1, 0},
+		{"empty range", []int64{5}, 10, 10, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMem()
+			f, err := m.Create("/f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, size)
+			for _, o := range tc.dirty {
+				b[o] = 1
+			}
+			if _, err := f.Write(b); err != nil {
+				t.Fatal(err)
+			}
+			got, err := DirtyEnd(f, tc.from, tc.to)
+			if err != nil || got != tc.want {
+				t.Fatalf("DirtyEnd = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -178,7 +178,7 @@ func (l *Log) dropTail(base int64, res scanResult) error {
 func (l *Log) repairTail(bad string, size int64) error {
 	seg, f := l.cur, l.f
 	name := segmentName(seg.base)
-	dirty, err := dirtyEnd(f, seg.end, size)
+	dirty, err := vfs.DirtyEnd(f, seg.end, size)
 	if err != nil {
 		return fmt.Errorf("wal: reading %s: %w", name, err)
 	}

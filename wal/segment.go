@@ -167,27 +167,3 @@ func resetTail(f vfs.File, seg *segment, dirty int64) error {
 	}
 	return f.Sync()
 }
-
-// dirtyEnd returns the offset just after the last non-zero byte of f in
-// [from, to), or from if every byte there is zero. It reads backwards, so
-// that garbage near the end is found without reading all the zeros before.
-func dirtyEnd(f vfs.File, from, to int64) (int64, error) {
-	if to <= from {
-		return from, nil
-	}
-	buf := make([]byte, min(to-from, 1<<20))
-	for end := to; end > from; {
-		n := min(int64(len(buf)), end-from)
-		off := end - n
-		if _, err := f.ReadAt(buf[:n], off); err != nil && err != io.EOF {
-			return 0, err
-		}
-		for i := n - 1; i >= 0; i-- {
-			if buf[i] != 0 {
-				return off + i + 1, nil
-			}
-		}
-		end = off
-	}
-	return from, nil
-}

@@ -306,7 +306,7 @@ func checkSpare(t *testing.T, m *vfs.MemFS, size int64) {
 	if n, _ := f.Size(); n != size {
 		t.Fatalf("spare is %d bytes, want %d", n, size)
 	}
-	if end, err := dirtyEnd(f, 0, size); err != nil || end != 0 {
+	if end, err := vfs.DirtyEnd(f, 0, size); err != nil || end != 0 {
 		t.Fatalf("spare not all zeros: %d, %v", end, err)
 	}
 }

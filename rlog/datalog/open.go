@@ -124,7 +124,7 @@ func (l *Log) openSegment(seq uint64, last bool) (*segment, error) {
 // and syncs it.
 func (l *Log) repairTail(seg *segment, size int64, bad string) error {
 	name := segmentName(seg.seq)
-	dirty, err := dirtyEnd(seg.f, seg.end, size)
+	dirty, err := vfs.DirtyEnd(seg.f, seg.end, size)
 	if err != nil {
 		return fmt.Errorf("datalog: reading %s: %w", name, err)
 	}
@@ -199,27 +199,4 @@ func (l *Log) scan(f vfs.File, seq uint64) (seg *segment, bad string, badOff int
 		seg.end += size
 		seg.live += size
 	}
-}
-
-// dirtyEnd returns the offset just after the last non-zero byte of f in
-// [from, to), or from if every byte there is zero.
-func dirtyEnd(f vfs.File, from, to int64) (int64, error) {
-	if to <= from {
-		return from, nil
-	}
-	buf := make([]byte, min(to-from, 1<<20))
-	for end := to; end > from; {
-		n := min(int64(len(buf)), end-from)
-		off := end - n
-		if _, err := f.ReadAt(buf[:n], off); err != nil && err != io.EOF {
-			return 0, err
-		}
-		for i := n - 1; i >= 0; i-- {
-			if buf[i] != 0 {
-				return off + i + 1, nil
-			}
-		}
-		end = off
-	}
-	return from, nil
 }
