@@ -61,6 +61,9 @@ func parseServerLine(key string, id int64, value string) (Server, error) {
 			if strings.ContainsAny(s.ClientAddr, "[]") {
 				return Server{}, bad(fmt.Sprintf("client address %q has a stray bracket", s.ClientAddr))
 			}
+			if strings.IndexFunc(s.ClientAddr, isSpaceOrControl) >= 0 {
+				return Server{}, bad(fmt.Sprintf("client address %q has a space or control character", s.ClientAddr))
+			}
 		}
 		port, err := parsePort(cp[len(cp)-1])
 		if err != nil {
@@ -83,6 +86,12 @@ func parseServerLine(key string, id int64, value string) (Server, error) {
 	// names no address and would not survive being written back.
 	if strings.ContainsAny(s.Host, "[]") {
 		return Server{}, bad(fmt.Sprintf("host %q has a stray bracket", s.Host))
+	}
+	// Nor can a space or control character, which no host name or
+	// address holds; at the ends of the value javaTrim would drop it when
+	// the line is read back, leaving a different host (or none).
+	if strings.IndexFunc(s.Host, isSpaceOrControl) >= 0 {
+		return Server{}, bad(fmt.Sprintf("host %q has a space or control character", s.Host))
 	}
 	if s.QuorumPort, err = parsePort(parts[1]); err != nil {
 		return Server{}, bad("quorum port: " + err.Error())
@@ -188,3 +197,7 @@ func javaSplit(s, sep string) []string {
 	}
 	return parts
 }
+
+// isSpaceOrControl reports the characters Java's String.trim removes
+// (code points up to U+0020) and DEL.
+func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
