@@ -280,6 +280,14 @@ func (l *Logs) create(ctx context.Context, zk *client.Conn, name string) error {
 // retry after a BadVersion, is decided on a record just read.
 func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect int64, data []byte) (int64, error) {
 	resyncs := 0
+	// This member's tree may lag the leader's: a read here is not
+	// linearizable (ZooKeeper's reads are not). A refusal must be decided
+	// on the log as it is, so before refusing on a record read here the
+	// member is synced (once) and the record read again. lost is the
+	// version a multi just lost to: a record read back at or below it is
+	// the member's stale copy, and a sync, not a busy retry, brings it up.
+	synced := false
+	lost := int32(-1)
 	for range maxCASRetries {
 		k, fresh := l.recall(name)
 		if !fresh || !appendable(k.c, expect, int64(len(data)), l.opts.MaxAppend) {
@@ -288,6 +296,15 @@ func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect 
 				return 0, err
 			}
 			k, fresh = knownRecord{c, ver}, true
+			stale := ver <= lost
+			if !synced && (stale || !appendable(c, expect, int64(len(data)), l.opts.MaxAppend)) {
+				if _, err := zk.Sync(ctx, l.logPath(name)); err != nil {
+					return 0, readErr(err)
+				}
+				synced, lost = true, -1
+				l.forget(name)
+				continue
+			}
 			if !appendable(c, expect, int64(len(data)), l.opts.MaxAppend) {
 				return l.refuse(ctx, zk, name, c, expect, data)
 			}
@@ -304,6 +321,7 @@ func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect 
 			return c.End, nil
 		case errors.Is(err, wire.CodeBadVersion):
 			l.forget(name) // another writer moved the end: read again
+			lost, synced = k.ver, false
 			continue
 		case refused(err) && resyncs < maxResyncs:
 			// The record was stale though its version matched: a log
