@@ -53,6 +53,10 @@ func startEnsembleObservers(t *testing.T, n, nobs int, tweak func(*Options)) *te
 			DataDir:    t.TempDir(),
 			ServerID:   int64(i + 1),
 			TickTime:   100 * time.Millisecond,
+			// ZooKeeper's default cap (20 ticks) would be 2 s here: a
+			// client's session, whatever it asks for, could expire under
+			// -race on a loaded machine in tests about other things.
+			MaxSessionTimeout: 20 * time.Second,
 			Ensemble: &Ensemble{
 				ID: uint64(i + 1), Voters: voters, Observers: observers, Peers: peers,
 				// 2 s without hearing from each other before a member

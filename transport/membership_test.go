@@ -3,6 +3,7 @@ package transport
 import (
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/corral-db/corral/zab"
 )
@@ -77,17 +78,44 @@ func TestTCPLowerIDJoiner(t *testing.T) {
 	c.peers = all
 	tr1 := c.start(1)
 	c.waitConnected(1, 2, 3)
-	tr1.Send([]zab.Message{{Type: zab.MsgProposal, From: 1, To: 3, Epoch: 1, Zxid: 1}})
-	recvProposals(t, tr3.Recv(), 1, 1)
-	tr2.Send([]zab.Message{{Type: zab.MsgProposal, From: 2, To: 1, Epoch: 1, Zxid: 1}})
-	recvProposals(t, tr1.Recv(), 2, 1)
-	// Once 2 and 3 know it, they dial it; the connections stay up.
+	sendUntilReceived(t, tr1, 1, 3, tr3.Recv())
+	sendUntilReceived(t, tr2, 2, 1, tr1.Recv())
+	// Once 2 and 3 know it, they dial it (the higher id dials) and
+	// replace the connections 1 opened. A message queued on a connection
+	// being replaced is lost, as on a broken TCP connection, so the
+	// proposal is sent until one arrives.
 	for _, tr := range []*TCP{tr2, tr3} {
 		if err := tr.SetPeers(all); err != nil {
 			t.Fatal(err)
 		}
 	}
 	c.waitConnected(1, 2, 3)
-	tr3.Send([]zab.Message{{Type: zab.MsgProposal, From: 3, To: 1, Epoch: 1, Zxid: 1}})
-	recvProposals(t, tr1.Recv(), 3, 1)
+	sendUntilReceived(t, tr3, 3, 1, tr1.Recv())
+	sendUntilReceived(t, tr2, 2, 1, tr1.Recv())
+}
+
+// sendUntilReceived sends a proposal from one transport to a peer every
+// 100 ms until recv (the peer's) delivers one from it. While connections
+// are being replaced the transport may drop what it queued on the old one
+// (zab reconnects and resends); what is checked is that messages flow.
+func sendUntilReceived(t *testing.T, tr *TCP, from, to uint64, recv <-chan zab.Message) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		tr.Send([]zab.Message{{Type: zab.MsgProposal, From: from, To: to, Epoch: 1, Zxid: 1}})
+		for wait := true; wait; {
+			select {
+			case m := <-recv:
+				if m.From == from && m.Type == zab.MsgProposal {
+					return
+				}
+			case <-tick.C:
+				wait = false
+			case <-timeout:
+				t.Fatalf("no proposal from %d reached %d", from, to)
+			}
+		}
+	}
 }
