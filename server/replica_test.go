@@ -343,7 +343,8 @@ func TestEnsembleSnapshotSync(t *testing.T) {
 // A session whose client vanished from a follower is expired by the
 // leader; its ephemerals go on every replica.
 func TestEnsembleSessionExpiry(t *testing.T) {
-	e := startEnsemble(t, 3, nil)
+	// Expiry is the subject: the session is held to 20 ticks (2 s).
+	e := startEnsemble(t, 3, func(o *Options) { o.MaxSessionTimeout = 20 * o.TickTime })
 	leader := e.waitLeader()
 	follower := (leader + 1) % 3
 	raw := dial(t, e.servers[follower].addr) // timeout clamped to 20 ticks
