@@ -111,6 +111,15 @@ type Breaks struct {
 	// instead of the one before, so a member restarted from its own last
 	// snapshot needs a SNAP.
 	CutAtNewest bool
+	// ProgressForever reports transfer progress from the leader on every
+	// tick, as a transport would that counted pings as progress: a
+	// learner's join step then never runs out, so one whose message was
+	// lost waits for good.
+	ProgressForever bool
+	// IgnoreProgress drops the transport's progress reports: a learner
+	// then gets InitLimit ticks for a SNAP however large, and one that
+	// takes longer never completes.
+	IgnoreProgress bool
 }
 
 // Schedule is the snapshot policy.

@@ -249,6 +249,7 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		TLS:           rp.ens.QuorumTLS,
 		AcceptUnknown: rp.ens.ReconfigEnabled,
 		OnDisconnect:  rp.d.ReportUnreachable,
+		OnProgress:    rp.d.ReportProgress,
 		Logger:        rp.log,
 	})
 	if err != nil {
