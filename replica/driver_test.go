@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -444,4 +445,45 @@ func TestReportProgressDoesNotWaitForTheNode(t *testing.T) {
 		t.Fatal("ReportProgress waited for the driver's lock")
 	}
 	d.mu.Unlock()
+}
+
+// While a member builds or installs a SNAP image (no bytes move over the
+// link), it tells the other end every SyncProgressEvery that the sync is
+// moving, and stops when the step is done.
+func TestWhileSyncingSendsProgress(t *testing.T) {
+	var mu sync.Mutex
+	var got []zab.Message
+	d := &Driver{cfg: Config{ID: 2, SyncProgressEvery: time.Millisecond}, env: Env{Send: func(msgs []zab.Message) {
+		mu.Lock()
+		got = append(got, msgs...)
+		mu.Unlock()
+	}}}
+	err := d.whileSyncing(1, func() error {
+		for {
+			mu.Lock()
+			n := len(got)
+			mu.Unlock()
+			if n >= 3 {
+				return nil
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	after := len(got)
+	for _, m := range got {
+		if m.Type != zab.MsgSyncProgress || m.From != 2 || m.To != 1 {
+			t.Errorf("sent %v, want SYNCPROGRESS 2->1", m)
+		}
+	}
+	mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != after {
+		t.Fatalf("%d progress messages after the step ended", len(got)-after)
+	}
 }

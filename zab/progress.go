@@ -10,9 +10,13 @@ package zab
 // (Learner.syncWithLeader, LearnerHandler), so a transfer that keeps
 // moving bytes is never cut and one that stalls is.
 //
-// zab counts progress the same way, from three sources:
+// zab counts progress the same way, from four sources:
 //   - the driver's transport reports that bytes of a message to or from a
 //     peer keep moving (ReportProgress), every chunk of a large frame;
+//   - the peer's driver says that it is building the SNAP image (the
+//     leader, before a byte of it leaves) or installing it (the learner,
+//     after the last byte arrived) with MsgSyncProgress, every chunk of
+//     the image it writes or reads;
 //   - the DIFF's entries, each PROPOSAL between the sync header and
 //     NEWLEADER (stepLearner);
 //   - the learner's own durable install of a SNAP (Advance of the Ready
@@ -35,6 +39,10 @@ package zab
 // matches no join in progress is ignored.
 func (n *Node) ReportProgress(id uint64) {
 	defer n.afterEvent()
+	n.reportProgress(id)
+}
+
+func (n *Node) reportProgress(id uint64) {
 	switch {
 	case (n.state == StateFollowing || n.state == StateObserving) && n.learn != nil && n.leader == id:
 		n.learnerProgress()

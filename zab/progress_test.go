@@ -40,13 +40,18 @@ func following(t *testing.T, n *Node, session uint64, what string) {
 func TestLearnerSyncStepExtendedByTransferProgress(t *testing.T) {
 	n, session := joinAsLearner(t)
 	limit := n.cfg.InitLimit
-	for range 5 {
+	for i := range 6 {
 		tickN(n, limit-1)
-		n.ReportProgress(1)
+		if i%2 == 0 {
+			n.ReportProgress(1) // the transport: bytes arriving
+		} else {
+			// The leader's driver: the image is being built.
+			step(t, n, Message{Type: MsgSyncProgress, From: 1})
+		}
 		n.ReportProgress(3) // not the leader
-		drain(n)
+		step(t, n, Message{Type: MsgSyncProgress, From: 3})
 	}
-	following(t, n, session, "sync in progress for 5 InitLimits")
+	following(t, n, session, "sync in progress for 6 InitLimits")
 	for range limit - 1 {
 		tickN(n, 1)
 		n.ReportProgress(3)
