@@ -92,6 +92,13 @@ type Config struct {
 	Rand   *rand.Rand
 	Logger *slog.Logger
 
+	// SyncProgressEvery is how often a member building a SNAP image for
+	// a learner, or installing one from its leader, tells the other end
+	// that the sync is moving (zab.MsgSyncProgress): neither moves bytes
+	// over the link, and either can take longer than InitLimit for a
+	// large state. 0: never (a driver whose steps take no time, the
+	// simulator). A tick's duration or a few suits a real server.
+	SyncProgressEvery time.Duration
 	// Breaks deliberately violates one of the driver's rules. The
 	// simulator's self-test (sim/bite_test.go) sets them to show that it
 	// catches each violation; nothing else may.
@@ -111,6 +118,15 @@ type Breaks struct {
 	// instead of the one before, so a member restarted from its own last
 	// snapshot needs a SNAP.
 	CutAtNewest bool
+	// ProgressForever reports transfer progress from the leader on every
+	// tick, as a transport would that counted pings as progress: a
+	// learner's join step then never runs out, so one whose message was
+	// lost waits for good.
+	ProgressForever bool
+	// IgnoreProgress drops the transport's progress reports: a learner
+	// then gets InitLimit ticks for a SNAP however large, and one that
+	// takes longer never completes.
+	IgnoreProgress bool
 }
 
 // Schedule is the snapshot policy.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,6 +54,14 @@ type Driver struct {
 	snapInstalls int
 	// wake is signalled when the node may have a Ready (Run's node loop).
 	wake chan struct{}
+
+	// pmu guards progress, the peers the transport reported transfer
+	// progress with since the node last heard (ReportProgress). It is
+	// never held with mu's callers waiting: ReportProgress runs on
+	// transport goroutines, which must not wait for a node loop busy
+	// building or installing a snapshot. Lock order: mu before pmu.
+	pmu      sync.Mutex
+	progress map[uint64]struct{}
 }
 
 // New creates a Driver from the state the caller loaded (Config.SM's
@@ -166,9 +175,52 @@ func (d *Driver) Step(m zab.Message) error {
 // Tick advances the node's clock by one tick.
 func (d *Driver) Tick() {
 	d.mu.Lock()
+	d.flushProgressLocked()
+	if d.cfg.Breaks.ProgressForever {
+		if st := d.node.Status(); st.Leader != 0 && st.Leader != d.cfg.ID {
+			d.node.ReportProgress(st.Leader)
+		}
+	}
 	d.node.Tick()
 	d.mu.Unlock()
 	d.signal()
+}
+
+// ReportProgress tells the node that bytes of a message to or from peer
+// are moving (zab.Node.ReportProgress). It never waits for the node:
+// the report is handed over at the next tick or Process. A transport
+// calls it for every chunk of a large frame it reads or writes.
+func (d *Driver) ReportProgress(peer uint64) {
+	if d.cfg.Breaks.IgnoreProgress {
+		return
+	}
+	d.pmu.Lock()
+	if d.progress == nil {
+		d.progress = map[uint64]struct{}{}
+	}
+	d.progress[peer] = struct{}{}
+	d.pmu.Unlock()
+	d.signal()
+}
+
+// flushProgressLocked hands the progress reports to the node, before a
+// tick could end the step they extend.
+func (d *Driver) flushProgressLocked() {
+	d.pmu.Lock()
+	if len(d.progress) == 0 {
+		d.pmu.Unlock()
+		return
+	}
+	peers := make([]uint64, 0, len(d.progress))
+	for p := range d.progress {
+		peers = append(peers, p)
+	}
+	clear(d.progress)
+	d.pmu.Unlock()
+	slices.Sort(peers)
+	for _, p := range peers {
+		d.node.ReportProgress(p)
+	}
 }
 
 // ReportUnreachable tells the node that the link to peer broke.

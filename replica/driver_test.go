@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/zab"
 )
 
 func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {
@@ -352,5 +355,135 @@ func TestStalePersistedIsDropped(t *testing.T) {
 	}
 	if p := d.Status().Persisted; p != z2 {
 		t.Fatalf("persisted %v, want %v", p, z2)
+	}
+}
+
+// A SNAP held in transit for several InitLimits completes while the
+// transports at both ends report progress (the TCP transport does for
+// every chunk of a large frame): the learner neither gives up its join
+// nor is forgotten by the leader. Without the reports it gives up, as it
+// must for a stalled transfer.
+func TestSnapInTransitForLongCompletesWithProgress(t *testing.T) {
+	for _, progress := range []bool{true, false} {
+		t.Run(fmt.Sprintf("progress=%v", progress), func(t *testing.T) {
+			g := newGroup(t, 3, Sync, Schedule{SnapCount: 2})
+			g.write(3)
+			l := g.stable()
+			f := l%3 + 1
+			g.cut[f] = true
+			g.m[l].d.ReportUnreachable(f)
+			g.m[f].d.ReportUnreachable(l)
+			z := g.write(10)
+			if ok, err := g.m[l].d.MaybeSnapshot(context.Background()); err != nil || !ok {
+				t.Fatalf("leader took no snapshot: %v %v", ok, err)
+			}
+			delete(g.cut, f)
+			// Hold everything from the leader to f once its SNAP is
+			// queued, as a slow TCP connection would.
+			var held []zab.Message
+			holding := false
+			take := func() {
+				var keep []zab.Message
+				for _, m := range g.q {
+					if m.From == l && m.To == f && (holding || m.Type == zab.MsgSync && m.Sync == zab.SyncSnap) {
+						holding = true
+						held = append(held, m)
+						continue
+					}
+					keep = append(keep, m)
+				}
+				g.q = keep
+			}
+			if !g.runUntil(3000, func() bool { take(); return holding }) {
+				t.Fatalf("no SNAP to %d: %s", f, g.describe())
+			}
+			looked := false
+			const initLimitSteps = 10 * 3 // zab's default InitLimit; a tick every third step
+			for range 5 * initLimitSteps {
+				if progress {
+					g.m[f].d.ReportProgress(l)
+					g.m[l].d.ReportProgress(f)
+				}
+				g.step()
+				take()
+				if st := g.m[f].d.Status(); st.State == zab.StateLooking {
+					looked = true
+				}
+			}
+			if looked == progress {
+				t.Fatalf("SNAP held for 5 InitLimits: learner looked again %v, want %v", looked, !progress)
+			}
+			if !progress {
+				return
+			}
+			g.q = append(held, g.q...)
+			if !g.runUntil(3000, func() bool { return g.m[f].sm.Applied() >= z }) {
+				t.Fatalf("member %d did not catch up: %s", f, g.describe())
+			}
+			if n := g.m[f].d.SnapInstalls(); n != 1 {
+				t.Fatalf("member %d installed %d snapshots, want 1", f, n)
+			}
+		})
+	}
+}
+
+// ReportProgress is called from transport goroutines and must not wait
+// for the node loop, which may hold the driver's lock for a long time
+// (building or installing the very snapshot whose bytes are moving).
+func TestReportProgressDoesNotWaitForTheNode(t *testing.T) {
+	g := newGroup(t, 3, Sync, Schedule{})
+	d := g.m[1].d
+	d.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		d.ReportProgress(2)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("ReportProgress waited for the driver's lock")
+	}
+	d.mu.Unlock()
+}
+
+// While a member builds or installs a SNAP image (no bytes move over the
+// link), it tells the other end every SyncProgressEvery that the sync is
+// moving, and stops when the step is done.
+func TestWhileSyncingSendsProgress(t *testing.T) {
+	var mu sync.Mutex
+	var got []zab.Message
+	d := &Driver{cfg: Config{ID: 2, SyncProgressEvery: time.Millisecond}, env: Env{Send: func(msgs []zab.Message) {
+		mu.Lock()
+		got = append(got, msgs...)
+		mu.Unlock()
+	}}}
+	err := d.whileSyncing(1, func() error {
+		for {
+			mu.Lock()
+			n := len(got)
+			mu.Unlock()
+			if n >= 3 {
+				return nil
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	after := len(got)
+	for _, m := range got {
+		if m.Type != zab.MsgSyncProgress || m.From != 2 || m.To != 1 {
+			t.Errorf("sent %v, want SYNCPROGRESS 2->1", m)
+		}
+	}
+	mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != after {
+		t.Fatalf("%d progress messages after the step ended", len(got)-after)
 	}
 }

@@ -13,6 +13,7 @@ import (
 func (d *Driver) Process() error {
 	for {
 		d.mu.Lock()
+		d.flushProgressLocked()
 		if !d.node.HasReady() {
 			d.mu.Unlock()
 			return nil

@@ -116,18 +116,20 @@ func (d *Driver) attachSnapshotsLocked(msgs []zab.Message) {
 			continue
 		}
 		var data []byte
-		var err error
-		if d.env.SnapshotImage != nil {
-			data, err = d.env.SnapshotImage(sn.Zxid)
-		} else {
+		err := d.whileSyncing(msgs[i].To, func() error {
+			var err error
+			if d.env.SnapshotImage != nil {
+				data, err = d.env.SnapshotImage(sn.Zxid)
+				return err
+			}
 			var b bytes.Buffer
-			var z zab.Zxid
-			z, err = d.sm.WriteSnapshot(context.Background(), &b)
+			z, err := d.sm.WriteSnapshot(context.Background(), &b)
 			if err == nil && z < sn.Zxid {
 				err = fmt.Errorf("image at %v is older than the log's cut %v", z, sn.Zxid)
 			}
 			data = b.Bytes()
-		}
+			return err
+		})
 		if err != nil {
 			d.log.Error("cannot send a snapshot to a learner", "to", msgs[i].To, "zxid", sn.Zxid, "err", err)
 			continue
@@ -139,7 +141,17 @@ func (d *Driver) attachSnapshotsLocked(msgs []zab.Message) {
 // installSnapshot replaces the state with the leader's image (SNAP),
 // durably, and cuts the log to it, before anything after it is appended.
 func (d *Driver) installSnapshot(sn zab.Snapshot) error {
-	z, err := d.sm.InstallSnapshot(context.Background(), bytes.NewReader(sn.Data))
+	d.mu.Lock()
+	leader := d.node.Status().Leader
+	d.mu.Unlock()
+	// The leader hears nothing else from this member until the install
+	// is done: tell it the sync is moving (progress.go).
+	var z zab.Zxid
+	err := d.whileSyncing(leader, func() error {
+		var err error
+		z, err = d.sm.InstallSnapshot(context.Background(), bytes.NewReader(sn.Data))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("replica: installing the leader's snapshot: %w", err)
 	}

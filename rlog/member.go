@@ -128,6 +128,8 @@ type MemberConfig struct {
 	Logger   *slog.Logger
 	// Zab timing in ticks, as replica.Config (0: zab's defaults).
 	ElectionTick, HeartbeatTick, InitLimit, SyncLimit int
+	// SyncProgressEvery is replica.Config.SyncProgressEvery.
+	SyncProgressEvery time.Duration
 }
 
 // OpenMember opens a member's disk (State, WAL, epochs) in cfg.Dir and
@@ -152,7 +154,8 @@ func OpenMember(cfg MemberConfig) (*Member, error) {
 				HardState: hs, Log: ents, Schedule: cfg.Schedule, Logger: cfg.Logger,
 				ElectionTick: cfg.ElectionTick, HeartbeatTick: cfg.HeartbeatTick,
 				InitLimit: cfg.InitLimit, SyncLimit: cfg.SyncLimit,
-				Env: replica.Env{Log: st, HardState: hsStore, Send: cfg.Send}}
+				SyncProgressEvery: cfg.SyncProgressEvery,
+				Env:               replica.Env{Log: st, HardState: hsStore, Send: cfg.Send}}
 			mb := NewMember(s, &rc)
 			var d *replica.Driver
 			if d, err = replica.New(rc); err == nil {

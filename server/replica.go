@@ -193,6 +193,9 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		HeartbeatTick: subTicks / 2,
 		InitLimit:     ens.InitLimit * subTicks,
 		SyncLimit:     ens.SyncLimit * subTicks,
+		// Building or installing a large SNAP image moves no bytes over
+		// the link: say the sync is moving every tick meanwhile.
+		SyncProgressEvery: s.opts.TickTime,
 		// The driver schedules snapshots (busy by count, diskless idle
 		// lulls, spacing); the snapshot goroutine asks it (driveSnapshots).
 		Schedule: repl.Schedule{SnapCount: s.opts.SnapCount, IdleQuiet: st.idleQuiet, IdleMin: int(st.idleSnapMin())},
@@ -249,6 +252,7 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		TLS:           rp.ens.QuorumTLS,
 		AcceptUnknown: rp.ens.ReconfigEnabled,
 		OnDisconnect:  rp.d.ReportUnreachable,
+		OnProgress:    rp.d.ReportProgress,
 		Logger:        rp.log,
 	})
 	if err != nil {

@@ -18,7 +18,11 @@ var flagBiteSeeds = flag.Int("bite-seeds", 0, "TestSimulatorBites: seeds to try 
 // efficiency (a SNAP where a DIFF would do), not of safety, so only its
 // own check catches it. The last case breaks the workload, not the
 // driver: leaders answer reads without confirming their leadership, which
-// only the linearizability check can see. The bounds are a few times the
+// only the linearizability check can see. A learner whose join step
+// never runs out (transfer progress reported forever) shows as a
+// liveness failure: a join whose message was lost never ends; so does one
+// whose transfer progress is ignored: a SNAP longer than InitLimit
+// (Options.SnapTransfer) never completes. The bounds are a few times the
 // seeds each needed when written; -v logs the seed that caught it.
 func TestSimulatorBites(t *testing.T) {
 	for _, tc := range []struct {
@@ -34,6 +38,8 @@ func TestSimulatorBites(t *testing.T) {
 		{"recovering flag", ModeDiskless, replica.Breaks{IgnoreRecovering: true}, false, false, 20},
 		{"recovering flag/outcomes", ModeDiskless, replica.Breaks{IgnoreRecovering: true}, false, true, 200},
 		{"diskless log cut", ModeDiskless, replica.Breaks{CutAtNewest: true}, false, false, 20},
+		{"join progress never expires", ModeSync, replica.Breaks{ProgressForever: true}, false, true, 200},
+		{"SNAP transfer progress ignored", ModeSync, replica.Breaks{IgnoreProgress: true}, false, true, 200},
 		{"reads without leadership confirmation", ModeSync, replica.Breaks{}, true, true, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 type Cluster struct {
 	opts   Options
 	rng    *rand.Rand
+	xrng   *rand.Rand // SNAP transfers (transfer.go)
 	now    int64
 	ids    []uint64
 	voters []uint64
@@ -63,6 +64,10 @@ type Stats struct {
 	RegOps       int
 	RegUnknown   int
 	LinUnchecked int
+	// SNAP transfers (transfer.go): those longer than InitLimit that
+	// arrived, and those that stalled.
+	LongSnaps    int
+	StalledSnaps int
 }
 
 type server struct {
@@ -105,6 +110,8 @@ func (s *Stats) add(o Stats) {
 	s.RegOps += o.RegOps
 	s.RegUnknown += o.RegUnknown
 	s.LinUnchecked += o.LinUnchecked
+	s.LongSnaps += o.LongSnaps
+	s.StalledSnaps += o.StalledSnaps
 }
 
 // Failure is an invariant violation (or a liveness failure) of one run.
@@ -178,7 +185,10 @@ func NewCluster(opts Options) *Cluster {
 		}
 		c.servers = append(c.servers, s)
 	}
-	c.net = newNetwork(c.ids)
+	c.net = newNetwork(c.ids, opts.TickEvery)
+	// The transfer model draws from a generator of its own, so runs
+	// without it (SnapTransfer 0) make the draws they made before it.
+	c.xrng = rand.New(rand.NewPCG(opts.Seed, 0x78666572))
 	// The register workload runs on the hash chain only. Its operations
 	// are entries the register machine interprets; a Machines state
 	// machine (the key-value store) ignores them as foreign entries and
@@ -222,6 +232,8 @@ func Run(opts Options) (Stats, error) {
 	c.Stats.Committed = len(c.chk.order)
 	c.Stats.Delivered = c.net.delivered
 	c.Stats.Dropped = c.net.dropped
+	c.Stats.LongSnaps = c.net.longArrived
+	c.Stats.StalledSnaps = c.net.stalled
 	c.Stats.Leaders = len(c.chk.leaders)
 	return c.Stats, c.Err()
 }
@@ -389,6 +401,7 @@ func (c *Cluster) step() {
 			c.deliver(batch[k.i].m)
 		}
 	}
+	c.net.progress(c.now, c.reportProgress)
 	for _, id := range c.ids {
 		s := c.servers[id]
 		if c.err == nil && s.up && s.syncAt != 0 && c.now >= s.syncAt && c.now >= s.paused {
@@ -488,7 +501,35 @@ func (c *Cluster) send(s *server, msgs []zab.Message) {
 				return
 			}
 		}
-		c.net.send(m, c.now, 1+c.rng.Int64N(c.opts.MaxDelay))
+		delay := 1 + c.rng.Int64N(c.opts.MaxDelay)
+		if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.SnapTransfer > 0 {
+			// The state's size sets the time: between half and all
+			// of SnapTransfer, every time, so a rule that cannot
+			// complete a long transfer never converges.
+			dur := c.opts.SnapTransfer/2 + 1 + c.xrng.Int64N(c.opts.SnapTransfer/2+1)
+			var stall, breakAfter int64
+			if c.xrng.Float64() < c.opts.SnapStall {
+				stall = 1 + c.xrng.Int64N(dur)
+				breakAfter = (1 + c.xrng.Int64N(3)) * initLimit * c.opts.TickEvery
+			}
+			c.net.sendTransfer(m, c.now, delay, dur, stall, breakAfter)
+			continue
+		}
+		c.net.send(m, c.now, delay)
+	}
+}
+
+// initLimit is zab's default InitLimit, which the simulated servers run
+// with.
+const initLimit = 10
+
+// reportProgress is the transport of server at reporting that a chunk of
+// a transfer with peer moved (transfer.go). A paused server's transport
+// reads nothing.
+func (c *Cluster) reportProgress(at, peer uint64) {
+	s := c.servers[at]
+	if s.up && c.now >= s.paused {
+		s.d.ReportProgress(peer)
 	}
 }
 

@@ -28,6 +28,16 @@ type network struct {
 	seq       uint64
 	delivered int
 	dropped   int
+	// xfers are the SNAPs in transfer (transfer.go); a progress report
+	// goes to both ends every progressEvery time units.
+	xfers         []transfer
+	progressEvery int64
+	// longTransfer is InitLimit in time units: longArrived counts the
+	// transfers longer than that which arrived, stalled those that
+	// stalled.
+	longTransfer int64
+	longArrived  int
+	stalled      int
 }
 
 type link struct {
@@ -37,6 +47,7 @@ type link struct {
 	lastAt      int64
 	slowUntil   int64
 	slowBy      int64
+	gen         uint64 // counts the breaks that dropped what was in flight
 }
 
 type envelope struct {
@@ -45,9 +56,10 @@ type envelope struct {
 	seq uint64
 }
 
-func newNetwork(ids []uint64) *network {
+func newNetwork(ids []uint64, tickEvery int64) *network {
 	n := len(ids)
-	return &network{n: n, links: make([]link, n*n), group: make([]int, n+1)}
+	return &network{n: n, links: make([]link, n*n), group: make([]int, n+1),
+		progressEvery: max(1, 2*tickEvery), longTransfer: initLimit * tickEvery}
 }
 
 func (nw *network) link(from, to uint64) *link {
@@ -65,6 +77,10 @@ func (l *link) drop() int {
 	clear(l.q)
 	l.q = l.q[:0]
 	l.head = 0
+	if l.lastAt >= stalledArrival {
+		l.lastAt = 0 // the stalled transfer is gone (transfer.go)
+	}
+	l.gen++
 	return n
 }
 
@@ -78,7 +94,11 @@ func (nw *network) send(m zab.Message, now, delay int64) {
 	if now < l.slowUntil {
 		delay += l.slowBy
 	}
-	at := max(now+delay, l.lastAt)
+	nw.enqueue(l, m, max(now+delay, l.lastAt))
+}
+
+// enqueue puts m on l, arriving at at.
+func (nw *network) enqueue(l *link, m zab.Message, at int64) {
 	l.lastAt = at
 	nw.seq++
 	l.q = append(l.q, envelope{m: m, at: at, seq: nw.seq})

@@ -51,6 +51,13 @@ type Options struct {
 	// control what a restarted server has).
 	NoBusySnapshots bool
 
+	// SnapTransfer, if positive, makes each SNAP take SnapTransfer/2..
+	// SnapTransfer time units to cross its link, reporting progress at both ends as it
+	// moves; SnapStall is the probability that one stalls part of the way
+	// until the sender's write timeout breaks the link (transfer.go).
+	SnapTransfer int64
+	SnapStall    float64
+
 	// Per time unit probabilities.
 	ProposeRate   float64
 	CrashRate     float64
@@ -100,6 +107,9 @@ func (o Options) String() string {
 	}
 	if o.NoBusySnapshots {
 		s += " noBusySnapshots"
+	}
+	if o.SnapTransfer > 0 {
+		s += fmt.Sprintf(" snapTransfer=%d snapStall=%.2f", o.SnapTransfer, o.SnapStall)
 	}
 	return s
 }
@@ -177,5 +187,12 @@ func RandomOptions(seed uint64) Options {
 	o.Clients = 1 + r.IntN(4)
 	// Reconfiguration draws come after main's, for the same reason.
 	randomReconfigOptions(r, &o)
+	// Drawn after everything else, for the same reason: a third of the
+	// runs send SNAPs that take from a quarter of InitLimit to four and a
+	// half InitLimits to transfer, some of which stall (transfer.go).
+	if r.IntN(3) == 0 {
+		o.SnapTransfer = initLimit*o.TickEvery/2 + r.Int64N(4*initLimit*o.TickEvery)
+		o.SnapStall = r.Float64() * 0.3
+	}
 	return o
 }

@@ -87,6 +87,9 @@ func TestDisklessCrashGuardUntilCommitLearned(t *testing.T) {
 // 329 and 9326, which guard against tempting fixes: 329 failed when only
 // voters of the active configuration could be candidates, 9326 when a
 // leader stepping down in discovery left its learners' sessions open.
+// 37501 has no configuration change: it failed while initLimit bounded a
+// whole join rather than each of its waits (zab/learner.go, discovery.go);
+// 38110 guards that fix: it failed when pings extended a learner's wait.
 func TestElectionLivenessSeeds(t *testing.T) {
 	for _, c := range []struct {
 		seed uint64
@@ -99,9 +102,15 @@ func TestElectionLivenessSeeds(t *testing.T) {
 		{14356, ModeDiskless}, // an observer's vote in a stale pending view
 		{9326, ModeDiskless},  // learners of a leader that stepped down in discovery
 		{329, ModeSync},       // the one server able to lead votes in a pending change only
+		{37501, ModeDiskless}, // a join longer than initLimit in all, every round
+		{38110, ModeDiskless}, // a lost ACKNEWLEADER, the learner kept by pings
+		{414, ModeSync},       // the same, in sync mode
 	} {
 		o := RandomOptions(c.seed)
 		o.Mode = c.mode
+		// The runs as they were analysed, before SNAPs took time to
+		// transfer (transfer.go draws after them).
+		o.SnapTransfer, o.SnapStall = 0, 0
 		o.Machines = machinesFor(t, c.seed)
 		if _, err := Run(o); err != nil {
 			t.Errorf("seed %d: %v", c.seed, err)

@@ -48,7 +48,7 @@ const (
 // rather than something zab would misread; codec_test.go fails when zab
 // grows a value the codec does not list.
 const (
-	lastMsgType = zab.MsgTimeoutNow
+	lastMsgType = zab.MsgSyncProgress
 	lastSync    = zab.SyncSnap
 	lastState   = zab.StateObserving
 )

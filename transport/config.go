@@ -100,6 +100,14 @@ type TCPConfig struct {
 	// must not block.
 	OnDisconnect func(peer uint64)
 
+	// OnProgress, if set, is called (from a transport goroutine) for every
+	// chunk of a large quorum frame read from or written to a peer (a
+	// snapshot: every 1 MiB read, every 256 KiB written), so the driver
+	// can tell zab that the sync it carries is moving
+	// (zab.Node.ReportProgress) while the frame is still incomplete.
+	// Small frames (pings, proposals) report nothing. It must not block.
+	OnProgress func(peer uint64)
+
 	// Rand draws the backoff jitter. Nil means a source seeded from ID.
 	Rand *rand.Rand
 	// Logger receives connection events; nil discards them.

@@ -58,6 +58,9 @@ type frameReader struct {
 	dc  *deadlineConn
 	br  *bufio.Reader
 	max int
+	// progress, if set, is called after each readChunk of a frame body
+	// larger than readChunk (a snapshot on its way).
+	progress func()
 }
 
 func newFrameReader(dc *deadlineConn, bufSize, maxFrame int) *frameReader {
@@ -78,11 +81,12 @@ func (r *frameReader) next() ([]byte, error) {
 	if _, err := io.ReadFull(r.br, h[1:]); err != nil {
 		return nil, unexpectedEOF(err)
 	}
-	return readBody(r.br, h, r.max)
+	return readBody(r.br, h, r.max, r.progress)
 }
 
-// readBody reads and checks the body announced by header h.
-func readBody(r io.Reader, h [frameHeaderSize]byte, maxFrame int) ([]byte, error) {
+// readBody reads and checks the body announced by header h. progress, if
+// not nil, is called after each readChunk of a body larger than one.
+func readBody(r io.Reader, h [frameHeaderSize]byte, maxFrame int, progress func()) ([]byte, error) {
 	n := binary.BigEndian.Uint32(h[0:])
 	want := binary.BigEndian.Uint32(h[4:])
 	if uint64(n) > uint64(maxFrame) {
@@ -101,6 +105,9 @@ func readBody(r io.Reader, h [frameHeaderSize]byte, maxFrame int) ([]byte, error
 			return nil, unexpectedEOF(err)
 		}
 		body = body[:len(body)+k]
+		if progress != nil && int(n) > readChunk {
+			progress()
+		}
 	}
 	if got := crc32.Checksum(body, castagnoli); got != want {
 		return nil, fmt.Errorf("%w: crc %#x, header says %#x", ErrChecksum, got, want)
@@ -129,6 +136,9 @@ type deadlineConn struct {
 	c       net.Conn
 	timeout time.Duration
 	armed   bool
+	// progress, if set, is called after each full writeChunk written: a
+	// frame too large for the writer's buffer (a snapshot) is leaving. Small frames go out through the buffer and report nothing.
+	progress func()
 }
 
 func (d *deadlineConn) armRead(on bool) {
@@ -159,6 +169,9 @@ func (d *deadlineConn) Write(p []byte) (int, error) {
 			return n, err
 		}
 		p = p[k:]
+		if d.progress != nil && k == writeChunk {
+			d.progress()
+		}
 	}
 	return n, nil
 }

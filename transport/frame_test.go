@@ -19,7 +19,7 @@ func readOneFrame(b []byte, maxFrame int) ([]byte, error) {
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return nil, unexpectedEOF(err)
 	}
-	return readBody(r, h, maxFrame)
+	return readBody(r, h, maxFrame, nil)
 }
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -189,3 +189,41 @@ type pipeConn struct {
 
 func (p pipeConn) Read(b []byte) (int, error)      { return p.r.Read(b) }
 func (p pipeConn) SetReadDeadline(time.Time) error { return nil }
+
+// A frame larger than readChunk reports progress after each chunk read,
+// and a large write after each writeChunk written; small frames and
+// writes report nothing (a ping must not look like a snapshot moving).
+func TestFrameProgress(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{100, 0}, {readChunk, 0}, {readChunk + 1, 2}, {3*readChunk + 17, 4}} {
+		var buf bytes.Buffer
+		if err := writeFrame(&buf, make([]byte, c.n), nil); err != nil {
+			t.Fatal(err)
+		}
+		r := bytes.NewReader(buf.Bytes())
+		var h [frameHeaderSize]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		if _, err := readBody(r, h, 4*readChunk, func() { got++ }); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("read %d bytes: %d progress reports, want %d", c.n, got, c.want)
+		}
+	}
+
+	for _, c := range []struct{ n, want int }{{100, 0}, {writeChunk, 1}, {3*writeChunk + 5, 3}} {
+		a, b := net.Pipe()
+		go func() { _, _ = io.Copy(io.Discard, b) }()
+		got := 0
+		dc := &deadlineConn{c: a, timeout: time.Minute, progress: func() { got++ }}
+		if _, err := dc.Write(make([]byte, c.n)); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		if got != c.want {
+			t.Errorf("wrote %d bytes: %d progress reports, want %d", c.n, got, c.want)
+		}
+	}
+}

@@ -112,6 +112,14 @@ func (ll *laneLink) reportDisconnect() {
 	}
 }
 
+// reportProgress tells the driver that a chunk of a large frame to or
+// from the peer moved (TCPConfig.OnProgress).
+func (ll *laneLink) reportProgress() {
+	if f := ll.t.cfg.OnProgress; f != nil && ll.lane == laneQuorum {
+		f(ll.peer)
+	}
+}
+
 // detach forgets c if it is still the live connection and drops what was
 // queued for it.
 func (ll *laneLink) detach(c *conn) (current bool) {
@@ -173,6 +181,7 @@ func (ll *laneLink) serve(c *conn) {
 // write sends queued messages in batches: all that is queued is encoded
 // into the buffered writer and flushed once.
 func (ll *laneLink) write(c *conn) {
+	c.dc.progress = ll.reportProgress
 	bw := bufio.NewWriterSize(c.dc, connBufSize)
 	var scratch []byte
 	var spare []queued
@@ -233,6 +242,7 @@ func (ll *laneLink) write(c *conn) {
 // it).
 func (ll *laneLink) read(c *conn) {
 	fr := newFrameReader(c.dc, connBufSize, ll.t.cfg.MaxFrameBytes)
+	fr.progress = ll.reportProgress
 	for {
 		body, err := fr.next()
 		if err != nil {

@@ -39,8 +39,12 @@ type Config struct {
 	ElectionTick int
 	// HeartbeatTick is how often the leader pings its learners. Default 1.
 	HeartbeatTick int
-	// InitLimit bounds discovery plus synchronization, in ticks, on the
-	// leader and on each learner (ZooKeeper's initLimit). Default 10.
+	// InitLimit bounds, in ticks, each of a new leader's waits for a
+	// quorum (to fix the epoch, to acknowledge it, to acknowledge
+	// NEWLEADER) and each step of a learner's join (LEADERINFO, the
+	// sync, UPTODATE), as ZooKeeper's initLimit does. A step carrying a
+	// large sync is restarted while its bytes keep moving (progress.go),
+	// as ZooKeeper bounds each socket read of a snapshot. Default 10.
 	InitLimit int
 	// SyncLimit is how long, in ticks, a leader and a synchronized learner
 	// may go without hearing from each other (ZooKeeper's syncLimit). A

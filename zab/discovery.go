@@ -73,6 +73,11 @@ func (n *Node) maybeFixEpoch() {
 	}
 	l.epoch = maxEpoch + 1
 	l.epochFixed = true
+	// Each of the leader's waits for a quorum (to fix the epoch, to
+	// acknowledge it, to acknowledge NEWLEADER) has InitLimit ticks of
+	// its own, as ZooKeeper's getEpochToPropose, waitForEpochAck and
+	// waitForNewLeaderAck each wait initLimit (tickLeader).
+	l.start = n.now
 	n.epoch = l.epoch
 	n.hs.AcceptedEpoch = l.epoch
 	n.logger.Debug("epoch fixed", "epoch", l.epoch)
@@ -146,6 +151,7 @@ func (n *Node) maybeStartSync() {
 		return
 	}
 	n.phase = PhaseSync
+	l.start = n.now // the wait for NEWLEADER acknowledgements (maybeFixEpoch)
 	l.initZxid = n.log.lastZxid()
 	// The leader adopts the epoch once its own history is durable, like
 	// any follower; only then does it count itself.

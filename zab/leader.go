@@ -44,7 +44,7 @@ type leaderState struct {
 	epochFixed  bool
 	established bool
 	initZxid    Zxid // last zxid of the initial history of the epoch
-	start       int
+	start       int  // tick the current wait for a quorum began (discovery.go, progress.go)
 	heartbeat   int
 	next        uint32 // counter of the next proposal
 	peers       map[uint64]*peer
@@ -154,6 +154,8 @@ func (n *Node) tickLeader() {
 		}
 		limit := n.cfg.SyncLimit
 		if p.stage < stageSynced {
+			// A learner being synchronized: its silence while its
+			// sync's bytes move does not count (progress.go).
 			limit = n.cfg.InitLimit
 		}
 		if n.now-p.lastHeard > limit {

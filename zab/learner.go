@@ -28,8 +28,10 @@ type learnerState struct {
 	lastAck Zxid
 	// peerAcks holds the other voters' acknowledgements in this session's
 	// epoch (peer_ack.go).
-	peerAcks  map[uint64]Zxid
-	start     int // tick the join started (initLimit)
+	peerAcks map[uint64]Zxid
+	// stepStart is the tick the current step of the join began, or the
+	// last tick the step made progress (tickLearner, progress.go).
+	stepStart int
 	lastHeard int // tick of the last message from the leader (syncLimit)
 	// sawLeading: the election that chose the leader had a vote from it
 	// saying it led, in leadingRound; a LOOKING vote from it in a later
@@ -54,7 +56,7 @@ func (n *Node) becomeLearner(leader uint64) {
 		n.state = StateObserving
 	}
 	n.leader = leader
-	n.learn = &learnerState{start: n.now}
+	n.learn = &learnerState{stepStart: n.now}
 	n.logger.Debug("following", "leader", leader, "state", n.state)
 	n.connect()
 }
@@ -95,15 +97,15 @@ func (n *Node) sendFollowerInfo() {
 // breaking, like TCP).
 func (n *Node) reconnect(reason string) {
 	n.logger.Debug("reconnecting to leader", "leader", n.leader, "reason", reason)
-	n.learn.start = n.now
+	n.learn.stepStart = n.now
 	n.connect()
 }
 
 func (n *Node) tickLearner() {
 	ls := n.learn
 	if ls.stage < lsBroadcast {
-		if n.now-ls.start >= n.cfg.InitLimit {
-			n.logger.Debug("no sync within initLimit", "leader", n.leader)
+		if n.now-ls.stepStart >= n.cfg.InitLimit {
+			n.logger.Debug("a step of the join made no progress within initLimit", "leader", n.leader, "stage", ls.stage)
 			n.becomeLooking()
 			return
 		}
@@ -171,6 +173,7 @@ func (n *Node) stepLearner(m Message) error {
 		ls.epoch = m.Epoch
 		n.epoch = m.Epoch
 		ls.stage = lsEpoch
+		ls.stepStart = n.now
 		n.phase = PhaseSync
 		n.send(Message{Type: MsgAckEpoch, To: n.leader, Session: ls.session, Epoch: m.Epoch,
 			CurrentEpoch: n.hs.CurrentEpoch, Zxid: n.log.lastZxid()})
@@ -185,7 +188,12 @@ func (n *Node) stepLearner(m Message) error {
 			n.reconnect("PROPOSAL before SYNC")
 			return nil
 		}
-		n.learnerAppend(m.Prev, m.Entries)
+		if n.learnerAppend(m.Prev, m.Entries) && ls.stage == lsSyncing {
+			// The DIFF after the sync header: its entries are the
+			// step's progress. Once NEWLEADER came, proposals are
+			// broadcast and extend nothing (progress.go).
+			ls.stepStart = n.now
+		}
 	case MsgNewLeader:
 		n.learnerNewLeader(m)
 	case MsgUpToDate:
@@ -277,6 +285,7 @@ func (n *Node) learnerNewLeader(m Message) {
 			return
 		}
 		ls.stage = lsSynced
+		ls.stepStart = n.now
 	} else {
 		// An in-place epoch switch (roll.go).
 		if n.state != StateFollowing || m.Epoch != ls.rollEpoch || m.Epoch <= ls.epoch {
@@ -296,6 +305,10 @@ func (n *Node) learnerNewLeader(m Message) {
 // learnerEpochDone: the history up to p.zxid is durable and currentEpoch
 // is p.epoch (in this Ready's HardState, written before its messages).
 func (n *Node) learnerEpochDone(p epochPoint) {
+	if !n.learn.synced {
+		// The wait for UPTODATE starts when ACKNEWLEADER leaves.
+		n.learn.stepStart = n.now
+	}
 	n.learn.synced = true
 	n.send(Message{Type: MsgAckNewLeader, To: n.leader, Session: n.learn.session, Epoch: p.epoch, Zxid: p.zxid})
 }

@@ -78,6 +78,12 @@ const (
 	// change that removes the leader; membership.go): Vote.Leader leads
 	// the next epoch and the learners follow it without an election.
 	MsgTimeoutNow
+	// MsgSyncProgress (leader to learner while it builds the learner's
+	// SNAP image; learner to leader while it installs one) says that the
+	// sync between the two is moving although no bytes of it cross the
+	// link yet or any more. Drivers send it, never the node, and it has
+	// no session: Step treats it as ReportProgress(From) (progress.go).
+	MsgSyncProgress
 )
 
 var msgNames = [...]string{
@@ -99,6 +105,7 @@ var msgNames = [...]string{
 	MsgDriver:       "DRIVER",
 	MsgPeerAck:      "PEERACK",
 	MsgTimeoutNow:   "TIMEOUTNOW",
+	MsgSyncProgress: "SYNCPROGRESS",
 }
 
 func (t MsgType) String() string {

@@ -174,6 +174,8 @@ func (n *Node) Step(m Message) error {
 	// not learned yet, or a removed one that has not (membership.go). Each
 	// handler checks the sender's role where it matters.
 	switch m.Type {
+	case MsgSyncProgress:
+		n.reportProgress(m.From)
 	case MsgVote:
 		if n.state == StateLooking {
 			n.learnMembership(m)

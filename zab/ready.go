@@ -95,6 +95,7 @@ func (n *Node) Advance(rd Ready) {
 	}
 	if rd.Snapshot != nil {
 		n.applied = max(n.applied, rd.Snapshot.Zxid)
+		n.snapshotInstalled()
 	}
 }
 

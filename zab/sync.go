@@ -154,5 +154,6 @@ func (n *Node) learnerSync(m Message) error {
 		return nil
 	}
 	n.learn.stage = lsSyncing
+	n.learn.stepStart = n.now
 	return nil
 }

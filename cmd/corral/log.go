@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -309,7 +310,16 @@ func logServeMember(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	tr, err := transport.NewTCP(ctx, transport.TCPConfig{ID: *id, Peers: peers, Logger: logger})
+	// The transport starts before the member's driver exists: its
+	// progress reports (chunks of a large SNAP) reach the driver once
+	// it does.
+	var driver atomic.Pointer[replica.Driver]
+	tr, err := transport.NewTCP(ctx, transport.TCPConfig{ID: *id, Peers: peers, Logger: logger,
+		OnProgress: func(peer uint64) {
+			if d := driver.Load(); d != nil {
+				d.ReportProgress(peer)
+			}
+		}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)
 		return 1
@@ -319,11 +329,13 @@ func logServeMember(args []string) int {
 		Send: tr.Send, Logger: logger, Schedule: replica.Schedule{SnapCount: *snapCount},
 		// A 50 ms tick with the server's proportions (a 500 ms tickTime
 		// in tenths): initLimit 5 s, syncLimit 2.5 s.
-		ElectionTick: 2, HeartbeatTick: 5, InitLimit: 100, SyncLimit: 50})
+		ElectionTick: 2, HeartbeatTick: 5, InitLimit: 100, SyncLimit: 50,
+		SyncProgressEvery: 500 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)
 		return 1
 	}
+	driver.Store(mb.Driver())
 	lis, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral log serve-member:", err)

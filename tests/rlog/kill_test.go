@@ -77,15 +77,12 @@ type ack struct {
 // with its bytes at the offset it was acknowledged with, and every block
 // in a log is one some writer appended, exactly once.
 //
-// It runs only with -rlog.long for now: under the race detector on a
-// loaded 2-core machine a member restarted after the writers have put
-// 40-70 MB into the logs does not finish its synchronization within
-// initLimit (the SNAP image, payloads included, is built in memory and
-// sent as one message) and never serves; see issue 24.
+// A member restarted after the writers have put tens of megabytes into
+// the logs takes a SNAP longer than initLimit to transfer and install
+// under the race detector on a loaded machine; it completes because a
+// join step is restarted while its bytes keep moving (docs/design/zab.md,
+// "initLimit bounds each step of a join").
 func TestKillUnderAPIWriters(t *testing.T) {
-	if !*long {
-		t.Skip("a large SNAP does not finish within initLimit under -race here (issue 24); run with -rlog.long")
-	}
 	if env.IsZooKeeper() {
 		t.Skip("rlog.root and the log API are corral's")
 	}
