@@ -3,14 +3,21 @@ package datatree
 import (
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"testing"
 
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 )
 
-var memFull = flag.Bool("mem", false, "TestMemoryPerZnode: build the full-size trees (1,000,000 and 100,000 znodes)")
+var (
+	memFull    = flag.Bool("mem", false, "TestMemoryPerZnode: build the full-size trees (1,000,000 and 100,000 znodes)")
+	memProfile = flag.String("mem.profile", "", "TestMemoryPerZnode: write a heap profile of each tree, while it is live, to this prefix + the shape's name")
+	memOnly    = flag.String("mem.shape", "", "TestMemoryPerZnode: build only the shapes whose name contains this")
+)
 
 // memShape is a tree TestMemoryPerZnode builds: count znodes of size bytes
 // of data, under parents of fanout children each.
@@ -86,13 +93,20 @@ func buildMemShape(s memShape) *Tree {
 // TestMemoryPerZnode reports the live heap a tree costs per znode, and its
 // ratio to the raw bytes it holds (paths + data, ApproximateDataSize). By
 // default it builds trees a hundredth of the size; -mem builds 1,000,000
-// znodes of 100 B and 100,000 of 1 KiB.
+// znodes of 100 B and 100,000 of 1 KiB. The breakdown by allocation site:
+//
+//	go test -run TestMemoryPerZnode -mem -mem.shape=1M -memprofilerate=512 \
+//	    -mem.profile=/tmp/tree.heap ./datatree
+//	go tool pprof -top -sample_index=inuse_space /tmp/tree.heap.1Mx100B
 func TestMemoryPerZnode(t *testing.T) {
 	scale := 100
 	if *memFull {
 		scale = 1
 	}
 	for _, s := range memShapes(scale) {
+		if !strings.Contains(s.name, *memOnly) {
+			continue
+		}
 		before := liveHeap()
 		tr := buildMemShape(s)
 		after := liveHeap()
@@ -108,6 +122,25 @@ func TestMemoryPerZnode(t *testing.T) {
 		if per-rawPer > 1024 {
 			t.Errorf("%s: %.0f bytes/znode of overhead", s.name, per-rawPer)
 		}
+		if *memProfile != "" {
+			writeHeapProfile(t, *memProfile+"."+strings.NewReplacer("×", "x", "/", "-").Replace(s.name))
+		}
 		runtime.KeepAlive(tr)
 	}
+}
+
+// writeHeapProfile writes the heap profile as of now (the last
+// collection's live objects) to file. Read it with
+// go tool pprof -top -sample_index=inuse_space file.
+func writeHeapProfile(t *testing.T, file string) {
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("heap profile in %s", file)
 }

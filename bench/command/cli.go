@@ -41,6 +41,7 @@ const commandUsage = `usage:
   corral bench ycsb [flags]   YCSB workloads A-F and the study's S over 1 KB records, one znode each
   corral bench kv [flags]   corral's key-value store against etcd: YCSB A, B, C, F and 100% writes over 1 KiB rows
   corral bench scale [flags]   servers and clients scaled together (N = 1..8) with a Universal Scalability Law fit
+  corral bench memory [flags]   each member's resident memory for N znodes of S bytes, beside the raw bytes of paths + data
   corral bench factorial [flags]   a 2^k r factorial experiment: each factor's effect and share of the variation
   corral bench report-md [--runs DIR] [--out FILE]   BENCHMARKS.md from the stored run reports
 Run 'corral bench SUBCOMMAND -h' for flags.
@@ -77,6 +78,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return failuresCommand(ctx, args[1:], env)
 	case "ycsb":
 		return ycsbCommand(ctx, args[1:], env)
+	case "memory":
+		return memoryCommand(ctx, args[1:], env)
 	case "scale":
 		return scaleCommand(ctx, args[1:], env)
 	case "kv":

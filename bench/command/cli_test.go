@@ -339,3 +339,23 @@ func TestCLIFloor(t *testing.T) {
 		t.Errorf("floor left %d files in --dir", len(left))
 	}
 }
+
+func TestMemoryCLIRejectsBadInvocations(t *testing.T) {
+	for _, args := range [][]string{
+		{"memory", "--trees", "10"},
+		{"memory", "--trees", "0x100"},
+		{"memory", "--trees", "10x-1"},
+		{"memory", "--trees", "10x2000000"},
+		{"memory", "--servers", "0"},
+		{"memory", "--launch", "etcd"},
+		{"memory", "--durability", "fast"},
+		{"memory", "extra"},
+	} {
+		if code, _, _ := runCLI(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+	if got, err := parseTrees("1000000x100, 100000x1024"); err != nil || len(got) != 2 || got[1].Count != 100000 || got[1].Size != 1024 {
+		t.Errorf("parseTrees: %v %v", got, err)
+	}
+}

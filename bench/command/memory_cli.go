@@ -1,0 +1,77 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/corral-db/corral/bench/memory"
+)
+
+// memoryCommand runs `corral bench memory`: each member's resident memory
+// for N znodes of S bytes, corral and ZooKeeper in the same run.
+//
+//	corral bench memory [--launch corral|zookeeper|both] [--servers 3]
+//	                    [--trees 1000000x100,100000x1024] [--conns 8] [--inflight 32]
+//	                    [--durability sync|async|diskless] [--settle 5s]
+//	                    [--out DIR] [server flags as for compare] [-q]
+func memoryCommand(ctx context.Context, args []string, env CommandEnv) int {
+	fs := newFlagSet("memory", env)
+	var sf serverFlags
+	sf.register(fs, env)
+	cfg := memory.DefaultConfig()
+	launchFlag := fs.String("launch", "both", "servers to measure: corral, zookeeper or both")
+	fs.IntVar(&cfg.Servers, "servers", cfg.Servers, "ensemble size (1: standalone)")
+	trees := fs.String("trees", "1000000x100,100000x1024", "trees to build, COUNTxBYTES, comma-separated; each on a fresh ensemble")
+	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections creating the znodes")
+	fs.IntVar(&cfg.Inflight, "inflight", cfg.Inflight, "creates in flight per connection")
+	fs.StringVar(&cfg.Durability, "durability", cfg.Durability, "sync, async (ZooKeeper: forceSync=no) or diskless (corral only)")
+	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait after the last create before reading resident sizes")
+	out := fs.String("out", "", "directory for report.md and results.jsonl (default: stdout)")
+	quiet := fs.Bool("q", false, "no progress messages on stderr")
+	if code, ok := parse(fs, args, env); !ok {
+		return code
+	}
+	bad := func(err error) int {
+		fmt.Fprintln(env.Stderr, "corral bench memory:", err)
+		return 2
+	}
+	if err := sf.validate(); err != nil {
+		return bad(err)
+	}
+	var err error
+	if cfg.Targets, err = scaleTargets(*launchFlag); err != nil {
+		return bad(err)
+	}
+	if cfg.Shapes, err = parseTrees(*trees); err != nil {
+		return bad(fmt.Errorf("--trees: %w", err))
+	}
+	if err := cfg.Validate(); err != nil {
+		return bad(err)
+	}
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing = sf.workDir, sf.keep, sf.timing
+	l := loadFlags{quiet: *quiet}
+	cfg.Log = l.logger(env)
+	return runExperiment(ctx, env, "memory", *out, memory.Run, cfg, nil)
+}
+
+// maxTreeValue is the largest value a create carries (jute.maxbuffer, as
+// --value).
+const maxTreeValue = 1047552
+
+// parseTrees reads "1000000x100,100000x1024".
+func parseTrees(s string) ([]memory.Shape, error) {
+	var out []memory.Shape
+	for _, f := range strings.Split(s, ",") {
+		c, b, ok := strings.Cut(strings.TrimSpace(f), "x")
+		n, err1 := strconv.ParseInt(c, 10, 64)
+		size, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || n < 1 || size < 0 || size > maxTreeValue {
+			return nil, fmt.Errorf("%q: want COUNTxBYTES, a positive count and 0..%d bytes", f, maxTreeValue)
+		}
+		out = append(out, memory.Shape{Count: n, Size: size})
+	}
+	return out, nil
+}

@@ -1,0 +1,87 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/bench/failover"
+	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/internal/fakezk"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakezk.ProcessEnv) == "1" {
+		os.Exit(fakezk.ServeMain(os.Args[1:], failover.FailoverPath))
+	}
+	os.Exit(m.Run())
+}
+
+// TestMemoryAgainstFakeEnsemble runs the experiment on fake members (this
+// test binary): every znode is created and each member's resident size is
+// read.
+func TestMemoryAgainstFakeEnsemble(t *testing.T) {
+	t.Setenv(fakezk.ProcessEnv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := DefaultConfig()
+	cfg.Targets, cfg.Shapes = []string{launch.TargetCorral}, []Shape{{Count: 50, Size: 10}}
+	cfg.Conns, cfg.Inflight, cfg.Settle = 2, 2, 0
+	cfg.CorralBin, cfg.WorkDir = os.Args[0], t.TempDir()
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	r := rep.Results[0]
+	if r.Created != 50 || len(r.Members) != 3 {
+		t.Fatalf("result %+v: want 50 creates and 3 members", r)
+	}
+	for _, m := range r.Members {
+		if m.RSS <= 0 || m.HWM < m.RSS || m.PID <= 0 {
+			t.Errorf("member %+v", m)
+		}
+	}
+	var md bytes.Buffer
+	rep.Markdown(&md)
+	if !strings.Contains(md.String(), "| corral | 50×10B | server.") {
+		t.Errorf("report:\n%s", md.String())
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	rss, hwm, err := parseStatus("Name:\tcorral\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n")
+	if err != nil || rss != 1<<20 || hwm != 2<<20 {
+		t.Errorf("got %d %d %v", rss, hwm, err)
+	}
+	if _, _, err := parseStatus("VmRSS:\tx kB\nVmHWM:\t1 kB\n"); err == nil {
+		t.Error("bad VmRSS accepted")
+	}
+	if _, _, err := parseStatus("VmRSS:\t1 kB\n"); err == nil {
+		t.Error("missing VmHWM accepted")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, mod := range []func(*Config){
+		func(c *Config) { c.Targets = nil },
+		func(c *Config) { c.Servers = 0 },
+		func(c *Config) { c.Shapes = []Shape{{Count: 0, Size: 1}} },
+		func(c *Config) { c.Conns = 0 },
+		func(c *Config) { c.Durability = "fast" },
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		if c.Validate() == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Error(err)
+	}
+}
