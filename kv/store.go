@@ -245,6 +245,7 @@ func (s *Store) Snapshot(ctx context.Context) (zab.Zxid, error) {
 		return 0, errClosed
 	}
 	z := s.Applied()
+	s.releaseNearStallLocked()
 	if err := s.db.Flush(); err != nil {
 		return 0, fmt.Errorf("kv: flush: %w", err)
 	}
@@ -263,6 +264,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	z := s.Applied()
+	s.releaseNearStallLocked()
 	err := s.db.Flush()
 	if err == nil {
 		s.advanceDurable(z)
