@@ -58,6 +58,8 @@ type kvMachines struct {
 	sent [kvClients][]*kv.Mutation
 	// gate is the compaction-aware leader change (kvgate.go).
 	gate *kvGate
+	// breaks break the store's rules (the self-test, bite_test.go).
+	breaks kv.Breaks
 }
 
 const kvClients = 4
@@ -169,7 +171,7 @@ func (k *kvMachines) Open(id uint64) (Machine, machine, error) {
 		fs = vfs.NewCrashableMem()
 		k.fs[id] = fs
 	}
-	st, err := kv.Open(kv.Options{FS: fs, Dir: "kv", Logger: slog.New(slog.DiscardHandler), GateCompactions: true})
+	st, err := kv.Open(kv.Options{FS: fs, Dir: "kv", Logger: slog.New(slog.DiscardHandler), GateCompactions: true, Breaks: k.breaks})
 	if err != nil {
 		return nil, machine{}, err
 	}
