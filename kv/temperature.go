@@ -134,7 +134,7 @@ func (s *Store) HoldCompactions(hold bool) bool {
 }
 
 // releaseNearStallLocked releases held compactions when L0 is within two
-// sublevels of pebble's write stall, before a flush the store asks for:
+// sublevels of pebble's write stall, before a flush the store asks for (Snapshot, WriteSnapshot, Close):
 // under the hold, a flush that reaches the stall waits for a compaction
 // nobody lets run, and the store's caller waits with it (a leader whose
 // leader change decides less often than it flushes, or the simulator,
