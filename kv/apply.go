@@ -85,7 +85,11 @@ func (s *Store) Apply(ents []zab.Entry) error {
 	if err := a.mv.persist(a.b); err != nil {
 		return err
 	}
-	if err := a.b.Set(keyApplied, binary.BigEndian.AppendUint64(nil, uint64(last)), nil); err != nil {
+	rec := last
+	if s.opts.Breaks.AppliedLags {
+		rec = applied
+	}
+	if err := a.b.Set(keyApplied, binary.BigEndian.AppendUint64(nil, uint64(rec)), nil); err != nil {
 		return err
 	}
 	if a.nextID != s.nextID {

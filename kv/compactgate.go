@@ -49,8 +49,10 @@ type compactionGate struct {
 	// grant, so about once per compaction held); granted counts the
 	// compactions it let run.
 	held, granted atomic.Int64
-	// holds and releases count the gate's turns to held and back.
-	holds, releases atomic.Int64
+	// holds and releases count the gate's turns to held and back;
+	// stallReleases those of the releases the store made because L0 was
+	// near the write stall (Store.releaseNearStallLocked).
+	holds, releases, stallReleases atomic.Int64
 }
 
 // grantPollInterval is how often the granter asks pebble whether a
@@ -134,6 +136,13 @@ func (g *compactionGate) setHold(hold bool) {
 		g.releases.Add(1)
 		g.wake()
 	}
+}
+
+// isHeld reports whether compactions are held.
+func (g *compactionGate) isHeld() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.hold
 }
 
 // state reports whether compactions are held and whether pebble has one

@@ -50,6 +50,7 @@ func (s *Store) WriteSnapshot(ctx context.Context, w io.Writer) (zab.Zxid, error
 		return 0, errClosed
 	}
 	before := s.Applied()
+	s.releaseNearStallLocked()
 	if err := s.db.Flush(); err != nil {
 		return 0, fmt.Errorf("kv: flush: %w", err)
 	}

@@ -36,6 +36,20 @@ type Options struct {
 	// hands leadership over (the compaction-aware leader change). Off,
 	// pebble's default scheduler runs them as they come.
 	GateCompactions bool
+
+	// Breaks deliberately violates one of the store's rules. The
+	// simulator's self-test (sim/bite_test.go) sets them to show that it
+	// catches each violation; nothing else may.
+	Breaks Breaks
+}
+
+// Breaks name the store's rules the simulator must be able to catch it
+// breaking.
+type Breaks struct {
+	// AppliedLags records, in each applied batch, the applied zxid of the
+	// batch before instead of the batch's own: the applied zxid is no
+	// longer in the same pebble batch as the data it covers.
+	AppliedLags bool
 }
 
 // Store is the key-value state machine: one pebble database fed by
@@ -245,6 +259,7 @@ func (s *Store) Snapshot(ctx context.Context) (zab.Zxid, error) {
 		return 0, errClosed
 	}
 	z := s.Applied()
+	s.releaseNearStallLocked()
 	if err := s.db.Flush(); err != nil {
 		return 0, fmt.Errorf("kv: flush: %w", err)
 	}
@@ -263,6 +278,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	z := s.Applied()
+	s.releaseNearStallLocked()
 	err := s.db.Flush()
 	if err == nil {
 		s.advanceDurable(z)

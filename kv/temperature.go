@@ -35,8 +35,10 @@ type Temperature struct {
 	// hold refused, GrantedCompactions those the gate let run, since the
 	// store opened (both 0 without Options.GateCompactions).
 	HeldCompactions, GrantedCompactions int64
-	// Holds and Releases count the turns of the hold on and off.
-	Holds, Releases int64
+	// Holds and Releases count the turns of the hold on and off;
+	// StallReleases, of the releases, those the store made itself
+	// before a flush, L0 being near the write stall.
+	Holds, Releases, StallReleases int64
 }
 
 // eventCounts are kept by pebble's EventListener callbacks, which run on
@@ -114,6 +116,7 @@ func (s *Store) Temperature(debtThreshold uint64) (Temperature, error) {
 		t.Held, t.Pending = s.gate.state()
 		t.HeldCompactions, t.GrantedCompactions = s.gate.held.Load(), s.gate.granted.Load()
 		t.Holds, t.Releases = s.gate.holds.Load(), s.gate.releases.Load()
+		t.StallReleases = s.gate.stallReleases.Load()
 	}
 	return t, nil
 }
@@ -128,4 +131,22 @@ func (s *Store) HoldCompactions(hold bool) bool {
 	}
 	s.gate.setHold(hold)
 	return true
+}
+
+// releaseNearStallLocked releases held compactions when L0 is within two
+// sublevels of pebble's write stall, before a flush the store asks for (Snapshot, WriteSnapshot, Close):
+// under the hold, a flush that reaches the stall waits for a compaction
+// nobody lets run, and the store's caller waits with it (a leader whose
+// leader change decides less often than it flushes, or the simulator,
+// which flushes on the goroutine that would decide). The next decision
+// of the leader change holds them again if L0 has come down. The caller
+// holds dbMu (read or write) with the database open.
+func (s *Store) releaseNearStallLocked() {
+	if s.gate == nil || s.l0StopWritesThreshold <= 0 || !s.gate.isHeld() {
+		return
+	}
+	if int(s.db.Metrics().Levels[0].Sublevels) >= s.l0StopWritesThreshold-2 {
+		s.gate.setHold(false)
+		s.gate.stallReleases.Add(1)
+	}
 }

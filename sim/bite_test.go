@@ -4,6 +4,7 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/replica"
 )
 
@@ -60,5 +61,39 @@ func TestSimulatorBites(t *testing.T) {
 			}
 			t.Fatalf("%d seeds ran with the driver broken (%s) and none failed", n, tc.name)
 		})
+	}
+}
+
+// TestKVSimulatorBites breaks one rule of the key-value store at a time
+// and requires the kv runs (kv.go, kvgate.go) to catch it within a
+// bounded number of seeds in every mode.
+func TestKVSimulatorBites(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		brk   kv.Breaks
+		bound int
+	}{
+		{"applied zxid in the data's batch", kv.Breaks{AppliedLags: true}, 20},
+	} {
+		for _, mode := range []Mode{ModeSync, ModeDiskless} {
+			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
+				n := tc.bound
+				if *flagBiteSeeds > 0 {
+					n = *flagBiteSeeds
+				}
+				for seed := uint64(1); seed <= uint64(n); seed++ {
+					o := RandomOptions(seed)
+					o.Mode = mode
+					ms := NewKVMachines(seed)
+					ms.(*kvMachines).breaks = tc.brk
+					o.Machines = ms
+					if _, err := Run(o); err != nil {
+						t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)
+						return
+					}
+				}
+				t.Fatalf("%d seeds ran with the store broken (%s) and none failed", n, tc.name)
+			})
+		}
 	}
 }

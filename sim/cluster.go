@@ -58,6 +58,9 @@ type Stats struct {
 	Reconfigs  int    // configuration changes committed
 	Transfers  int    // leadership transfers a leader accepted
 	Handovers  int    // of those, the target became the next established leader
+	// GateTransfers: of Transfers, those the kv run's compaction-aware
+	// leader change started (kvgate.go); GateRuns: runs with one.
+	GateTransfers, GateRuns int
 	// The register workload: operations answered, operations left
 	// open-ended (outcome unknown), and runs whose history porcupine did
 	// not finish checking within linTimeout (not counted as failures).
@@ -106,6 +109,8 @@ func (s *Stats) add(o Stats) {
 	}
 	s.Reconfigs += o.Reconfigs
 	s.Transfers += o.Transfers
+	s.GateTransfers += o.GateTransfers
+	s.GateRuns += o.GateRuns
 	s.Handovers += o.Handovers
 	s.RegOps += o.RegOps
 	s.RegUnknown += o.RegUnknown
@@ -235,6 +240,9 @@ func Run(opts Options) (Stats, error) {
 	c.Stats.LongSnaps = c.net.longArrived
 	c.Stats.StalledSnaps = c.net.stalled
 	c.Stats.Leaders = len(c.chk.leaders)
+	if c.Stats.GateTransfers > 0 {
+		c.Stats.GateRuns = 1
+	}
 	return c.Stats, c.Err()
 }
 
@@ -430,6 +438,9 @@ func (c *Cluster) step() {
 			c.proposeRandom()
 		}
 		c.faults()
+		if g, ok := c.opts.Machines.(clusterStepper); ok && c.err == nil {
+			g.stepCluster(c)
+		}
 		if c.opts.Machines != nil && c.chance(c.opts.ProposeRate) {
 			c.checkRandom()
 		}

@@ -56,6 +56,10 @@ type kvMachines struct {
 	// after an unknown outcome, or a stale one).
 	seqs [kvClients]uint64
 	sent [kvClients][]*kv.Mutation
+	// gate is the compaction-aware leader change (kvgate.go).
+	gate *kvGate
+	// breaks break the store's rules (the self-test, bite_test.go).
+	breaks kv.Breaks
 }
 
 const kvClients = 4
@@ -68,6 +72,7 @@ func NewKVMachines(seed uint64) Machines {
 		model:  newKVModel(),
 		chain:  map[zab.Zxid]uint64{},
 		prints: map[zab.Zxid]uint64{},
+		gate:   newKVGate(seed),
 	}
 }
 
@@ -166,7 +171,7 @@ func (k *kvMachines) Open(id uint64) (Machine, machine, error) {
 		fs = vfs.NewCrashableMem()
 		k.fs[id] = fs
 	}
-	st, err := kv.Open(kv.Options{FS: fs, Dir: "kv", Logger: slog.New(slog.DiscardHandler)})
+	st, err := kv.Open(kv.Options{FS: fs, Dir: "kv", Logger: slog.New(slog.DiscardHandler), GateCompactions: true, Breaks: k.breaks})
 	if err != nil {
 		return nil, machine{}, err
 	}
@@ -183,6 +188,7 @@ func (k *kvMachines) Open(id uint64) (Machine, machine, error) {
 		}
 	}
 	m.m = machine{zxid: z, digest: k.chain[z]}
+	k.gate.opened(id, st)
 	return m, m.m, nil
 }
 
@@ -271,6 +277,7 @@ func (m *kvMachine) Apply(ents []zab.Entry) ([]machine, error) {
 	for i, e := range ents {
 		m.m.apply(e)
 		out[i] = m.m
+		m.k.gate.applied(m.id, len(e.Data))
 		if _, ok := m.k.chain[e.Zxid]; !ok {
 			m.k.chain[e.Zxid] = m.m.digest
 		}
@@ -332,6 +339,7 @@ func (m *kvMachine) InstallSnapshot(r io.Reader) (machine, error) {
 		return machine{}, fmt.Errorf("kv: installed %v, durable only %v", z, m.st.Durable())
 	}
 	m.m = machine{zxid: z, digest: m.k.chain[z]}
+	m.k.gate.installed(m.id)
 	return m.m, nil
 }
 

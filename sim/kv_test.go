@@ -2,6 +2,7 @@ package sim
 
 import (
 	"flag"
+	"fmt"
 	"testing"
 )
 
@@ -63,9 +64,11 @@ func machinesFor(t *testing.T, seed uint64) Machines {
 
 // TestKVSeedsCover runs a few random seeds of the kv variant and checks
 // that the workload reached what the checks are about: repeated and
-// stale request ids, conditions that held and that failed, crashes.
+// stale request ids, conditions that held and that failed, and the
+// faults: crashes, partitions, random transfers and those of the
+// compaction-aware leader change (kvgate.go), one of them handed over.
 func TestKVSeedsCover(t *testing.T) {
-	var repeats, stale, held, failed, crashes int
+	var repeats, stale, held, failed, crashes, partitions, transfers, gate, handovers int
 	for seed := uint64(1); seed <= 4; seed++ {
 		opts := RandomOptions(seed)
 		ms := NewKVMachines(seed)
@@ -80,9 +83,15 @@ func TestKVSeedsCover(t *testing.T) {
 		held += m.condHeld
 		failed += m.condFailed
 		crashes += st.Crashes
+		partitions += st.Partitions
+		transfers += st.Transfers - st.GateTransfers
+		gate += st.GateTransfers
+		handovers += st.Handovers
 	}
-	t.Logf("repeats=%d stale=%d conditions held=%d failed=%d crashes=%d", repeats, stale, held, failed, crashes)
-	if repeats == 0 || stale == 0 || held == 0 || failed == 0 || crashes == 0 {
-		t.Fatalf("workload missed a case: repeats=%d stale=%d conditions held=%d failed=%d crashes=%d", repeats, stale, held, failed, crashes)
+	got := fmt.Sprintf("repeats=%d stale=%d conditions held=%d failed=%d crashes=%d partitions=%d transfers=%d (leader change %d, handovers %d)",
+		repeats, stale, held, failed, crashes, partitions, transfers, gate, handovers)
+	t.Log(got)
+	if repeats == 0 || stale == 0 || held == 0 || failed == 0 || crashes == 0 || partitions == 0 || transfers == 0 || gate == 0 || handovers == 0 {
+		t.Fatalf("workload missed a case: %s", got)
 	}
 }

@@ -15,12 +15,14 @@ import (
 )
 
 // leaderChange runs a member's part of the compaction-aware leader change
-// (kv/leaderpolicy.go): every period it reads the store's temperature and
-// sends it to the other members; on the established leader it holds the
-// store's compactions and carries out kv.DecideLeaderChange, handing
-// leadership over with the driver's zab transfer; elsewhere it lets
-// compactions run. One goroutine (run) owns the decision state; peers'
-// reports arrive on the node loop (onMessage) under mu.
+// (kv/leaderpolicy.go, kv/leaderchanger.go): every period it reads the
+// store's temperature and sends it to the other members; on the
+// established leader it holds the store's compactions and carries out
+// kv.DecideLeaderChange, handing leadership over with the driver's zab
+// transfer; elsewhere it lets compactions run. The decision state is a
+// kv.LeaderChanger (the code the simulator runs too); run's goroutine
+// steps it, peers' reports arrive on the node loop (onMessage), both
+// under mu.
 type leaderChange struct {
 	cfg   kv.LeaderChangeConfig
 	id    uint64
@@ -30,36 +32,24 @@ type leaderChange struct {
 	send  func([]zab.Message)
 	log   *slog.Logger
 	rand  *rand.Rand
-	// every is the period; staleAfter how old a report may be to count;
-	// maxLastHeard (zab ticks) and maxLag (entries) bound how far behind a
-	// target may be.
-	every, staleAfter time.Duration
-	maxLastHeard      int
-	maxLag            uint32
+	// every is the period.
+	every time.Duration
 	// onEvent, if set, learns each transfer started and each turn to
 	// compacting in place.
 	onEvent func(LeaderChangeEvent)
 
-	mu      sync.Mutex
-	reports map[uint64]heatReport // guarded by mu
+	mu sync.Mutex
+	ch kv.LeaderChanger // guarded by mu
 
-	// changedAt is lastChange in Unix nanoseconds, written by run's
-	// goroutine and read by the node's leader balancer (settled).
+	// changedAt is the changer's LastChange in Unix nanoseconds, written
+	// by run's goroutine and read by the node's leader balancer
+	// (settled).
 	changedAt atomic.Int64
 
-	// run's goroutine only:
-	lastChange time.Time
-	leader     uint64
-	epoch      uint32
-	inPlace    bool
-	// transfers and inPlaceTurns count the transfers started and the
-	// turns to compacting in place, logged when the member stops.
+	// run's goroutine only: transfers and inPlaceTurns count the
+	// transfers started and the turns to compacting in place, logged when
+	// the member stops.
 	transfers, inPlaceTurns int
-}
-
-type heatReport struct {
-	t  kv.Temperature
-	at time.Time
 }
 
 // LeaderChangeEvent is one act of the compaction-aware leader change on
@@ -85,7 +75,7 @@ func (lc *leaderChange) onMessage(m zab.Message) {
 		return
 	}
 	lc.mu.Lock()
-	lc.reports[m.From] = heatReport{t: t, at: time.Now()}
+	lc.ch.Report(m.From, t, time.Now())
 	lc.mu.Unlock()
 }
 
@@ -122,37 +112,29 @@ func (lc *leaderChange) step(now time.Time) {
 	lc.send(msgs)
 
 	ss := lc.d.SoftState()
-	if ss.Leader != lc.leader || ss.Epoch != lc.epoch {
-		lc.leader, lc.epoch = ss.Leader, ss.Epoch
-		lc.noteChange(now)
+	var st zab.Status
+	if ss.Established() {
+		st = lc.d.Status()
 	}
-	if !ss.Established() {
-		// A follower compacts freely (the old leader's held compactions
-		// run now), as does a member with no leader.
-		lc.store.HoldCompactions(false)
-		lc.inPlace = false
-		return
-	}
-	if ss.Transferee != 0 || lc.cfg.Policy == kv.PolicyFixed {
+	r := lc.rand.Uint64()
+	lc.mu.Lock()
+	out := lc.ch.Step(now, temp, ss, st, r)
+	lc.changedAt.Store(lc.ch.LastChange().UnixNano())
+	lc.mu.Unlock()
+	if out.Keep {
 		return // handing over (compactions stay held), or never held
 	}
-	dec := kv.DecideLeaderChange(lc.cfg, lc.view(now, temp))
+	lc.store.HoldCompactions(out.Hold)
+	if !out.Turn {
+		return
+	}
+	dec := out.Decision
 	switch dec.Action {
-	case kv.Hold:
-		lc.store.HoldCompactions(true)
-		lc.inPlace = false
 	case kv.CompactInPlace:
-		lc.store.HoldCompactions(false)
-		if !lc.inPlace {
-			lc.inPlace = true
-			lc.inPlaceTurns++
-			lc.log.Info("kv: compacting in place", "reason", dec.Reason, "heat", temp.Heat)
-			lc.event(dec, temp, nil)
-		}
+		lc.inPlaceTurns++
+		lc.log.Info("kv: compacting in place", "reason", dec.Reason, "heat", temp.Heat)
+		lc.event(dec, temp, nil)
 	case kv.Transfer:
-		lc.store.HoldCompactions(true)
-		lc.inPlace = false
-		lc.noteChange(now)
 		err := lc.d.TransferLeadership(dec.To)
 		if err != nil {
 			lc.log.Warn("kv: leadership transfer refused", "to", dec.To, "err", err)
@@ -167,7 +149,9 @@ func (lc *leaderChange) step(now time.Time) {
 // noteChange records a leader change the member saw (or its own
 // attempt) at t.
 func (lc *leaderChange) noteChange(t time.Time) {
-	lc.lastChange = t
+	lc.mu.Lock()
+	lc.ch.NoteChange(t)
+	lc.mu.Unlock()
 	lc.changedAt.Store(t.UnixNano())
 }
 
@@ -188,31 +172,4 @@ func (lc *leaderChange) event(d kv.Decision, t kv.Temperature, err error) {
 	if lc.onEvent != nil {
 		lc.onEvent(LeaderChangeEvent{Member: lc.id, Decision: d, Temperature: t, Err: err})
 	}
-}
-
-// view gathers what the leader knows for kv.DecideLeaderChange: a member
-// is eligible when zab has it synced, heard from it lately and has its
-// acknowledgements near the log's end, and its report is fresh.
-func (lc *leaderChange) view(now time.Time, self kv.Temperature) kv.LeaderView {
-	st := lc.d.Status()
-	v := kv.LeaderView{
-		Now: now, LeaderID: lc.id, LastChange: lc.lastChange,
-		Heat: self.Heat, Pending: self.Pending, NearStall: self.NearStall,
-		Rand: lc.rand.Uint64(),
-	}
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	for _, l := range st.Learners {
-		r, ok := lc.reports[l.ID]
-		if !ok || l.Observer || now.Sub(r.at) > lc.staleAfter {
-			continue
-		}
-		near := l.Ack >= st.LastZxid ||
-			(l.Ack.Epoch() == st.LastZxid.Epoch() && st.LastZxid.Counter()-l.Ack.Counter() <= lc.maxLag)
-		v.Members = append(v.Members, kv.MemberHeat{
-			ID: l.ID, Heat: r.t.Heat, Compacting: r.t.Compacting > 0,
-			Eligible: l.Synced && l.LastHeard <= lc.maxLastHeard && near,
-		})
-	}
-	return v
 }

@@ -230,13 +230,16 @@ func testLeaderMoves(t *testing.T, policy kv.LeaderPolicy) {
 // TestHeatReportsFromPeersOnly: a member keeps the temperatures its
 // group's members send and refuses a stranger's and malformed ones.
 func TestHeatReportsFromPeersOnly(t *testing.T) {
-	lc := &leaderChange{id: 1, peers: []uint64{2, 3}, log: slog.New(slog.DiscardHandler), reports: make(map[uint64]heatReport)}
+	lc := &leaderChange{id: 1, peers: []uint64{2, 3}, log: slog.New(slog.DiscardHandler)}
 	lc.onMessage(heatMessage(2, 1, kv.Temperature{Heat: 0.5}))
 	lc.onMessage(heatMessage(9, 1, kv.Temperature{Heat: 0.1}))
 	bad := heatMessage(3, 1, kv.Temperature{})
 	bad.Entries[0].Data = bad.Entries[0].Data[:5]
 	lc.onMessage(bad)
-	if len(lc.reports) != 1 || lc.reports[2].t.Heat != 0.5 {
-		t.Fatalf("reports %+v, want member 2's only", lc.reports)
+	t2, ok2 := lc.ch.Reported(2)
+	_, ok3 := lc.ch.Reported(3)
+	_, ok9 := lc.ch.Reported(9)
+	if !ok2 || ok3 || ok9 || t2.Heat != 0.5 {
+		t.Fatalf("reports of 2, 3, 9: %v (heat %v) %v %v; want member 2's only", ok2, t2.Heat, ok3, ok9)
 	}
 }

@@ -278,9 +278,11 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	lc := &leaderChange{
 		cfg: cfg.LeaderChange, id: cfg.ID, store: store, send: ln.send, log: log,
 		rand:  rand.New(rand.NewPCG(cfg.ID, uint64(time.Now().UnixNano()))),
-		every: leaderChangeEvery, staleAfter: 10 * leaderChangeEvery,
-		maxLastHeard: subTicks, maxLag: leaderChangeMaxLag,
-		reports: make(map[uint64]heatReport),
+		every: leaderChangeEvery,
+		ch: kv.LeaderChanger{
+			Config: cfg.LeaderChange, ID: cfg.ID,
+			StaleAfter: 10 * leaderChangeEvery, MaxLastHeard: subTicks, MaxLag: leaderChangeMaxLag,
+		},
 		onEvent: func(e LeaderChangeEvent) {
 			rep.roles.noteEvent(e)
 			if cfg.OnLeaderChange != nil {
