@@ -117,7 +117,8 @@ func (s *ShardedService) ListTables(ctx context.Context, req *kvpb.ListTablesReq
 }
 
 // Scan serves a scan of one RG, returning only the rows of ranges the RG
-// owns in the ring the request names (ring_version; 0: the node's ring).
+// owns in the ring the request names (ring_version; 0: every row the
+// RG's store holds, an operator's view).
 // Between a move's ingest and its drop a range's rows are in two RGs;
 // the ring gives them to one, so a client that scans every RG under one
 // ring version gets each row once. A node holding another ring version
@@ -128,15 +129,16 @@ func (s *ShardedService) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	v := req.GetRingVersion()
+	if v == 0 || svc.gid == 0 {
+		return svc.Scan(ctx, req) // the RG's store as it is
+	}
 	r := s.rs.Ring()
 	if r == nil {
 		return nil, toStatus(ErrNoRing)
 	}
-	if v := req.GetRingVersion(); v != 0 && v != r.Version() {
+	if v != r.Version() {
 		return nil, toStatus(&WrongRangeError{Group: svc.gid, RingVersion: r.Version()})
-	}
-	if svc.gid == 0 {
-		return svc.Scan(ctx, req) // not made as an RG's service: nothing to filter by
 	}
 	g := ring.GroupID(svc.gid)
 	return svc.scan(ctx, req, func(row []byte) bool { return r.Owner(row) == g })

@@ -1201,7 +1201,8 @@ type ScanRequest struct {
 	// RG returns only rows of ranges it owns in that ring, and answers
 	// WrongRange (with its own ring version) if its node holds another.
 	// A client scanning every RG sends one version to all of them, so each
-	// row is returned by exactly one RG. 0: the node's ring, whatever it is.
+	// row is returned by exactly one RG. 0: every row the RG's store holds,
+	// owned or not (an operator's view of one RG).
 	RingVersion   uint64 `protobuf:"varint,7,opt,name=ring_version,json=ringVersion,proto3" json:"ring_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
