@@ -92,7 +92,11 @@ func (s *Store) openView(name string) (*view, func(), error) {
 
 // selector is a compiled ReadOptions for one table.
 type selector struct {
-	o        ReadOptions
+	o ReadOptions
+	// keep, if set, says which rows a scan returns (the rows of ranges
+	// the RG owns, ShardedService.Scan); the others are skipped a row at
+	// a time and do not count against the limit.
+	keep     func(row []byte) bool
 	families map[uint32]bool            // nil: all
 	columns  map[uint32]map[string]bool // family -> qualifiers; a family absent here is whole
 }
@@ -188,6 +192,15 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 					return rows, nil
 				}
 			}
+			if sel.keep != nil && !sel.keep(p.row) {
+				// Skip the row: land on its last key (SeekLT clamps to
+				// the upper bound), so that Next leaves it.
+				cur, rowRaw = nil, nil
+				if !it.SeekLT(escapedEnd(k[:len(k)-len(p.rest)])) {
+					break
+				}
+				continue
+			}
 			cur = &Row{Key: p.row}
 			rowRaw = append(rowRaw[:0], k[:len(k)-len(p.rest)]...)
 			colQual, versions, full = nil, 0, false
@@ -280,6 +293,13 @@ func (s *Store) Get(tableName string, row []byte, o ReadOptions) ([]CellVersion,
 // (0 or more than MaxScanRows means MaxScanRows). Rows with no selected
 // cell are left out.
 func (s *Store) Scan(tableName string, from, to []byte, limit int, o ReadOptions) ([]Row, error) {
+	return s.ScanRows(tableName, from, to, limit, o, nil)
+}
+
+// ScanRows is Scan returning only the rows keep accepts (nil: all); the
+// limit counts returned rows. A sharded node scans with keep saying
+// whether the RG owns the row (ShardedService.Scan).
+func (s *Store) ScanRows(tableName string, from, to []byte, limit int, o ReadOptions, keep func(row []byte) bool) ([]Row, error) {
 	if len(from) > MaxRowLen || len(to) > MaxRowLen {
 		return nil, invalidf("scan bound longer than %d bytes", MaxRowLen)
 	}
@@ -295,6 +315,7 @@ func (s *Store) Scan(tableName string, from, to []byte, limit int, o ReadOptions
 	if err != nil {
 		return nil, err
 	}
+	sel.keep = keep
 	tp := tablePrefix(v.t.id)
 	lo, hi := tp, prefixEnd(tp)
 	if len(from) > 0 {

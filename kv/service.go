@@ -286,6 +286,11 @@ func (s *Service) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest) (*kvp
 }
 
 func (s *Service) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb.ScanResponse, error) {
+	return s.scan(ctx, req, nil)
+}
+
+// scan serves a scan returning only the rows keep accepts (nil: all).
+func (s *Service) scan(ctx context.Context, req *kvpb.ScanRequest, keep func(row []byte) bool) (*kvpb.ScanResponse, error) {
 	ro, err := readOptionsFrom(req.GetOptions())
 	if err != nil {
 		return nil, toStatus(err)
@@ -293,7 +298,7 @@ func (s *Service) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb.ScanRe
 	if err := s.read(ctx); err != nil {
 		return nil, toStatus(err)
 	}
-	rows, err := s.store.Scan(req.GetTable(), req.GetFrom(), req.GetTo(), int(req.GetLimit()), ro)
+	rows, err := s.store.ScanRows(req.GetTable(), req.GetFrom(), req.GetTo(), int(req.GetLimit()), ro, keep)
 	if err != nil {
 		return nil, toStatus(err)
 	}

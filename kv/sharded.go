@@ -116,8 +116,32 @@ func (s *ShardedService) ListTables(ctx context.Context, req *kvpb.ListTablesReq
 	return groupCall(s, ctx, req, (*Service).ListTables)
 }
 
+// Scan serves a scan of one RG, returning only the rows of ranges the RG
+// owns in the ring the request names (ring_version; 0: every row the
+// RG's store holds, an operator's view).
+// Between a move's ingest and its drop a range's rows are in two RGs;
+// the ring gives them to one, so a client that scans every RG under one
+// ring version gets each row once. A node holding another ring version
+// answers WrongRange with its own: the client waits for that ring, or
+// retries this lagging node, as for a row request.
 func (s *ShardedService) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb.ScanResponse, error) {
-	return groupCall(s, ctx, req, (*Service).Scan)
+	svc, err := s.named(req.GetGroup())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	v := req.GetRingVersion()
+	if v == 0 || svc.gid == 0 {
+		return svc.Scan(ctx, req) // the RG's store as it is
+	}
+	r := s.rs.Ring()
+	if r == nil {
+		return nil, toStatus(ErrNoRing)
+	}
+	if v != r.Version() {
+		return nil, toStatus(&WrongRangeError{Group: svc.gid, RingVersion: r.Version()})
+	}
+	g := ring.GroupID(svc.gid)
+	return svc.scan(ctx, req, func(row []byte) bool { return r.Owner(row) == g })
 }
 
 func (s *ShardedService) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {

@@ -46,6 +46,7 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.TickTimeMs, "tick-time", cfg.TickTimeMs, "corral's tickTime in milliseconds")
 	policies := fs.String("leader-policy", "", "comma-separated kv.leaderPolicy values, corral run once per value (fixed, random, roundrobin, coolest); empty: no such line, the server's default")
 	groups := fs.String("groups", "1", "comma-separated replica-group counts, corral run once per count (and policy); more than 1 launches `corral kv cluster -spawn` with threads and records scaled by the count, and fits the USL over three or more counts")
+	routing := fs.String("routing", kv.RoutingRouted, "comma-separated routing of sharded runs (groups > 1), each run once per entry: routed (the client sends each row to its RG's leader) or forwarded (to the endpoints, which forward it)")
 	var opts stringsFlag
 	fs.Var(&opts, "server-opt", "extra zoo.cfg line key=value for every corral member (repeatable)")
 	fs.BoolVar(&cfg.CPUBudget, "cpu-budget", cfg.CPUBudget, "give each member its own CPU budget: GOMAXPROCS=1 and a cgroup v2 cpu.max, else taskset to one CPU")
@@ -75,6 +76,7 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if cfg.Groups, err = launch.ParseInts(*groups); err != nil {
 		return bad(fmt.Errorf("-groups: %w", err))
 	}
+	cfg.Routing = launch.SplitList(*routing)
 	cfg.ServerOpts = opts
 	cfg.OutDir = *out
 	cfg.CommandLine = commandLine(append([]string{"corral", "bench", "kv"}, args...))

@@ -19,7 +19,7 @@ import (
 // inherit GOMAXPROCS=1 from the cluster process; with taskset or a
 // cgroup each node process is placed after start. Server CPU is the
 // cluster process's and the nodes'.
-func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups int, dir string, bgt *budgeter) (*system, error) {
+func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups int, forward bool, dir string, bgt *budgeter) (*system, error) {
 	s := &system{Name: name, Kind: "corral", Groups: groups, log: cfg.Log}
 	argv := []string{cfg.CorralBin, "kv", "cluster", "-spawn",
 		"-groups", strconv.Itoa(groups), "-replicas", strconv.Itoa(cfg.Members),
@@ -70,7 +70,7 @@ func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups i
 		}
 		s.Members = append(s.Members, &member{Name: fmt.Sprintf("%s node %d", name, n.id), Addr: n.api, Budget: applied, pid: n.pid, logPath: logPath})
 	}
-	if err := s.connectCorral(ctx, cfg, endpoints); err != nil {
+	if err := s.connectCorral(ctx, cfg, endpoints, forward); err != nil {
 		s.stop()
 		return nil, err
 	}

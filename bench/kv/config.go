@@ -36,6 +36,12 @@ type Config struct {
 	// `corral kv cluster` of that many RGs, with Threads and Records
 	// scaled by the entry (issue 25's scaling runs).
 	Groups []int
+	// Routing: each sharded run (Groups entry above 1) runs once per
+	// entry: RoutingRouted, the client sends each row request to its
+	// RG's leader (client-coordinated I/O), or RoutingForwarded, it
+	// sends it to the endpoints, which forward it to the owner's leader
+	// (the paper's Table II baseline). One RG has nothing to route.
+	Routing []string
 	// ServerOpts are extra zoo.cfg lines (key=value) for every corral
 	// member.
 	ServerOpts []string
@@ -74,6 +80,12 @@ const (
 	MaxPhase   = time.Hour
 	// SeriesBucket is the width of the throughput-over-time series.
 	SeriesBucket = 100 * time.Millisecond
+)
+
+// Routing modes of a sharded run.
+const (
+	RoutingRouted    = "routed"
+	RoutingForwarded = "forwarded"
 )
 
 // Systems this experiment launches.
@@ -150,6 +162,14 @@ func (c *Config) Fill() error {
 	if len(c.LeaderPolicies) == 0 {
 		c.LeaderPolicies = []string{""}
 	}
+	if len(c.Routing) == 0 {
+		c.Routing = []string{RoutingRouted}
+	}
+	for _, r := range c.Routing {
+		if r != RoutingRouted && r != RoutingForwarded {
+			return fmt.Errorf("routing %q: want %s or %s", r, RoutingRouted, RoutingForwarded)
+		}
+	}
 	switch {
 	case c.Records < 1 || c.Records > MaxRecords:
 		return fmt.Errorf("records must be in [1, %d]", MaxRecords)
@@ -190,10 +210,17 @@ func (c *Config) Fill() error {
 
 // corralName is the report's name of corral run with leader policy p
 // and g replica groups.
-func corralName(p string, g int) string {
+func corralName(p string, g int) string { return corralRunName(p, g, RoutingRouted) }
+
+// corralRunName is corralName for a run routed as routing says: a
+// forwarded run is tagged so, and forms its own scaling series.
+func corralRunName(p string, g int, routing string) string {
 	var tags []string
 	if p != "" {
 		tags = append(tags, p)
+	}
+	if routing == RoutingForwarded {
+		tags = append(tags, RoutingForwarded)
 	}
 	if g > 1 {
 		tags = append(tags, "g="+strconv.Itoa(g))

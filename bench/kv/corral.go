@@ -103,7 +103,7 @@ func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bg
 		m.Addr = "127.0.0.1:" + strconv.Itoa(api[id-1])
 		endpoints = append(endpoints, m.Addr)
 	}
-	if err := s.connectCorral(ctx, cfg, endpoints); err != nil {
+	if err := s.connectCorral(ctx, cfg, endpoints, false); err != nil {
 		s.stop()
 		return nil, err
 	}
@@ -112,9 +112,10 @@ func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bg
 
 // connectCorral gives a corral system its client over endpoints and
 // waits until the benchmark's table is created (a create an earlier
-// attempt applied counts).
-func (s *system) connectCorral(ctx context.Context, cfg *Config, endpoints []string) error {
-	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints})
+// attempt applied counts). With forward, row requests go to the
+// endpoints, which forward them (kvclient.Config.Forward).
+func (s *system) connectCorral(ctx context.Context, cfg *Config, endpoints []string, forward bool) error {
+	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints, Forward: forward})
 	if err != nil {
 		return err
 	}

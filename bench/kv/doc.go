@@ -6,7 +6,7 @@
 //	                [-warmup 2s] [-duration 10s] [-seed 1] [-systems corral,etcd]
 //	                [-members 3] [-durability sync|async|diskless] [-tick-time 500]
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt key=value]...
-//	                [-groups 1,2,4]
+//	                [-groups 1,2,4] [-routing routed,forwarded]
 //	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 //
@@ -47,6 +47,12 @@
 // members (it writes their configuration itself). Node processes inherit
 // GOMAXPROCS=1 and are pinned (taskset -a) or moved into their cgroup
 // after they start; server CPU includes the configuration manager's.
+//
+// With -routing routed,forwarded each sharded run (G > 1) runs once per
+// entry: routed, the client sends each row request to its RG's leader
+// through the ring; forwarded, it sends row requests to the endpoints
+// and the node that receives one forwards it to the owning RG's leader
+// (the paper's Table II baseline), named corral[forwarded,g=G].
 //
 // Each member gets its own CPU budget, to model the paper's separate
 // machines (budget.go): GOMAXPROCS=1, and the first of a cgroup v2 child

@@ -102,6 +102,7 @@ type ConfigSummary struct {
 	TickTimeMs     int      `json:"tick_time_ms"`
 	LeaderPolicies []string `json:"leader_policies"`
 	Groups         []int    `json:"groups"`
+	Routing        []string `json:"routing,omitempty"`
 	ServerOpts     []string `json:"server_opts,omitempty"`
 	CPUBudget      bool     `json:"cpu_budget"`
 	CPUQuota       float64  `json:"cpu_quota"`

@@ -59,11 +59,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		case SystemCorral:
 			for _, p := range cfg.LeaderPolicies {
 				for _, g := range cfg.Groups {
-					name := corralName(p, g)
 					if g == 1 {
+						name := corralName(p, g)
 						order = append(order, launcher{name, func(d string) (*system, error) { return launchCorral(ctx, &cfg, name, p, d, bgt) }})
-					} else {
-						order = append(order, launcher{name, func(d string) (*system, error) { return launchCorralCluster(ctx, &cfg, name, g, d, bgt) }})
+						continue
+					}
+					for _, rt := range cfg.Routing {
+						name := corralRunName(p, g, rt)
+						order = append(order, launcher{name, func(d string) (*system, error) {
+							return launchCorralCluster(ctx, &cfg, name, g, rt == RoutingForwarded, d, bgt)
+						}})
 					}
 				}
 			}
@@ -394,7 +399,7 @@ func (c *Config) summary() ConfigSummary {
 		Workloads: wl, Records: c.Records, Threads: c.Threads,
 		Warmup: c.Warmup.String(), Duration: c.Duration.String(), Seed: c.Seed,
 		Members: c.Members, Durability: c.Durability, TickTimeMs: c.TickTimeMs,
-		LeaderPolicies: c.LeaderPolicies, ServerOpts: c.ServerOpts, Groups: c.Groups,
+		LeaderPolicies: c.LeaderPolicies, ServerOpts: c.ServerOpts, Groups: c.Groups, Routing: c.Routing,
 		CPUBudget: c.CPUBudget, CPUQuota: c.CPUQuota, CommandLine: c.CommandLine,
 		CPUs: runtime.NumCPU(),
 	}

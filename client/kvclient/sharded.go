@@ -192,15 +192,21 @@ func (c *Client) send(ctx context.Context, addr string, call func(context.Contex
 
 // groups are the RGs on the router's ring, waiting (within ctx) for one.
 func groups(ctx context.Context, rt *route.Router) ([]ring.GroupID, error) {
+	gs, _, err := groupsAt(ctx, rt)
+	return gs, err
+}
+
+// groupsAt is groups and the version of the ring they are read from.
+func groupsAt(ctx context.Context, rt *route.Router) ([]ring.GroupID, uint64, error) {
 	for {
 		updated := rt.Updated()
-		gs, err := rt.Groups()
+		gs, v, err := rt.GroupsAt()
 		if err == nil {
-			return gs, nil
+			return gs, v, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, errors.Join(err, ctx.Err())
+			return nil, 0, errors.Join(err, ctx.Err())
 		case <-updated:
 		}
 	}
@@ -254,38 +260,66 @@ func allOrSome(errs map[ring.GroupID]error, benign func(error) bool) error {
 	return nil
 }
 
-// scanSharded scans every RG and merges their rows in key order: each RG
-// returns its first limit rows from req.From, so the first limit rows of
-// the union are the answer.
+// scanSharded scans every RG and merges their rows in key order. All RGs
+// are scanned under one ring version, sent with each request: an RG
+// returns only rows of ranges it owns in that ring (a moved range's rows
+// sit in two RGs between the copy and the drop), so each row comes from
+// one RG. If the ring changes during the scan, it is run again under the
+// new one. Each RG returns its first limit owned rows from req.From, so
+// the first limit rows of the union are the answer.
 func (c *Client) scanSharded(ctx context.Context, sh *sharded, req *kvpb.ScanRequest) (*kvpb.ScanResponse, error) {
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
-	var all []*kvpb.Row
-	errs, err := c.eachGroup(ctx, sh, func(ctx context.Context, g ring.GroupID, kc kvpb.KVClient) error {
-		r := &kvpb.ScanRequest{Table: req.GetTable(), From: req.GetFrom(), To: req.GetTo(), Limit: req.GetLimit(), Options: req.GetOptions(), Group: uint32(g)}
-		resp, err := kc.Scan(ctx, r)
-		if err == nil {
-			all = append(all, resp.GetRows()...)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, err := range errs {
+	for {
+		gs, v, err := groupsAt(ctx, sh.rt)
 		if err != nil {
 			return nil, err
 		}
+		var all []*kvpb.Row
+		same := true
+		for _, g := range gs {
+			rows, served, err := c.scanGroup(ctx, sh.rt, g, req)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, rows...)
+			same = same && served == v
+		}
+		if !same {
+			continue // the ring moved on during the scan (bounded by ctx)
+		}
+		sortRows(all)
+		limit := int(req.GetLimit())
+		if limit <= 0 || limit > 10000 {
+			limit = 10000
+		}
+		if len(all) > limit {
+			all = all[:limit]
+		}
+		return &kvpb.ScanResponse{Rows: all}, nil
 	}
-	sortRows(all)
-	limit := int(req.GetLimit())
-	if limit <= 0 || limit > 10000 {
-		limit = 10000
-	}
-	if len(all) > limit {
-		all = all[:limit]
-	}
-	return &kvpb.ScanResponse{Rows: all}, nil
+}
+
+// scanGroup scans RG g's leader under the router's ring and returns the
+// rows and the ring version they were served under.
+func (c *Client) scanGroup(ctx context.Context, rt *route.Router, g ring.GroupID, req *kvpb.ScanRequest) ([]*kvpb.Row, uint64, error) {
+	var rows []*kvpb.Row
+	var served uint64
+	err := c.routed(ctx, rt, true, func(ctx context.Context) error {
+		_, err := route.DoGroup(ctx, rt, routePolicy, g, func(ctx context.Context, t route.Target) (struct{}, error) {
+			r := &kvpb.ScanRequest{Table: req.GetTable(), From: req.GetFrom(), To: req.GetTo(), Limit: req.GetLimit(),
+				Options: req.GetOptions(), Group: uint32(g), RingVersion: t.RingVersion}
+			return struct{}{}, c.send(ctx, t.Addr, func(ctx context.Context, kc kvpb.KVClient) error {
+				resp, err := kc.Scan(ctx, r)
+				if err == nil {
+					rows, served = resp.GetRows(), t.RingVersion
+				}
+				return err
+			})
+		})
+		return err
+	})
+	return rows, served, err
 }
 
 func sortRows(rows []*kvpb.Row) {

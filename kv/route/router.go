@@ -131,12 +131,19 @@ func (r *Router) RouteGroup(g ring.GroupID) (Target, error) {
 
 // Groups are the groups on the ring, in increasing order.
 func (r *Router) Groups() ([]ring.GroupID, error) {
+	gs, _, err := r.GroupsAt()
+	return gs, err
+}
+
+// GroupsAt is Groups and the version of the ring they are read from (a
+// scan of every group sends that version to each).
+func (r *Router) GroupsAt() ([]ring.GroupID, uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.ringReadyLocked(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return r.st.Ring.Groups(), nil
+	return r.st.Ring.Groups(), r.st.Ring.Version(), nil
 }
 
 // Batch is the part of a multi-key request bound for one group: indexes

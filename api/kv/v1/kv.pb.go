@@ -1196,7 +1196,14 @@ type ScanRequest struct {
 	Limit   uint32                 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"` // rows; 0 or more than 10000 means 10000
 	Options *ReadOptions           `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
 	// In a sharded cluster, the RG addressed (0 on a node hosting one RG).
-	Group         uint32 `protobuf:"varint,6,opt,name=group,proto3" json:"group,omitempty"`
+	Group uint32 `protobuf:"varint,6,opt,name=group,proto3" json:"group,omitempty"`
+	// In a sharded cluster, the ring version the scan is routed with: the
+	// RG returns only rows of ranges it owns in that ring, and answers
+	// WrongRange (with its own ring version) if its node holds another.
+	// A client scanning every RG sends one version to all of them, so each
+	// row is returned by exactly one RG. 0: every row the RG's store holds,
+	// owned or not (an operator's view of one RG).
+	RingVersion   uint64 `protobuf:"varint,7,opt,name=ring_version,json=ringVersion,proto3" json:"ring_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1269,6 +1276,13 @@ func (x *ScanRequest) GetOptions() *ReadOptions {
 func (x *ScanRequest) GetGroup() uint32 {
 	if x != nil {
 		return x.Group
+	}
+	return 0
+}
+
+func (x *ScanRequest) GetRingVersion() uint64 {
+	if x != nil {
+		return x.RingVersion
 	}
 	return 0
 }
@@ -1961,14 +1975,15 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\x04rows\x18\x02 \x03(\fR\x04rows\x123\n" +
 	"\aoptions\x18\x03 \x01(\v2\x19.corral.kv.v1.ReadOptionsR\aoptions\"9\n" +
 	"\x10MultiGetResponse\x12%\n" +
-	"\x04rows\x18\x01 \x03(\v2\x11.corral.kv.v1.RowR\x04rows\"\xa8\x01\n" +
+	"\x04rows\x18\x01 \x03(\v2\x11.corral.kv.v1.RowR\x04rows\"\xcb\x01\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\fR\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\fR\x02to\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\rR\x05limit\x123\n" +
 	"\aoptions\x18\x05 \x01(\v2\x19.corral.kv.v1.ReadOptionsR\aoptions\x12\x14\n" +
-	"\x05group\x18\x06 \x01(\rR\x05group\"5\n" +
+	"\x05group\x18\x06 \x01(\rR\x05group\x12!\n" +
+	"\fring_version\x18\a \x01(\x04R\vringVersion\"5\n" +
 	"\fScanResponse\x12%\n" +
 	"\x04rows\x18\x01 \x03(\v2\x11.corral.kv.v1.RowR\x04rows\"o\n" +
 	"\tCondition\x12\x16\n" +
