@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/corral-db/corral/bench/load"
@@ -17,45 +18,52 @@ import (
 // sends (the fake servers require the read-only flag it omits), so its
 // end-to-end test runs corral in this process.
 
+// The loop runs in a synctest bubble: its clock is the fake one, so the
+// warm-up and the measured interval hold the calls they should however
+// slowly the machine schedules the test.
 func TestGozkLoopCountsOnlyTheMeasuredInterval(t *testing.T) {
-	calls := 0
-	op := func() (bool, error) {
-		calls++
-		time.Sleep(100 * time.Microsecond)
-		return true, nil
-	}
-	now := time.Now()
-	// Everything before start is warm-up: created but not counted.
-	tally := gozkLoop(context.Background(), op, now.Add(20*time.Millisecond), now.Add(60*time.Millisecond))
-	if tally.created != int64(calls) {
-		t.Errorf("created %d of %d calls", tally.created, calls)
-	}
-	if tally.ops == 0 || tally.ops >= tally.created {
-		t.Errorf("ops %d, created %d: want the warm-up's creates left out", tally.ops, tally.created)
-	}
-	if tally.hist.Count() != tally.ops || tally.errs != 0 {
-		t.Errorf("hist %d, ops %d, errs %d", tally.hist.Count(), tally.ops, tally.errs)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		op := func() (bool, error) {
+			calls++
+			time.Sleep(100 * time.Microsecond)
+			return true, nil
+		}
+		now := time.Now()
+		// Everything before start is warm-up: created but not counted.
+		tally := gozkLoop(context.Background(), op, now.Add(20*time.Millisecond), now.Add(60*time.Millisecond))
+		if tally.created != int64(calls) {
+			t.Errorf("created %d of %d calls", tally.created, calls)
+		}
+		if tally.ops == 0 || tally.ops >= tally.created {
+			t.Errorf("ops %d, created %d: want the warm-up's creates left out", tally.ops, tally.created)
+		}
+		if tally.hist.Count() != tally.ops || tally.errs != 0 {
+			t.Errorf("hist %d, ops %d, errs %d", tally.hist.Count(), tally.ops, tally.errs)
+		}
+	})
 }
 
 func TestGozkLoopCountsErrors(t *testing.T) {
-	calls := 0
-	op := func() (bool, error) {
-		calls++
-		if calls%2 == 0 {
-			return false, errors.New("zk: node already exists")
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		op := func() (bool, error) {
+			calls++
+			if calls%2 == 0 {
+				return false, errors.New("zk: node already exists")
+			}
+			return true, nil
 		}
-		return true, nil
-	}
-	now := time.Now()
-	tally := gozkLoop(context.Background(), op, now, now.Add(30*time.Millisecond))
-	if tally.errs == 0 || tally.firstErr != "zk: node already exists" {
-		t.Errorf("errs %d first %q", tally.errs, tally.firstErr)
-	}
-	// The last call may have returned after the end, uncounted.
-	if n := tally.ops + tally.errs; tally.created < tally.ops || n > int64(calls) || n < int64(calls)-1 {
-		t.Errorf("created %d ops %d errs %d calls %d", tally.created, tally.ops, tally.errs, calls)
-	}
+		now := time.Now()
+		tally := gozkLoop(context.Background(), op, now, now.Add(30*time.Millisecond))
+		if tally.errs == 0 || tally.firstErr != "zk: node already exists" {
+			t.Errorf("errs %d first %q", tally.errs, tally.firstErr)
+		}
+		// The last call may have returned after the end, uncounted.
+		if n := tally.ops + tally.errs; tally.created < tally.ops || n > int64(calls) || n < int64(calls)-1 {
+			t.Errorf("created %d ops %d errs %d calls %d", tally.created, tally.ops, tally.errs, calls)
+		}
+	})
 }
 
 func TestGozkLoopStopsWithItsContext(t *testing.T) {
