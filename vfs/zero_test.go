@@ -3,6 +3,8 @@ package vfs
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -84,5 +86,26 @@ func TestDirtyEnd(t *testing.T) {
 				t.Fatalf("DirtyEnd = %d, %v; want %d", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// BenchmarkDirtyEnd reads a 64 MiB all-zero file, the transaction log's
+// segment size, as Open does for the tail of its last segment.
+func BenchmarkDirtyEnd(b *testing.B) {
+	const size = 64 << 20
+	path := filepath.Join(b.TempDir(), "seg")
+	if err := os.WriteFile(path, make([]byte, size), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := OS().Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(size)
+	for b.Loop() {
+		if end, err := DirtyEnd(f, 0, size); err != nil || end != 0 {
+			b.Fatalf("DirtyEnd = %d, %v", end, err)
+		}
 	}
 }
