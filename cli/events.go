@@ -107,7 +107,9 @@ func (p *printer) run(ctx context.Context) {
 		// server's order is the zxid order (client-made events, zxid 0,
 		// go last). The Java client calls its one watcher once per
 		// event even when several watches matched; drop the copies.
-		slices.SortStableFunc(batch, func(a, b client.Event) int { return cmp.Compare(sortZxid(a), sortZxid(b)) })
+		slices.SortStableFunc(batch, func(a, b client.Event) int {
+			return cmp.Or(cmp.Compare(sortZxid(a), sortZxid(b)), cmp.Compare(removalRank(a), removalRank(b)))
+		})
 		for _, ev := range batch {
 			if ev.Zxid > 0 {
 				k := eventKey{ev.Type, ev.Path, ev.Zxid}
@@ -185,6 +187,17 @@ func sortZxid(ev client.Event) int64 {
 		return 1<<63 - 1
 	}
 	return ev.Zxid
+}
+
+// removalRank orders the client-made events of one removeWatches call
+// as the Java client queues them: one-shot watches first, then the end of
+// a persistent watch. The printer may wake on either channel first, so
+// the order cannot come from arrival.
+func removalRank(ev client.Event) int {
+	if ev.Type == client.EventPersistentWatchRemoved {
+		return 1
+	}
+	return 0
 }
 
 // takeReady appends the events queued in s; open is false if s ended.
