@@ -63,6 +63,11 @@ type Config struct {
 	MaxBatchBytes                                     uint64
 	MaxCounter                                        uint32
 
+	// KeepEpoch: a group of one keeps its epoch across elections and
+	// restarts (zab.Config.KeepEpoch), as a standalone ZooKeeper server's
+	// zxids stay in epoch 0.
+	KeepEpoch bool
+
 	// Schedule sets when snapshots are taken.
 	Schedule Schedule
 
