@@ -55,7 +55,7 @@ func (sm *treeSM) Apply(ents []zab.Entry) error {
 	}
 	if len(batch) > 0 {
 		probe.Mark("node-to-apply", batch[len(batch)-1].hdr.Zxid)
-		rp.s.applyCh <- batch
+		rp.s.handToApply(batch, rp.d.InDrive())
 	}
 	sm.handed.Store(int64(ents[len(ents)-1].Zxid))
 	return nil
@@ -78,8 +78,9 @@ func (sm *treeSM) Snapshot(context.Context) (zab.Zxid, error) {
 	return zab.Zxid(z), nil
 }
 
-// driveSnapshots is the snapshot goroutine of an ensemble member
-// (storage.drive): it asks the driver's scheduler every idleCheck.
+// driveSnapshots is the server's snapshot goroutine: it asks the
+// driver's scheduler every idleCheck (Driver.MaybeSnapshot), which owns
+// when snapshots are taken (busy by count, diskless idle lulls, spacing).
 func (sm *treeSM) driveSnapshots(ctx context.Context) {
 	st := sm.st
 	if st.wal == nil {
@@ -133,7 +134,7 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 		return 0, err
 	}
 	z := tree.LastZxid()
-	sm.rp.s.applyCh <- []*request{{install: tree, hdr: txn.Header{Zxid: z}}}
+	sm.rp.s.handToApply([]*request{{install: tree, hdr: txn.Header{Zxid: z}}}, false)
 	sm.handed.Store(z)
 	sm.durable.Store(z)
 	sm.rp.log.Info("installed the leader's snapshot", "zxid", hex(z), "nodes", tree.NodeCount())
