@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,6 +77,10 @@ func readRestoreStream(r io.Reader) (*datatree.Tree, error) {
 	return t, nil
 }
 
+// restoreWaitWritable bounds how long a restore waits for a server that
+// has just started to become writable.
+const restoreWaitWritable = 30 * time.Second
+
 // RestoreSnapshot replaces this standalone server's tree and sessions with
 // the snapshot stream r: corral's format (what the snapshot command
 // streams) or ZooKeeper's (what ZooKeeper's does). It returns the zxid the
@@ -109,6 +114,15 @@ func (s *Server) RestoreSnapshot(r io.Reader) (zxid int64, err error) {
 	}
 	s.setLocalConfig(tree)
 
+	// Until the group of one has elected itself and applied its log, the
+	// node loop may take prepMu inside Process (checkWritable), and
+	// Restored below waits for Process while holding prepMu: wait for the
+	// server to be writable first (it is, moments after Serve starts).
+	wctx, cancel := context.WithTimeout(context.Background(), restoreWaitWritable)
+	defer cancel()
+	if !rp.waitWritable(wctx) {
+		return 0, errors.New("the server is not serving: nothing restored")
+	}
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	if err := s.drainPipeline(); err != nil {
