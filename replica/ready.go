@@ -81,6 +81,7 @@ func (d *Driver) processLocked(by processor) error {
 			// Diskless: a proposal is durable once in memory.
 			d.node.Persisted(rd.Entries[len(rd.Entries)-1].Zxid)
 		}
+		var released zab.Zxid
 		if d.solo && !d.diskless && len(rd.Committed) > 0 {
 			// No learner will ask for these entries and the log store
 			// holds them: a group of one keeps in memory only what is
@@ -88,9 +89,16 @@ func (d *Driver) processLocked(by processor) error {
 			z := rd.Committed[len(rd.Committed)-1].Zxid
 			if err := d.ms.Compact(zab.Snapshot{Zxid: z}); err != nil && !errors.Is(err, zab.ErrCompacted) {
 				d.log.Debug("log not cut", "zxid", z, "err", err)
+			} else {
+				released = z
 			}
 		}
 		d.mu.Unlock()
+		if released != 0 && d.cfg.Released != nil && !d.cfg.Breaks.AckBeforeDurable {
+			// Committed means Persisted, which came after the log store
+			// appended them; applied and cut, nothing holds them now.
+			d.cfg.Released(released)
+		}
 	}
 }
 

@@ -31,18 +31,21 @@ func (s *Server) applyLoop() {
 // inline and the apply goroutine has nothing queued or in hand, applies
 // and answers it on the caller's goroutine (a standalone server's lone
 // write: replica.drive). Callers are serialised by the driver's Process,
-// so a group applied here follows every group handed over before.
-func (s *Server) handToApply(batch []*request, inline bool) {
+// so a group applied here follows every group handed over before. It
+// reports whether it applied the group here: the caller may then reuse
+// batch's array; a group handed over is the apply goroutine's.
+func (s *Server) handToApply(batch []*request, inline bool) bool {
 	if inline && s.applyQueued.Load() == 0 {
 		s.applyMu.Lock()
 		s.applyBatch(batch)
 		s.applyMu.Unlock()
 		s.stats.inlineWrites.Add(int64(len(batch)))
-		return
+		return true
 	}
 	s.applyQueued.Add(1)
 	s.stats.handedWrites.Add(int64(len(batch)))
 	s.applyCh <- batch
+	return false
 }
 
 // applyBatch applies a durable group to the tree and answers it; the

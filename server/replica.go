@@ -100,6 +100,16 @@ type replica struct {
 
 	// lastTouch is when the learner last reported its sessions (node loop).
 	lastTouch int64
+
+	// building is the write propose is building (under prepMu), and build
+	// the function bound to it that the driver calls.
+	building proposal
+	build    func(zab.Zxid) ([]byte, error)
+	// pooled: proposals are encoded into records (a standalone server
+	// not diskless: the driver releases every applied entry, which no
+	// learner reads).
+	pooled  bool
+	records recordPool
 }
 
 // subTicks is how many zab ticks make one tickTime.
@@ -137,6 +147,8 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*re
 		diskless:   s.opts.Durability == DurabilityDiskless,
 		standalone: s.opts.Ensemble == nil,
 	}
+	rp.build = rp.buildProposal
+	rp.pooled = rp.standalone && !rp.diskless
 	rp.fw.init()
 	rp.cfg.init(ens)
 	rp.readyAt.Store(-1)
@@ -230,6 +242,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*re
 			}
 		},
 		OnSoftState:     func(_, cur zab.SoftState) { rp.setSoft(cur) },
+		Released:        rp.released,
 		OnDriverMessage: rp.receiveDriver,
 		Rand:            rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
 		Logger:          s.log.With("zab", ens.ID),
@@ -451,14 +464,17 @@ func (rp *replica) send(msgs []zab.Message) {
 // committedRequests turns committed entries into requests for apply: the
 // leader's own proposals and this learner's forwarded writes are matched
 // to the requests waiting for them; other servers' get a request without
-// a connection.
-func (rp *replica) committedRequests(ents []zab.Entry) (out, lost []*request) {
+// a connection. They are built in dst's array when it is large enough.
+func (rp *replica) committedRequests(dst []*request, ents []zab.Entry) (out, lost []*request) {
 	if len(ents) == 0 {
-		return nil, nil
+		return dst, nil
 	}
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
-	out = make([]*request, 0, len(ents))
+	out = dst[:0]
+	if cap(out) < len(ents) {
+		out = make([]*request, 0, len(ents))
+	}
 	for _, e := range ents {
 		z := int64(e.Zxid)
 		if r, ok := rp.inflight[z]; ok {
@@ -676,27 +692,17 @@ func (rp *replica) compact(zxid int64) {
 // quiet leaves the node loop asleep: the caller drives the proposal
 // itself next (drive or process), after releasing prepMu.
 func (rp *replica) propose(r *request, quiet bool) bool {
-	built := false
-	proposeWith := rp.d.ProposeWith
+	b := &rp.building
+	b.r, b.built, b.rec = r, false, nil
+	var z zab.Zxid
+	var err error
 	if quiet {
-		proposeWith = rp.d.ProposeWithQuiet
+		z, err = rp.d.ProposeWithQuiet(rp.build)
+	} else {
+		z, err = rp.d.ProposeWith(rp.build)
 	}
-	z, err := proposeWith(func(z zab.Zxid) ([]byte, error) {
-		if !rp.writable.Load() {
-			return nil, zab.ErrNotLeader
-		}
-		built = true
-		rp.s.prep(r, int64(z))
-		// Shared: from here on r.tx's data is the proposal's own copy,
-		// which the log keeps anyway; the tree keeps no other (and none
-		// that points into a forwarded request's network frame).
-		data := txn.AppendShared(make([]byte, 0, txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
-		r.proposed = time.Now()
-		rp.mu.Lock()
-		rp.inflight[int64(z)] = r
-		rp.mu.Unlock()
-		return data, nil
-	})
+	built, rec := b.built, b.rec
+	b.r, b.rec = nil, nil
 	if err != nil {
 		if !built {
 			rp.s.abandon(r, err)
@@ -708,11 +714,54 @@ func (rp *replica) propose(r *request, quiet bool) bool {
 		rp.s.fatal("proposal refused after its zxid was assigned", err)
 		return false
 	}
+	if rec != nil {
+		rp.records.proposed(z, rec)
+	}
 	probe.Mark("l-proposed", int64(z))
 	if !quiet {
 		rp.wake()
 	}
 	return true
+}
+
+// proposal is the write propose is building, under prepMu: build reads
+// it, so that proposing allocates no closure.
+type proposal struct {
+	r     *request
+	built bool
+	// rec is the pooled record the proposal was encoded into (a
+	// standalone server's), which recordPool takes back once released.
+	rec []byte
+}
+
+// buildProposal is the function propose hands the driver
+// (Driver.ProposeWith), bound once in newReplica (rp.build): it preps
+// rp.building's request for zxid z and encodes its transaction.
+func (rp *replica) buildProposal(z zab.Zxid) ([]byte, error) {
+	if !rp.writable.Load() {
+		return nil, zab.ErrNotLeader
+	}
+	b := &rp.building
+	r := b.r
+	b.built = true
+	rp.s.prep(r, int64(z))
+	var data []byte
+	if rp.pooled {
+		// The record is the WAL's to copy and then recycled (Released):
+		// r.tx's data stays the request's own, which the tree keeps.
+		data = txn.Append(rp.records.get(txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
+		b.rec = data
+	} else {
+		// Shared: from here on r.tx's data is the proposal's own copy,
+		// which the log keeps anyway; the tree keeps no other (and none
+		// that points into a forwarded request's network frame).
+		data = txn.AppendShared(make([]byte, 0, txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
+		r.proposed = time.Now()
+	}
+	rp.mu.Lock()
+	rp.inflight[int64(z)] = r
+	rp.mu.Unlock()
+	return data, nil
 }
 
 // drive runs a standalone server's lone write to completion on the
