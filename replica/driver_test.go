@@ -370,6 +370,8 @@ func TestSoloDrive(t *testing.T) {
 	if st := mb.d.Status(); st.State != zab.StateLeading || st.Phase != zab.PhaseBroadcast {
 		t.Fatalf("a lone voter is %v/%v before any tick", st.State, st.Phase)
 	}
+	var released zab.Zxid
+	mb.d.cfg.Released = func(z zab.Zxid) { released = z }
 	for i := range 3 {
 		z, err := mb.d.ProposeWithQuiet(func(z zab.Zxid) ([]byte, error) { return []byte(fmt.Sprint(i)), nil })
 		if err != nil {
@@ -387,6 +389,10 @@ func TestSoloDrive(t *testing.T) {
 		}
 		if f := mb.d.LogFloor(); f != z {
 			t.Fatalf("in-memory log begins after %v, want after the applied %v", f, z)
+		}
+		// Synced (checked above), applied and cut: its buffer is free.
+		if released != z {
+			t.Fatalf("after Drive: released up to %v, want %v", released, z)
 		}
 	}
 }
