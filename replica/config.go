@@ -63,6 +63,11 @@ type Config struct {
 	MaxBatchBytes                                     uint64
 	MaxCounter                                        uint32
 
+	// KeepEpoch: a group of one keeps its epoch across elections and
+	// restarts (zab.Config.KeepEpoch), as a standalone ZooKeeper server's
+	// zxids stay in epoch 0.
+	KeepEpoch bool
+
 	// Schedule sets when snapshots are taken.
 	Schedule Schedule
 
@@ -78,6 +83,15 @@ type Config struct {
 	// OnSnapshot, if set, learns each snapshot MaybeSnapshot took: its
 	// zxid and whether it was a busy one (those move the log cut).
 	OnSnapshot func(z zab.Zxid, busy bool)
+	// Released, if set, learns on a group of one in sync or async mode
+	// (a standalone server) that every entry up to z is applied and cut
+	// from the in-memory log: neither the driver nor zab reads their Data
+	// again (the log store copied it when it appended), so the owner may
+	// reuse the buffers it proposed them in. It is called on the goroutine
+	// that processed the commit, without the driver's locks, and must not
+	// block. Other groups keep their entries for learners and never call
+	// it.
+	Released func(z zab.Zxid)
 	// OnDriverMessage, if set, receives the MsgDriver messages peers send
 	// (request forwarding and the like), on the goroutine that calls Step.
 	OnDriverMessage func(m zab.Message)

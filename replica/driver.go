@@ -21,17 +21,29 @@ import (
 // the simulator); MaybeSnapshot by one at a time (the snapshot
 // goroutine). Run starts all three.
 //
-// Lock order: mu before lq.mu and before sched.mu; wmu (the log writer)
-// is never taken while holding mu, and mu may be taken while holding
-// wmu (persisted).
+// Lock order: pmu (Process; Drive, Kick and a group of one's log
+// goroutine take it only if free, the log goroutine after releasing
+// wmu) → wmu (the log writer) → mu → lq.mu,
+// sched.mu, progMu; wmu is never taken while holding mu, and mu may be taken
+// while holding wmu (persisted).
 type Driver struct {
 	cfg      Config
 	log      *slog.Logger
 	sm       StateMachine
 	env      Env
 	diskless bool
-	sched    *scheduler
-	lq       logQueue
+	// solo: the only member of its group (one voter, no observer), as a
+	// standalone server runs: no learner ever reads the in-memory log,
+	// which is cut at every applied entry (processLocked).
+	solo  bool
+	sched *scheduler
+	lq    logQueue
+
+	// pmu serialises Process: the node loop's and Drive's (which takes
+	// it only if free).
+	pmu sync.Mutex
+	// inDrive: Drive holds pmu (written and read under pmu).
+	inDrive bool
 
 	// wmu serialises the log writer (SyncLog): appends, syncs and
 	// truncations reach the LogStore in queue order.
@@ -55,12 +67,12 @@ type Driver struct {
 	// wake is signalled when the node may have a Ready (Run's node loop).
 	wake chan struct{}
 
-	// pmu guards progress, the peers the transport reported transfer
+	// progMu guards progress, the peers the transport reported transfer
 	// progress with since the node last heard (ReportProgress). It is
 	// never held with mu's callers waiting: ReportProgress runs on
 	// transport goroutines, which must not wait for a node loop busy
-	// building or installing a snapshot. Lock order: mu before pmu.
-	pmu      sync.Mutex
+	// building or installing a snapshot. Lock order: mu before progMu.
+	progMu   sync.Mutex
 	progress map[uint64]struct{}
 }
 
@@ -92,6 +104,7 @@ func New(cfg Config) (*Driver, error) {
 		sm:       cfg.SM,
 		env:      cfg.Env,
 		diskless: diskless,
+		solo:     len(cfg.Voters) == 1 && cfg.Voters[0] == cfg.ID && len(cfg.Observers) == 0,
 		ms:       zab.NewMemoryStorage(),
 		wake:     make(chan struct{}, 1),
 	}
@@ -130,6 +143,7 @@ func New(cfg Config) (*Driver, error) {
 		SyncLimit:        cfg.SyncLimit,
 		MaxBatchBytes:    cfg.MaxBatchBytes,
 		MaxCounter:       cfg.MaxCounter,
+		KeepEpoch:        cfg.KeepEpoch,
 		Storage:          d.ms,
 		Applied:          applied,
 		Recovering:       recovering,
@@ -194,21 +208,21 @@ func (d *Driver) ReportProgress(peer uint64) {
 	if d.cfg.Breaks.IgnoreProgress {
 		return
 	}
-	d.pmu.Lock()
+	d.progMu.Lock()
 	if d.progress == nil {
 		d.progress = map[uint64]struct{}{}
 	}
 	d.progress[peer] = struct{}{}
-	d.pmu.Unlock()
+	d.progMu.Unlock()
 	d.signal()
 }
 
 // flushProgressLocked hands the progress reports to the node, before a
 // tick could end the step they extend.
 func (d *Driver) flushProgressLocked() {
-	d.pmu.Lock()
+	d.progMu.Lock()
 	if len(d.progress) == 0 {
-		d.pmu.Unlock()
+		d.progMu.Unlock()
 		return
 	}
 	peers := make([]uint64, 0, len(d.progress))
@@ -216,7 +230,7 @@ func (d *Driver) flushProgressLocked() {
 		peers = append(peers, p)
 	}
 	clear(d.progress)
-	d.pmu.Unlock()
+	d.progMu.Unlock()
 	slices.Sort(peers)
 	for _, p := range peers {
 		d.node.ReportProgress(p)
@@ -247,8 +261,15 @@ func (d *Driver) Propose(data []byte) (zab.Zxid, error) {
 // zxid (the znode tree's transactions do) builds them here. build runs
 // under the driver's lock and must not call the Driver.
 func (d *Driver) ProposeWith(build func(z zab.Zxid) ([]byte, error)) (zab.Zxid, error) {
-	d.mu.Lock()
 	defer d.signal()
+	return d.ProposeWithQuiet(build)
+}
+
+// ProposeWithQuiet is ProposeWith without waking the node loop: the
+// caller calls Drive next, which processes the proposal on its goroutine
+// or wakes the node loop.
+func (d *Driver) ProposeWithQuiet(build func(z zab.Zxid) ([]byte, error)) (zab.Zxid, error) {
+	d.mu.Lock()
 	defer d.mu.Unlock()
 	z, err := d.node.NextZxid()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -485,5 +486,83 @@ func TestWhileSyncingSendsProgress(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != after {
 		t.Fatalf("%d progress messages after the step ended", len(got)-after)
+	}
+}
+
+// A group of one (a standalone server) leads without a tick, and Drive
+// runs a proposal to its Apply on the caller: logged, synced once,
+// committed. Its in-memory log keeps nothing applied.
+func TestSoloDrive(t *testing.T) {
+	g := newGroup(t, 1, Sync, Schedule{})
+	mb := g.m[1]
+	if err := mb.d.Process(); err != nil {
+		t.Fatal(err)
+	}
+	if st := mb.d.Status(); st.State != zab.StateLeading || st.Phase != zab.PhaseBroadcast {
+		t.Fatalf("a lone voter is %v/%v before any tick", st.State, st.Phase)
+	}
+	var released zab.Zxid
+	mb.d.cfg.Released = func(z zab.Zxid) { released = z }
+	for i := range 3 {
+		z, err := mb.d.ProposeWithQuiet(func(z zab.Zxid) ([]byte, error) { return []byte(fmt.Sprint(i)), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		syncs := mb.log.syncs
+		if ran, err := mb.d.Drive(); err != nil || !ran {
+			t.Fatalf("Drive: ran %v, err %v", ran, err)
+		}
+		if mb.sm.Applied() != z {
+			t.Fatalf("after Drive: applied %v, want %v", mb.sm.Applied(), z)
+		}
+		if mb.log.synced != z || mb.log.syncs != syncs+1 {
+			t.Fatalf("after Drive: log synced to %v in %d syncs, want %v in one", mb.log.synced, mb.log.syncs-syncs, z)
+		}
+		if f := mb.d.LogFloor(); f != z {
+			t.Fatalf("in-memory log begins after %v, want after the applied %v", f, z)
+		}
+		// Synced (checked above), applied and cut: its buffer is free.
+		if released != z {
+			t.Fatalf("after Drive: released up to %v, want %v", released, z)
+		}
+	}
+}
+
+// Under load a group of one needs no node loop: Kick hands the proposals
+// to the log goroutine, and the log goroutine commits and applies what
+// its own sync made durable. Nothing here calls Process or reads Wake.
+func TestSoloKickAndLogGoroutineCommit(t *testing.T) {
+	g := newGroup(t, 1, Sync, Schedule{})
+	mb := g.m[1]
+	if err := mb.d.Process(); err != nil { // the lone voter's election
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mb.d.RunLog(ctx) }()
+	var last zab.Zxid
+	for i := range 50 {
+		z, err := mb.d.ProposeWithQuiet(func(z zab.Zxid) ([]byte, error) { return []byte(fmt.Sprint(i)), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mb.d.Kick(); err != nil {
+			t.Fatal(err)
+		}
+		last = z
+	}
+	ok := testutil.Within(10*time.Second, func() bool { return mb.sm.Applied() == last })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatalf("applied %v, want %v without a node loop", mb.sm.Applied(), last)
+	}
+	if got := mb.sm.zxids(); len(got) != 50 || got[49] != last {
+		t.Fatalf("applied %d entries ending at %v, want 50 ending at %v", len(got), got[len(got)-1], last)
+	}
+	if mb.log.synced != last {
+		t.Fatalf("log synced to %v, want %v", mb.log.synced, last)
 	}
 }

@@ -26,8 +26,11 @@ type logQueue struct {
 	mu sync.Mutex
 	// ops are waiting for the writer; room is signalled when it takes
 	// them.
-	ops  []logOp
-	room *sync.Cond
+	ops []logOp
+	// spare is the slice of a previous take, given back (recycle) for
+	// the next ops, so queueing allocates nothing.
+	spare []logOp
+	room  *sync.Cond
 	// bounded: a log goroutine drains the queue (Run), so Process may
 	// wait for room.
 	bounded bool
@@ -40,23 +43,43 @@ func (q *logQueue) init() {
 	q.ready = make(chan struct{}, 1)
 }
 
-func (q *logQueue) push(op logOp) {
+// push queues op. wake wakes the log writer (not when the caller runs
+// SyncLog itself next: Drive); wait waits for room in a bounded queue
+// (not on the log writer itself, which drains it).
+func (q *logQueue) push(op logOp, wake, wait bool) {
 	q.mu.Lock()
-	for q.bounded && len(q.ops) >= maxQueuedLogOps {
+	for wait && q.bounded && len(q.ops) >= maxQueuedLogOps {
 		q.room.Wait()
 	}
 	q.ops = append(q.ops, op)
 	q.mu.Unlock()
+	if wake {
+		q.wake()
+	}
+}
+
+// wake signals the log writer that ops are queued.
+func (q *logQueue) wake() {
 	select {
 	case q.ready <- struct{}{}:
 	default:
 	}
 }
 
+// recycle gives back a slice take returned, once its ops are done.
+func (q *logQueue) recycle(ops []logOp) {
+	clear(ops) // the entries they hold
+	q.mu.Lock()
+	if q.spare == nil && cap(ops) <= maxQueuedLogOps {
+		q.spare = ops[:0]
+	}
+	q.mu.Unlock()
+}
+
 func (q *logQueue) take() []logOp {
 	q.mu.Lock()
 	ops := q.ops
-	q.ops = nil
+	q.ops, q.spare = q.spare[:0], nil
 	q.room.Broadcast()
 	q.mu.Unlock()
 	return ops
@@ -74,7 +97,11 @@ func (d *Driver) Pending() bool {
 // them are made durable in order. Run's log goroutine calls it whenever
 // entries are queued; the simulator calls it when its simulated fsync
 // completes.
-func (d *Driver) SyncLog() error {
+func (d *Driver) SyncLog() error { return d.syncLog(false) }
+
+// syncLog is SyncLog; quiet (Drive) does not wake the node loop after
+// Persisted, since the caller processes the next Ready itself.
+func (d *Driver) syncLog(quiet bool) error {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
 	var last zab.Zxid
@@ -86,11 +113,12 @@ func (d *Driver) SyncLog() error {
 		if err := d.env.Log.Sync(); err != nil {
 			return fmt.Errorf("replica: log sync: %w", err)
 		}
-		d.persisted(gen, last)
+		d.persisted(gen, last, quiet)
 		last = 0
 		return nil
 	}
 	ops := d.lq.take()
+	defer d.lq.recycle(ops)
 	fail := func(i int, err error) error {
 		// The truncations not reached learn the failure too.
 		for _, op := range ops[i:] {
@@ -124,7 +152,7 @@ func (d *Driver) SyncLog() error {
 // queued before (Process).
 func (d *Driver) truncateLog(z zab.Zxid) error {
 	done := make(chan error, 1)
-	d.lq.push(logOp{truncate: &z, done: done})
+	d.lq.push(logOp{truncate: &z, done: done}, true, true)
 	// Write the queue here rather than wait for the log goroutine (which
 	// may have stopped): either this call or the goroutine's, serialised
 	// by wmu, handles the truncation, in queue order.
@@ -139,7 +167,7 @@ func (d *Driver) truncateLog(z zab.Zxid) error {
 // leader's commit) it caused at once rather than after a round through
 // the node loop. Under mu, so they leave before anything of a later
 // Ready.
-func (d *Driver) persisted(gen uint64, z zab.Zxid) {
+func (d *Driver) persisted(gen uint64, z zab.Zxid, quiet bool) {
 	d.mu.Lock()
 	if gen == d.gen {
 		d.node.Persisted(z)
@@ -150,5 +178,7 @@ func (d *Driver) persisted(gen uint64, z zab.Zxid) {
 		}
 	}
 	d.mu.Unlock()
-	d.signal()
+	if !quiet {
+		d.signal()
+	}
 }

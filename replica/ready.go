@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/corral-db/corral/zab"
@@ -8,9 +9,45 @@ import (
 
 // Process handles every Ready the node has, in the order zab.Ready
 // documents, and returns the first error that stops this member (a
-// failed disk); the caller stops the member then. One goroutine calls it
-// at a time.
+// failed disk); the caller stops the member then. Calls are serialised
+// (pmu): the node loop's and Drive's.
 func (d *Driver) Process() error {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	return d.processLocked(byLoop)
+}
+
+// Kick processes on the caller's goroutine if no other Process runs, and
+// otherwise wakes the node loop, which processes after that one. An
+// owner that proposed (ProposeWithQuiet) calls it to hand its proposal
+// to the log writer without waking the node loop in between.
+func (d *Driver) Kick() error {
+	if !d.pmu.TryLock() {
+		d.signal()
+		return nil
+	}
+	defer d.pmu.Unlock()
+	return d.processLocked(byLoop)
+}
+
+// processor is who runs Process, which says how the log work it queues
+// is handed on.
+type processor uint8
+
+const (
+	// byLoop: the node loop, or an owner (Kick); it wakes the log writer
+	// and waits for room in its queue.
+	byLoop processor = iota
+	// byDrive: Drive, which writes the entries itself next (quiet).
+	byDrive
+	// byLogWriter: the log goroutine of a group of one, after a sync
+	// (RunLog): it wakes itself for its next round and never waits for
+	// room in the queue it drains.
+	byLogWriter
+)
+
+// processLocked is Process; the caller holds pmu.
+func (d *Driver) processLocked(by processor) error {
 	for {
 		d.mu.Lock()
 		d.flushProgressLocked()
@@ -34,7 +71,7 @@ func (d *Driver) Process() error {
 		}
 		d.mu.Unlock()
 
-		if err := d.handle(rd, gen, prev); err != nil {
+		if err := d.handle(rd, gen, prev, by); err != nil {
 			return err
 		}
 
@@ -45,12 +82,29 @@ func (d *Driver) Process() error {
 			// Diskless: a proposal is durable once in memory.
 			d.node.Persisted(rd.Entries[len(rd.Entries)-1].Zxid)
 		}
+		var released zab.Zxid
+		if d.solo && !d.diskless && len(rd.Committed) > 0 {
+			// No learner will ask for these entries and the log store
+			// holds them: a group of one keeps in memory only what is
+			// not applied yet. (Diskless keeps its log for checkpoints.)
+			z := rd.Committed[len(rd.Committed)-1].Zxid
+			if err := d.ms.Compact(zab.Snapshot{Zxid: z}); err != nil && !errors.Is(err, zab.ErrCompacted) {
+				d.log.Debug("log not cut", "zxid", z, "err", err)
+			} else {
+				released = z
+			}
+		}
 		d.mu.Unlock()
+		if released != 0 && d.cfg.Released != nil && !d.cfg.Breaks.AckBeforeDurable {
+			// Committed means Persisted, which came after the log store
+			// appended them; applied and cut, nothing holds them now.
+			d.cfg.Released(released)
+		}
 	}
 }
 
 // handle does what one Ready asks, without holding mu.
-func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState) error {
+func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState, by processor) error {
 	if rd.SoftState != nil {
 		if err := d.softChanged(prev, *rd.SoftState); err != nil {
 			return err
@@ -85,7 +139,7 @@ func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState) error {
 			return fmt.Errorf("replica: appending to the in-memory log: %w", err)
 		}
 		if !d.diskless {
-			d.lq.push(logOp{entries: rd.Entries, gen: gen})
+			d.lq.push(logOp{entries: rd.Entries, gen: gen}, by != byDrive, by != byLogWriter)
 			d.sched.wrote(len(rd.Entries), d.env.Clock.Now())
 		}
 	}

@@ -110,7 +110,26 @@ func (d *Driver) RunLog(ctx context.Context) error {
 			return nil
 		case <-d.lq.ready:
 		}
-		if err := d.SyncLog(); err != nil {
+		if !d.solo {
+			if err := d.SyncLog(); err != nil {
+				return err
+			}
+			continue
+		}
+		// A group of one commits what its own sync made durable: the
+		// commit is processed here, rather than after a wake-up of the
+		// node loop, unless a Process runs elsewhere (it, or the node
+		// loop after it, takes the commit).
+		if err := d.syncLog(true); err != nil {
+			return err
+		}
+		if !d.pmu.TryLock() {
+			d.signal()
+			continue
+		}
+		err := d.processLocked(byLogWriter)
+		d.pmu.Unlock()
+		if err != nil {
 			return err
 		}
 	}

@@ -202,3 +202,36 @@ func (d *Driver) Checkpoint() error {
 		return d.ms.Entries(after, last, math.MaxUint64)
 	})
 }
+
+// NextZxid returns the zxid the next proposal will get, or why there is
+// none (zab.Node.NextZxid).
+func (d *Driver) NextZxid() (zab.Zxid, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.node.NextZxid()
+}
+
+// Restored tells the driver of a group of one that its owner replaced the
+// state machine's whole state with a snapshot at z, written durably: an
+// operator's restore (zab.Node.RestoreSnapshot). The owner stops
+// proposing and waits until everything proposed is applied, then writes
+// the snapshot at z (at least NextZxid) and makes the state machine's
+// Applied and Durable report z before it calls Restored. The in-memory
+// log is cut to z and proposals go on after it; the log store keeps its
+// older entries, which the snapshot covers.
+func (d *Driver) Restored(z zab.Zxid) error {
+	// No Ready is in flight between two Process calls.
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	d.mu.Lock()
+	err := d.node.RestoreSnapshot(z)
+	if err == nil {
+		// A Persisted report for the entries before is stale.
+		d.gen++
+		d.ms.ApplySnapshot(zab.Snapshot{Zxid: z})
+		d.prevSnap = z
+	}
+	d.mu.Unlock()
+	d.signal()
+	return err
+}

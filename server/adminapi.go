@@ -63,7 +63,7 @@ type ZabView struct {
 
 // Zab returns this member's view; ok is false for a standalone server.
 func (s *Server) Zab() (v ZabView, ok bool) {
-	if s.rep == nil {
+	if s.standalone {
 		return v, false
 	}
 	e := s.opts.Ensemble
@@ -173,7 +173,7 @@ var ErrStandalone = fmt.Errorf("server: standalone, no ensemble to lead")
 // flight meanwhile are answered with connection loss and retried by
 // clients on the new leader, as after any change of leader.
 func (s *Server) TransferLeadership(to uint64) error {
-	if s.rep == nil {
+	if s.standalone {
 		return ErrStandalone
 	}
 	return s.rep.d.TransferLeadership(to)

@@ -50,6 +50,8 @@ type conn struct {
 	// raw is nc's file descriptor access, for tryWrite; nil if nc has
 	// none (then replies always go through the writer goroutine).
 	raw syscall.RawConn
+	// rw is tryWrite's, reused from one reply to the next.
+	rw rawWrite
 
 	// batch holds writes the reader decoded and queued but has not yet
 	// handed to the server, while more frames wait in its read buffer:
@@ -269,7 +271,7 @@ func (c *conn) handleFrame(frame []byte, more bool) bool {
 	s.sessions.touch(sess)
 	r := &request{c: c, xid: h.Xid, op: h.Type, sid: sess.id, recv: time.Now()}
 	rec, err := wire.DecodeRequest(h.Type, &d)
-	write := err == nil && (isWrite(h.Type) || (h.Type == wire.OpSync && s.rep != nil))
+	write := err == nil && (isWrite(h.Type) || h.Type == wire.OpSync)
 	if !write && !c.flushWrites() {
 		// Everything before this request goes to the server first.
 		return false
@@ -443,12 +445,20 @@ func (c *conn) tryWrite(b []byte) (int, error) {
 	if c.raw == nil {
 		return 0, nil
 	}
-	var n int
-	var werr error
-	err := c.raw.Write(func(fd uintptr) bool {
-		n, werr = syscall.Write(int(fd), b)
-		return true // one attempt: never wait for the socket
-	})
+	// One tryWrite runs at a time (outbuf.writing), so its scratch and
+	// the function made once are reused: a closure over locals moved
+	// them to the heap at every reply.
+	w := &c.rw
+	if w.fn == nil {
+		w.fn = func(fd uintptr) bool {
+			w.n, w.err = syscall.Write(int(fd), w.b)
+			return true // one attempt: never wait for the socket
+		}
+	}
+	w.b = b
+	err := c.raw.Write(w.fn)
+	n, werr := w.n, w.err
+	w.b, w.err = nil, nil
 	if err != nil {
 		return 0, err
 	}
@@ -456,6 +466,14 @@ func (c *conn) tryWrite(b []byte) (int, error) {
 		werr = nil
 	}
 	return max(n, 0), werr
+}
+
+// rawWrite is tryWrite's scratch (one write at a time).
+type rawWrite struct {
+	b   []byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
 }
 
 // notify writes a watch notification.

@@ -285,7 +285,7 @@ func (rp *replica) proposeForwarded(in fwdIn, haveSlot bool) bool {
 	}
 	r.onDone = func(*request) { s.release() }
 	s.prepMu.Lock()
-	ok := rp.propose(r)
+	ok := rp.propose(r, false)
 	s.prepMu.Unlock()
 	return ok
 }

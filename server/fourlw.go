@@ -53,7 +53,7 @@ func (s *Server) flwState(asker *conn, word string) *flw.State {
 		TraceMask: 306,
 		Config:    s.opts.ConfigLines,
 	}
-	if s.rep != nil {
+	if !s.standalone {
 		st.Mode = s.rep.mode()
 		st.Recovering = s.rep.recovering()
 	}
@@ -201,7 +201,7 @@ func (s *Server) metrics(st *flw.State) []flw.Metric {
 		{Name: "heap_live_bytes_per_znode", Value: live / max(nodes, 1)},
 		{Name: "go_goroutines", Value: runtime.NumGoroutine()},
 	}
-	if s.rep != nil {
+	if !s.standalone {
 		// corral's own: 1 while this diskless member waits for a
 		// synchronized leader (docs/design/diskless.md).
 		rec := 0

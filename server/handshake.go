@@ -49,7 +49,7 @@ func (c *conn) handshake(frame []byte) bool {
 		return c.createSession(timeout)
 	}
 	sess := s.sessions.get(req.SessionID)
-	if sess == nil && s.rep != nil && !s.rep.isLeader() {
+	if sess == nil && !s.standalone && !s.rep.isLeader() {
 		// The session may be newer than this learner's tree: created
 		// through another server a moment ago. Catch up with the
 		// leader first, as ZooKeeper's learner revalidates with it.

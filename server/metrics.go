@@ -155,8 +155,8 @@ const (
 )
 
 // snapshotTaken times a snapshot (snapshottime) and counts it as kind
-// (busy, idle); "" leaves the count to the caller (an ensemble member's
-// driver counts its own snapshots through OnSnapshot).
+// (busy, idle); "" leaves the count to the caller (the driver counts
+// its own snapshots through OnSnapshot).
 func (st *storage) snapshotTaken(took time.Duration, kind string) {
 	st.snapTimes.add(took)
 	if kind != "" {

@@ -6,88 +6,8 @@ import (
 
 	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/internal/probe"
-	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 )
-
-// maxBatch bounds how many transactions share one fsync.
-const maxBatch = 1024
-
-// logLoop appends transactions to the log in groups: it takes everything
-// prep has queued (up to maxBatch), writes it, makes it durable once, and
-// hands the group to apply. While it waits for the disk, prep keeps
-// queueing, so the next group is ready when this one is done.
-func (s *Server) logLoop() {
-	defer close(s.applyCh)
-	var scratch []byte
-	for r := range s.logCh {
-		batch := make([]*request, 0, 16)
-		batch = append(batch, r)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-s.logCh:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
-		s.logMu.Lock()
-		scratch = s.logBatch(batch, scratch)
-		s.logMu.Unlock()
-		s.applyCh <- batch
-	}
-}
-
-// runToCompletion logs, applies and answers one write on the caller's
-// goroutine (a connection's reader). submit takes this path, holding
-// logMu, when nothing else is in the pipeline: a lone write then costs no
-// hand-off between goroutines. With one client writing one request at a
-// time, the three wake-ups (reader to log goroutine, log to apply, apply
-// to the connection's writer) were a third of the time outside the
-// fsync. Under load writes still go through logLoop, whose groups share
-// one fsync and overlap the disk with apply.
-//
-// Order: prep assigned r's zxid after every write now in the pipeline
-// was applied (unapplied was 0), later writes queue for logMu, which is
-// released only once applyMu is held, so both the log and the tree see
-// zxid order.
-func (s *Server) runToCompletion(r *request) {
-	batch := [1]*request{r}
-	s.inlineScratch = s.logBatch(batch[:], s.inlineScratch)
-	s.applyMu.Lock()
-	s.logMu.Unlock()
-	if c := r.c; c != nil {
-		// The caller is c's reader: it writes the reply itself rather
-		// than waking c's writer goroutine for it.
-		c.out.hold()
-		s.applyBatch(batch[:])
-		s.applyMu.Unlock()
-		c.out.release(c.nc, c.onWrite)
-		return
-	}
-	s.applyBatch(batch[:])
-	s.applyMu.Unlock()
-}
-
-// logBatch appends a group and makes it durable; the caller holds logMu.
-// It returns scratch for the next group's encoding.
-func (s *Server) logBatch(batch []*request, scratch []byte) []byte {
-	for _, r := range batch {
-		scratch = txn.Append(scratch[:0], &r.hdr, &r.tx)
-		s.stats.lastProposalSize.Store(int64(len(scratch)))
-		if err := s.store.append(r.hdr.Zxid, scratch); err != nil {
-			s.fatal("transaction log append failed", err)
-		}
-	}
-	if err := s.store.commit(); err != nil {
-		s.fatal("transaction log sync failed", err)
-	}
-	return scratch
-}
 
 // fatal stops the process after a storage failure, as ZooKeeper does:
 // continuing would acknowledge writes that are not durable, and every
@@ -97,13 +17,35 @@ func (s *Server) fatal(msg string, err error) {
 	s.opts.OnFatal(fmt.Errorf("%s: %w", msg, err))
 }
 
-// applyLoop applies durable groups to the tree and answers them.
+// applyLoop applies committed groups to the tree and answers them.
 func (s *Server) applyLoop() {
 	for batch := range s.applyCh {
 		s.applyMu.Lock()
 		s.applyBatch(batch)
 		s.applyMu.Unlock()
+		s.applyQueued.Add(-1)
 	}
+}
+
+// handToApply passes a committed group to the apply goroutine, or, if
+// inline and the apply goroutine has nothing queued or in hand, applies
+// and answers it on the caller's goroutine (a standalone server's lone
+// write: replica.drive). Callers are serialised by the driver's Process,
+// so a group applied here follows every group handed over before. It
+// reports whether it applied the group here: the caller may then reuse
+// batch's array; a group handed over is the apply goroutine's.
+func (s *Server) handToApply(batch []*request, inline bool) bool {
+	if inline && s.applyQueued.Load() == 0 {
+		s.applyMu.Lock()
+		s.applyBatch(batch)
+		s.applyMu.Unlock()
+		s.stats.inlineWrites.Add(int64(len(batch)))
+		return true
+	}
+	s.applyQueued.Add(1)
+	s.stats.handedWrites.Add(int64(len(batch)))
+	s.applyCh <- batch
+	return false
 }
 
 // applyBatch applies a durable group to the tree and answers it; the
@@ -158,31 +100,21 @@ func (s *Server) applyBatch(batch []*request) {
 	}
 	last := s.tree.LastZxid()
 	s.appliedZ.Store(last)
-	if s.rep != nil {
-		s.rep.releaseBarriers(last)
-	}
+	s.rep.releaseBarriers(last)
 	s.mu.Unlock()
 	for i, c := range ans {
 		c.out.tryRelease(c.tryWrite, c.onWrite)
 		ans[i] = nil
 	}
 	s.answering = ans[:0]
-	if s.rep != nil {
-		s.rep.checkWritable(last)
-	}
+	s.rep.checkWritable(last)
 	for _, r := range batch {
 		s.applied(r)
 	}
-	s.store.noteApplied(len(batch), s)
 	for _, r := range batch {
 		if r.onDone != nil {
 			r.onDone(r)
 		}
-	}
-	if s.rep == nil {
-		// Standalone writes only: submit counts them (an ensemble's
-		// groups come from the replica, which does not use the count).
-		s.unapplied.Add(-int64(len(batch)))
 	}
 }
 

@@ -18,47 +18,16 @@ func (s *Server) submit(r *request) bool {
 	return s.submitBatch(one[:])
 }
 
-// submitBatch decides writes, in order, and hands them to the log. It
-// runs on the submitting goroutine (a connection's reader, with the writes
-// it found in its read buffer; the expirer; the reaper) under prepMu,
-// which makes zxid order and log order one: deciding a write costs a few
-// microseconds, less than handing it to a prep goroutine would add to
-// every write's latency, and a batch takes prepMu once. A lone write that
-// finds the pipeline empty runs to completion right here
-// (runToCompletion); otherwise the writes join the log goroutine's next
-// group. It returns false when the server is stopping; writes not
-// submitted by then stay in their connection's queue and are dropped with
-// it.
+// submitBatch decides writes, in order, and hands them to the replica
+// group (replica.submitBatch): on the leader, a standalone server
+// included, prep runs on the submitting goroutine (a connection's reader,
+// with the writes it found in its read buffer; the expirer; the reaper)
+// under prepMu and the driver's lock, which makes zxid order and log
+// order one. It returns false when the server is stopping; writes not
+// submitted by then stay in their connection's queue and are dropped
+// with it.
 func (s *Server) submitBatch(rs []*request) bool {
-	if s.rep != nil {
-		return s.rep.submitBatch(rs)
-	}
-	s.prepMu.Lock()
-	for _, r := range rs {
-		if s.ctx.Err() != nil {
-			s.prepMu.Unlock()
-			return false
-		}
-		s.lastZxid++
-		s.prep(r, s.lastZxid)
-		if len(rs) == 1 && s.unapplied.Load() == 0 && s.logMu.TryLock() {
-			s.unapplied.Add(1)
-			s.stats.inlineWrites.Add(1)
-			s.prepMu.Unlock()
-			s.runToCompletion(r)
-			return true
-		}
-		s.unapplied.Add(1)
-		select {
-		case s.logCh <- r:
-		case <-s.ctx.Done():
-			s.unapplied.Add(-1)
-			s.prepMu.Unlock()
-			return false
-		}
-	}
-	s.prepMu.Unlock()
-	return true
+	return s.rep.submitBatch(rs)
 }
 
 // prep turns a write request into its transaction. A write that fails

@@ -74,7 +74,11 @@ type replica struct {
 	writableNow chan struct{}
 
 	diskless bool
-	soft     atomic.Pointer[zab.SoftState]
+	// standalone: a server without an ensemble, run as the only voter of
+	// a group of one (standaloneEnsemble); its clients see a standalone
+	// ZooKeeper server (Mode: standalone, no election metrics).
+	standalone bool
+	soft       atomic.Pointer[zab.SoftState]
 	// writable: this server is the established leader and has applied its
 	// initial history, so prep sees the whole committed state.
 	writable atomic.Bool
@@ -96,6 +100,16 @@ type replica struct {
 
 	// lastTouch is when the learner last reported its sessions (node loop).
 	lastTouch int64
+
+	// building is the write propose is building (under prepMu), and build
+	// the function bound to it that the driver calls.
+	building proposal
+	build    func(zab.Zxid) ([]byte, error)
+	// pooled: proposals are encoded into records (a standalone server
+	// not diskless: the driver releases every applied entry, which no
+	// learner reads).
+	pooled  bool
+	records recordPool
 }
 
 // subTicks is how many zab ticks make one tickTime.
@@ -107,18 +121,34 @@ type fwdIn struct {
 	msg  driverMsg
 }
 
-func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
-	ens := s.opts.Ensemble
+// standaloneID is the member id of a standalone server's group of one
+// (zab ids are not 0, and a standalone server has no myid).
+const standaloneID = 1
+
+// standaloneEnsemble is the configuration a standalone server runs: one
+// voter and no peers. Its leader elects itself at once (zab needs no
+// timeout when its own vote is a quorum) and commits what its own log
+// holds as soon as it is durable.
+func standaloneEnsemble() *Ensemble {
+	return &Ensemble{ID: standaloneID, Voters: []uint64{standaloneID}, InitLimit: 10, SyncLimit: 5}
+}
+
+// newReplica makes the server's member of ens (standaloneEnsemble for a
+// standalone server).
+func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*replica, error) {
 	rp := &replica{
-		s:        s,
-		log:      s.log,
-		id:       ens.ID,
-		ens:      ens,
-		inflight: map[int64]*request{},
-		kick:     make(chan struct{}, 1),
-		fwdIn:    make(chan fwdIn, 4096),
-		diskless: s.opts.Durability == DurabilityDiskless,
+		s:          s,
+		log:        s.log,
+		id:         ens.ID,
+		ens:        ens,
+		inflight:   map[int64]*request{},
+		kick:       make(chan struct{}, 1),
+		fwdIn:      make(chan fwdIn, 4096),
+		diskless:   s.opts.Durability == DurabilityDiskless,
+		standalone: s.opts.Ensemble == nil,
 	}
+	rp.build = rp.buildProposal
+	rp.pooled = rp.standalone && !rp.diskless
 	rp.fw.init()
 	rp.cfg.init(ens)
 	rp.readyAt.Store(-1)
@@ -184,7 +214,13 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		SM:               rp.sm,
 		HardState:        hs,
 		Log:              st.recovered,
-		Complete:         complete,
+		// A standalone server has no leader to be brought up to date by:
+		// restarted from a diskless snapshot it serves what it holds, as
+		// a standalone ZooKeeper server does.
+		Complete: complete || rp.standalone,
+		// Its zxids stay in epoch 0 across restarts, as a standalone
+		// ZooKeeper server's (0x1, 0x2, ...).
+		KeepEpoch: rp.standalone,
 		// zab counts in sub-ticks, a tenth of tickTime, so its retries
 		// (votes, a lost FOLLOWERINFO) come within a fraction of a tick
 		// while initLimit and syncLimit keep ZooKeeper's meaning in
@@ -212,6 +248,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 		// (zoo.cfg.dynamic.next, reconfig.go).
 		OnAppend:        rp.reconfigAccepted,
 		OnSoftState:     func(_, cur zab.SoftState) { rp.setSoft(cur) },
+		Released:        rp.released,
 		OnDriverMessage: rp.receiveDriver,
 		Rand:            rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
 		Logger:          s.log.With("zab", ens.ID),
@@ -222,10 +259,9 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 	rp.d = d
 	st.recovered = nil
 	st.onSnapshot = rp.compact
-	st.drive = rp.sm.driveSnapshots
 	recovering := d.Status().Recovering
 	last := d.LastZxid()
-	if recovering {
+	if recovering && !rp.standalone {
 		// After a crash of a majority every member restarts so, and the
 		// ensemble waits for good (the safe choice): say what to do.
 		s.log.Warn("diskless member restarted from a partial snapshot: it is RECOVERING and will neither vote "+
@@ -236,6 +272,10 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 			"newest snapshot leads and the writes after it are lost (docs/design/diskless.md, \"Forced recovery\")",
 			"id", ens.ID, "snapshot", hex(snapZxid))
 	}
+	if rp.standalone {
+		s.log.Info("standalone: the only voter of a group of one", "snapshot", hex(snapZxid), "lastLogged", hex(int64(last)))
+		return rp, nil
+	}
 	s.log.Info("replica ready", "id", ens.ID, "recovering", recovering, "voters", ens.Voters, "observers", ens.Observers,
 		"acceptedEpoch", hs.AcceptedEpoch, "currentEpoch", hs.CurrentEpoch,
 		"snapshot", hex(snapZxid), "lastLogged", hex(int64(last)))
@@ -245,18 +285,9 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree) (*replica, error) {
 // start opens the transport and runs the replica's goroutines until ctx
 // ends.
 func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
-	tr, err := transport.NewTCP(ctx, transport.TCPConfig{
-		ID:            rp.id,
-		Peers:         rp.ens.Peers,
-		MaxFrameBytes: 1 << 30,
-		TLS:           rp.ens.QuorumTLS,
-		AcceptUnknown: rp.ens.ReconfigEnabled,
-		OnDisconnect:  rp.d.ReportUnreachable,
-		OnProgress:    rp.d.ReportProgress,
-		Logger:        rp.log,
-	})
+	tr, err := rp.openTransport(ctx)
 	if err != nil {
-		return fmt.Errorf("open quorum and election ports: %w", err)
+		return err
 	}
 	rp.tr = tr
 	logCtx, stopLog := context.WithCancel(context.Background())
@@ -281,7 +312,53 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 	}()
 	go func() { defer wg.Done(); rp.fwdLoop(ctx) }()
+	// The node's first Ready (its votes; a group of one is established
+	// already) is processed now rather than at the first tick.
+	if rp.standalone {
+		rp.wake()
+	}
 	return nil
+}
+
+// openTransport opens the quorum and election ports; a standalone
+// server, which has no peer, gets an in-memory endpoint that nothing
+// ever reaches.
+func (rp *replica) openTransport(ctx context.Context) (transport.Transport, error) {
+	if rp.standalone {
+		nw := transport.NewNetwork(transport.NetworkConfig{RecvBuffer: 1})
+		ep, err := nw.Join(rp.id)
+		if err != nil {
+			return nil, err
+		}
+		return standaloneTransport{ep, nw}, nil
+	}
+	tr, err := transport.NewTCP(ctx, transport.TCPConfig{
+		ID:            rp.id,
+		Peers:         rp.ens.Peers,
+		MaxFrameBytes: 1 << 30,
+		TLS:           rp.ens.QuorumTLS,
+		AcceptUnknown: rp.ens.ReconfigEnabled,
+		OnDisconnect:  rp.d.ReportUnreachable,
+		OnProgress:    rp.d.ReportProgress,
+		Logger:        rp.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open quorum and election ports: %w", err)
+	}
+	return tr, nil
+}
+
+// standaloneTransport is a standalone server's transport: its only
+// endpoint, closed with its network.
+type standaloneTransport struct {
+	*transport.Endpoint
+	nw *transport.Network
+}
+
+func (t standaloneTransport) Close() error {
+	err := t.Endpoint.Close()
+	t.nw.Close()
+	return err
 }
 
 func (rp *replica) wake() {
@@ -394,19 +471,24 @@ func (rp *replica) send(msgs []zab.Message) {
 // committedRequests turns committed entries into requests for apply: the
 // leader's own proposals and this learner's forwarded writes are matched
 // to the requests waiting for them; other servers' get a request without
-// a connection.
-func (rp *replica) committedRequests(ents []zab.Entry) (out, lost []*request) {
+// a connection. They are built in dst's array when it is large enough.
+func (rp *replica) committedRequests(dst []*request, ents []zab.Entry) (out, lost []*request) {
 	if len(ents) == 0 {
-		return nil, nil
+		return dst, nil
 	}
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
-	out = make([]*request, 0, len(ents))
+	out = dst[:0]
+	if cap(out) < len(ents) {
+		out = make([]*request, 0, len(ents))
+	}
 	for _, e := range ents {
 		z := int64(e.Zxid)
 		if r, ok := rp.inflight[z]; ok {
 			delete(rp.inflight, z)
-			rp.s.met.committed(r)
+			if !rp.standalone {
+				rp.s.met.committed(r)
+			}
 			out = append(out, r)
 			continue
 		}
@@ -436,7 +518,9 @@ func (rp *replica) setSoft(ss zab.SoftState) {
 	// The driver has written the diskless checkpoint (entering election)
 	// or invalidated it (joining) already.
 	prev := rp.soft.Swap(&ss)
-	rp.s.met.zabState(ss)
+	if !rp.standalone {
+		rp.s.met.zabState(ss)
+	}
 	rp.log.Info("zab state", "state", ss.State.String(), "phase", ss.Phase.String(),
 		"leader", ss.Leader, "epoch", ss.Epoch, "recovering", ss.Recovering)
 	changed := prev == nil || prev.Leader != ss.Leader || prev.Epoch != ss.Epoch ||
@@ -611,24 +695,21 @@ func (rp *replica) compact(zxid int64) {
 // propose runs prep for a write on the leader and proposes it. It holds
 // prepMu (the caller), and prep runs under the driver's lock, so the zxid
 // prep writes into the transaction is the one zab assigns.
-func (rp *replica) propose(r *request) bool {
-	built := false
-	z, err := rp.d.ProposeWith(func(z zab.Zxid) ([]byte, error) {
-		if !rp.writable.Load() {
-			return nil, zab.ErrNotLeader
-		}
-		built = true
-		rp.s.prep(r, int64(z))
-		// Shared: from here on r.tx's data is the proposal's own copy,
-		// which the log keeps anyway; the tree keeps no other (and none
-		// that points into a forwarded request's network frame).
-		data := txn.AppendShared(make([]byte, 0, txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
-		r.proposed = time.Now()
-		rp.mu.Lock()
-		rp.inflight[int64(z)] = r
-		rp.mu.Unlock()
-		return data, nil
-	})
+//
+// quiet leaves the node loop asleep: the caller drives the proposal
+// itself next (drive or process), after releasing prepMu.
+func (rp *replica) propose(r *request, quiet bool) bool {
+	b := &rp.building
+	b.r, b.built, b.rec = r, false, nil
+	var z zab.Zxid
+	var err error
+	if quiet {
+		z, err = rp.d.ProposeWithQuiet(rp.build)
+	} else {
+		z, err = rp.d.ProposeWith(rp.build)
+	}
+	built, rec := b.built, b.rec
+	b.r, b.rec = nil, nil
 	if err != nil {
 		if !built {
 			rp.s.abandon(r, err)
@@ -640,9 +721,74 @@ func (rp *replica) propose(r *request) bool {
 		rp.s.fatal("proposal refused after its zxid was assigned", err)
 		return false
 	}
+	if rec != nil {
+		rp.records.proposed(z, rec)
+	}
 	probe.Mark("l-proposed", int64(z))
-	rp.wake()
+	if !quiet {
+		rp.wake()
+	}
 	return true
+}
+
+// proposal is the write propose is building, under prepMu: build reads
+// it, so that proposing allocates no closure.
+type proposal struct {
+	r     *request
+	built bool
+	// rec is the pooled record the proposal was encoded into (a
+	// standalone server's), which recordPool takes back once released.
+	rec []byte
+}
+
+// buildProposal is the function propose hands the driver
+// (Driver.ProposeWith), bound once in newReplica (rp.build): it preps
+// rp.building's request for zxid z and encodes its transaction.
+func (rp *replica) buildProposal(z zab.Zxid) ([]byte, error) {
+	if !rp.writable.Load() {
+		return nil, zab.ErrNotLeader
+	}
+	b := &rp.building
+	r := b.r
+	b.built = true
+	rp.s.prep(r, int64(z))
+	var data []byte
+	if rp.pooled {
+		// The record is the WAL's to copy and then recycled (Released):
+		// r.tx's data stays the request's own, which the tree keeps.
+		data = txn.Append(rp.records.get(txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
+		b.rec = data
+	} else {
+		// Shared: from here on r.tx's data is the proposal's own copy,
+		// which the log keeps anyway; the tree keeps no other (and none
+		// that points into a forwarded request's network frame).
+		data = txn.AppendShared(make([]byte, 0, txn.SizeHint(&r.tx)), &r.hdr, &r.tx)
+		r.proposed = time.Now()
+	}
+	rp.mu.Lock()
+	rp.inflight[int64(z)] = r
+	rp.mu.Unlock()
+	return data, nil
+}
+
+// drive runs a standalone server's lone write to completion on the
+// submitting goroutine when nothing else was in the pipeline
+// (repl.Driver.Drive): logged, synced, committed and, if the apply
+// goroutine has nothing queued, applied and answered here (treeSM.Apply).
+// A write that finds others in flight goes to the node loop instead, so
+// under load the log goroutine's syncs overlap the apply goroutine's
+// work as in an ensemble.
+// With one client writing one request at a time, the wake-ups of the node
+// loop, the log goroutine and the apply goroutine would be most of the
+// time outside the fsync. Under load writes go through the node loop and
+// the log goroutine, whose groups share one sync.
+func (rp *replica) drive() {
+	_, err := rp.d.Drive()
+	if err != nil {
+		rp.s.fatal("replication failed", err)
+	}
+	// Confirmations (syncs) the node loop would release after Process.
+	rp.releaseConfirmed()
 }
 
 // submit sends a write (or sync) on its way: prep and propose on the
@@ -653,10 +799,31 @@ func (rp *replica) submit(r *request) bool {
 	}
 	if rp.isLeader() {
 		rp.s.prepMu.Lock()
-		defer rp.s.prepMu.Unlock()
-		return rp.propose(r)
+		// A standalone server's write that finds the pipeline empty
+		// (everything proposed is applied) runs to completion here.
+		// Otherwise it is handed to the log writer from here (process).
+		idle := rp.standalone && int64(rp.d.LastZxid()) == rp.s.appliedZxid()
+		ok := rp.propose(r, rp.standalone)
+		rp.s.prepMu.Unlock()
+		switch {
+		case !ok || !rp.standalone:
+		case idle:
+			rp.drive()
+		default:
+			rp.process()
+		}
+		return ok
 	}
 	return rp.forward(r)
+}
+
+// process hands a standalone server's proposals to the log writer on the
+// submitting goroutine (repl.Driver.Kick), rather than through a wake-up
+// of the node loop, unless a Process runs elsewhere already.
+func (rp *replica) process() {
+	if err := rp.d.Kick(); err != nil {
+		rp.s.fatal("replication failed", err)
+	}
 }
 
 // submitBatch submits writes in order: on the leader the proposals are
@@ -665,11 +832,15 @@ func (rp *replica) submit(r *request) bool {
 func (rp *replica) submitBatch(rs []*request) bool {
 	if len(rs) > 1 && rp.isLeader() && !slices.ContainsFunc(rs, func(r *request) bool { return r.op == wire.OpSync }) {
 		rp.s.prepMu.Lock()
-		defer rp.s.prepMu.Unlock()
 		for _, r := range rs {
-			if !rp.propose(r) {
+			if !rp.propose(r, rp.standalone) {
+				rp.s.prepMu.Unlock()
 				return false
 			}
+		}
+		rp.s.prepMu.Unlock()
+		if rp.standalone {
+			rp.process()
 		}
 		return true
 	}
@@ -811,7 +982,7 @@ func (rp *replica) onTick() {
 // ZooKeeper 3.4 and 3.5 used for the learner count, which older
 // monitoring scripts still read. Other servers add nothing.
 func (rp *replica) leaderMetrics() []flw.Metric {
-	if !rp.isLeader() {
+	if rp.standalone || !rp.isLeader() {
 		return nil
 	}
 	st := rp.d.Status()

@@ -26,7 +26,14 @@ type treeSM struct {
 	handed atomic.Int64
 	// durable is the zxid of the newest busy snapshot or installed one.
 	durable atomic.Int64
+	// scratch is the array of the last group Apply applied on its own
+	// goroutine, reused for the next (Apply runs inside Process, one at a
+	// time).
+	scratch []*request
 }
+
+// maxScratchBatch bounds the group array treeSM.Apply keeps for reuse.
+const maxScratchBatch = 64
 
 func newTreeSM(rp *replica, st *storage, snapZxid int64) *treeSM {
 	sm := &treeSM{rp: rp, st: st}
@@ -37,7 +44,14 @@ func newTreeSM(rp *replica, st *storage, snapZxid int64) *treeSM {
 
 func (sm *treeSM) Apply(ents []zab.Entry) error {
 	rp := sm.rp
-	batch, lost := rp.committedRequests(ents)
+	// On Drive's goroutine the group is likely applied right here
+	// (handToApply): it is built in scratch, kept if so.
+	inline := rp.d.InDrive()
+	var dst []*request
+	if inline {
+		dst, sm.scratch = sm.scratch, nil
+	}
+	batch, lost := rp.committedRequests(dst, ents)
 	for _, r := range lost {
 		rp.s.abandon(r, errors.New("forwarded request lost on the way to the leader"))
 	}
@@ -55,7 +69,10 @@ func (sm *treeSM) Apply(ents []zab.Entry) error {
 	}
 	if len(batch) > 0 {
 		probe.Mark("node-to-apply", batch[len(batch)-1].hdr.Zxid)
-		rp.s.applyCh <- batch
+		if rp.s.handToApply(batch, inline) && cap(batch) <= maxScratchBatch {
+			clear(batch)
+			sm.scratch = batch[:0]
+		}
 	}
 	sm.handed.Store(int64(ents[len(ents)-1].Zxid))
 	return nil
@@ -78,8 +95,9 @@ func (sm *treeSM) Snapshot(context.Context) (zab.Zxid, error) {
 	return zab.Zxid(z), nil
 }
 
-// driveSnapshots is the snapshot goroutine of an ensemble member
-// (storage.drive): it asks the driver's scheduler every idleCheck.
+// driveSnapshots is the server's snapshot goroutine: it asks the
+// driver's scheduler every idleCheck (Driver.MaybeSnapshot), which owns
+// when snapshots are taken (busy by count, diskless idle lulls, spacing).
 func (sm *treeSM) driveSnapshots(ctx context.Context) {
 	st := sm.st
 	if st.wal == nil {
@@ -133,7 +151,7 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 		return 0, err
 	}
 	z := tree.LastZxid()
-	sm.rp.s.applyCh <- []*request{{install: tree, hdr: txn.Header{Zxid: z}}}
+	sm.rp.s.handToApply([]*request{{install: tree, hdr: txn.Header{Zxid: z}}}, false)
 	sm.handed.Store(z)
 	sm.durable.Store(z)
 	sm.rp.log.Info("installed the leader's snapshot", "zxid", hex(z), "nodes", tree.NodeCount())

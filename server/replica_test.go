@@ -584,10 +584,6 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the follower wrote no snapshot at %x", last)
 		}
-		select {
-		case e.servers[f].store.snapWanted <- struct{}{}:
-		default:
-		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	// Stop the follower and take its checkpoints away, so that it restarts

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/corral-db/corral/migrate"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/wire"
+	"github.com/corral-db/corral/zab"
 )
 
 // Restoring a standalone server's tree from a snapshot stream: the
@@ -75,6 +77,10 @@ func readRestoreStream(r io.Reader) (*datatree.Tree, error) {
 	return t, nil
 }
 
+// restoreWaitWritable bounds how long a restore waits for a server that
+// has just started to become writable.
+const restoreWaitWritable = 30 * time.Second
+
 // RestoreSnapshot replaces this standalone server's tree and sessions with
 // the snapshot stream r: corral's format (what the snapshot command
 // streams) or ZooKeeper's (what ZooKeeper's does). It returns the zxid the
@@ -94,7 +100,8 @@ func readRestoreStream(r io.Reader) (*datatree.Tree, error) {
 //   - each watched path that the restore changed fires its watch
 //     (created, deleted, data or children changed), so clients re-read.
 func (s *Server) RestoreSnapshot(r io.Reader) (zxid int64, err error) {
-	if s.rep != nil {
+	rp := s.rep
+	if !rp.standalone {
 		return 0, ErrRestoreEnsemble
 	}
 	if s.store.rl != nil {
@@ -107,25 +114,46 @@ func (s *Server) RestoreSnapshot(r io.Reader) (zxid int64, err error) {
 	}
 	s.setLocalConfig(tree)
 
+	// Until the group of one has elected itself and applied its log, the
+	// node loop may take prepMu inside Process (checkWritable), and
+	// Restored below waits for Process while holding prepMu: wait for the
+	// server to be writable first (it is, moments after Serve starts).
+	wctx, cancel := context.WithTimeout(context.Background(), restoreWaitWritable)
+	defer cancel()
+	if !rp.waitWritable(wctx) {
+		return 0, errors.New("the server is not serving: nothing restored")
+	}
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	if err := s.drainPipeline(); err != nil {
 		return 0, err
 	}
-	zxid = max(s.lastZxid+1, tree.LastZxid())
+	// Nothing is proposed while prepMu is held, and everything proposed is
+	// applied: the driver's next zxid is the one after the server's last.
+	next, err := rp.d.NextZxid()
+	if err != nil {
+		return 0, err
+	}
+	zxid = max(int64(next), tree.LastZxid())
 	if err := tree.Renumber(zxid); err != nil {
 		return 0, err
 	}
 	if err := s.store.writeRestored(tree); err != nil {
 		return 0, fmt.Errorf("writing the restored snapshot: %w", err)
 	}
+	// The driver's log becomes the snapshot, and writes go on after it
+	// (in its epoch, if that is later than the server's).
+	if err := rp.d.Restored(zab.Zxid(zxid)); err != nil {
+		return 0, fmt.Errorf("restoring a snapshot at %s: %w", hex(zxid), err)
+	}
+	rp.sm.handed.Store(zxid)
+	rp.sm.durable.Store(zxid)
 
 	s.applyMu.Lock()
 	s.mu.Lock()
 	old := s.tree
 	dropped := s.droppedSessions(tree)
 	s.installTree(tree)
-	s.lastZxid = zxid
 	s.appliedZ.Store(zxid)
 	s.pending.reset()
 	s.fireRestored(old, tree, zxid)
@@ -143,10 +171,10 @@ func (s *Server) RestoreSnapshot(r io.Reader) (zxid int64, err error) {
 }
 
 // drainPipeline waits, with prepMu held (so no write joins), until every
-// write submitted has been applied. It is bounded by
+// write proposed has been applied to the tree. It is bounded by
 // globalOutstandingLimit writes.
 func (s *Server) drainPipeline() error {
-	for s.unapplied.Load() > 0 {
+	for s.appliedZxid() < int64(s.rep.d.LastZxid()) {
 		if s.ctx != nil && s.ctx.Err() != nil {
 			return errors.New("server stopping")
 		}

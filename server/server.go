@@ -16,7 +16,7 @@ import (
 	"github.com/corral-db/corral/wire"
 )
 
-// Server is one standalone corral server.
+// Server is one corral server: standalone or an ensemble member.
 type Server struct {
 	opts Options
 	log  *slog.Logger
@@ -33,26 +33,24 @@ type Server struct {
 	sessions *sessionTracker
 	pending  *pendingChanges
 	store    *storage
-	// rep drives replication in an ensemble; nil when standalone.
+	// rep is this server's member of its replica group: every write goes
+	// through it, a standalone server's too (a group of one voter).
 	rep *replica
+	// standalone: no ensemble configured; the server answers as a
+	// standalone ZooKeeper server does (srvr, mntr, AdminServer).
+	standalone bool
 	// applied is the tree's last zxid, published by apply.
 	appliedZ atomic.Int64
 
 	// slots bounds the requests inside the pipeline
 	// (globalOutstandingLimit); a reader that cannot get one stops reading.
 	slots chan struct{}
-	// prepMu serialises prep (see submit); lastZxid is under it.
+	// prepMu serialises prep (see submit).
 	prepMu  sync.Mutex
-	logCh   chan *request
 	applyCh chan []*request
-	// unapplied counts standalone writes submitted and not yet applied
-	// (added to under prepMu); at 0 the pipeline is empty and submit
-	// runs a write to completion on its caller's goroutine.
-	unapplied atomic.Int64
-	// logMu is held by whoever appends to the log and syncs it: logLoop
-	// for a group, or runToCompletion; inlineScratch is under it.
-	logMu         sync.Mutex
-	inlineScratch []byte
+	// applyQueued counts the groups handed to the apply goroutine and not
+	// yet applied (handToApply).
+	applyQueued atomic.Int64
 	// applyMu is held while a group is applied; fired, answering and
 	// events are under it.
 	applyMu   sync.Mutex
@@ -62,9 +60,6 @@ type Server struct {
 	// at once and then reused by the next (a new slice per write was an
 	// allocation per create on every server).
 	events []datatree.Event
-
-	// lastZxid is the last zxid assigned by prep (under prepMu).
-	lastZxid int64
 
 	// ln is the first client port (Addr); listeners are all of them:
 	// clientPort and secureClientPort (server/tls.go).
@@ -105,8 +100,10 @@ type serverStats struct {
 	// outstanding counts requests holding a pipeline slot.
 	outstanding      atomic.Int64
 	lastProposalSize atomic.Int64
-	// inlineWrites counts writes run to completion on their reader.
-	inlineWrites atomic.Int64
+	// inlineWrites counts writes applied on a goroutine that submitted a
+	// write (a standalone server's idle path, replica.drive);
+	// handedWrites those handed to the apply goroutine.
+	inlineWrites, handedWrites atomic.Int64
 }
 
 func (st *serverStats) record(lat time.Duration) {
@@ -151,19 +148,19 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		watches:  newWatchManager(),
-		sessions: newSessionTracker(opts.ServerID, opts.Now()),
-		pending:  newPendingChanges(),
-		slots:    make(chan struct{}, opts.GlobalOutstandingLimit),
-		logCh:    make(chan *request, opts.GlobalOutstandingLimit),
-		applyCh:  make(chan []*request, 64),
-		fired:    newFired(),
-		conns:    map[*conn]struct{}{},
-		perIP:    map[string]int{},
-		started:  time.Now(),
-		done:     make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger,
+		watches:    newWatchManager(),
+		sessions:   newSessionTracker(opts.ServerID, opts.Now()),
+		pending:    newPendingChanges(),
+		slots:      make(chan struct{}, opts.GlobalOutstandingLimit),
+		applyCh:    make(chan []*request, 64),
+		fired:      newFired(),
+		conns:      map[*conn]struct{}{},
+		perIP:      map[string]int{},
+		started:    time.Now(),
+		done:       make(chan struct{}),
+		standalone: opts.Ensemble == nil,
 	}
 	st, tree, err := openStorage(&s.opts)
 	if err != nil {
@@ -177,7 +174,6 @@ func New(opts Options) (*Server, error) {
 		s.met.startLooking() // a member starts in LOOKING, as ZooKeeper's does
 	}
 	s.setLocalConfig(tree)
-	s.lastZxid = tree.LastZxid()
 	if st.replayed > 0 && opts.Ensemble == nil {
 		// Like ZooKeeper's loadData: snapshot what recovery rebuilt, so the
 		// next start replays less and old segments become purgeable.
@@ -190,14 +186,16 @@ func New(opts Options) (*Server, error) {
 		s.sessions.add(id, to)
 	}
 	s.appliedZ.Store(tree.LastZxid())
-	if opts.Ensemble != nil {
-		rep, err := newReplica(s, st, tree)
-		if err != nil {
-			st.close()
-			return nil, err
-		}
-		s.rep = rep
+	ens := opts.Ensemble
+	if ens == nil {
+		ens = standaloneEnsemble()
 	}
+	rep, err := newReplica(s, st, tree, ens)
+	if err != nil {
+		st.close()
+		return nil, err
+	}
+	s.rep = rep
 	if opts.AuditLog != "" {
 		if s.audit, err = openAudit(opts.AuditLog, s.log); err != nil {
 			st.close()
@@ -272,26 +270,26 @@ func (s *Server) Serve(ctx context.Context) error {
 	var pipe, repWG sync.WaitGroup
 	pipe.Add(1)
 	go func() { defer pipe.Done(); s.applyLoop() }()
-	if s.rep == nil {
-		pipe.Add(1)
-		go func() { defer pipe.Done(); s.logLoop() }()
-	} else if err := s.rep.start(s.ctx, &repWG); err != nil {
+	if err := s.rep.start(s.ctx, &repWG); err != nil {
 		close(s.applyCh)
 		pipe.Wait()
 		s.store.close()
 		return err
 	}
 	go func() { pipe.Wait(); close(s.done) }()
+	if s.standalone {
+		// The group of one elects itself and applies what its log holds
+		// at once; clients are accepted from then on, as a standalone
+		// server accepts them once its data is loaded.
+		s.rep.waitWritable(s.ctx)
+	}
 
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.expireLoop(s.ctx) }()
 	go func() { defer s.wg.Done(); s.reapLoop(s.ctx) }()
-	go func() { defer s.wg.Done(); s.store.snapshotLoop(s.ctx, s) }()
+	go func() { defer s.wg.Done(); s.rep.sm.driveSnapshots(s.ctx) }()
 	go func() { defer s.wg.Done(); s.store.purgeLoop(s.ctx) }()
 
-	if s.rep == nil {
-		s.serving.Store(true)
-	}
 	for _, l := range s.listeners {
 		s.log.Info("listening for clients", "addr", l.ln.Addr().String(), "mode", l.mode.String(), "zxid", hex(s.appliedZxid()))
 	}
@@ -333,16 +331,14 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.connMu.Unlock()
 	s.wg.Wait()
-	if s.rep == nil {
-		close(s.logCh)
-	} else {
-		repWG.Wait()
-		close(s.applyCh)
-	}
+	repWG.Wait()
+	close(s.applyCh)
 	<-s.done
 	if s.opts.Durability == DurabilityDiskless {
-		// Orderly shutdown is a checkpoint: nothing is lost.
-		if s.rep != nil {
+		// Orderly shutdown is a checkpoint: nothing is lost. A standalone
+		// server has no learner to catch up from its log: a snapshot of
+		// the tree is its whole state.
+		if !s.standalone {
 			s.rep.checkpoint()
 		} else if err := s.store.snapshot(s); err != nil {
 			s.log.Error("final snapshot failed", "err", err)
@@ -537,5 +533,5 @@ func (s *Server) appliedZxid() int64 { return s.appliedZ.Load() }
 // canWrite tells the expirer and the reaper whether they may propose:
 // always when standalone, on the writable leader in an ensemble.
 func (s *Server) canWrite() bool {
-	return s.rep == nil || s.rep.writable.Load()
+	return s.rep.writable.Load()
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -22,7 +21,8 @@ import (
 )
 
 // storage is the server's durable state: the transaction log (written by
-// the log goroutine only) and the snapshots (written by the snapshotter).
+// the driver's log writer only) and the snapshots (written by the
+// snapshot goroutine, treeSM.driveSnapshots).
 // Files live in version-2/ under dataDir and dataLogDir, where ZooKeeper
 // keeps its own, so operators find them where they expect.
 type storage struct {
@@ -33,32 +33,18 @@ type storage struct {
 	snapDir string
 	logDir  string
 
-	// Log goroutine only.
-	sinceSnap int
-	snapAt    int
-	dirty     bool
-	lastSync  time.Time
+	// Log writer only (the driver's SyncLog).
+	dirty    bool
+	lastSync time.Time
 
-	// snapWanted wakes the snapshotter; snapping is true while one runs,
-	// so a busy server does not stack snapshots (ZooKeeper skips too).
-	snapWanted chan struct{}
-	snapping   atomic.Bool
-	// snapPending: commit asked for a snapshot that has not started yet
-	// (it may be waiting out the spacing).
-	snapPending atomic.Bool
+	// snapping is true while a snapshot is written (the driver's
+	// scheduler starts one at a time: treeSM.driveSnapshots).
+	snapping atomic.Bool
 	// snapDone is closed when the snapshot that set snapping ends; it is
 	// stored before snapping is set, so whoever sees snapping true finds
 	// the running snapshot's channel (or a later one).
 	snapDone atomic.Pointer[chan struct{}]
-	// snapBusyUntil (unix nanos) spaces snapshots: after one that took d,
-	// the next waits until 4d has passed, so on a big tree under heavy
-	// writes snapshots take at most a fifth of one core instead of
-	// running back to back. The log that must be replayed grows instead.
-	// A snapshot due during the spacing starts when it ends (snapPending,
-	// snapshotLoop). Diskless busy snapshots are not spaced; its idle
-	// ones are (snapshotLoop).
-	snapBusyUntil atomic.Int64
-	// purgeWanted asks the log goroutine to drop segments below a zxid.
+	// purgeBelow asks the log writer to drop segments below a zxid.
 	purgeBelow atomic.Int64
 
 	fsyncs atomic.Int64
@@ -69,16 +55,9 @@ type storage struct {
 	// recovered is, in an ensemble, the log after the snapshot, not
 	// applied (see openStorage).
 	recovered []zab.Entry
-	// busyWrites counts writes applied since the last busy snapshot
-	// started (diskless).
-	busyWrites atomic.Int64
 	// idleCheck and idleQuiet are idleSnapCheck and idleSnapQuiet (tests
 	// shorten them).
 	idleCheck, idleQuiet time.Duration
-	// idleDeclined counts the idle checks that found a lull and took no
-	// snapshot (too few writes, or the spacing still running), so that a
-	// test can tell the rule was applied rather than not yet reached.
-	idleDeclined atomic.Int64
 	// complete: diskless, and the snapshot loaded was a checkpoint.
 	complete bool
 	// ckptMu orders a diskless checkpoint against a busy snapshot's
@@ -104,11 +83,6 @@ type storage struct {
 	// idle snapshots came this often; checkpoints and restarts use the
 	// newest snapshot on disk, idle or not.
 	onSnapshot func(zxid int64)
-	// drive, if set, replaces snapshotLoop's scheduling: in an ensemble
-	// the replication driver schedules snapshots (replica.Driver's
-	// scheduler: busy, idle, spacing, one owner), so commit and
-	// noteApplied leave them alone and the snapshot goroutine runs drive.
-	drive func(ctx context.Context)
 	// snapTimes and fsyncTimes summarise the snapshots' and the log
 	// fsyncs' durations for mntr, as ZooKeeper's snapshottime and
 	// fsynctime metrics do.
@@ -120,16 +94,14 @@ const fsyncWarning = time.Second
 
 func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	st := &storage{
-		opts:       o,
-		log:        o.Logger,
-		fs:         o.FS,
-		snapDir:    filepath.Join(o.DataDir, "version-2"),
-		logDir:     filepath.Join(o.DataLogDir, "version-2"),
-		snapWanted: make(chan struct{}, 1),
-		idleCheck:  idleSnapCheck,
-		idleQuiet:  idleSnapQuiet,
+		opts:      o,
+		log:       o.Logger,
+		fs:        o.FS,
+		snapDir:   filepath.Join(o.DataDir, "version-2"),
+		logDir:    filepath.Join(o.DataLogDir, "version-2"),
+		idleCheck: idleSnapCheck,
+		idleQuiet: idleSnapQuiet,
 	}
-	st.snapAt = st.nextSnapAt()
 	if err := st.fs.MkdirAll(st.snapDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create dataDir: %w", err)
 	}
@@ -214,17 +186,8 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	return st, tree, nil
 }
 
-// nextSnapAt randomises the snapshot point between snapCount/2 and
-// snapCount, as ZooKeeper does, so an ensemble's members do not all
-// snapshot at once.
-func (st *storage) nextSnapAt() int {
-	half := max(st.opts.SnapCount/2, 1)
-	return half + rand.IntN(half)
-}
-
-// append buffers one transaction (log goroutine).
+// append buffers one transaction (log writer).
 func (st *storage) append(zxid int64, data []byte) error {
-	st.sinceSnap++
 	if st.wal == nil {
 		return nil // diskless
 	}
@@ -233,7 +196,7 @@ func (st *storage) append(zxid int64, data []byte) error {
 }
 
 // commit makes the appended transactions durable as the durability mode
-// requires, then rolls the log if a snapshot is due (log goroutine).
+// requires and drops the log segments purge released (log writer).
 func (st *storage) commit() error {
 	if !st.dirty || st.wal == nil {
 		return nil
@@ -270,84 +233,14 @@ func (st *storage) commit() error {
 			st.log.Warn("purging old log segments failed", "err", err)
 		}
 	}
-	if st.drive == nil && st.sinceSnap >= st.snapAt && !st.snapping.Load() && !st.snapPending.Load() {
-		if time.Now().UnixNano() >= st.snapBusyUntil.Load() {
-			// Start the snapshot on a fresh segment, so the ones before
-			// it can be purged whole once it is old enough.
-			if err := st.wal.Roll(); err != nil {
-				return err
-			}
-		}
-		// Otherwise the spacing holds it back and the snapshot goroutine
-		// takes it when the spacing ends, whether or not writes still
-		// come: after a burst of writes it then runs in the lull rather
-		// than on the first write of the next burst (a sequential
-		// client's requests waited behind the CPU and the disk of a
-		// snapshot of a 1.3 GB tree that had been due since the burst).
-		// Without the roll the snapshot's zxid falls inside the current
-		// segment, which purging keeps; only the granularity differs.
-		st.sinceSnap = 0
-		st.snapAt = st.nextSnapAt()
-		st.snapPending.Store(true)
-		select {
-		case st.snapWanted <- struct{}{}:
-		default:
-		}
-	}
 	return nil
 }
 
-// noteApplied is called by apply after each batch of n writes: in
-// diskless mode it starts the busy snapshots; with a log, snapshots follow
-// the log instead (commit).
-func (st *storage) noteApplied(n int, s *Server) {
-	if st.wal != nil || n == 0 || st.drive != nil {
-		return
-	}
-	// Diskless: the thesis's busy snapshots (Algorithm 4.1) start with
-	// writes whenever no snapshot runs. Started on every write, as the
-	// thesis does, they took most of the machine here (three servers on
-	// two cores, a snapshot of a 100k-node tree every ~100 ms each) and
-	// made diskless slower than sync. corral starts one once snapCount's
-	// randomised count of writes (half to all of snapCount) has been
-	// applied since the last one started, the cadence of sync mode's
-	// snapshots, and whenever none is running: no spacing rule, since a
-	// checkpoint writes every entry since the newest snapshot
-	// (checkpoint.go) and its size is the restoration time after a leader
-	// failure. Only a crash of a majority depends on their freshness; a
-	// smaller snapCount buys fresher ones with CPU. The measurements
-	// behind this cadence are in docs/design/diskless.md.
-	if st.busyWrites.Add(int64(n)) < int64(max(st.snapAt, 1)) {
-		return
-	}
-	if !st.snapping.Load() {
-		st.busyWrites.Store(0)
-		select {
-		case st.snapWanted <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// Diskless: a snapshot in the lull after a burst. Busy snapshots start
-// every snapCount-ish writes, so when writes stop, up to that many
-// entries can sit after the newest snapshot for as long as the lull
-// lasts, and a leader failure then makes every survivor write all of
-// them into its checkpoint before the election (checkpoint.go): at 100k
-// znodes, 26-52k entries and 12-17 ms of the restoration time, trial
-// after trial, in the Fig. 5.4 benchmark. Once no write has been applied
-// for idleSnapQuiet and at least idleSnapMin writes came since the newest
-// snapshot started, the snapshotter takes one without waiting for the
-// count, unless the snapshot spacing (snapBusyUntil: four times the last
-// snapshot's duration after it ended) still runs. The spacing is what
-// bounds the cost: idle snapshots take at most a fifth of one core's
-// time, and only while writes pause, however bursts and lulls
-// alternate. An earlier rule asked instead for a tenth of the tree's
-// size in writes, which bounded the cost per write but left up to that
-// many entries (50k at 500k znodes) to every checkpoint: the writes of
-// the several short bursts before a failure piled up below it (the
-// fourteenth session's measurements are in docs/design/diskless.md). A
-// crash of a majority also loses less.
+// idleSnapCheck is how often the snapshot goroutine asks the driver's
+// scheduler whether a snapshot is due (treeSM.driveSnapshots);
+// idleSnapQuiet is how long no write must come before a diskless member
+// takes an idle snapshot (replica.Schedule.IdleQuiet: the lull after a
+// burst; the reasons and measurements are in docs/design/diskless.md).
 const (
 	idleSnapCheck = 25 * time.Millisecond
 	idleSnapQuiet = 100 * time.Millisecond
@@ -358,78 +251,6 @@ const (
 // default; their checkpoint is some 200 KB).
 func (st *storage) idleSnapMin() int64 {
 	return int64(max(st.opts.SnapCount/100, 1))
-}
-
-// snapshotLoop takes a fuzzy snapshot whenever the log goroutine asks,
-// and in diskless mode also in a lull after writes (idleSnapQuiet).
-func (st *storage) snapshotLoop(ctx context.Context, s *Server) {
-	if st.drive != nil {
-		st.drive(ctx)
-		return
-	}
-	var idle <-chan time.Time
-	if st.wal == nil {
-		t := time.NewTicker(st.idleCheck)
-		defer t.Stop()
-		idle = t.C
-	}
-	// The busy-write count at the last check and how long it has not
-	// moved.
-	seen, quiet := int64(-1), time.Duration(0)
-	if st.wal == nil {
-		if err := st.makeSpareCheckpoint(ctx); err != nil && ctx.Err() == nil {
-			st.log.Warn("cannot make the spare checkpoint file; checkpoints are written into new files", "err", err)
-		}
-	}
-	for {
-		idleSnap := false
-		select {
-		case <-ctx.Done():
-			return
-		case <-idle:
-			w := st.busyWrites.Load()
-			if w != seen {
-				seen, quiet = w, 0
-				continue
-			}
-			quiet += st.idleCheck
-			if w == 0 || quiet < st.idleQuiet {
-				continue
-			}
-			if w < st.idleSnapMin() || time.Now().UnixNano() < st.snapBusyUntil.Load() {
-				st.idleDeclined.Add(1)
-				continue
-			}
-			// A write applied since the load makes the swap fail: not
-			// idle after all.
-			if !st.busyWrites.CompareAndSwap(w, 0) {
-				continue
-			}
-			seen, quiet, idleSnap = 0, 0, true
-			// On to the snapshot below, as for a busy one (the spacing
-			// was waited out above).
-		case <-st.snapWanted:
-		}
-		// With a log, wait out the spacing (commit asks before it ends;
-		// diskless snapshots are not spaced).
-		if until := time.Unix(0, st.snapBusyUntil.Load()); st.wal != nil && time.Now().Before(until) {
-			t := time.NewTimer(time.Until(until))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
-		st.snapPending.Store(false)
-		kind := snapBusy
-		if idleSnap {
-			kind = snapIdle
-		}
-		if _, err := st.takeSnapshot(s, !idleSnap, kind); err != nil {
-			st.log.Error("snapshot failed", "err", err)
-		}
-	}
 }
 
 // snapshot takes a snapshot that the replica compacts its log to.
@@ -505,7 +326,6 @@ func (st *storage) takeSnapshot(s *Server, compact bool, kind string) (int64, er
 	}
 	took := time.Since(start)
 	st.snapshotTaken(took, kind)
-	st.snapBusyUntil.Store(time.Now().Add(4 * took).UnixNano())
 	st.log.Info("snapshot written", "zxid", hex(zxid), "took", took, "idle", !compact)
 	if compact && st.onSnapshot != nil {
 		st.onSnapshot(zxid)

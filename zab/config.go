@@ -78,6 +78,16 @@ type Config struct {
 	// any quorum until an established leader has synchronized it.
 	Recovering bool
 
+	// KeepEpoch (a group of one: ID the only voter, no observers) makes
+	// the leader keep its accepted epoch instead of moving to a new one
+	// each time it is elected, and continue that epoch's zxid counter
+	// after its log: a standalone ZooKeeper server's zxids stay in epoch 0
+	// across restarts (0x1, 0x2, ...), and a standalone server run as a
+	// group of one answers the same. Safe only alone: no other server
+	// ever holds a history of the same epoch. The in-place epoch roll
+	// (roll.go) still moves it on when the counter runs out.
+	KeepEpoch bool
+
 	// DisablePeerAcks turns off the acknowledgements voters send one
 	// another (peer_ack.go): followers then learn commits from the
 	// leader's COMMIT alone, as in ZooKeeper. For A/B measurements and
@@ -112,6 +122,9 @@ func (c *Config) validate() error {
 			}
 			seen[id] = true
 		}
+	}
+	if c.KeepEpoch && (len(c.Voters) != 1 || c.Voters[0] != c.ID || len(c.Observers) != 0) {
+		return bad("KeepEpoch needs a group of one: ID the only voter and no observers")
 	}
 	if c.DecodeMembership == nil {
 		c.DecodeMembership = DecodeMembership

@@ -72,6 +72,14 @@ func (n *Node) maybeFixEpoch() {
 		return
 	}
 	l.epoch = maxEpoch + 1
+	if last := n.log.lastZxid(); n.cfg.KeepEpoch && n.hs.CurrentEpoch == n.hs.AcceptedEpoch &&
+		(last.Epoch() < n.hs.AcceptedEpoch || last.Counter() < n.cfg.rollAt()) {
+		// A group of one keeps its epoch (Config.KeepEpoch), unless its
+		// counter is past the point where an epoch rolls. A log already in
+		// a later epoch (a restored snapshot whose epoch was not yet
+		// written: Node.RestoreSnapshot) sets the epoch kept.
+		l.epoch = max(n.hs.AcceptedEpoch, last.Epoch())
+	}
 	l.epochFixed = true
 	// Each of the leader's waits for a quorum (to fix the epoch, to
 	// acknowledge it, to acknowledge NEWLEADER) has InitLimit ticks of
@@ -195,6 +203,10 @@ func (n *Node) maybeEstablish() {
 	}
 	l.established = true
 	l.next = 1
+	if l.initZxid.Epoch() == l.epoch {
+		// A kept epoch (Config.KeepEpoch) goes on after its log.
+		l.next = l.initZxid.Counter() + 1
+	}
 	n.phase = PhaseBroadcast
 	n.commit = max(n.commit, l.initZxid)
 	n.logger.Info("leader established", "epoch", l.epoch, "zxid", l.initZxid)

@@ -173,11 +173,23 @@ func (l *zlog) takeUnstable() (*Snapshot, *Zxid, []Entry) {
 func (l *zlog) advance() {
 	if l.inflight > 0 {
 		l.stableLast = l.mem[l.inflight-1].Zxid
-		l.mem = l.mem[l.inflight:]
+		if l.inflight == len(l.mem) && cap(l.mem) <= maxReusedMem {
+			// Nothing is left: the next entries reuse the array from its
+			// start (takeUnstable handed out a copy) rather than growing
+			// a new one once the tail is used up.
+			clear(l.mem)
+			l.mem = l.mem[:0]
+		} else {
+			l.mem = l.mem[l.inflight:]
+		}
 		l.inflight = 0
 	}
 	l.snapInflight = false
 }
+
+// maxReusedMem bounds the array of entries advance keeps for reuse: a
+// burst's is let go.
+const maxReusedMem = 1024
 
 // contains reports whether z is in the log (0, the empty history, is in
 // every log that is not compacted).

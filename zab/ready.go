@@ -53,7 +53,10 @@ func (n *Node) Ready() Ready {
 	}
 	var rd Ready
 	if ss := n.softState(); ss != n.prevSoft {
-		rd.SoftState = &ss
+		// A copy made here: &ss would move ss to the heap on every
+		// call, two allocations per write on a group of one.
+		changed := ss
+		rd.SoftState = &changed
 		n.prevSoft = ss
 	}
 	if n.hs != n.prevHS {

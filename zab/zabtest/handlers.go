@@ -18,6 +18,7 @@ import (
 //	add-nodes voters=(1,2,3) [observers=(4)] [manual-persist=true]
 //	          [max-counter=N] [disable-peer-acks=true] [init-limit=N]
 //	          [sync-limit=N] [election-tick=N] [transfer-ticks=N]
+//	          [keep-epoch=true]
 //	tick [ids...] [n=K]            Tick each node K times (default 1)
 //	process-ready [ids...]         handle one Ready of each
 //	deliver-msgs [ids...] [drop=true] [from=ID]
@@ -202,9 +203,10 @@ func (env *InteractionEnv) handleAddNodes(t *testing.T, d *datadriven.TestData) 
 	var voters, observers []uint64
 	d.ScanArgs(t, "voters", &voters)
 	d.MaybeScanArgs(t, "observers", &observers)
-	var manual, noPeerAcks bool
+	var manual, noPeerAcks, keepEpoch bool
 	d.MaybeScanArgs(t, "manual-persist", &manual)
 	d.MaybeScanArgs(t, "disable-peer-acks", &noPeerAcks)
+	d.MaybeScanArgs(t, "keep-epoch", &keepEpoch)
 	var maxCounter uint32
 	d.MaybeScanArgs(t, "max-counter", &maxCounter)
 	var initLimit, syncLimit, electionTick, transferTicks int
@@ -214,6 +216,7 @@ func (env *InteractionEnv) handleAddNodes(t *testing.T, d *datadriven.TestData) 
 	d.MaybeScanArgs(t, "transfer-ticks", &transferTicks)
 	return env.AddNodes(voters, observers, func(c *zab.Config) {
 		c.DisablePeerAcks = noPeerAcks
+		c.KeepEpoch = keepEpoch
 		c.MaxCounter = maxCounter
 		c.InitLimit = initLimit
 		c.SyncLimit = syncLimit
