@@ -143,7 +143,7 @@ func TestLogDataMulti(t *testing.T) {
 	if got, ok := parseRef(r.tx.Ops[2].Data); !ok || got != ref || !bytes.Equal(r.tx.Ops[3].Data, p2) {
 		t.Fatalf("forApply: op 2 ref %v (same %v), op 3 inline %v", ok, got == ref, bytes.Equal(r.tx.Ops[3].Data, p2))
 	}
-	if n := len(d.pos); n != 1 {
+	if n := d.idx.live; n != 1 {
 		t.Fatalf("%d records for one multi", n)
 	}
 }
