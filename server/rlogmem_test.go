@@ -56,6 +56,9 @@ func TestLogsMemoryPerAppend(t *testing.T) {
 	}
 	const size = 64 << 10
 	dir := t.TempDir()
+	// 4 MiB segments keep the spare segments' zero fill short; the data
+	// log's state per segment (a file, its counters) then counts per
+	// append 16 times what it does at the default 64 MiB.
 	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", rlogSegmentSize: 4 << 20}
 	o.setDefaults()
 	d, err := openLogData(&o)
