@@ -195,12 +195,12 @@ var errNoPayload = errors.New("rlog: payload not in this member's data log")
 // read returns the payload a reference names, checked against it.
 func (d *logData) read(ref entryRef) ([]byte, error) {
 	d.mu.Lock()
-	rec, ok := d.idx.find(ref.zxid)
+	r, ok := d.idx.find(ref.zxid)
 	d.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errNoPayload, hex(ref.zxid))
 	}
-	p := rec.pos
+	p := r.pos
 	m, b, err := d.dl.Read(p)
 	if err != nil {
 		return nil, err

@@ -31,12 +31,12 @@ func (d *logData) image(tree []byte) ([]byte, error) {
 	var hdr [16]byte
 	for _, z := range zxids {
 		d.mu.Lock()
-		rec, ok := d.idx.find(z)
+		r, ok := d.idx.find(z)
 		d.mu.Unlock()
 		if !ok {
 			continue // released meanwhile
 		}
-		p := rec.pos
+		p := r.pos
 		m, b, err := d.dl.Read(p)
 		if err != nil {
 			return nil, err

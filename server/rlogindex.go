@@ -36,6 +36,9 @@ type recIndex struct {
 	// without a search (every new append).
 	max  int64
 	live int // records not released
+	// empty counts the blocks left with no live record since the last
+	// compact.
+	empty int
 }
 
 // blockRecords bounds a block (its released bitmap is a uint64).
@@ -167,6 +170,7 @@ func (x *recIndex) release(zxid int64) (rec, bool) {
 	b.live--
 	if b.live == 0 {
 		b.enc = nil
+		x.empty++
 	}
 	x.live--
 	return r, true
@@ -175,6 +179,10 @@ func (x *recIndex) release(zxid int64) (rec, bool) {
 // compact drops the blocks and runs with no live record (after a batch
 // of releases: one pass, rather than a copy per release).
 func (x *recIndex) compact() {
+	if x.empty == 0 {
+		return
+	}
+	x.empty = 0
 	runs := x.runs[:0]
 	for _, r := range x.runs {
 		bs := slices.DeleteFunc(r.blocks, func(b recBlock) bool { return b.live == 0 })

@@ -73,11 +73,11 @@ func (d *logData) releaseUpTo(zxid int64) {
 }
 
 func (d *logData) releaseLocked(zxid int64) {
-	rec, ok := d.idx.release(zxid)
+	r, ok := d.idx.release(zxid)
 	if !ok {
 		return
 	}
-	if err := d.dl.Release(rec.pos.Seg, datalog.RecordSize(rec.n)); err != nil {
+	if err := d.dl.Release(r.pos.Seg, datalog.RecordSize(r.n)); err != nil {
 		d.log.Warn("releasing a data-log record failed; its space stays", "zxid", hex(zxid), "err", err)
 	}
 }
