@@ -96,12 +96,7 @@ type logData struct {
 	// the oldest snapshot kept (autopurge) is at or after that zxid
 	// (releaseUpTo): then no restart from a kept snapshot replays their
 	// create, and no DIFF sends it (the driver's log starts later).
-	dead []deadRecord
-}
-
-type deadRecord struct {
-	at   int64 // zxid of the delete or setData
-	zxid int64 // zxid of the entry's create
+	dead deadQueue
 }
 
 // openLogData opens the data log under dataLogDir and indexes its records.

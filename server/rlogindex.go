@@ -228,3 +228,56 @@ func (x *recIndex) bytes() int64 {
 	}
 	return n
 }
+
+// deadQueue holds the records of removed entries until a snapshot covers
+// their removal (logData.releaseUpTo): (at, zxid) pairs, at the zxid of
+// the delete or setData and zxid that of the entry's create, in the order
+// the transactions applied, as varint deltas from the pair before (2 to
+// 4 bytes a pair where a slice of pairs took 16: a trim deletes entries
+// by the million). Not safe for concurrent use (logData.mu guards it).
+type deadQueue struct {
+	enc []byte
+	// base is the pair before the first in enc; last is the newest.
+	baseAt, baseZxid int64
+	lastAt, lastZxid int64
+	n                int
+}
+
+// push queues the record of the entry created at zxid, removed at at.
+func (q *deadQueue) push(at, zxid int64) {
+	if q.n == 0 {
+		q.baseAt, q.baseZxid, q.lastAt, q.lastZxid = at, zxid, at, zxid
+	}
+	q.enc = binary.AppendVarint(q.enc, at-q.lastAt)
+	q.enc = binary.AppendVarint(q.enc, zxid-q.lastZxid)
+	q.lastAt, q.lastZxid = at, zxid
+	q.n++
+}
+
+// popUpTo calls fn with the zxid of each queued record removed at or
+// before upTo, from the front (transactions apply in zxid order, so these
+// are a prefix), and drops them.
+func (q *deadQueue) popUpTo(upTo int64, fn func(zxid int64)) {
+	at, zxid := q.baseAt, q.baseZxid
+	off := 0
+	for q.n > 0 {
+		da, k := binary.Varint(q.enc[off:])
+		dz, k2 := binary.Varint(q.enc[off+k:])
+		if at+da > upTo {
+			break
+		}
+		at, zxid = at+da, zxid+dz
+		off += k + k2
+		q.n--
+		fn(zxid)
+	}
+	if off == 0 {
+		return
+	}
+	q.baseAt, q.baseZxid = at, zxid
+	if q.n == 0 {
+		q.enc = nil
+		return
+	}
+	q.enc = append([]byte(nil), q.enc[off:]...)
+}

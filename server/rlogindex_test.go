@@ -120,3 +120,54 @@ func TestRecIndexBytesPerRecord(t *testing.T) {
 		t.Fatalf("%d bytes, %d live after releasing all but one", b, x.live)
 	}
 }
+
+// TestDeadQueue: records come out in order, only those removed at or
+// before the bound, and a pair costs a few bytes.
+func TestDeadQueue(t *testing.T) {
+	var q deadQueue
+	type pair struct{ at, zxid int64 }
+	var want []pair
+	rng := rand.New(rand.NewPCG(3, 4))
+	at := int64(1 << 32)
+	for i := range 10_000 {
+		at += int64(rng.IntN(3)) // a multi removes several at one zxid
+		z := int64(1<<32) + int64(rng.IntN(1<<20))
+		if i%10 != 0 {
+			z = want[len(want)-1].zxid + 1 // a trim: consecutive entries
+		}
+		q.push(at, z)
+		want = append(want, pair{at, z})
+	}
+	if per := float64(len(q.enc)) / float64(len(want)); per > 4 {
+		t.Errorf("%.1f bytes per queued record", per)
+	}
+	for len(want) > 0 {
+		upTo := want[min(rng.IntN(2000), len(want)-1)].at
+		var got []int64
+		q.popUpTo(upTo, func(z int64) { got = append(got, z) })
+		k := 0
+		for k < len(want) && want[k].at <= upTo {
+			k++
+		}
+		if len(got) != k {
+			t.Fatalf("popUpTo(%d): %d records, want %d", upTo, len(got), k)
+		}
+		for i, z := range got {
+			if z != want[i].zxid {
+				t.Fatalf("popUpTo(%d): record %d is %d, want %d", upTo, i, z, want[i].zxid)
+			}
+		}
+		want = want[k:]
+		if q.n != len(want) {
+			t.Fatalf("%d queued, want %d", q.n, len(want))
+		}
+	}
+	q.popUpTo(at+10, func(int64) { t.Fatal("popped from an empty queue") })
+	q.push(at+5, 77)
+	var got []int64
+	q.popUpTo(at+4, func(z int64) { got = append(got, z) })
+	q.popUpTo(at+5, func(z int64) { got = append(got, z) })
+	if len(got) != 1 || got[0] != 77 {
+		t.Fatalf("after emptying: %v", got)
+	}
+}

@@ -50,7 +50,7 @@ func (d *logData) noteRemoved(get func(string) []byte, zxid int64, rs []removed)
 		if now, ok := parseRef(get(r.path)); ok && now == r.ref {
 			continue
 		}
-		d.dead = append(d.dead, deadRecord{at: zxid, zxid: r.ref.zxid})
+		d.dead.push(zxid, r.ref.zxid)
 	}
 }
 
@@ -59,16 +59,7 @@ func (d *logData) noteRemoved(get func(string) []byte, zxid int64, rs []removed)
 func (d *logData) releaseUpTo(zxid int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	keep := d.dead[:0]
-	for _, x := range d.dead {
-		if x.at > zxid {
-			keep = append(keep, x)
-			continue
-		}
-		d.releaseLocked(x.zxid)
-	}
-	clear(d.dead[len(keep):])
-	d.dead = keep
+	d.dead.popUpTo(zxid, d.releaseLocked)
 	d.idx.compact()
 }
 
