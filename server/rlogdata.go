@@ -85,27 +85,18 @@ type logData struct {
 	dl  *datalog.Log
 	log *slog.Logger
 
-	// mu guards pos and dead and serializes store, so an entry gets one
+	// mu guards idx and dead and serializes store, so an entry gets one
 	// record whether the log goroutine or apply writes it first.
-	mu  sync.Mutex
-	pos map[int64]record
+	mu sync.Mutex
+	// idx maps each entry's zxid to its record, in a few bytes per
+	// record (recIndex).
+	idx recIndex
 	// dead are the records of deleted (or overwritten) entries, by the
 	// zxid of the transaction that removed them; they are released once
 	// the oldest snapshot kept (autopurge) is at or after that zxid
 	// (releaseUpTo): then no restart from a kept snapshot replays their
 	// create, and no DIFF sends it (the driver's log starts later).
-	dead []deadRecord
-}
-
-// record is where an entry's payload sits in this member's data log.
-type record struct {
-	pos datalog.Pos
-	n   int // payload length
-}
-
-type deadRecord struct {
-	at   int64 // zxid of the delete or setData
-	zxid int64 // zxid of the entry's create
+	dead deadQueue
 }
 
 // openLogData opens the data log under dataLogDir and indexes its records.
@@ -119,9 +110,9 @@ func openLogData(o *Options) (*logData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the rlog data log: %w", err)
 	}
-	d := &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), dl: dl, log: o.Logger, pos: map[int64]record{}}
+	d := &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), dl: dl, log: o.Logger}
 	if err := dl.Scan(func(m datalog.Meta, n int, p datalog.Pos) error {
-		if old, ok := d.pos[m.Zxid]; ok {
+		if old, ok := d.idx.release(m.Zxid); ok {
 			// The same proposal written twice (a crash between its
 			// payload and its WAL record, then the leader sent it again):
 			// the later copy serves.
@@ -129,13 +120,14 @@ func openLogData(o *Options) (*logData, error) {
 				return err
 			}
 		}
-		d.pos[m.Zxid] = record{pos: p, n: n}
+		d.idx.add(m.Zxid, p, n)
 		return nil
 	}); err != nil {
 		dl.Close()
 		return nil, fmt.Errorf("index the rlog data log: %w", err)
 	}
-	d.log.Info("opened the rlog data log", "root", d.root, "records", len(d.pos))
+	d.log.Info("opened the rlog data log", "root", d.root, "records", d.idx.live)
+	d.idx.compact()
 	return d, nil
 }
 
@@ -145,7 +137,7 @@ func openLogData(o *Options) (*logData, error) {
 // promise for the tree holds for them (docs/design/rlog.md, "Durability
 // modes"). The log paths and the control records' rules are the same.
 func newInlineLogs(o *Options) *logData {
-	return &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), log: o.Logger, pos: map[int64]record{}}
+	return &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), log: o.Logger}
 }
 
 // entryPath says whether path names an entry: root/<log>/<entry>.
@@ -181,14 +173,14 @@ func (d *logData) store(zxid int64, payload []byte) (entryRef, error) {
 	ref := entryRef{zxid: zxid, length: uint32(len(payload)), crc: crc32.Checksum(payload, castagnoli)}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.pos[zxid]; ok {
+	if _, ok := d.idx.find(zxid); ok {
 		return ref, nil
 	}
 	p, _, err := d.dl.Append(context.Background(), datalog.Meta{Zxid: zxid}, payload)
 	if err != nil {
 		return ref, fmt.Errorf("rlog data log: append of %s: %w", hex(zxid), err)
 	}
-	d.pos[zxid] = record{pos: p, n: len(payload)}
+	d.idx.add(zxid, p, len(payload))
 	return ref, nil
 }
 
@@ -198,12 +190,12 @@ var errNoPayload = errors.New("rlog: payload not in this member's data log")
 // read returns the payload a reference names, checked against it.
 func (d *logData) read(ref entryRef) ([]byte, error) {
 	d.mu.Lock()
-	rec, ok := d.pos[ref.zxid]
+	r, ok := d.idx.find(ref.zxid)
 	d.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errNoPayload, hex(ref.zxid))
 	}
-	p := rec.pos
+	p := r.pos
 	m, b, err := d.dl.Read(p)
 	if err != nil {
 		return nil, err

@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/rlog/datalog"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
@@ -143,7 +145,7 @@ func TestLogDataMulti(t *testing.T) {
 	if got, ok := parseRef(r.tx.Ops[2].Data); !ok || got != ref || !bytes.Equal(r.tx.Ops[3].Data, p2) {
 		t.Fatalf("forApply: op 2 ref %v (same %v), op 3 inline %v", ok, got == ref, bytes.Equal(r.tx.Ops[3].Data, p2))
 	}
-	if n := len(d.pos); n != 1 {
+	if n := d.idx.live; n != 1 {
 		t.Fatalf("%d records for one multi", n)
 	}
 }
@@ -344,4 +346,67 @@ func TestOpenLogsChecksTree(t *testing.T) {
 		t.Fatalf("openLogs with the payload present: %v", err)
 	}
 	st.rl.close()
+}
+
+// TestLogDataRewrittenProposal: a proposal whose payload is in the data
+// log twice (written, its WAL record lost in a crash, sent again) is
+// indexed once, at its later copy, after a reopen; storing it again
+// writes nothing; payloads older than what the data log holds (a SNAP's)
+// are indexed too, and all of them read back.
+func TestLogDataRewrittenProposal(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestLogData(t, dir)
+	var refs []entryRef
+	for i := range 3 {
+		r, err := d.store(int64(10+i), payload(2000+i, byte(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, r)
+	}
+	// The second copy of 11, as the log goroutine writes it after a
+	// restart that lost its WAL record.
+	again, _, err := d.dl.Append(context.Background(), datalog.Meta{Zxid: 11}, payload(2001, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.syncWritten(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openTestLogData(t, dir)
+	defer d.close()
+	if d.idx.live != 3 {
+		t.Fatalf("%d records indexed, want 3", d.idx.live)
+	}
+	if r, ok := d.idx.find(11); !ok || r.pos != again {
+		t.Fatalf("zxid 11 at %+v (%v), want the later copy at %s", r.pos, ok, again)
+	}
+	w := d.dl.Written()
+	if _, err := d.store(11, payload(2001, 1)); err != nil || d.dl.Written() != w {
+		t.Fatalf("storing 11 again: %v, the data log grew from %s to %s", err, w, d.dl.Written())
+	}
+	for i, want := range []int{5, 6} { // older than everything held
+		r, err := d.store(int64(want), payload(3000+i, byte(7+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, r)
+	}
+	for i, r := range refs {
+		if _, err := d.read(r); err != nil {
+			t.Errorf("ref %d (%s): %v", i, hex(r.zxid), err)
+		}
+	}
+	if n := d.sweep(6, map[int64]bool{}); n != 2 {
+		t.Fatalf("sweep at 6 released %d records, want 2 (5 and 6)", n)
+	}
+	if _, err := d.read(refs[3]); err == nil {
+		t.Fatal("a swept record reads back")
+	}
+	if _, err := d.read(refs[1]); err != nil {
+		t.Fatalf("11 after the sweep: %v", err)
+	}
 }

@@ -21,10 +21,8 @@ func (d *logData) image(tree []byte) ([]byte, error) {
 		return tree, nil // inline: the tree is everything
 	}
 	d.mu.Lock()
-	zxids := make([]int64, 0, len(d.pos))
-	for z := range d.pos {
-		zxids = append(zxids, z)
-	}
+	zxids := make([]int64, 0, d.idx.live)
+	d.idx.all(func(r rec) { zxids = append(zxids, r.zxid) })
 	d.mu.Unlock()
 	slices.Sort(zxids)
 	out := append(imageMagic[:len(imageMagic):len(imageMagic)], make([]byte, 8)...)
@@ -33,12 +31,12 @@ func (d *logData) image(tree []byte) ([]byte, error) {
 	var hdr [16]byte
 	for _, z := range zxids {
 		d.mu.Lock()
-		rec, ok := d.pos[z]
+		r, ok := d.idx.find(z)
 		d.mu.Unlock()
 		if !ok {
 			continue // released meanwhile
 		}
-		p := rec.pos
+		p := r.pos
 		m, b, err := d.dl.Read(p)
 		if err != nil {
 			return nil, err

@@ -50,7 +50,7 @@ func (d *logData) noteRemoved(get func(string) []byte, zxid int64, rs []removed)
 		if now, ok := parseRef(get(r.path)); ok && now == r.ref {
 			continue
 		}
-		d.dead = append(d.dead, deadRecord{at: zxid, zxid: r.ref.zxid})
+		d.dead.push(zxid, r.ref.zxid)
 	}
 }
 
@@ -59,25 +59,16 @@ func (d *logData) noteRemoved(get func(string) []byte, zxid int64, rs []removed)
 func (d *logData) releaseUpTo(zxid int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	keep := d.dead[:0]
-	for _, x := range d.dead {
-		if x.at > zxid {
-			keep = append(keep, x)
-			continue
-		}
-		d.releaseLocked(x.zxid)
-	}
-	clear(d.dead[len(keep):])
-	d.dead = keep
+	d.dead.popUpTo(zxid, d.releaseLocked)
+	d.idx.compact()
 }
 
 func (d *logData) releaseLocked(zxid int64) {
-	rec, ok := d.pos[zxid]
+	r, ok := d.idx.release(zxid)
 	if !ok {
 		return
 	}
-	delete(d.pos, zxid)
-	if err := d.dl.Release(rec.pos.Seg, datalog.RecordSize(rec.n)); err != nil {
+	if err := d.dl.Release(r.pos.Seg, datalog.RecordSize(r.n)); err != nil {
 		d.log.Warn("releasing a data-log record failed; its space stays", "zxid", hex(zxid), "err", err)
 	}
 }
@@ -88,14 +79,17 @@ func (d *logData) releaseLocked(zxid int64) {
 func (d *logData) sweep(zxid int64, referenced map[int64]bool) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := 0
-	for z := range d.pos {
-		if z <= zxid && !referenced[z] {
-			d.releaseLocked(z)
-			n++
+	var gone []int64
+	d.idx.all(func(r rec) {
+		if r.zxid <= zxid && !referenced[r.zxid] {
+			gone = append(gone, r.zxid)
 		}
+	})
+	for _, z := range gone {
+		d.releaseLocked(z)
 	}
-	return n
+	d.idx.compact()
+	return len(gone)
 }
 
 // referenced returns the zxids of the payloads the tree's entries name.
@@ -136,7 +130,7 @@ func (d *logData) missing(refs map[int64]bool) []int64 {
 	defer d.mu.Unlock()
 	var out []int64
 	for z := range refs {
-		if _, ok := d.pos[z]; !ok {
+		if _, ok := d.idx.find(z); !ok {
 			out = append(out, z)
 		}
 	}
