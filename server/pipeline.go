@@ -158,6 +158,7 @@ func (s *Server) applyBatch(batch []*request) {
 	}
 	last := s.tree.LastZxid()
 	s.appliedZ.Store(last)
+	s.releaseAppliedWaits(last)
 	if s.rep != nil {
 		s.rep.releaseBarriers(last)
 	}
