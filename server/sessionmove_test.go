@@ -1,13 +1,18 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/client/recipes"
 	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/wire"
 )
@@ -171,5 +176,131 @@ func TestReconnectWaitsForEarlierWrites(t *testing.T) {
 	b := &tclient{t: t, nc: r.nc, sid: a.sid, pass: a.pass}
 	if _, code := b.get("/early"); code != 0 {
 		t.Fatalf("get /early on the new connection: %v, want it there", code)
+	}
+}
+
+// cutter is a client.DialFunc whose connections the test can close, as
+// a network failure would.
+type cutter struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (d *cutter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var nd net.Dialer
+	nc, err := nd.DialContext(ctx, network, addr)
+	if err == nil {
+		d.mu.Lock()
+		d.conns = append(d.conns, nc)
+		d.mu.Unlock()
+	}
+	return nc, err
+}
+
+func (d *cutter) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, nc := range d.conns {
+		nc.Close()
+	}
+	d.conns = nil
+}
+
+// TestLockRequestSurvivesReconnect runs the recipes' Mutex through the
+// real client with the interleaving that left a lock queue blocked for
+// good (client/recipes TestChaos): the lock's create is prepped but not
+// yet applied (the test holds the log) when the client loses its
+// connection, so the create's outcome is unknown. The client reconnects
+// and looks for its node by the GUID in its name. Had the reconnect been
+// answered before the create was applied, the look-up would miss it, the
+// client would queue a second node, and the first, owned by the same
+// live session, would stay in front of it forever.
+func TestLockRequestSurvivesReconnect(t *testing.T) {
+	ts := startServer(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d := &cutter{}
+	c, err := client.Connect(ctx, []string{ts.addr}, client.Dialer(d.dial), client.SessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	obs, err := client.Connect(ctx, []string{ts.addr}, client.SessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	if _, err := obs.Create(ctx, "/lock", nil, client.WorldACL(wire.PermAll), client.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	lastZxid := func() int64 {
+		ts.prepMu.Lock()
+		defer ts.prepMu.Unlock()
+		return ts.lastZxid
+	}
+	before := lastZxid()
+
+	ts.logMu.Lock()
+	logHeld := true
+	defer func() {
+		if logHeld {
+			ts.logMu.Unlock()
+		}
+	}()
+	type result struct {
+		h   *recipes.Held
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := recipes.NewMutex(c, "/lock").Lock(ctx)
+		done <- result{h, err}
+	}()
+	testutil.Eventually(t, 20*time.Second, "lock create prepped", func() bool { return lastZxid() > before })
+	d.cut()
+	// Either the reconnect waits for the log (as it must), or the client,
+	// answered at once, missed its node and queued a second one.
+	testutil.Eventually(t, 20*time.Second, "reconnect waiting, or a second create", func() bool {
+		ts.waitMu.Lock()
+		waiting := len(ts.appliedWaits) > 0
+		ts.waitMu.Unlock()
+		return waiting || lastZxid() > before+1
+	})
+	ts.logMu.Unlock()
+	logHeld = false
+
+	// The only client queues one node, ever: a second is the fault, and
+	// the Lock would then never return.
+	var r result
+	var kids []string
+	returned := false
+	testutil.Within(20*time.Second, func() bool {
+		select {
+		case r = <-done:
+			returned = true
+			return true
+		default:
+		}
+		kids, _ = obs.Children(ctx, "/lock")
+		return len(kids) > 1
+	})
+	if !returned {
+		t.Fatalf("Lock has not returned; /lock holds %v (one request, queued twice?)", kids)
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	kids, err = obs.Children(ctx, "/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 1 || !strings.HasSuffix(r.h.Path(), "/"+kids[0]) {
+		t.Fatalf("/lock holds %v, want only the holder's node %s", kids, r.h.Path())
+	}
+	if err := r.h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if kids, err := obs.Children(ctx, "/lock"); err != nil || len(kids) != 0 {
+		t.Fatalf("after Release /lock holds %v (%v), want nothing", kids, err)
 	}
 }
