@@ -67,7 +67,8 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	if s.sessions.get(sess.id) != sess || sess.closing.Load() {
-		// Expired while we waited: its closeSession was prepped first.
+		// Closed while we waited: its closeSession was prepped before
+		// the answer (expiry, or a close from the old connection).
 		c.refuseSession()
 		return false
 	}
