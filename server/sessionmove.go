@@ -23,8 +23,11 @@ package server
 //
 // Both hold on a standalone server, where prep runs under prepMu. In an
 // ensemble the owner test covers the connections of the member that
-// preps (the leader); a learner forwards its writes, and the wait is left
-// to the client's sync.
+// preps (the leader), and the wait is left to the client's sync, which
+// its learner forwards behind the writes it forwarded before. Not yet
+// covered there: a write forwarded for the old connection by another
+// learner, or by the same learner after the move (ZooKeeper's leader
+// records which learner owns a session and refuses the others').
 
 // appliedWait is a reconnect waiting until the tree has applied zxid.
 type appliedWait struct {
