@@ -58,17 +58,30 @@ func (c *conn) handshake(frame []byte) bool {
 		}
 	}
 	if sess == nil || sess.closing.Load() || !bytes.Equal(req.Passwd, sessionPassword(req.SessionID)) {
-		// Expired, unknown or wrong password: timeout 0, id 0, zero
-		// password, then close.
-		c.sendConnectResponse(0, 0, make([]byte, 16))
-		c.out.finish()
+		c.refuseSession()
 		return false
 	}
 	s.sessions.touch(sess)
 	sess.timeout.Store(timeout)
-	c.attach(sess)
+	if !s.moveSession(c, sess) {
+		return false
+	}
+	if s.sessions.get(sess.id) != sess || sess.closing.Load() {
+		// Closed while we waited: its closeSession was prepped before
+		// the answer (expiry, or a close from the old connection).
+		c.refuseSession()
+		return false
+	}
 	c.sendConnectResponse(timeout, sess.id, sessionPassword(sess.id))
 	return true
+}
+
+// refuseSession answers a reconnect to a session that expired, is
+// unknown or has another password: timeout 0, id 0, zero password, then
+// close.
+func (c *conn) refuseSession() {
+	c.sendConnectResponse(0, 0, make([]byte, 16))
+	c.out.finish()
 }
 
 // attach makes c the session's connection, closing any other one that

@@ -100,6 +100,7 @@ func (s *Server) applyBatch(batch []*request) {
 	}
 	last := s.tree.LastZxid()
 	s.appliedZ.Store(last)
+	s.releaseAppliedWaits(last)
 	s.rep.releaseBarriers(last)
 	s.mu.Unlock()
 	for i, c := range ans {

@@ -58,8 +58,10 @@ func (s *Server) prep(r *request, zxid int64) {
 	}
 }
 
-// checkSession fails writes of sessions that expired or are closing
-// (SessionTracker.checkSession). Internal requests (sid 0) pass.
+// checkSession fails writes of sessions that expired or are closing, and
+// writes that a connection hands over after its session moved to another
+// one (SessionTracker.checkSession with its owner; see moveSession).
+// Internal requests (sid 0) pass.
 func (s *Server) checkSession(r *request) error {
 	if r.sid == 0 || r.op == wire.OpCreateSession {
 		return nil
@@ -67,6 +69,11 @@ func (s *Server) checkSession(r *request) error {
 	sess := s.sessions.get(r.sid)
 	if sess == nil || sess.closing.Load() {
 		return wire.CodeSessionExpired
+	}
+	if r.c != nil {
+		if owner := sess.owner.Load(); owner != nil && owner != r.c {
+			return wire.CodeSessionMoved
+		}
 	}
 	return nil
 }

@@ -155,6 +155,7 @@ func (s *Server) RestoreSnapshot(r io.Reader) (zxid int64, err error) {
 	dropped := s.droppedSessions(tree)
 	s.installTree(tree)
 	s.appliedZ.Store(zxid)
+	s.releaseAppliedWaits(zxid)
 	s.pending.reset()
 	s.fireRestored(old, tree, zxid)
 	s.mu.Unlock()

@@ -41,6 +41,10 @@ type Server struct {
 	standalone bool
 	// applied is the tree's last zxid, published by apply.
 	appliedZ atomic.Int64
+	// waitMu guards appliedWaits: reconnecting sessions waiting for the
+	// tree to apply a zxid (sessionmove.go).
+	waitMu       sync.Mutex
+	appliedWaits []appliedWait
 
 	// slots bounds the requests inside the pipeline
 	// (globalOutstandingLimit); a reader that cannot get one stops reading.

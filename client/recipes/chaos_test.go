@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,9 +51,11 @@ func TestChaos(t *testing.T) {
 	qlog := newQueueLog()
 	var counter counterLog
 
+	var workers []*session // for the report of a stuck workload
 	spawn := func(name string, n int, work func(i int, s *session)) {
 		for i := range n {
 			s := &session{t: t, addr: addr, name: fmt.Sprintf("%s%d", name, i)}
+			workers = append(workers, s)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -70,6 +73,7 @@ func TestChaos(t *testing.T) {
 			if err != nil {
 				return
 			}
+			s.setPhase("lock")
 			h, err := lock(c)
 			if err != nil {
 				if wctx.Err() != nil {
@@ -84,7 +88,9 @@ func TestChaos(t *testing.T) {
 			if who == 0 {
 				d = 3 * time.Second
 			}
+			s.setPhase("hold " + base(h.Path()))
 			j.critical(who, h, d)
+			s.setPhase("release " + base(h.Path()))
 			release(h)
 		}
 	}
@@ -114,8 +120,10 @@ func TestChaos(t *testing.T) {
 			l := recipes.NewRWMutex(c, dir+"/rw")
 			var h *recipes.Held
 			if writer || n%4 == 0 {
+				s.setPhase("lock")
 				h, err = l.Lock(wctx)
 			} else {
+				s.setPhase("rlock")
 				h, err = l.RLock(wctx)
 			}
 			if err != nil {
@@ -125,7 +133,9 @@ func TestChaos(t *testing.T) {
 				s.unexpected(err)
 				continue
 			}
+			s.setPhase("hold " + base(h.Path()))
 			rw.critical(writer || n%4 == 0, h)
+			s.setPhase("release " + base(h.Path()))
 			release(h)
 		}
 	})
@@ -293,6 +303,7 @@ func TestChaos(t *testing.T) {
 			return stuck == ""
 		}) {
 			t.Errorf("no progress on %s within %s after %s (before %v, now %v)", stuck, waitLimit, after, base, now)
+			reportStuck(t, ctx, addr, workers, dir+"/mutex", dir+"/simple", dir+"/election", dir+"/rw")
 		}
 	}
 
@@ -350,6 +361,80 @@ func TestChaos(t *testing.T) {
 		cfgViews.Load(), observed.Load())
 }
 
+// reportStuck logs, for a failed liveness check, the nodes of each lock
+// in queue order with their owning sessions (and the workers they
+// belong to), the node each waits on (the one before it; for a reader
+// the last write node before it), and what each worker was doing with
+// which session.
+func reportStuck(t *testing.T, ctx context.Context, addr string, workers []*session, dirs ...string) {
+	t.Helper()
+	c, closeFn, err := dial(t, addr, "report")
+	if err != nil {
+		t.Logf("report: %v", err)
+		return
+	}
+	defer closeFn()
+	owners := map[int64]string{}
+	for _, w := range workers {
+		if c := w.cur.Load(); c != nil {
+			owners[c.SessionID()] = w.name
+		}
+	}
+	for _, d := range dirs {
+		kids, err := c.Children(ctx, d)
+		if err != nil {
+			t.Logf("report: %s: %v", d, err)
+			continue
+		}
+		slices.SortFunc(kids, func(a, b string) int { return strings.Compare(seqOf(a), seqOf(b)) })
+		var b strings.Builder
+		for i, k := range kids {
+			fmt.Fprintf(&b, "\n\t%s", k)
+			st, err := c.Exists(ctx, d+"/"+k)
+			switch {
+			case err != nil:
+				fmt.Fprintf(&b, ": %v", err)
+			case st == nil:
+				b.WriteString(": gone")
+			default:
+				who := owners[st.EphemeralOwner]
+				if who == "" {
+					who = "no live worker"
+				}
+				fmt.Fprintf(&b, " owner %#x (%s)", st.EphemeralOwner, who)
+			}
+			if p := waitsOn(kids, i); p != "" {
+				fmt.Fprintf(&b, " waits on %s", p)
+			}
+		}
+		t.Logf("report: %s has %d node(s):%s", d, len(kids), b.String())
+	}
+	for _, w := range workers {
+		t.Logf("report: %s", w.describe())
+	}
+}
+
+// waitsOn is the node that kids[i] waits on in a queue sorted by
+// sequence: the one before it, or for a reader the last writer before
+// it; "" if it may proceed.
+func waitsOn(kids []string, i int) string {
+	if !strings.HasPrefix(kids[i], "read-") {
+		if i > 0 {
+			return kids[i-1]
+		}
+		return ""
+	}
+	for j := i - 1; j >= 0; j-- {
+		if strings.HasPrefix(kids[j], "write-") {
+			return kids[j]
+		}
+	}
+	return ""
+}
+
+// seqOf is the sequence suffix of a sequential node's name.
+func seqOf(name string) string { return name[max(0, len(name)-10):] }
+
 // release gives a hold up, bounded in time; it continues in the
 // background if the server is away.
 func release(h *recipes.Held) {
@@ -365,6 +450,32 @@ type session struct {
 	name    string
 	c       *client.Conn
 	closeFn func()
+
+	// For reportStuck, read by another goroutine.
+	cur   atomic.Pointer[client.Conn]
+	phase atomic.Pointer[phase]
+}
+
+// phase is what a worker is doing since when.
+type phase struct {
+	what  string
+	since time.Time
+}
+
+func (s *session) setPhase(what string) {
+	s.phase.Store(&phase{what, time.Now()})
+}
+
+func (s *session) describe() string {
+	sid, state := int64(0), "no connection"
+	if c := s.cur.Load(); c != nil {
+		sid, state = c.SessionID(), c.State().String()
+	}
+	doing := "no lock call yet"
+	if p := s.phase.Load(); p != nil {
+		doing = fmt.Sprintf("%s for %s", p.what, time.Since(p.since).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s: session %#x (%s), %s", s.name, sid, state, doing)
 }
 
 // conn returns a live Conn, connecting anew if the session is over.
@@ -383,6 +494,7 @@ func (s *session) conn(ctx context.Context) (*client.Conn, error) {
 		cancel()
 		if err == nil {
 			s.c, s.closeFn = c, closeFn
+			s.cur.Store(c)
 			return c, nil
 		}
 		if ctx.Err() != nil {
