@@ -67,10 +67,15 @@ func (c *childTable) bucket(b int32) **Node {
 	return &c.segs[b>>segShift][b&segMask]
 }
 
-// get returns the child named name, or nil.
+// get returns the child named name, or nil. Each node of the chain
+// keeps the top byte of its name's hash (Node.tag): a node of another name
+// is passed over, but for one in 256, without reading its name, which
+// lives elsewhere in memory.
 func (c *childTable) get(name string) *Node {
-	for n := *c.bucket(bucketOf(nameHash(name), c.nb)); n != nil; n = n.next {
-		if int(n.nameLen) == len(name) && n.baseName() == name {
+	h := nameHash(name)
+	tag := uint8(h >> 56)
+	for n := *c.bucket(bucketOf(h, c.nb)); n != nil; n = n.next {
+		if n.tag() == tag && int(n.nameLen) == len(name) && n.baseName() == name {
 			return n
 		}
 	}
@@ -79,7 +84,9 @@ func (c *childTable) get(name string) *Node {
 
 // add inserts n, whose name no child has.
 func (c *childTable) add(n *Node) {
-	head := c.bucket(bucketOf(nameHash(n.baseName()), c.nb))
+	h := nameHash(n.baseName())
+	n.setTag(uint8(h >> 56))
+	head := c.bucket(bucketOf(h, c.nb))
 	n.next = *head
 	*head = n
 	c.n++

@@ -162,6 +162,9 @@ func childTableError(p string, n *Node) error {
 				if k.parent != n {
 					return fmt.Errorf("%s: child %q has another parent", p, k.baseName())
 				}
+				if h := nameHash(k.baseName()); k.tag() != uint8(h>>56) {
+					return fmt.Errorf("%s: child %q has tag %#x, its hash %#x", p, k.baseName(), k.tag(), h)
+				}
 				if bucketOf(nameHash(k.baseName()), c.nb) != b {
 					return fmt.Errorf("%s: child %q in bucket %d, belongs in %d", p, k.baseName(), b, bucketOf(nameHash(k.baseName()), c.nb))
 				}
@@ -206,8 +209,8 @@ func slabError(tr *Tree, linked map[*Node]string) error {
 		used := 0
 		for j := range info.s {
 			n := &info.s[j]
-			if n.slab != si {
-				return fmt.Errorf("slot %d of slab %d says slab %d", j, si, n.slab)
+			if n.slab() != si {
+				return fmt.Errorf("slot %d of slab %d says slab %d", j, si, n.slab())
 			}
 			if n.isFree() {
 				continue
@@ -219,7 +222,7 @@ func slabError(tr *Tree, linked map[*Node]string) error {
 		}
 		free := 0
 		for n := info.free; n != nil; n = n.next {
-			if !n.isFree() || n.slab != si {
+			if !n.isFree() || n.slab() != si {
 				return fmt.Errorf("slab %d's free list holds a live or foreign slot", si)
 			}
 			free++

@@ -99,8 +99,23 @@ type Node struct {
 	version                    int32
 	dataLen                    int32
 	nameLen                    int32
-	// slab is the index of the node's slab in Tree.nodes.slabs.
-	slab int32
+	// slabTag is the index of the node's slab in Tree.nodes (low
+	// slabBits) and the top byte of its name's hash (see
+	// childTable.get).
+	slabTag uint32
+}
+
+const slabBits = 24
+
+// slab is the index of the node's slab.
+func (n *Node) slab() int32 { return int32(n.slabTag & (1<<slabBits - 1)) }
+
+// tag is the top byte of the hash of the node's name, set when it is
+// added to its parent's table.
+func (n *Node) tag() uint8 { return uint8(n.slabTag >> slabBits) }
+
+func (n *Node) setTag(tag uint8) {
+	n.slabTag = n.slabTag&(1<<slabBits-1) | uint32(tag)<<slabBits
 }
 
 // nodeExt holds the stat fields that most leaves leave at their initial

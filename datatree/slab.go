@@ -76,6 +76,11 @@ func (a *nodeAlloc) grow() {
 		si = a.spare[k-1]
 		a.spare = a.spare[:k-1]
 	} else {
+		if a.n == 1<<slabBits {
+			// 2^30 nodes, over 200 GiB of them: the process is out of
+			// memory long before.
+			panic("datatree: node slabs exhausted")
+		}
 		si = a.n
 		a.n++
 		if int(si>>infoShift) == len(a.slabs) {
@@ -85,7 +90,7 @@ func (a *nodeAlloc) grow() {
 	s := new(slab)
 	var free *Node
 	for i := slabNodes - 1; i >= 0; i-- {
-		s[i].slab = si
+		s[i].slabTag = uint32(si)
 		s[i].next = free
 		free = &s[i]
 	}
@@ -96,9 +101,9 @@ func (a *nodeAlloc) grow() {
 // release takes n back. The caller has unlinked it from everything; its
 // fields are cleared so the slab keeps nothing else alive.
 func (a *nodeAlloc) release(n *Node) {
-	si := n.slab
+	si := n.slab()
 	info := a.info(si)
-	*n = Node{slab: si, next: info.free}
+	*n = Node{slabTag: uint32(si), next: info.free}
 	info.free = n
 	info.used--
 	a.live--
