@@ -1,9 +1,6 @@
 package datatree
 
 import (
-	"bytes"
-	"slices"
-
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 )
@@ -174,38 +171,34 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 		return wire.CodeBadArguments
 	}
 	parentPath := ParentPath(path)
-	parent := t.nodes[parentPath]
+	parent := t.lookup(parentPath)
 	if parent == nil {
 		return wire.CodeNoNode
 	}
+	name := BaseName(path)
 	acl := t.acls.intern(tx.ACL)
-	if existing := t.nodes[path]; existing != nil {
+	if existing := parent.child(name); existing != nil {
 		// Replay over a fuzzy snapshot. ZooKeeper hands the new ACL to the
 		// existing node and, so that a node deleted and re-created inside
 		// the fuzzy window leaves its parent right, still raises the
 		// parent's counter and pzxid if the txn's counter is higher. (It
 		// does the latter only for OpCreate; the reason applies to every
 		// create type, so we do it for all.)
-		t.nodeSum -= existing.hash
+		t.nodeSum -= existing.term(path)
 		t.acls.release(existing.acl)
 		existing.acl = acl
-		existing.rehash()
-		t.nodeSum += existing.hash
-		t.raiseParent(parent, tx.ParentCVersion, h.Zxid)
+		t.nodeSum += existing.term(path)
+		t.raiseParent(parent, parentPath, tx.ParentCVersion, h.Zxid)
 		return wire.CodeNodeExists
 	}
-	t.raiseParent(parent, tx.ParentCVersion, h.Zxid)
+	t.raiseParent(parent, parentPath, tx.ParentCVersion, h.Zxid)
 
 	z := h.Zxid
-	n := &Node{
-		path: path,
-		acl:  acl,
-		stat: PStat{Czxid: z, Mzxid: z, Ctime: h.Time, Mtime: h.Time, EphemeralOwner: owner, Pzxid: z},
-	}
-	n.setData(bytes.Clone(tx.Data))
+	data, own := withName(tx.Data, name)
+	n := t.newNode(own, acl, data,
+		PStat{Czxid: z, Mzxid: z, Ctime: h.Time, Mtime: h.Time, EphemeralOwner: owner, Pzxid: z})
 	parent.addChild(n)
-	n.rehash()
-	t.insert(path, n)
+	t.index(path, n)
 	t.quotaCreated(path, n)
 	n.Stat(st)
 	*ev = append(*ev,
@@ -217,18 +210,18 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 // raiseParent sets the parent's create counter to cversion (-1: one more
 // than now) and its pzxid to zxid, but only if that raises the counter, so
 // replaying an older create never moves them back.
-func (t *Tree) raiseParent(parent *Node, cversion int32, zxid int64) {
+func (t *Tree) raiseParent(parent *Node, parentPath string, cversion int32, zxid int64) {
 	if cversion == -1 {
-		cversion = parent.stat.CVersion + 1
+		cversion = parent.cversion() + 1
 	}
-	if cversion <= parent.stat.CVersion {
+	if cversion <= parent.cversion() {
 		return
 	}
-	t.nodeSum -= parent.hash
-	parent.stat.CVersion = cversion
-	parent.stat.Pzxid = zxid
-	parent.rehash()
-	t.nodeSum += parent.hash
+	t.nodeSum -= parent.term(parentPath)
+	e := parent.extension()
+	e.cversion = cversion
+	e.pzxid = zxid
+	t.nodeSum += parent.term(parentPath)
 }
 
 // delete is DataTree.deleteNode. The parent's pzxid moves forward even if
@@ -239,18 +232,17 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 		return wire.CodeBadArguments
 	}
 	parentPath := ParentPath(path)
-	parent := t.nodes[parentPath]
+	parent := t.lookup(parentPath)
 	if parent == nil {
 		return wire.CodeNoNode
 	}
-	if zxid > parent.stat.Pzxid {
-		t.nodeSum -= parent.hash
-		parent.stat.Pzxid = zxid
-		parent.rehash()
-		t.nodeSum += parent.hash
+	if zxid > parent.pzxid() {
+		t.nodeSum -= parent.term(parentPath)
+		parent.setPzxid(zxid)
+		t.nodeSum += parent.term(parentPath)
 	}
 
-	n := t.nodes[path]
+	n := parent.child(BaseName(path))
 	if n == nil {
 		return wire.CodeNoNode
 	}
@@ -270,50 +262,50 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 	return wire.CodeOK
 }
 
+// removeDescendants removes and frees every node below n (whose path is
+// path). n's child table is left listing freed slots: the caller frees n
+// next.
 func (t *Tree) removeDescendants(path string, n *Node) {
-	for _, c := range n.childNodes() {
-		t.removeDescendants(c.path, c)
-		t.remove(c.path, c)
-		c.slot = -1
-	}
-	n.kids = nil
+	n.eachChild(func(c *Node) {
+		cp := path + "/" + c.baseName()
+		t.removeDescendants(cp, c)
+		t.remove(cp, c)
+	})
 }
 
 func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) wire.Code {
-	n := t.nodes[tx.Path]
+	n := t.lookup(tx.Path)
 	if n == nil {
 		return wire.CodeNoNode
 	}
 	t.quotaDataChanged(tx.Path, int64(len(tx.Data)-n.dataSize()))
-	t.nodeSum -= n.hash
+	t.nodeSum -= n.term(tx.Path)
 	t.dataSize += int64(len(tx.Data) - n.dataSize())
 	// Kept as given, not copied as a create's is: setData is the hot
 	// path that allocates nothing (see Apply).
 	n.setData(tx.Data)
-	n.stat.Version = tx.Version
-	n.stat.Mzxid = h.Zxid
-	n.stat.Mtime = h.Time
-	n.rehash()
-	t.nodeSum += n.hash
+	n.version = tx.Version
+	n.mzxid = h.Zxid
+	n.mtime = h.Time
+	t.nodeSum += n.term(tx.Path)
 	n.Stat(st)
 	*ev = append(*ev, Event{Type: wire.EventNodeDataChanged, Path: tx.Path, Zxid: h.Zxid, ACL: n.acl.acl})
 	return wire.CodeOK
 }
 
 func (t *Tree) setACL(tx *txn.Txn, st *wire.Stat) wire.Code {
-	n := t.nodes[tx.Path]
+	n := t.lookup(tx.Path)
 	if n == nil {
 		return wire.CodeNoNode
 	}
 	// Intern before releasing so that re-setting the same list does not
 	// drop it from the cache and copy it again.
 	acl := t.acls.intern(tx.ACL)
+	t.nodeSum -= n.term(tx.Path)
 	t.acls.release(n.acl)
-	t.nodeSum -= n.hash
 	n.acl = acl
-	n.stat.Aversion = tx.Version
-	n.rehash()
-	t.nodeSum += n.hash
+	n.setAversion(tx.Version)
+	t.nodeSum += n.term(tx.Path)
 	n.Stat(st)
 	return wire.CodeOK
 }
@@ -329,11 +321,7 @@ func (t *Tree) closeSession(session, zxid int64, named []string, ev *[]Event) {
 	for _, p := range named {
 		t.delete(p, zxid, ev)
 	}
-	paths := t.scratch[:0]
-	for p := range t.ephemerals[session] {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
+	paths := t.appendEphemerals(t.scratch[:0], session)
 	for _, p := range paths {
 		t.delete(p, zxid, ev)
 	}

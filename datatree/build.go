@@ -11,15 +11,16 @@ import (
 // reads ZooKeeper's). Nothing is validated against the history: the stats
 // are taken as given.
 type Builder struct {
-	t     *Tree
-	paths []string
+	t    *Tree
+	recs []nodeRec
+	seen map[string]struct{}
 }
 
 // NewBuilder starts an empty tree whose last applied zxid is lastZxid.
 func NewBuilder(lastZxid int64) *Builder {
 	t := newEmptyTree()
 	t.lastZxid = lastZxid
-	return &Builder{t: t}
+	return &Builder{t: t, seen: make(map[string]struct{})}
 }
 
 // AddSession adds an open session to the replicated session table.
@@ -35,17 +36,14 @@ func (b *Builder) AddNode(path string, data []byte, acl []wire.ACL, st PStat) er
 	if !snapPathOK(path) {
 		return fmt.Errorf("datatree: invalid node path %q", path)
 	}
-	if _, dup := b.t.nodes[path]; dup {
+	if _, dup := b.seen[path]; dup {
 		return fmt.Errorf("datatree: node %q added twice", path)
 	}
-	n := &Node{path: path, acl: b.t.acls.intern(acl), stat: st, slot: -1}
+	b.seen[path] = struct{}{}
 	// The node keeps its own copy, as a created one does.
-	if data != nil {
-		data = append(make([]byte, 0, len(data)), data...)
-	}
-	n.setData(data)
-	b.t.nodes[path] = n
-	b.paths = append(b.paths, path)
+	data, name := withName(data, BaseName(path))
+	n := b.t.newNode(name, b.t.acls.intern(acl), data, st)
+	b.recs = append(b.recs, nodeRec{path: path, n: n})
 	return nil
 }
 
@@ -59,17 +57,19 @@ func (b *Builder) Finish() (*Tree, error) {
 		return nil, fmt.Errorf("datatree: builder already finished")
 	}
 	b.t = nil
-	if t.nodes[RootPath] == nil {
+	if _, ok := b.seen[RootPath]; !ok {
 		return nil, fmt.Errorf("datatree: no root node")
 	}
-	for _, p := range b.paths {
-		if p != RootPath && t.nodes[ParentPath(p)] == nil {
-			return nil, fmt.Errorf("datatree: node %q has no parent", p)
+	for _, r := range b.recs {
+		if _, ok := b.seen[ParentPath(r.path)]; r.path != RootPath && !ok {
+			return nil, fmt.Errorf("datatree: node %q has no parent", r.path)
 		}
 	}
-	if err := t.link(b.paths); err != nil {
+	b.seen = nil
+	if err := t.link(b.recs); err != nil {
 		return nil, err
 	}
+	b.recs = nil
 	return t, nil
 }
 

@@ -8,8 +8,11 @@
 // pure rules the request pipeline needs before a transaction exists: path
 // validation, ACL checks and fixup, digest ids, sequential suffixes.
 //
-// The tree is a map from full path to node plus, for each parent, a list
-// of its children (node.go says how a node is kept small). Apply follows ZooKeeper 3.9's DataTree.processTxn, including the
+// Each node keeps its base name and its parent, not its path; a parent
+// indexes its children by name in a table that grows one bucket at a time
+// (children.go), and a path is found by walking its segments. Nodes are
+// allocated in slabs (slab.go), which the snapshot walks; node.go says how
+// a node is kept small. Apply follows ZooKeeper 3.9's DataTree.processTxn, including the
 // stat quirks clients can observe: the stored cversion is a child-create
 // counter and clients see 2*counter - numChildren; the ephemeralOwner of
 // container and TTL nodes is stored with ZooKeeper's markers and shown as 0.
@@ -48,7 +51,7 @@
 //     snapshot. A node caught before its parent was deleted is deleted by a
 //     logged txn anyway; one caught after its parent was created is
 //     re-created by one. ZooKeeper's depth-first writer cannot produce such
-//     nodes; our map-order writer can.
+//     nodes; our slab-order writer can.
 //
 // Each path's state in the snapshot is its state at some moment after
 // LastZxid, every later change to it is in the log, and each rule above

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -353,14 +355,33 @@ func TestFuzzySnapshotReplay(t *testing.T) {
 // snapshot caught (built by the test, LastZxid forced to from), log the
 // transactions after from, and live the tree those transactions give when
 // applied to the true state at from.
-func fuzzyCase(t *testing.T, name string, snap *Tree, from int64, live *Tree, log []logged) {
-	t.Helper()
-	snap.lastZxid = from
-	var buf bytes.Buffer
-	if err := snap.WriteSnapshot(&buf, nil); err != nil {
-		t.Fatal(err)
+// fuzzySnap is what a fuzzy snapshot of tr caught: its nodes, less those
+// named in missed, with any node of caughtLater in place of tr's.
+func fuzzySnap(tr *Tree, missed []string, caughtLater map[string]dumpNode) fuzzyState {
+	nodes := dumpTree(tr)
+	for _, p := range missed {
+		delete(nodes, p)
 	}
-	loaded, err := ReadSnapshot(&buf)
+	for p, n := range caughtLater {
+		nodes[p] = n
+	}
+	list := make([]dumpNode, 0, len(nodes))
+	for _, n := range nodes {
+		list = append(list, n)
+	}
+	// Children before parents, the order that needs the loader's linking.
+	slices.SortFunc(list, func(a, b dumpNode) int { return strings.Compare(b.path, a.path) })
+	return fuzzyState{nodes: list, sessions: tr.sessions}
+}
+
+type fuzzyState struct {
+	nodes    []dumpNode
+	sessions map[int64]int32
+}
+
+func fuzzyCase(t *testing.T, name string, snap fuzzyState, from int64, live *Tree, log []logged) {
+	t.Helper()
+	loaded, err := ReadSnapshot(bytes.NewReader(encodeSnapshot(from, snap.sessions, snap.nodes)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,23 +418,21 @@ func TestFuzzyReplayRules(t *testing.T) {
 	// the child with it, or the re-create leaves it orphaned.
 	log := []logged{{hz(4, 0), del("/p/a")}, {hz(5, 0), del("/p")}, {hz(6, 0), cr("/p", 2)}, {hz(7, 0), cr("/p/b", 1)}}
 	live := run(run(New(), base), log)
-	snap := run(New(), []logged{base[0], {hz(7, 0), cr("/p/b", 1)}})
+	snap := fuzzySnap(run(New(), []logged{base[0], {hz(7, 0), cr("/p/b", 1)}}), nil, nil)
 	fuzzyCase(t, "future child", snap, 3, live, log)
 
 	// The snapshot caught /p/a but not /p (deleted before the writer got to
 	// it): the loader drops /p/a, whose delete is in the log.
 	log = []logged{{hz(4, 0), del("/p/a")}, {hz(5, 0), del("/p")}}
 	live = run(run(New(), base), log)
-	snap = run(New(), base)
-	delete(snap.nodes, "/p") // as if the map range never reached it
+	snap = fuzzySnap(run(New(), base), []string{"/p"}, nil) // as if the walk never reached it
 	fuzzyCase(t, "orphan of a deleted parent", snap, 3, live, log)
 
 	// The snapshot caught /r/y but not /r (created where the range had
 	// already passed): the loader drops /r/y, which the log re-creates.
 	log = []logged{{hz(4, 0), cr("/r", 2)}, {hz(5, 0), cr("/r/y", 1)}}
 	live = run(run(New(), base), log)
-	snap = run(New(), append(append([]logged(nil), base...), log...))
-	delete(snap.nodes, "/r")
+	snap = fuzzySnap(run(New(), append(append([]logged(nil), base...), log...)), []string{"/r"}, nil)
 	fuzzyCase(t, "orphan of a new parent", snap, 3, live, log)
 
 	// An ephemeral deleted by closeSession before the writer reached it
@@ -425,8 +444,7 @@ func TestFuzzyReplayRules(t *testing.T) {
 	withEph := append(append([]logged(nil), base...), logged{hz(4, 7), eph})
 	log = []logged{{hz(5, 7), txn.Txn{Type: wire.OpCloseSession, Paths: []string{"/p/e"}}}}
 	live = run(run(New(), withEph), log)
-	snap = run(New(), withEph)
-	delete(snap.nodes, "/p/e")
+	snap = fuzzySnap(run(New(), withEph), []string{"/p/e"}, nil)
 	fuzzyCase(t, "closed session's ephemeral", snap, 4, live, log)
 
 	// The writer caught /p before an ephemeral was created under it (with
@@ -435,7 +453,6 @@ func TestFuzzyReplayRules(t *testing.T) {
 	// counter and pzxid.
 	log = []logged{withEph[2]}
 	live = run(run(New(), base), log)
-	snap = run(New(), withEph)
-	snap.nodes["/p"] = run(New(), base).nodes["/p"]
+	snap = fuzzySnap(run(New(), withEph), nil, map[string]dumpNode{"/p": dumpTree(run(New(), base))["/p"]})
 	fuzzyCase(t, "ephemeral created after its parent was written", snap, 3, live, log)
 }

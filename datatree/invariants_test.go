@@ -2,7 +2,9 @@ package datatree
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"testing"
 
@@ -19,7 +21,7 @@ func checkInvariants(t testing.TB, tr *Tree) {
 }
 
 func invariantError(tr *Tree) error {
-	if tr.nodes[RootPath] == nil || tr.root != tr.nodes[RootPath] {
+	if tr.root == nil || tr.root.isFree() || tr.root.parent != nil || tr.lookup(RootPath) != tr.root {
 		return fmt.Errorf("root missing or stale")
 	}
 	var sum uint64
@@ -29,44 +31,57 @@ func invariantError(tr *Tree) error {
 	containers := map[string]struct{}{}
 	ttls := map[string]struct{}{}
 	refs := map[*aclEntry]int{}
-	for p, n := range tr.nodes {
-		if p != RootPath {
-			parent := tr.nodes[ParentPath(p)]
-			if parent == nil {
-				return fmt.Errorf("%s: parent missing", p)
-			}
-			if k := parent.childNodes(); n.slot < 0 || int(n.slot) >= len(k) || k[n.slot] != n {
-				return fmt.Errorf("%s: not in its parent's children at its slot %d", p, n.slot)
-			}
+	paths := map[*Node]string{}
+	var walk func(p string, n *Node) error
+	walk = func(p string, n *Node) error {
+		if n.isFree() {
+			return fmt.Errorf("%s: a free slot is linked in the tree", p)
 		}
-		if n.path != p {
-			return fmt.Errorf("%s: node says its path is %s", p, n.path)
+		if _, dup := paths[n]; dup {
+			return fmt.Errorf("%s: reached twice", p)
 		}
-		for i, c := range n.childNodes() {
-			if tr.nodes[c.path] != c || ParentPath(c.path) != p || int(c.slot) != i {
-				return fmt.Errorf("%s: child %q at %d not in the map, or not its child, or slot %d", p, c.path, i, c.slot)
-			}
+		paths[n] = p
+		if got := pathOf(n); got != p {
+			return fmt.Errorf("%s: node's path rebuilds as %s", p, got)
 		}
-		h := n.hash
-		n.rehash()
-		if h != n.hash {
-			return fmt.Errorf("%s: stale node hash", p)
+		if tr.lookup(p) != n {
+			return fmt.Errorf("%s: lookup finds another node", p)
 		}
-		sum += n.hash
+		if err := childTableError(p, n); err != nil {
+			return err
+		}
+		sum += n.term(p)
 		size += int64(len(p) + n.dataSize())
 		refs[n.acl]++
-		switch kindOf(n.stat.EphemeralOwner) {
+		switch owner := n.owner(); kindOf(owner) {
 		case kindEphemeral:
-			if eph[n.stat.EphemeralOwner] == nil {
-				eph[n.stat.EphemeralOwner] = map[string]struct{}{}
+			if eph[owner] == nil {
+				eph[owner] = map[string]struct{}{}
 			}
-			eph[n.stat.EphemeralOwner][p] = struct{}{}
+			eph[owner][p] = struct{}{}
 			ephCount++
 		case kindContainer:
 			containers[p] = struct{}{}
 		case kindTTL:
 			ttls[p] = struct{}{}
 		}
+		var err error
+		n.eachChild(func(c *Node) {
+			if err == nil {
+				prefix := p
+				if p == RootPath {
+					prefix = ""
+				}
+				err = walk(prefix+"/"+c.baseName(), c)
+			}
+		})
+		return err
+	}
+	if err := walk(RootPath, tr.root); err != nil {
+		return err
+	}
+	if err := slabError(tr, paths); err != nil {
+		return err
 	}
 	if sum != tr.nodeSum {
 		return fmt.Errorf("node digest sum %x, recomputed %x", tr.nodeSum, sum)
@@ -77,13 +92,13 @@ func invariantError(tr *Tree) error {
 	nonEmpty := map[int64]map[string]struct{}{}
 	for id, set := range tr.ephemerals {
 		if len(set) > 0 {
-			nonEmpty[id] = set
+			nonEmpty[id] = pathSet(set, paths)
 		}
 	}
 	if ephCount != tr.ephemeralCount || !equalIndex(eph, nonEmpty) {
-		return fmt.Errorf("ephemeral index differs: %v vs %v", eph, tr.ephemerals)
+		return fmt.Errorf("ephemeral index differs: %v vs %v", eph, nonEmpty)
 	}
-	if !equalSet(containers, tr.containers) || !equalSet(ttls, tr.ttls) {
+	if !equalSet(containers, pathSet(tr.containers, paths)) || !equalSet(ttls, pathSet(tr.ttls, paths)) {
 		return fmt.Errorf("container/ttl index differs")
 	}
 	seen := 0
@@ -108,31 +123,120 @@ func invariantError(tr *Tree) error {
 	if ss != tr.sessionSum {
 		return fmt.Errorf("session digest stale")
 	}
-	return orderError(tr)
+	return nil
 }
 
-// orderError checks Tree.order: every node once, at its pos, under its
-// path; the holes counted.
-func orderError(tr *Tree) error {
-	holes, live := 0, 0
-	for i, n := range tr.order {
-		if n == nil {
-			holes++
+// pathSet maps an index's nodes to their paths; a node not in the tree
+// maps to a name that no path has.
+func pathSet(set map[*Node]struct{}, paths map[*Node]string) map[string]struct{} {
+	out := map[string]struct{}{}
+	for n := range set {
+		p, ok := paths[n]
+		if !ok {
+			p = fmt.Sprintf("(unlinked %p)", n)
+		}
+		out[p] = struct{}{}
+	}
+	return out
+}
+
+// childTableError checks n's child table: every child in the bucket its
+// name hashes to, pointing back at n, counted; the load within bounds.
+func childTableError(p string, n *Node) error {
+	if n.ext == nil || n.ext.kids == nil {
+		return nil
+	}
+	c := n.ext.kids
+	buckets, count := 0, 0
+	for si, seg := range c.segs {
+		if si > 0 && cap(seg) != segSize {
+			return fmt.Errorf("%s: segment %d of capacity %d", p, si, cap(seg))
+		}
+		if si < len(c.segs)-1 && len(seg) != segSize {
+			return fmt.Errorf("%s: inner segment %d holds %d buckets", p, si, len(seg))
+		}
+		for bi, head := range seg {
+			b := int32(buckets + bi)
+			for k := head; k != nil; k = k.next {
+				count++
+				if k.parent != n {
+					return fmt.Errorf("%s: child %q has another parent", p, k.baseName())
+				}
+				if h := nameHash(k.baseName()); k.tag() != uint8(h>>56) {
+					return fmt.Errorf("%s: child %q has tag %#x, its hash %#x", p, k.baseName(), k.tag(), h)
+				}
+				if bucketOf(nameHash(k.baseName()), c.nb) != b {
+					return fmt.Errorf("%s: child %q in bucket %d, belongs in %d", p, k.baseName(), b, bucketOf(nameHash(k.baseName()), c.nb))
+				}
+			}
+		}
+		buckets += len(seg)
+	}
+	if int32(buckets) != c.nb || int32(count) != c.n {
+		return fmt.Errorf("%s: table has %d buckets and %d children, says %d and %d", p, buckets, count, c.nb, c.n)
+	}
+	if c.n > maxLoad*c.nb || (c.nb > 1 && c.n*minLoadInv < c.nb) {
+		return fmt.Errorf("%s: %d children in %d buckets", p, c.n, c.nb)
+	}
+	return nil
+}
+
+// slabError checks the node allocator against the nodes the tree links:
+// every live slot linked, every slab's count and free list right, the
+// partial list holding exactly the slabs with free slots.
+func slabError(tr *Tree, linked map[*Node]string) error {
+	a := &tr.nodes
+	live := 0
+	partial := map[int32]bool{}
+	for i, si := range a.partial {
+		if a.info(si).partial != int32(i) {
+			return fmt.Errorf("slab %d at partial[%d] says %d", si, i, a.info(si).partial)
+		}
+		partial[si] = true
+	}
+	spare := map[int32]bool{}
+	for _, si := range a.spare {
+		spare[si] = true
+	}
+	for si := int32(0); si < a.n; si++ {
+		info := a.info(si)
+		if info.s == nil {
+			if !spare[si] || partial[si] {
+				return fmt.Errorf("released slab %d not spare, or partial", si)
+			}
 			continue
 		}
-		live++
-		if int(n.pos) != i {
-			return fmt.Errorf("order[%d] is %s with pos %d", i, n.path, n.pos)
+		used := 0
+		for j := range info.s {
+			n := &info.s[j]
+			if n.slab() != si {
+				return fmt.Errorf("slot %d of slab %d says slab %d", j, si, n.slab())
+			}
+			if n.isFree() {
+				continue
+			}
+			used++
+			if _, ok := linked[n]; !ok {
+				return fmt.Errorf("slot %d of slab %d holds a node the tree does not link", j, si)
+			}
 		}
-		if tr.nodes[n.path] != n {
-			return fmt.Errorf("order[%d] is %s, which the map does not hold", i, n.path)
+		free := 0
+		for n := info.free; n != nil; n = n.next {
+			if !n.isFree() || n.slab() != si {
+				return fmt.Errorf("slab %d's free list holds a live or foreign slot", si)
+			}
+			free++
 		}
+		if used != int(info.used) || used+free != slabNodes {
+			return fmt.Errorf("slab %d: %d used (says %d), %d free", si, used, info.used, free)
+		}
+		if partial[si] != (free > 0) {
+			return fmt.Errorf("slab %d with %d free slots: in the partial list %v", si, free, partial[si])
+		}
+		live += used
 	}
-	if holes != tr.holes {
-		return fmt.Errorf("order has %d holes, counted %d", holes, tr.holes)
-	}
-	if live != len(tr.nodes) {
-		return fmt.Errorf("order holds %d nodes, the map %d", live, len(tr.nodes))
+	if live != a.live || live != len(linked) {
+		return fmt.Errorf("slabs hold %d nodes, count %d, the tree links %d", live, a.live, len(linked))
 	}
 	return nil
 }
@@ -161,27 +265,54 @@ func equalIndex(a, b map[int64]map[string]struct{}) bool {
 	return true
 }
 
+// dumpNode is a node as a snapshot records it.
+type dumpNode struct {
+	path string
+	data []byte
+	acl  []wire.ACL
+	st   PStat
+}
+
+// dumpTree lists the tree's nodes by path.
+func dumpTree(tr *Tree) map[string]dumpNode {
+	out := map[string]dumpNode{}
+	var walk func(p string, n *Node)
+	walk = func(p string, n *Node) {
+		out[p] = dumpNode{path: p, data: n.Data(), acl: n.ACL(), st: n.Persisted()}
+		n.eachChild(func(c *Node) {
+			prefix := p
+			if p == RootPath {
+				prefix = ""
+			}
+			walk(prefix+"/"+c.baseName(), c)
+		})
+	}
+	walk(RootPath, tr.root)
+	return out
+}
+
 // diffTrees describes the first differences between two trees, for failure
 // messages that say more than "digests differ".
 func diffTrees(a, b *Tree) string {
 	var out []string
-	for p, n := range a.nodes {
-		m := b.nodes[p]
+	da, db := dumpTree(a), dumpTree(b)
+	for p, n := range da {
+		m, ok := db[p]
 		switch {
-		case m == nil:
+		case !ok:
 			out = append(out, "only in first: "+p)
-		case n.stat != m.stat:
-			out = append(out, fmt.Sprintf("%s: stat %+v vs %+v", p, n.stat, m.stat))
-		case !bytes.Equal(n.Data(), m.Data()) || (n.Data() == nil) != (m.Data() == nil):
+		case n.st != m.st:
+			out = append(out, fmt.Sprintf("%s: stat %+v vs %+v", p, n.st, m.st))
+		case !bytes.Equal(n.data, m.data) || (n.data == nil) != (m.data == nil):
 			out = append(out, p+": data differs")
-		case !slices.Equal(n.acl.acl, m.acl.acl):
-			out = append(out, fmt.Sprintf("%s: acl %v vs %v", p, n.acl.acl, m.acl.acl))
-		case n.numChildren() != m.numChildren():
-			out = append(out, fmt.Sprintf("%s: %d vs %d children", p, n.numChildren(), m.numChildren()))
+		case !slices.Equal(n.acl, m.acl):
+			out = append(out, fmt.Sprintf("%s: acl %v vs %v", p, n.acl, m.acl))
+		case a.lookup(p).numChildren() != b.lookup(p).numChildren():
+			out = append(out, fmt.Sprintf("%s: %d vs %d children", p, a.lookup(p).numChildren(), b.lookup(p).numChildren()))
 		}
 	}
-	for p := range b.nodes {
-		if a.nodes[p] == nil {
+	for p := range db {
+		if _, ok := da[p]; !ok {
 			out = append(out, "only in second: "+p)
 		}
 	}
@@ -193,6 +324,47 @@ func diffTrees(a, b *Tree) string {
 		out = append(out[:20], "...")
 	}
 	return fmt.Sprint(out)
+}
+
+// encodeSnapshot writes nodes (in the order given) and sessions in the
+// snapshot format, for hand-made fuzzy snapshots: a writer that missed a
+// node, or caught one from another moment.
+func encodeSnapshot(lastZxid int64, sessions map[int64]int32, nodes []dumpNode) []byte {
+	b := []byte(snapMagic)
+	b = append(b, snapVersion)
+	b = binary.AppendVarint(b, lastZxid)
+	b = binary.AppendUvarint(b, uint64(len(nodes)))
+	for id, to := range sessions {
+		b = append(b, tagSession)
+		b = binary.AppendVarint(b, id)
+		b = binary.AppendVarint(b, int64(to))
+	}
+	for i, n := range nodes {
+		b = append(b, tagACL)
+		b = binary.AppendUvarint(b, uint64(i+1))
+		b = binary.AppendUvarint(b, uint64(len(n.acl)))
+		for _, a := range n.acl {
+			b = binary.AppendVarint(b, int64(a.Perms))
+			b = appendSnapString(b, a.ID.Scheme)
+			b = appendSnapString(b, a.ID.ID)
+		}
+		b = append(b, tagNode)
+		b = appendSnapString(b, n.path)
+		if n.data == nil {
+			b = append(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(n.data))+1)
+			b = append(b, n.data...)
+		}
+		s := n.st
+		b = binary.AppendUvarint(b, uint64(i+1))
+		for _, v := range []int64{s.Czxid, s.Mzxid, s.Ctime, s.Mtime, int64(s.Version), int64(s.CVersion), int64(s.Aversion), s.EphemeralOwner, s.Pzxid} {
+			b = binary.AppendVarint(b, v)
+		}
+	}
+	b = append(b, tagEnd)
+	b = binary.AppendUvarint(b, uint64(len(nodes)))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
 }
 
 func statOf(t testing.TB, tr *Tree, path string) wire.Stat {

@@ -2,6 +2,7 @@ package datatree
 
 import (
 	"math"
+	"strings"
 	"unsafe"
 
 	"github.com/corral-db/corral/wire"
@@ -62,46 +63,191 @@ func kindOf(owner int64) ownerKind {
 
 // Node is a znode. Callers get it from Tree.Get and read it under the same
 // lock that protected the Get; they must not modify it or anything it
-// returns. The slices Data and ACL return are never modified in place
-// (setData and setACL replace them), so they may be used after the lock is
-// released; the stat and children may not.
+// returns, nor keep it: once the node is deleted its memory holds another
+// node. The slices Data and ACL return and the names Children returns are
+// never modified in place (setData and setACL replace them), so they may be
+// used after the lock is released; the stat and children may not.
 //
-// A node is 128 bytes: a tree of a million znodes spends most of its heap
-// on them. The path is stored once (the same string is the node's key in
-// Tree.nodes and its base name is the parent's name for it); the data is a
-// pointer and a length rather than a slice header; the children are a
-// slice of pointers allocated only for parents, and each child keeps its
-// index in it, so adding and removing one is O(1).
+// A node is 96 bytes, allocated in slabs (slab.go), and a tree of a million
+// znodes spends most of its heap on them. No full path is stored: a node
+// holds its base name and its parent, and is found by walking the path's
+// segments through each parent's child table (children.go); the few places
+// that need a node's path (the snapshot, the ephemeral and container
+// indexes' callers) rebuild it from the parents. The data is a pointer and
+// a length rather than a slice header. The stat fields that nearly every
+// leaf leaves at their initial value (pzxid = czxid, the child-create
+// counter, aversion and ephemeralOwner 0) and the child table live in an
+// extension allocated only for the nodes that need one: parents,
+// ephemeral, container and TTL nodes, nodes whose ACL was set. The node's
+// digest term is not stored either; a change recomputes it before and
+// after (see term).
 type Node struct {
-	// path is the node's full path (the same string as its key in
-	// Tree.nodes).
-	path string
+	parent *Node
+	// next is the next node in the parent's bucket chain, or, for a free
+	// slot, the next free slot of the slab.
+	next *Node
+	// name (nameLen bytes) is the node's base name; nil for the root.
+	name *byte
 	// data and dataLen are the node's data, dataLen -1 for null data (see
 	// setData and Data).
 	data *byte
-	acl  *aclEntry
-	// kids are the node's children; nil until the first child.
-	kids *childList
-	// hash is this node's term in Tree.digest.
-	hash uint64
-	stat PStat
-	// dataLen is len(data), or -1 for null data.
-	dataLen int32
-	// pos is the node's index in Tree.order, for snapshots; slot its index
-	// in its parent's kids.
-	pos  int32
-	slot int32
+	// acl is nil only for a free slot.
+	acl *aclEntry
+	ext *nodeExt
+
+	czxid, mzxid, ctime, mtime int64
+	version                    int32
+	dataLen                    int32
+	nameLen                    int32
+	// slabTag is the index of the node's slab in Tree.nodes (low
+	// slabBits) and the top byte of its name's hash (see
+	// childTable.get).
+	slabTag uint32
 }
 
-// childList holds a parent's children in no particular order; each child's
-// slot is its index here. A parent whose children are all gone keeps an
-// empty one.
-type childList struct {
-	nodes []*Node
+const slabBits = 24
+
+// slab is the index of the node's slab.
+func (n *Node) slab() int32 { return int32(n.slabTag & (1<<slabBits - 1)) }
+
+// tag is the top byte of the hash of the node's name, set when it is
+// added to its parent's table.
+func (n *Node) tag() uint8 { return uint8(n.slabTag >> slabBits) }
+
+func (n *Node) setTag(tag uint8) {
+	n.slabTag = n.slabTag&(1<<slabBits-1) | uint32(tag)<<slabBits
 }
 
-// setData makes b the node's data; a nil b is null data.
+// nodeExt holds the stat fields that most leaves leave at their initial
+// value, and the children.
+type nodeExt struct {
+	pzxid    int64
+	owner    int64 // ephemeralOwner, raw
+	cversion int32 // child-create counter
+	aversion int32
+	// kids is nil until the first child; a parent whose children are all
+	// gone keeps its (empty) table.
+	kids *childTable
+}
+
+// extension returns the node's extension, allocating it (with the initial
+// values the node's fields imply) the first time.
+func (n *Node) extension() *nodeExt {
+	if n.ext == nil {
+		n.ext = &nodeExt{pzxid: n.czxid}
+	}
+	return n.ext
+}
+
+func (n *Node) pzxid() int64 {
+	if n.ext == nil {
+		return n.czxid
+	}
+	return n.ext.pzxid
+}
+
+func (n *Node) owner() int64 {
+	if n.ext == nil {
+		return 0
+	}
+	return n.ext.owner
+}
+
+func (n *Node) cversion() int32 {
+	if n.ext == nil {
+		return 0
+	}
+	return n.ext.cversion
+}
+
+func (n *Node) aversion() int32 {
+	if n.ext == nil {
+		return 0
+	}
+	return n.ext.aversion
+}
+
+func (n *Node) setPzxid(z int64) {
+	if n.ext == nil && z == n.czxid {
+		return
+	}
+	n.extension().pzxid = z
+}
+
+func (n *Node) setAversion(v int32) {
+	if n.ext == nil && v == 0 {
+		return
+	}
+	n.extension().aversion = v
+}
+
+// setStat stores s (the child-create counter and pzxid included), giving
+// the node an extension only if s needs one. The czxid must be set first
+// or with it: an extension's pzxid defaults to it.
+func (n *Node) setStat(s PStat) {
+	n.czxid, n.mzxid, n.ctime, n.mtime = s.Czxid, s.Mzxid, s.Ctime, s.Mtime
+	n.version = s.Version
+	if n.ext == nil && s.Pzxid == s.Czxid && s.CVersion == 0 && s.Aversion == 0 && s.EphemeralOwner == 0 {
+		return
+	}
+	e := n.extension()
+	e.pzxid, e.owner, e.cversion, e.aversion = s.Pzxid, s.EphemeralOwner, s.CVersion, s.Aversion
+}
+
+// setName makes name (which the node then owns; it must not be modified)
+// the node's base name.
+func (n *Node) setName(name string) {
+	n.name, n.nameLen = unsafe.StringData(name), int32(len(name))
+}
+
+// withName returns a copy of data (nil for nil) and name, sharing one
+// allocation where data's size class leaves room for the name after it:
+// 100 bytes of data take a 112-byte allocation, so a name of up to 12
+// bytes costs nothing, where an allocation of its own would cost a 16-byte
+// block of the tiny allocator. The name is copied on its own otherwise.
+func withName(data []byte, name string) ([]byte, string) {
+	if data == nil {
+		return nil, strings.Clone(name)
+	}
+	// append, unlike make, rounds the capacity up to the size class.
+	buf := append([]byte{}, data...)
+	return buf, nameAfter(buf, name)
+}
+
+// nameAfter stores name in buf's spare capacity if it fits there, and
+// returns it; otherwise it returns a copy of name. buf must be the
+// caller's own, its spare capacity unused.
+func nameAfter(buf []byte, name string) string {
+	if name == "" {
+		return ""
+	}
+	if len(buf) == 0 || cap(buf)-len(buf) < len(name) {
+		return strings.Clone(name)
+	}
+	full := append(buf, name...)
+	return unsafe.String(&full[len(buf)], len(name))
+}
+
+// nameInData reports whether the name is kept right after the data, in
+// its allocation (withName). Comparing addresses can only err towards yes
+// (a name allocated on its own right after another allocation holding the
+// data), which costs a needless copy of the name.
+func (n *Node) nameInData() bool {
+	return n.dataLen > 0 && n.nameLen > 0 &&
+		uintptr(unsafe.Pointer(n.data))+uintptr(n.dataLen) == uintptr(unsafe.Pointer(n.name))
+}
+
+// baseName returns the node's name within its parent ("" for the root).
+// The string shares the node's storage, which is never modified.
+func (n *Node) baseName() string { return unsafe.String(n.name, n.nameLen) }
+
+// setData makes b the node's data; a nil b is null data. A name kept in
+// the old data's allocation (withName) moves to one of its own first, so
+// that the old data is not kept alive for it.
 func (n *Node) setData(b []byte) {
+	if n.nameInData() {
+		n.setName(strings.Clone(n.baseName()))
+	}
 	if b == nil {
 		n.data, n.dataLen = nil, -1
 		return
@@ -114,53 +260,47 @@ func (n *Node) setData(b []byte) {
 // dataSize is len(n.Data()).
 func (n *Node) dataSize() int { return int(max(n.dataLen, 0)) }
 
-// addChild appends c to n's children.
-func (n *Node) addChild(c *Node) {
-	if n.kids == nil {
-		n.kids = &childList{}
-	}
-	c.slot = int32(len(n.kids.nodes))
-	n.kids.nodes = append(n.kids.nodes, c)
-}
-
-// removeChild takes c out of n's children (if it is there), moving the
-// last child into its slot. A list emptied of many children is released.
-func (n *Node) removeChild(c *Node) {
-	if n.kids == nil {
-		return
-	}
-	kids := n.kids.nodes
-	i := int(c.slot)
-	if i < 0 || i >= len(kids) || kids[i] != c {
-		return
-	}
-	last := len(kids) - 1
-	kids[i] = kids[last]
-	kids[i].slot = int32(i)
-	kids[last] = nil
-	c.slot = -1
-	n.kids.nodes = kids[:last]
-	// An emptied list stays (a lock's parent gains and loses one child
-	// over and over); one far larger than its children is shrunk.
-	if cap(kids) > 64 && last < cap(kids)/4 {
-		n.kids.nodes = append([]*Node(nil), kids[:last]...)
-	}
-}
-
 // numChildren is the number of children.
 func (n *Node) numChildren() int {
-	if n.kids == nil {
+	if n.ext == nil || n.ext.kids == nil {
 		return 0
 	}
-	return len(n.kids.nodes)
+	return int(n.ext.kids.n)
 }
 
-// childNodes returns the children; the caller must not keep or modify it.
-func (n *Node) childNodes() []*Node {
-	if n.kids == nil {
+// child returns the child named name, or nil.
+func (n *Node) child(name string) *Node {
+	if n.ext == nil || n.ext.kids == nil {
 		return nil
 	}
-	return n.kids.nodes
+	return n.ext.kids.get(name)
+}
+
+// addChild adds c, which has its name and no parent yet, to n's children.
+func (n *Node) addChild(c *Node) {
+	e := n.extension()
+	if e.kids == nil {
+		e.kids = newChildTable()
+	}
+	c.parent = n
+	e.kids.add(c)
+}
+
+// removeChild takes c out of n's children (if it is there).
+func (n *Node) removeChild(c *Node) {
+	if n.ext == nil || n.ext.kids == nil {
+		return
+	}
+	n.ext.kids.remove(c)
+}
+
+// eachChild calls f with every child, in no particular order. f must not
+// add or remove n's children, but may free the child it is given.
+func (n *Node) eachChild(f func(c *Node)) {
+	if n.ext == nil || n.ext.kids == nil {
+		return
+	}
+	n.ext.kids.each(f)
 }
 
 // Data returns the node's data (nil if the node was created with null
@@ -177,17 +317,28 @@ func (n *Node) Data() []byte {
 func (n *Node) ACL() []wire.ACL { return n.acl.acl }
 
 // Persisted returns the stored stat.
-func (n *Node) Persisted() PStat { return n.stat }
+func (n *Node) Persisted() PStat {
+	return PStat{
+		Czxid:          n.czxid,
+		Mzxid:          n.mzxid,
+		Ctime:          n.ctime,
+		Mtime:          n.mtime,
+		Version:        n.version,
+		CVersion:       n.cversion(),
+		Aversion:       n.aversion(),
+		EphemeralOwner: n.owner(),
+		Pzxid:          n.pzxid(),
+	}
+}
 
 // NumChildren is the number of children.
 func (n *Node) NumChildren() int { return n.numChildren() }
 
 // Children appends the base names of the node's children, in no
-// particular order (ZooKeeper returns hash-set order too).
+// particular order (ZooKeeper returns hash-set order too). The names share
+// the nodes' storage and stay valid after the lock is released.
 func (n *Node) Children(dst []string) []string {
-	for _, c := range n.childNodes() {
-		dst = append(dst, BaseName(c.path))
-	}
+	n.eachChild(func(c *Node) { dst = append(dst, c.baseName()) })
 	return dst
 }
 
@@ -196,57 +347,52 @@ func (n *Node) Children(dst []string) []string {
 // for container and TTL nodes.
 func (n *Node) Stat(out *wire.Stat) {
 	nc := int32(n.numChildren())
-	out.Czxid = n.stat.Czxid
-	out.Mzxid = n.stat.Mzxid
-	out.Ctime = n.stat.Ctime
-	out.Mtime = n.stat.Mtime
-	out.Version = n.stat.Version
-	out.Cversion = n.stat.CVersion*2 - nc
-	out.Aversion = n.stat.Aversion
-	out.EphemeralOwner = n.stat.EphemeralOwner
-	if kindOf(n.stat.EphemeralOwner) != kindEphemeral {
+	out.Czxid = n.czxid
+	out.Mzxid = n.mzxid
+	out.Ctime = n.ctime
+	out.Mtime = n.mtime
+	out.Version = n.version
+	out.Cversion = n.cversion()*2 - nc
+	out.Aversion = n.aversion()
+	out.EphemeralOwner = n.owner()
+	if kindOf(out.EphemeralOwner) != kindEphemeral {
 		out.EphemeralOwner = 0
 	}
 	out.DataLength = int32(n.dataSize())
 	out.NumChildren = nc
-	out.Pzxid = n.stat.Pzxid
+	out.Pzxid = n.pzxid()
 }
 
 // IsEphemeral reports whether the node belongs to a session.
-func (n *Node) IsEphemeral() bool { return kindOf(n.stat.EphemeralOwner) == kindEphemeral }
+func (n *Node) IsEphemeral() bool { return kindOf(n.owner()) == kindEphemeral }
 
 // IsContainer reports whether the node is a container.
-func (n *Node) IsContainer() bool { return n.stat.EphemeralOwner == ContainerOwner }
+func (n *Node) IsContainer() bool { return n.owner() == ContainerOwner }
 
 // TTL returns the node's time to live in ms, and whether it is a TTL node.
 func (n *Node) TTL() (int64, bool) {
-	if kindOf(n.stat.EphemeralOwner) != kindTTL {
+	o := n.owner()
+	if kindOf(o) != kindTTL {
 		return 0, false
 	}
-	return n.stat.EphemeralOwner & MaxTTL, true
+	return o & MaxTTL, true
 }
 
-// rehash recomputes the node's digest term from its path, data, ACL and
-// stat. It does not touch the tree's sum; callers do. The data's hash is
-// not kept (8 bytes a node): a stat-only change, mostly a parent's counter
-// and pzxid when a child comes or goes, hashes the path and data again.
-func (n *Node) rehash() {
-	n.rehashContent(contentHash(n.path, n.Data()))
-}
-
-// rehashContent is rehash with the content hash already computed.
-func (n *Node) rehashContent(content uint64) {
-	s := &n.stat
-	h := mix(content, n.acl.hash)
-	h = mix(h, uint64(s.Czxid))
-	h = mix(h, uint64(s.Mzxid))
-	h = mix(h, uint64(s.Ctime))
-	h = mix(h, uint64(s.Mtime))
-	h = mix(h, uint64(uint32(s.Version))|uint64(uint32(s.CVersion))<<32)
-	h = mix(h, uint64(uint32(s.Aversion)))
-	h = mix(h, uint64(s.EphemeralOwner))
-	h = mix(h, uint64(s.Pzxid))
-	n.hash = h
+// term is the node's term in Tree.nodeSum, computed from its path (which
+// the caller knows: the txn names it), data, ACL and stat. It is not
+// stored (8 bytes a node): a change subtracts the term before and adds it
+// after, hashing the path and data twice.
+func (n *Node) term(path string) uint64 {
+	h := mix(contentHash(path, n.Data()), n.acl.hash)
+	h = mix(h, uint64(n.czxid))
+	h = mix(h, uint64(n.mzxid))
+	h = mix(h, uint64(n.ctime))
+	h = mix(h, uint64(n.mtime))
+	h = mix(h, uint64(uint32(n.version))|uint64(uint32(n.cversion()))<<32)
+	h = mix(h, uint64(uint32(n.aversion())))
+	h = mix(h, uint64(n.owner()))
+	h = mix(h, uint64(n.pzxid()))
+	return h
 }
 
 func contentHash(path string, data []byte) uint64 {

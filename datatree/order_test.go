@@ -38,11 +38,19 @@ func (q *quickApplier) del(t *testing.T, path string) {
 	q.apply(t, &txn.Txn{Type: wire.OpDelete, Path: path})
 }
 
+// orderPaths lists the paths in the order a snapshot walks them: the
+// slabs' order.
 func orderPaths(tr *Tree) []string {
 	var out []string
-	for _, n := range tr.order {
-		if n != nil {
-			out = append(out, n.path)
+	for si := int32(0); si < tr.nodes.n; si++ {
+		s := tr.nodes.slabAt(si)
+		if s == nil {
+			continue
+		}
+		for j := range s {
+			if !s[j].isFree() {
+				out = append(out, pathOf(&s[j]))
+			}
 		}
 	}
 	return out
@@ -74,17 +82,18 @@ func TestSnapshotWalksInsertionOrder(t *testing.T) {
 	}
 }
 
-// TestOrderCompactsOnlyBetweenWalks: removals during a snapshot leave
-// holes (the walk must not see nodes move under it) and every node that
-// existed throughout is in the snapshot; the next removal after the walk
-// compacts the order.
-func TestOrderCompactsOnlyBetweenWalks(t *testing.T) {
+// TestSnapshotWalkWhileTreeChanges: removals and creates between a
+// snapshot's chunks empty and release slabs and reuse slots under the walk;
+// every node that existed throughout is still in the snapshot, and the
+// tree's bookkeeping holds.
+func TestSnapshotWalkWhileTreeChanges(t *testing.T) {
 	q := &quickApplier{tr: New(), zxid: 1}
 	q.create(t, "/a")
 	const n = 3000
 	for i := range n {
 		q.create(t, fmt.Sprintf("/a/n%05d", i))
 	}
+	slabsBefore := liveSlabs(q.tr)
 	const deleted = 2500
 	yields := 0
 	var buf bytes.Buffer
@@ -92,14 +101,17 @@ func TestOrderCompactsOnlyBetweenWalks(t *testing.T) {
 		yields++
 		if yields == 1 {
 			// Between the first chunks, as apply would: most of the
-			// tree goes, some is added.
+			// tree goes, some is added in the slots it left.
 			for i := range deleted {
 				q.del(t, fmt.Sprintf("/a/n%05d", i))
 			}
-			q.create(t, "/b")
-			if q.tr.holes != deleted {
-				t.Errorf("holes %d during the walk, want %d (no compaction)", q.tr.holes, deleted)
+			if got := liveSlabs(q.tr); got >= slabsBefore {
+				t.Errorf("%d slabs after deleting %d of %d nodes, %d before: none released", got, deleted, n, slabsBefore)
 			}
+			for i := range 100 {
+				q.create(t, fmt.Sprintf("/b%d", i))
+			}
+			checkInvariants(t, q.tr)
 		}
 		write()
 	})
@@ -109,23 +121,51 @@ func TestOrderCompactsOnlyBetweenWalks(t *testing.T) {
 	if yields == 0 {
 		t.Fatalf("the snapshot of %d nodes never yielded", n)
 	}
-	if q.tr.walkers.Load() != 0 {
-		t.Fatalf("walkers %d after the snapshot", q.tr.walkers.Load())
-	}
 	checkInvariants(t, q.tr)
 	got, err := ReadSnapshot(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkInvariants(t, got)
 	for i := deleted; i < n; i++ {
 		if p := fmt.Sprintf("/a/n%05d", i); got.Get(p) == nil {
 			t.Fatalf("%s existed throughout the snapshot and is not in it", p)
 		}
 	}
-	q.del(t, fmt.Sprintf("/a/n%05d", n-1))
-	if q.tr.holes != 0 || len(q.tr.order) != len(q.tr.nodes) {
-		t.Fatalf("after a removal outside a walk: %d holes, order %d, nodes %d", q.tr.holes, len(q.tr.order), len(q.tr.nodes))
-	}
-	checkInvariants(t, q.tr)
 	checkSnapshotRoundTrip(t, q.tr, snapshotBytes(t, q.tr))
+}
+
+func liveSlabs(tr *Tree) int {
+	c := 0
+	for si := int32(0); si < tr.nodes.n; si++ {
+		if tr.nodes.slabAt(si) != nil {
+			c++
+		}
+	}
+	return c
+}
+
+// TestSlabsReleased: a tree that grows and shrinks back gives its slabs
+// back, keeping at most one empty one, and fills freed slots before it
+// takes new slabs.
+func TestSlabsReleased(t *testing.T) {
+	q := &quickApplier{tr: New(), zxid: 1}
+	base := liveSlabs(q.tr)
+	q.create(t, "/a")
+	const n = 20 * slabNodes
+	for round := range 3 {
+		for i := range n {
+			q.create(t, fmt.Sprintf("/a/n%d", i))
+		}
+		if got, want := liveSlabs(q.tr), (q.tr.NodeCount()+slabNodes-1)/slabNodes+1; got > want {
+			t.Fatalf("round %d: %d slabs for %d nodes, want at most %d", round, got, q.tr.NodeCount(), want)
+		}
+		for i := range n {
+			q.del(t, fmt.Sprintf("/a/n%d", i))
+		}
+		checkInvariants(t, q.tr)
+		if got := liveSlabs(q.tr); got > base+1 {
+			t.Fatalf("round %d: %d slabs after deleting everything, %d at the start", round, got, base)
+		}
+	}
 }

@@ -159,7 +159,7 @@ func (t *Tree) quotaDataChanged(path string, bytesDiff int64) {
 // addQuotaUsage is updateQuotaStat.
 func (t *Tree) addQuotaUsage(prefix string, bytesDiff, countDiff int64) {
 	sp := QuotaStatPath(prefix)
-	n := t.nodes[sp]
+	n := t.lookup(sp)
 	if n == nil {
 		return // ZooKeeper logs "Missing node for stat" and goes on
 	}
@@ -174,21 +174,19 @@ func (t *Tree) addQuotaUsage(prefix string, bytesDiff, countDiff int64) {
 // are dropped, as ZooKeeper drops them).
 func (t *Tree) recountQuota(path string) {
 	sp := QuotaStatPath(path)
-	sn := t.nodes[sp]
+	sn := t.lookup(sp)
 	if sn == nil {
 		return
 	}
 	var count, bytes int64
-	if n := t.nodes[path]; n != nil {
-		var walk func(p string, n *Node)
-		walk = func(p string, n *Node) {
+	if n := t.lookup(path); n != nil {
+		var walk func(n *Node)
+		walk = func(n *Node) {
 			count++
 			bytes += int64(n.dataSize())
-			for _, c := range n.childNodes() {
-				walk(c.path, c)
-			}
+			n.eachChild(walk)
 		}
-		walk(path, n)
+		walk(n)
 	}
 	t.setQuotaData(sp, sn, []byte(StatsTrack{StatCount: count, StatBytes: bytes}.String()))
 }
@@ -196,33 +194,36 @@ func (t *Tree) recountQuota(path string) {
 // setQuotaData replaces a stats node's data without changing its stat,
 // keeping the digest and the data size right.
 func (t *Tree) setQuotaData(path string, n *Node, data []byte) {
-	t.nodeSum -= n.hash
+	t.nodeSum -= n.term(path)
 	t.dataSize += int64(len(data) - n.dataSize())
 	n.setData(data)
-	n.rehash()
-	t.nodeSum += n.hash
+	t.nodeSum += n.term(path)
 }
 
 // setupQuota rebuilds the quota index and recomputes every stats node from
 // the tree (DataTree.setupQuota, run after a snapshot is loaded).
 func (t *Tree) setupQuota() {
 	t.quotas = nil
-	for path := range t.nodes {
-		if BaseName(path) != QuotaLimitNode || !strings.HasPrefix(path, QuotaPath+"/") {
-			continue
-		}
-		// ZooKeeper takes only limit nodes that are leaves.
-		if n := t.nodes[path]; n.numChildren() > 0 {
-			continue
-		}
-		q := ParentPath(path)[len(QuotaPath):]
-		if q == "" {
-			continue
-		}
-		if t.quotas == nil {
-			t.quotas = make(map[string]struct{})
-		}
-		t.quotas[q] = struct{}{}
+	// The limit nodes are /zookeeper/quota/<path>/zookeeper_limits, at any
+	// depth below the quota node.
+	var walk func(path string, n *Node)
+	walk = func(path string, n *Node) {
+		n.eachChild(func(c *Node) {
+			cp := path + "/" + c.baseName()
+			// ZooKeeper takes only limit nodes that are leaves.
+			if c.baseName() == QuotaLimitNode && c.numChildren() == 0 {
+				if q := path[len(QuotaPath):]; q != "" {
+					if t.quotas == nil {
+						t.quotas = make(map[string]struct{})
+					}
+					t.quotas[q] = struct{}{}
+				}
+			}
+			walk(cp, c)
+		})
+	}
+	if qn := t.lookup(QuotaPath); qn != nil {
+		walk(QuotaPath, qn)
 	}
 	for q := range t.quotas {
 		t.recountQuota(q)
@@ -258,7 +259,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaViolat
 	if prefix == "" {
 		return nil
 	}
-	ln := t.nodes[QuotaLimitPath(prefix)]
+	ln := t.lookup(QuotaLimitPath(prefix))
 	if ln == nil {
 		return nil
 	}
@@ -268,7 +269,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaViolat
 	if !checkCount && !checkBytes {
 		return nil
 	}
-	sn := t.nodes[QuotaStatPath(prefix)]
+	sn := t.lookup(QuotaStatPath(prefix))
 	if sn == nil {
 		return nil
 	}

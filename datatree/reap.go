@@ -16,22 +16,20 @@ import "slices"
 // (or delete) that re-checks emptiness when it is prepared.
 func (t *Tree) ReapCandidates(nowMs int64, maxNeverUsedMs int64, dst []string) []string {
 	start := len(dst)
-	for p := range t.containers {
-		n := t.nodes[p]
-		if n == nil || n.numChildren() != 0 {
+	for n := range t.containers {
+		if n.numChildren() != 0 {
 			continue
 		}
-		if n.stat.CVersion > 0 || (maxNeverUsedMs > 0 && nowMs-n.stat.Mtime > maxNeverUsedMs) {
-			dst = append(dst, p)
+		if n.cversion() > 0 || (maxNeverUsedMs > 0 && nowMs-n.mtime > maxNeverUsedMs) {
+			dst = append(dst, pathOf(n))
 		}
 	}
-	for p := range t.ttls {
-		n := t.nodes[p]
-		if n == nil || n.numChildren() != 0 {
+	for n := range t.ttls {
+		if n.numChildren() != 0 {
 			continue
 		}
-		if ttl, ok := n.TTL(); ok && ttl != 0 && nowMs-n.stat.Mtime > ttl {
-			dst = append(dst, p)
+		if ttl, ok := n.TTL(); ok && ttl != 0 && nowMs-n.mtime > ttl {
+			dst = append(dst, pathOf(n))
 		}
 	}
 	slices.Sort(dst[start:])

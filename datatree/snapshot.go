@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"slices"
+	"strings"
 
 	"github.com/corral-db/corral/wire"
 )
@@ -73,8 +73,15 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 	b = append(b, snapMagic...)
 	b = append(b, snapVersion)
 	b = binary.AppendVarint(b, t.lastZxid)
-	b = binary.AppendUvarint(b, uint64(len(t.nodes)))
+	b = binary.AppendUvarint(b, uint64(t.NodeCount()))
 	sw.write(b)
+
+	// prefix caches the path of the last node's parent (empty for the
+	// root), which its siblings next to it in the slab share; it is
+	// forgotten whenever the lock is released, since the parent may then
+	// be deleted and its slot reused.
+	var lastParent *Node
+	var prefix, path []byte
 
 	count := 0
 	pause := func() error {
@@ -82,6 +89,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 		if count%snapYieldEvery != 0 && len(sw.buf) < snapChunkBytes {
 			return nil
 		}
+		lastParent = nil
 		if yield == nil {
 			sw.flush()
 		} else {
@@ -106,57 +114,73 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 
 	refs := make(map[*aclEntry]uint64)
 	nodes := 0
-	// The order may grow and gain holes between chunks, while the lock
-	// is released, but not move (compactOrder waits for the walkers): a
-	// node that exists throughout is visited once; one inserted during
-	// the walk may or may not be, one removed may or may not be.
-	t.walkers.Add(1)
-	defer t.walkers.Add(-1)
-	for i := 0; i < len(t.order); i++ {
-		n := t.order[i]
-		if n == nil {
+	// The slabs may be added, released and reused between chunks, while
+	// the lock is released, but a node never moves (slab.go): a node that
+	// exists throughout is visited once; one inserted during the walk may
+	// or may not be, one removed may or may not be.
+	for si := int32(0); si < t.nodes.n; si++ {
+		s := t.nodes.slabAt(si)
+		if s == nil {
 			continue
 		}
-		path := n.path
-		ref, ok := refs[n.acl]
-		if !ok {
-			ref = uint64(len(refs) + 1)
-			refs[n.acl] = ref
-			b = append(b[:0], tagACL)
-			b = binary.AppendUvarint(b, ref)
-			b = binary.AppendUvarint(b, uint64(len(n.acl.acl)))
-			for _, a := range n.acl.acl {
-				b = binary.AppendVarint(b, int64(a.Perms))
-				b = appendSnapString(b, a.ID.Scheme)
-				b = appendSnapString(b, a.ID.ID)
+		for j := range s {
+			n := &s[j]
+			if n.isFree() {
+				continue
+			}
+			switch {
+			case n.parent == nil:
+				path = append(path[:0], '/')
+			default:
+				if n.parent != lastParent {
+					lastParent = n.parent
+					prefix = prefix[:0]
+					if n.parent.parent != nil {
+						prefix = appendPath(prefix, n.parent)
+					}
+				}
+				path = append(append(append(path[:0], prefix...), '/'), n.baseName()...)
+			}
+			ref, ok := refs[n.acl]
+			if !ok {
+				ref = uint64(len(refs) + 1)
+				refs[n.acl] = ref
+				b = append(b[:0], tagACL)
+				b = binary.AppendUvarint(b, ref)
+				b = binary.AppendUvarint(b, uint64(len(n.acl.acl)))
+				for _, a := range n.acl.acl {
+					b = binary.AppendVarint(b, int64(a.Perms))
+					b = appendSnapString(b, a.ID.Scheme)
+					b = appendSnapString(b, a.ID.ID)
+				}
+				sw.write(b)
+			}
+			b = append(b[:0], tagNode)
+			b = binary.AppendUvarint(b, uint64(len(path)))
+			b = append(b, path...)
+			data := n.Data()
+			if data == nil {
+				b = append(b, 0)
+			} else {
+				b = binary.AppendUvarint(b, uint64(len(data))+1)
 			}
 			sw.write(b)
-		}
-		b = append(b[:0], tagNode)
-		b = appendSnapString(b, path)
-		data := n.Data()
-		if data == nil {
-			b = append(b, 0)
-		} else {
-			b = binary.AppendUvarint(b, uint64(len(data))+1)
-		}
-		sw.write(b)
-		sw.write(data)
-		s := &n.stat
-		b = binary.AppendUvarint(b[:0], ref)
-		b = binary.AppendVarint(b, s.Czxid)
-		b = binary.AppendVarint(b, s.Mzxid)
-		b = binary.AppendVarint(b, s.Ctime)
-		b = binary.AppendVarint(b, s.Mtime)
-		b = binary.AppendVarint(b, int64(s.Version))
-		b = binary.AppendVarint(b, int64(s.CVersion))
-		b = binary.AppendVarint(b, int64(s.Aversion))
-		b = binary.AppendVarint(b, s.EphemeralOwner)
-		b = binary.AppendVarint(b, s.Pzxid)
-		sw.write(b)
-		nodes++
-		if err := pause(); err != nil {
-			return err
+			sw.write(data)
+			b = binary.AppendUvarint(b[:0], ref)
+			b = binary.AppendVarint(b, n.czxid)
+			b = binary.AppendVarint(b, n.mzxid)
+			b = binary.AppendVarint(b, n.ctime)
+			b = binary.AppendVarint(b, n.mtime)
+			b = binary.AppendVarint(b, int64(n.version))
+			b = binary.AppendVarint(b, int64(n.cversion()))
+			b = binary.AppendVarint(b, int64(n.aversion()))
+			b = binary.AppendVarint(b, n.owner())
+			b = binary.AppendVarint(b, n.pzxid())
+			sw.write(b)
+			nodes++
+			if err := pause(); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -251,17 +275,14 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 	}
 	t := newEmptyTree()
 	t.lastZxid = sr.varint()
-	// Presizing the map saves rehashing it while loading; the hint is
-	// capped so a corrupt one cannot reserve much memory.
+	// The hint is capped so a corrupt one cannot reserve much memory.
 	hint := int(min(sr.uvarint(), maxSizeHint))
-	t.nodes = make(map[string]*Node, hint)
-
 	type aclDef struct {
 		list  []wire.ACL
 		entry *aclEntry // interned on first use
 	}
 	defs := make(map[uint64]*aclDef)
-	paths := make([]string, 0, hint)
+	recs := make([]nodeRec, 0, hint)
 	nodes := uint64(0)
 	for sr.err == nil {
 		tag := sr.byte()
@@ -306,18 +327,16 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 				data = sr.bytes(int(min(dl-1, maxSnapField+1)))
 			}
 			ref := sr.uvarint()
-			n := &Node{path: path, slot: -1}
-			n.setData(data)
-			s := &n.stat
-			s.Czxid = sr.varint()
-			s.Mzxid = sr.varint()
-			s.Ctime = sr.varint()
-			s.Mtime = sr.varint()
-			s.Version = sr.int32()
-			s.CVersion = sr.int32()
-			s.Aversion = sr.int32()
-			s.EphemeralOwner = sr.varint()
-			s.Pzxid = sr.varint()
+			var st PStat
+			st.Czxid = sr.varint()
+			st.Mzxid = sr.varint()
+			st.Ctime = sr.varint()
+			st.Mtime = sr.varint()
+			st.Version = sr.int32()
+			st.CVersion = sr.int32()
+			st.Aversion = sr.int32()
+			st.EphemeralOwner = sr.varint()
+			st.Pzxid = sr.varint()
 			if sr.err != nil {
 				break
 			}
@@ -333,15 +352,10 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 			} else {
 				def.entry.refs++
 			}
-			n.acl = def.entry
-			// A path can appear twice if it was deleted and re-created
-			// while the map was ranged over; the later record is newer.
-			if old := t.nodes[path]; old != nil {
-				t.acls.release(old.acl)
-			} else {
-				paths = append(paths, path)
-			}
-			t.nodes[path] = n
+			// The node is allocated now, in the file's order, and linked
+			// once every record is in (link).
+			n := t.newNode(nameAfter(data, BaseName(path)), def.entry, data, st)
+			recs = append(recs, nodeRec{path: path, n: n})
 			nodes++
 		case tagEnd:
 			want := sr.uvarint()
@@ -357,7 +371,7 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 			if want != nodes {
 				return nil, corrupt("%d node records, trailer says %d", nodes, want)
 			}
-			if err := t.link(paths); err != nil {
+			if err := t.link(recs); err != nil {
 				return nil, err
 			}
 			return t, nil
@@ -374,40 +388,77 @@ func snapPathOK(p string) bool {
 	return p == RootPath || plausiblePath(p)
 }
 
-// link builds the child sets and indexes of a freshly read node map,
-// dropping nodes whose parent is missing (and so their descendants).
-func (t *Tree) link(paths []string) error {
-	t.root = t.nodes[RootPath]
-	if t.root == nil {
+// nodeRec is a node read or built but not yet linked into the tree.
+type nodeRec struct {
+	path  string
+	n     *Node
+	depth int
+}
+
+// link names the nodes of recs and links them under their parents, then
+// builds the indexes. A node whose parent is missing is dropped (and so are
+// its descendants); of two records of one path, the later is kept (a path
+// can appear twice if it was deleted and re-created while a snapshot was
+// being written).
+func (t *Tree) link(recs []nodeRec) error {
+	// In order of depth, stable: every parent is settled before its
+	// children are looked at, and of two records of one path the later
+	// comes last.
+	maxDepth := 0
+	for i := range recs {
+		d := 0
+		if recs[i].path != RootPath {
+			d = strings.Count(recs[i].path, "/")
+		}
+		recs[i].depth = d
+		maxDepth = max(maxDepth, d)
+	}
+	starts := make([]int, maxDepth+2)
+	for i := range recs {
+		starts[recs[i].depth+1]++
+	}
+	for d := 1; d < len(starts); d++ {
+		starts[d] += starts[d-1]
+	}
+	if starts[1] == 0 {
 		return corrupt("no root node")
 	}
-	// A parent's path is shorter than its children's: in length order,
-	// every parent is settled before its children are looked at.
-	fileOrder := slices.Clone(paths)
-	slices.SortFunc(paths, func(a, b string) int { return len(a) - len(b) })
-	defer func() {
-		// The order is the file's (the nodes were allocated in it), less
-		// the nodes dropped; a path recorded twice is in it once.
-		t.order = make([]*Node, 0, len(t.nodes))
-		for _, p := range fileOrder {
-			if n := t.nodes[p]; n != nil {
-				t.appendOrder(n)
+	sorted := make([]*nodeRec, len(recs))
+	for i := range recs {
+		d := recs[i].depth
+		sorted[starts[d]] = &recs[i]
+		starts[d]++
+	}
+
+	var lastPP string
+	var lastParent *Node
+	for _, r := range sorted {
+		n := r.n
+		if r.depth == 0 {
+			if t.root != nil {
+				t.remove(RootPath, t.root)
 			}
+			t.root = n
+			t.index(RootPath, n)
+			continue
 		}
-	}()
-	for _, p := range paths {
-		n := t.nodes[p]
-		if p != RootPath {
-			parent := t.nodes[ParentPath(p)]
-			if parent == nil {
-				delete(t.nodes, p)
-				t.acls.release(n.acl)
-				continue
-			}
-			parent.addChild(n)
+		// The records at one depth are linked after those above, so the
+		// cached parent is never one replaced since.
+		if pp := ParentPath(r.path); lastParent == nil || pp != lastPP {
+			lastPP, lastParent = pp, t.lookup(pp)
 		}
-		n.rehash()
-		t.index(p, n)
+		if lastParent == nil {
+			t.acls.release(n.acl)
+			t.nodes.release(n)
+			continue
+		}
+		name := BaseName(r.path)
+		if old := lastParent.child(name); old != nil {
+			lastParent.removeChild(old)
+			t.remove(r.path, old)
+		}
+		lastParent.addChild(n)
+		t.index(r.path, n)
 	}
 	t.setupQuota()
 	return nil
@@ -525,6 +576,13 @@ func (s *snapReader) bytes(n int) []byte {
 	if n > maxSnapField {
 		s.fail(corrupt("field of %d bytes", n))
 		return nil
+	}
+	if n <= s.end-s.pos {
+		// append rounds the capacity up to the allocator's size class,
+		// which lets a node keep its name there (nameAfter).
+		out := append([]byte{}, s.buf[s.pos:s.pos+n]...)
+		s.pos += n
+		return out
 	}
 	const chunk = 1 << 20
 	out := make([]byte, 0, min(n, chunk))

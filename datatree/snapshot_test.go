@@ -108,7 +108,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got.Sessions(), tr.Sessions()) || !reflect.DeepEqual(got.SessionsWithEphemerals(), tr.SessionsWithEphemerals()) {
 		t.Error("sessions differ")
 	}
-	for p := range tr.nodes {
+	for p := range dumpTree(tr) {
 		if statOf(t, tr, p) != statOf(t, got, p) {
 			t.Errorf("%s: stat differs", p)
 		}
@@ -271,7 +271,7 @@ func TestSnapshotLinking(t *testing.T) {
 	}
 	checkInvariants(t, tr)
 	var got []string
-	for p := range tr.nodes {
+	for p := range dumpTree(tr) {
 		got = append(got, p)
 	}
 	slices.Sort(got)

@@ -2,7 +2,7 @@ package datatree
 
 import (
 	"slices"
-	"sync/atomic"
+	"strings"
 
 	"github.com/corral-db/corral/wire"
 )
@@ -11,31 +11,20 @@ import (
 // wraps it in a sync.RWMutex, applying transactions under the write lock and
 // reading under the read lock.
 type Tree struct {
-	// nodes maps every full path ("/" for the root) to its node. Lookups by
-	// path are the hot operation; the per-node child lists exist for
-	// listing and counting children and hold the nodes themselves.
-	nodes map[string]*Node
-	root  *Node
-	// order holds every node once, in the order they were inserted, nil
-	// where one was removed (holes of them), so that a snapshot visits
-	// the nodes in about the order they were allocated. Ranging over
-	// nodes instead visits them in hash order, all over the heap: a
-	// busy snapshot then cost 0.5 µs per node in cache misses on a
-	// loaded server, 6-13% of a diskless member's CPU under creates (pprof),
-	// and 5x more than the walk in allocation order (a 400k-node
-	// micro-benchmark; BenchmarkWriteSnapshot 15.5 ms before, 6.3 after).
-	// ReadSnapshot does not depend on the order of the records.
-	order []*Node
-	holes int
-	// walkers counts the snapshots walking order, between whose chunks
-	// writes are applied; order is compacted only while there are none,
-	// so a walk never misses a node that existed throughout it.
-	walkers atomic.Int32
+	// root is "/"; every other node hangs from it, each in its parent's
+	// child table under its base name. A path is found by walking its
+	// segments (lookup).
+	root *Node
+	// nodes holds the nodes' memory (slab.go); the snapshot walks it.
+	nodes nodeAlloc
 
-	ephemerals     map[int64]map[string]struct{} // session -> its ephemeral paths
+	// ephemerals indexes the ephemeral nodes by session. An emptied set
+	// stays until the session closes (as in ZooKeeper), so a session that
+	// keeps re-creating one ephemeral, a lock, does not re-allocate it.
+	ephemerals     map[int64]map[*Node]struct{}
 	ephemeralCount int
-	containers     map[string]struct{}
-	ttls           map[string]struct{}
+	containers     map[*Node]struct{}
+	ttls           map[*Node]struct{}
 
 	// sessions is the replicated session table: id -> negotiated timeout.
 	sessions map[int64]int32
@@ -59,10 +48,9 @@ type Tree struct {
 
 func newEmptyTree() *Tree {
 	return &Tree{
-		nodes:      make(map[string]*Node),
-		ephemerals: make(map[int64]map[string]struct{}),
-		containers: make(map[string]struct{}),
-		ttls:       make(map[string]struct{}),
+		ephemerals: make(map[int64]map[*Node]struct{}),
+		containers: make(map[*Node]struct{}),
+		ttls:       make(map[*Node]struct{}),
 		sessions:   make(map[int64]int32),
 		acls:       newACLCache(),
 	}
@@ -77,119 +65,134 @@ func newEmptyTree() *Tree {
 func New() *Tree {
 	t := newEmptyTree()
 	empty := []byte{}
-	t.root = t.addInitial(RootPath, empty, wire.OpenACLUnsafe, 0)
+	t.addInitial(RootPath, empty, wire.OpenACLUnsafe, 0)
 	t.addInitial(ProcPath, empty, wire.OpenACLUnsafe, 0)
 	t.addInitial(QuotaPath, empty, wire.OpenACLUnsafe, 0)
 	t.addInitial(ConfigPath, empty, wire.ReadACLUnsafe, -1)
 	return t
 }
 
-func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int32) *Node {
-	n := &Node{path: path, acl: t.acls.intern(acl), slot: -1}
+func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int32) {
+	n := t.nodes.alloc()
+	n.acl = t.acls.intern(acl)
 	n.setData(data)
-	n.stat.Aversion = aversion
-	if path != RootPath {
-		p := t.nodes[ParentPath(path)]
-		p.addChild(n)
+	n.setAversion(aversion)
+	if path == RootPath {
+		t.root = n
+	} else {
+		n.setName(BaseName(path))
+		t.lookup(ParentPath(path)).addChild(n)
 	}
-	n.rehash()
-	t.insert(path, n)
-	return n
-}
-
-// insert adds n (hash already computed) to the map, the order and the
-// indexes.
-func (t *Tree) insert(path string, n *Node) {
-	t.nodes[path] = n
-	t.appendOrder(n)
 	t.index(path, n)
 }
 
-// appendOrder puts n at the end of t.order.
-func (t *Tree) appendOrder(n *Node) {
-	n.pos = int32(len(t.order))
-	t.order = append(t.order, n)
+// newNode allocates a node with the given name and data (neither of
+// which the caller may modify afterwards; see withName), ACL (already
+// referenced) and stat.
+func (t *Tree) newNode(name string, acl *aclEntry, data []byte, st PStat) *Node {
+	n := t.nodes.alloc()
+	n.acl = acl
+	n.setData(data)
+	n.setName(name)
+	n.setStat(st)
+	return n
 }
 
-// unorder leaves a hole where n was in t.order, and compacts the order
-// once half of it is holes and no snapshot walks it.
-func (t *Tree) unorder(n *Node) {
-	if n.pos < 0 || int(n.pos) >= len(t.order) || t.order[n.pos] != n {
-		return
-	}
-	t.order[n.pos] = nil
-	n.pos = -1
-	t.holes++
-	if t.holes > minCompact && t.holes > len(t.order)/2 && t.walkers.Load() == 0 {
-		t.compactOrder()
-	}
-}
-
-// minCompact is the fewest holes worth a compaction.
-const minCompact = 1024
-
-// compactOrder closes the holes in t.order, keeping the order.
-func (t *Tree) compactOrder() {
-	j := 0
-	for _, n := range t.order {
-		if n != nil {
-			n.pos = int32(j)
-			t.order[j] = n
-			j++
-		}
-	}
-	clear(t.order[j:])
-	t.order = t.order[:j]
-	t.holes = 0
-}
-
-// index accounts for n, already in the map, in the sums and indexes.
+// index accounts for n, already linked under path, in the sums and
+// indexes.
 func (t *Tree) index(path string, n *Node) {
-	t.nodeSum += n.hash
+	t.nodeSum += n.term(path)
 	t.dataSize += int64(len(path) + n.dataSize())
-	switch kindOf(n.stat.EphemeralOwner) {
+	switch owner := n.owner(); kindOf(owner) {
 	case kindEphemeral:
-		owner := n.stat.EphemeralOwner
 		set := t.ephemerals[owner]
 		if set == nil {
-			set = make(map[string]struct{})
+			set = make(map[*Node]struct{})
 			t.ephemerals[owner] = set
 		}
-		set[path] = struct{}{}
+		set[n] = struct{}{}
 		t.ephemeralCount++
 	case kindContainer:
-		t.containers[path] = struct{}{}
+		t.containers[n] = struct{}{}
 	case kindTTL:
-		t.ttls[path] = struct{}{}
+		t.ttls[n] = struct{}{}
 	}
 }
 
-// remove takes n out of the map and the indexes and drops its ACL
-// reference. It does not touch the parent.
+// remove takes n, whose path is path, out of the sums and indexes, drops
+// its ACL reference and frees it. The caller has taken it out of its
+// parent and taken care of its children.
 func (t *Tree) remove(path string, n *Node) {
-	delete(t.nodes, path)
-	t.unorder(n)
-	t.nodeSum -= n.hash
+	t.nodeSum -= n.term(path)
 	t.dataSize -= int64(len(path) + n.dataSize())
 	t.acls.release(n.acl)
-	switch kindOf(n.stat.EphemeralOwner) {
+	switch owner := n.owner(); kindOf(owner) {
 	case kindEphemeral:
-		owner := n.stat.EphemeralOwner
-		// An emptied set stays until the session closes (as in ZooKeeper),
-		// so a session that keeps re-creating one ephemeral, a lock,
-		// does not re-allocate it each time.
 		if set := t.ephemerals[owner]; set != nil {
-			if _, ok := set[path]; ok {
-				delete(set, path)
+			if _, ok := set[n]; ok {
+				delete(set, n)
 				t.ephemeralCount--
 			}
 		}
 	case kindContainer:
-		delete(t.containers, path)
+		delete(t.containers, n)
 	case kindTTL:
-		delete(t.ttls, path)
+		delete(t.ttls, n)
 	}
+	t.nodes.release(n)
 }
+
+// lookup returns the node at path, or nil ("" and malformed paths have
+// none). It walks the path's segments from the root.
+func (t *Tree) lookup(path string) *Node {
+	if len(path) == 0 || path[0] != '/' {
+		return nil
+	}
+	n := t.root
+	for rest := path[1:]; rest != ""; {
+		seg := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			seg, rest = rest[:i], rest[i+1:]
+			if rest == "" {
+				return nil // a trailing '/'
+			}
+		} else {
+			rest = ""
+		}
+		if seg == "" {
+			return nil
+		}
+		if n = n.child(seg); n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// appendPath appends n's full path to dst, rebuilding it from the names of
+// n and its ancestors.
+func appendPath(dst []byte, n *Node) []byte {
+	if n.parent == nil {
+		return append(dst, '/')
+	}
+	size := 0
+	for a := n; a.parent != nil; a = a.parent {
+		size += 1 + int(a.nameLen)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, size)[:start+size]
+	end := len(dst)
+	for a := n; a.parent != nil; a = a.parent {
+		end -= int(a.nameLen)
+		copy(dst[end:], a.baseName())
+		end--
+		dst[end] = '/'
+	}
+	return dst
+}
+
+// pathOf returns n's full path.
+func pathOf(n *Node) string { return string(appendPath(nil, n)) }
 
 // Get returns the node at path, or nil. Like ZooKeeper, which keeps the
 // root under both "" and "/", Get("") is the root.
@@ -197,7 +200,7 @@ func (t *Tree) Get(path string) *Node {
 	if path == "" {
 		return t.root
 	}
-	return t.nodes[path]
+	return t.lookup(path)
 }
 
 // LastZxid is the zxid of the last applied transaction.
@@ -205,7 +208,7 @@ func (t *Tree) LastZxid() int64 { return t.lastZxid }
 
 // NodeCount is the number of nodes. ZooKeeper's "Node count" and
 // zk_znode_count are one higher: they count the root's "" alias too.
-func (t *Tree) NodeCount() int { return len(t.nodes) }
+func (t *Tree) NodeCount() int { return t.nodes.live }
 
 // ApproximateDataSize is the sum of len(path)+len(data) over the nodes,
 // ZooKeeper's zk_approximate_data_size (44 for a fresh tree).
@@ -216,16 +219,22 @@ func (t *Tree) EphemeralCount() int { return t.ephemeralCount }
 
 // Ephemerals returns the paths of the session's ephemeral nodes, sorted.
 func (t *Tree) Ephemerals(session int64) []string {
+	return t.appendEphemerals(nil, session)
+}
+
+// appendEphemerals appends the paths of the session's ephemeral nodes to
+// dst, sorted.
+func (t *Tree) appendEphemerals(dst []string, session int64) []string {
 	set := t.ephemerals[session]
 	if len(set) == 0 {
-		return nil
+		return dst
 	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
+	start := len(dst)
+	for n := range set {
+		dst = append(dst, pathOf(n))
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(dst[start:])
+	return dst
 }
 
 // SessionsWithEphemerals returns a copy of the session -> ephemeral paths
@@ -264,12 +273,12 @@ func (t *Tree) SessionCount() int { return len(t.sessions) }
 func (t *Tree) CountDescendants(path string) int {
 	switch path {
 	case "/":
-		return len(t.nodes) - 1
+		return t.NodeCount() - 1
 	case "":
 		// ZooKeeper counts the keys starting with "/": every node.
-		return len(t.nodes)
+		return t.NodeCount()
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return 0
 	}
@@ -278,9 +287,7 @@ func (t *Tree) CountDescendants(path string) int {
 
 func countUnder(n *Node) int {
 	c := 0
-	for _, child := range n.childNodes() {
-		c += 1 + countUnder(child)
-	}
+	n.eachChild(func(child *Node) { c += 1 + countUnder(child) })
 	return c
 }
 
@@ -294,8 +301,8 @@ func countUnder(n *Node) int {
 // own (SetLocalConfig), stamped with its own clock, as ZooKeeper does.
 func (t *Tree) Digest() uint64 {
 	sum := t.nodeSum
-	if n := t.nodes[ConfigPath]; n != nil {
-		sum -= n.hash
+	if n := t.lookup(ConfigPath); n != nil {
+		sum -= n.term(ConfigPath)
 	}
 	return sum + mix(t.sessionSum, 0x73657373) // "sess"
 }
@@ -309,17 +316,16 @@ func (t *Tree) Digest() uint64 {
 // member's clock, ctime still 0). A snapshot of the tree so carries the
 // configuration's version. A standalone server leaves the node empty.
 func (t *Tree) SetLocalConfig(data []byte, version, mtime int64) {
-	n := t.nodes[ConfigPath]
+	n := t.lookup(ConfigPath)
 	if n == nil {
 		return
 	}
-	t.nodeSum -= n.hash
+	t.nodeSum -= n.term(ConfigPath)
 	n.setData(data)
-	n.stat.Version = -1
-	n.stat.Mzxid = version
-	n.stat.Mtime = mtime
-	n.rehash()
-	t.nodeSum += n.hash
+	n.version = -1
+	n.mzxid = version
+	n.mtime = mtime
+	t.nodeSum += n.term(ConfigPath)
 }
 
 func sessionHash(id int64, timeout int32) uint64 {

@@ -1,0 +1,135 @@
+package datatree
+
+// The tree allocates its nodes in slabs of slabNodes: an array of nodes is
+// one heap object whose size (64 × 96 bytes, 6 KiB) is one of the
+// allocator's size classes, so a node costs exactly its 96 bytes. The
+// slabs also give the snapshot its walk: in slab order a snapshot visits
+// the nodes in memory order, and a node never moves while it lives, so a
+// walk that releases the lock between chunks visits every node that exists
+// throughout it exactly once, without a separate list of the nodes and an
+// index into it in every node.
+//
+// A slab whose nodes are all freed is released unless it is the only one
+// with free slots (so one node created and deleted over and over at a
+// slab's boundary does not allocate a slab each time). Like the runtime's
+// own spans (64 objects of 128 bytes in 8 KiB), a slab with one live node
+// stays whole: a tree that shrinks from a million nodes to a scattered few
+// thousand keeps up to a slab for each.
+
+const (
+	slabNodes = 64
+	infoShift = 8
+	infoChunk = 1 << infoShift
+)
+
+type slab [slabNodes]Node
+
+// slabInfo is one slab's bookkeeping.
+type slabInfo struct {
+	s    *slab // nil: released (the index is free for reuse)
+	free *Node // free slots, linked through next
+	used int32
+	// partial is the slab's index in nodeAlloc.partial, -1 when the slab
+	// is full or released.
+	partial int32
+}
+
+// nodeAlloc hands out and takes back node slots.
+type nodeAlloc struct {
+	// slabs holds the slabs' bookkeeping in chunks of infoChunk, so that
+	// adding a slab never copies more than the short list of chunks (a
+	// flat slice would copy all of it, 600 KB at a million nodes, each
+	// time it doubled).
+	slabs [][]slabInfo
+	n     int32 // slab indexes in use or spare
+	// partial lists the slabs with free slots; new nodes come from the
+	// last.
+	partial []int32
+	// spare lists released indexes of slabs, for the next new slab.
+	spare []int32
+	live  int // nodes allocated
+}
+
+// alloc returns a zeroed node.
+func (a *nodeAlloc) alloc() *Node {
+	if len(a.partial) == 0 {
+		a.grow()
+	}
+	si := a.partial[len(a.partial)-1]
+	info := a.info(si)
+	n := info.free
+	info.free = n.next
+	n.next = nil
+	info.used++
+	a.live++
+	if info.free == nil {
+		a.partial = a.partial[:len(a.partial)-1]
+		info.partial = -1
+	}
+	return n
+}
+
+// grow adds an empty slab to the partial list.
+func (a *nodeAlloc) grow() {
+	var si int32
+	if k := len(a.spare); k > 0 {
+		si = a.spare[k-1]
+		a.spare = a.spare[:k-1]
+	} else {
+		if a.n == 1<<slabBits {
+			// 2^30 nodes, over 200 GiB of them: the process is out of
+			// memory long before.
+			panic("datatree: node slabs exhausted")
+		}
+		si = a.n
+		a.n++
+		if int(si>>infoShift) == len(a.slabs) {
+			a.slabs = append(a.slabs, make([]slabInfo, infoChunk))
+		}
+	}
+	s := new(slab)
+	var free *Node
+	for i := slabNodes - 1; i >= 0; i-- {
+		s[i].slabTag = uint32(si)
+		s[i].next = free
+		free = &s[i]
+	}
+	*a.info(si) = slabInfo{s: s, free: free, partial: int32(len(a.partial))}
+	a.partial = append(a.partial, si)
+}
+
+// release takes n back. The caller has unlinked it from everything; its
+// fields are cleared so the slab keeps nothing else alive.
+func (a *nodeAlloc) release(n *Node) {
+	si := n.slab()
+	info := a.info(si)
+	*n = Node{slabTag: uint32(si), next: info.free}
+	info.free = n
+	info.used--
+	a.live--
+	if info.partial < 0 {
+		info.partial = int32(len(a.partial))
+		a.partial = append(a.partial, si)
+	}
+	if info.used == 0 && len(a.partial) > 1 {
+		// Swap it out of the partial list and release it.
+		i := info.partial
+		last := a.partial[len(a.partial)-1]
+		a.partial[i] = last
+		a.info(last).partial = i
+		a.partial = a.partial[:len(a.partial)-1]
+		*info = slabInfo{partial: -1}
+		a.spare = append(a.spare, si)
+	}
+}
+
+// info returns the bookkeeping of slab si.
+func (a *nodeAlloc) info(si int32) *slabInfo {
+	return &a.slabs[si>>infoShift][si&(infoChunk-1)]
+}
+
+// slabAt returns slab si, nil if it is released; si must be below a.n.
+func (a *nodeAlloc) slabAt(si int32) *slab { return a.info(si).s }
+
+// isFree reports whether a slot holds no node.
+func (n *Node) isFree() bool { return n.acl == nil }
