@@ -102,16 +102,12 @@ func TestDisklessIdleSnapshotWaitsOutSpacing(t *testing.T) {
 func waitIdleDeclined(t *testing.T, st *storage, fsys vfs.FS) {
 	t.Helper()
 	from := st.idleDeclined.Load()
-	deadline := time.Now().Add(30 * time.Second)
-	for st.idleDeclined.Load() < from+3 {
+	testutil.Eventually(t, 30*time.Second, "three idle snapshots declined", func() bool {
 		if got := snapshotZxids(t, fsys); len(got) != 0 {
 			t.Fatalf("snapshots %v in the lull; want none", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the snapshotter declined %d idle snapshots in 30 s, want 3", st.idleDeclined.Load()-from)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return st.idleDeclined.Load() >= from+3
+	})
 }
 
 // waitSnapshotAt waits until a snapshot at zxid z is on disk; the test

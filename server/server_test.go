@@ -235,10 +235,7 @@ func TestPurge(t *testing.T) {
 		}
 		if i%20 == 19 {
 			// Let the snapshotter catch up so several snapshots exist.
-			deadline := time.Now().Add(10 * time.Second)
-			for ts.store.snapping.Load() && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
+			testutil.Within(10*time.Second, func() bool { return !ts.store.snapping.Load() })
 			ts.store.snapBusyUntil.Store(0)
 		}
 	}
@@ -247,9 +244,7 @@ func TestPurge(t *testing.T) {
 	if len(snapsBefore) <= 3 || len(logsBefore) < 2 {
 		t.Fatalf("setup: %d snapshots, %d log segments; want more than 3 and at least 2", len(snapsBefore), len(logsBefore))
 	}
-	for ts.store.snapping.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the snapshotter idle", func() bool { return !ts.store.snapping.Load() })
 	ts.store.snapBusyUntil.Store(time.Now().Add(time.Hour).UnixNano()) // no new snapshot now
 	ts.store.purge()
 	c.create("/after-purge", nil, 0) // the log goroutine purges on its next commit
@@ -380,16 +375,15 @@ func TestDueSnapshotStartsWhenSpacingEnds(t *testing.T) {
 	// No more writes. The held-back snapshot must come on its own. Reads
 	// keep the session alive, so that no closeSession (a write) comes
 	// from its expiry either.
-	deadline := time.Now().Add(10 * time.Second)
-	for slices.Equal(listPrefix(t, fs, dir, "snapshot."), before) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot after the spacing ended; still %q", before)
+	testutil.Eventually(t, 10*time.Second, "a snapshot after the spacing ended", func() bool {
+		if !slices.Equal(listPrefix(t, fs, dir, "snapshot."), before) {
+			return true
 		}
 		if _, code := c.get(last); code != 0 {
 			t.Fatalf("get %s: %v", last, code)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 	// It holds the burst: a restart from it (and the log) has every node.
 	ts.stop(t)
 	ts = startServer(t, o)
