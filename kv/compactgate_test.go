@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -81,17 +82,10 @@ func TestCompactionGateHolds(t *testing.T) {
 	}
 
 	s.HoldCompactions(false)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testutil.Eventually(t, 20*time.Second, "released: compactions run and L0 below the threshold", func() bool {
 		tp = temperature(t, s)
-		if tp.Compactions > 0 && tp.L0Sublevels < 4 && !tp.Pending {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("released: %+v, want compactions run and L0 below the threshold", tp)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return tp.Compactions > 0 && tp.L0Sublevels < 4 && !tp.Pending
+	})
 	if tp.GrantedCompactions == 0 {
 		t.Fatalf("released: compactions ran without the gate granting them: %+v", tp)
 	}
@@ -112,13 +106,10 @@ func TestHoldCompactionsUngated(t *testing.T) {
 	z := zab.Zxid(1)
 	mustApply(t, s, entry(t, z, createTable("t", FamilySpec{"cf", 1})))
 	fillL0(t, s, &z, 8)
-	deadline := time.Now().Add(20 * time.Second)
-	for tp := temperature(t, s); tp.Compactions == 0 || tp.Held; tp = temperature(t, s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("ungated: %+v, want compactions", tp)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "ungated: compactions run", func() bool {
+		tp := temperature(t, s)
+		return tp.Compactions > 0 && !tp.Held
+	})
 }
 
 // TestHoldNeverStallsAFlush: with compactions held, flushes pile L0 up to

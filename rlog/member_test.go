@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/replica"
 	"github.com/corral-db/corral/rlog/datalog"
 	"github.com/corral-db/corral/transport"
@@ -119,23 +121,23 @@ func (g *group) stop(id uint64) {
 
 // do sends req to whichever member leads, retrying while there is none.
 func (g *group) do(req Mutation) Result {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	var res Result
+	testutil.Eventually(g.t, 20*time.Second, fmt.Sprintf("%v done by a leader", req.Op), func() bool {
 		for _, m := range g.ms {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			res, err := m.mb.Do(ctx, req)
+			r, err := m.mb.Do(ctx, req)
 			cancel()
 			if err == nil {
-				return res
+				res = r
+				return true
 			}
 			if !errors.Is(err, ErrNotLeader) && !errors.Is(err, context.DeadlineExceeded) {
 				g.t.Fatalf("%v on member %d: %v", req.Op, m.id, err)
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	g.t.Fatalf("%v: no leader", req.Op)
-	return Result{}
+		return false
+	})
+	return res
 }
 
 // waitSame waits until every member has committed end bytes of name and
@@ -143,17 +145,10 @@ func (g *group) do(req Mutation) Result {
 func (g *group) waitSame(name string, start int64, want []byte) {
 	end := start + int64(len(want))
 	for _, m := range g.ms {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		testutil.Eventually(g.t, 20*time.Second, fmt.Sprintf("member %d committed %s to %d", m.id, name, end), func() bool {
 			st, err := m.s.Stat(name)
-			if err == nil && st.Committed >= end {
-				break
-			}
-			if time.Now().After(deadline) {
-				g.t.Fatalf("member %d: %s at %+v (%v), want committed %d", m.id, name, st, err, end)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return err == nil && st.Committed >= end
+		})
 		if got := readAll(g.t, m.s, name, start); !bytes.Equal(got, want) {
 			g.t.Fatalf("member %d: %s holds %d bytes that differ from the %d appended", m.id, name, len(got), len(want))
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/vfs"
 )
@@ -33,15 +34,10 @@ func TestDisklessLowRateWritesReachASnapshot(t *testing.T) {
 	last := e.servers[leader].appliedZxid()
 	for i := range e.servers {
 		dir := filepath.Join(e.opts[i].DataDir, "version-2")
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			if infos, err := snap.Newest(vfs.OS(), dir); err == nil && len(infos) > 0 && infos[0].Zxid >= last {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("member %d: no snapshot holds %x", i+1, last)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		testutil.Eventually(t, 30*time.Second, fmt.Sprintf("member %d: a snapshot holds %x", i+1, last), func() bool {
+			infos, err := snap.Newest(vfs.OS(), dir)
+			return err == nil && len(infos) > 0 && infos[0].Zxid >= last
+		})
 		infos, _ := snap.Newest(vfs.OS(), dir)
 		r, err := snap.Open(vfs.OS(), dir, infos[0])
 		if err != nil {

@@ -98,8 +98,8 @@ func (e *testEnsemble) restart(i int) {
 // server serves, and returns the leader's index.
 func (e *testEnsemble) waitLeader() int {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	at := -1
+	testutil.Eventually(e.t, 30*time.Second, "a leader with every running server serving", func() bool {
 		leader, serving, running := -1, 0, 0
 		for i, s := range e.servers {
 			if s == nil || s.cancel == nil {
@@ -113,13 +113,10 @@ func (e *testEnsemble) waitLeader() int {
 				}
 			}
 		}
-		if leader >= 0 && serving == running {
-			return leader
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatal("no leader with every running server serving within 30s")
-	return -1
+		at = leader
+		return leader >= 0 && serving == running
+	})
+	return at
 }
 
 func (e *testEnsemble) connect(idx ...int) *client.Conn {
@@ -166,9 +163,8 @@ func (e *testEnsemble) digests() map[int][2]uint64 {
 // digest.
 func (e *testEnsemble) waitConverged() {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	var last map[int][2]uint64
-	for time.Now().Before(deadline) {
+	if !testutil.Within(20*time.Second, func() bool {
 		last = e.digests()
 		same := true
 		var first [2]uint64
@@ -181,12 +177,10 @@ func (e *testEnsemble) waitConverged() {
 			}
 			n++
 		}
-		if same {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return same
+	}) {
+		e.t.Fatalf("servers did not converge: %v", last)
 	}
-	e.t.Fatalf("servers did not converge: %v", last)
 }
 
 func TestEnsembleReplicates(t *testing.T) {
@@ -304,16 +298,9 @@ func TestEnsembleSnapshotSync(t *testing.T) {
 		}
 	}
 	// Let a snapshot complete on the leader so its log is compacted.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if e.servers[leader].rep.d.LogFloor() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the leader never compacted its log")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "the leader compacted its log", func() bool {
+		return e.servers[leader].rep.d.LogFloor() > 0
+	})
 	e.restart(lagging)
 	e.waitLeader()
 	e.waitConverged()
@@ -331,13 +318,9 @@ func TestEnsembleSnapshotSync(t *testing.T) {
 	if n := e.servers[lagging].releasesAsked.Load(); n == 0 {
 		t.Error("the member that installed the leader's snapshot did not return its memory")
 	}
-	deadline = time.Now().Add(20 * time.Second)
-	for e.servers[leader].releasesAsked.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the leader that sent a snapshot did not return its memory")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "the leader that sent a snapshot returned its memory", func() bool {
+		return e.servers[leader].releasesAsked.Load() > 0
+	})
 }
 
 // A session whose client vanished from a follower is expired by the
@@ -360,20 +343,13 @@ func TestEnsembleSessionExpiry(t *testing.T) {
 		t.Fatalf("ephemeral not replicated: %v %v", st, err)
 	}
 	raw.nc.Close() // the client vanishes without closing its session
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testutil.Eventually(t, 20*time.Second, "the session's ephemeral removed", func() bool {
 		st, err := other.Exists(ctx, "/gone")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session's ephemeral outlived its timeout")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return st == nil
+	})
 	e.waitConverged()
 }
 
@@ -530,10 +506,7 @@ func TestRecoveringServerWritesNoCheckpoint(t *testing.T) {
 	for round := range 2 {
 		e.restart(0)
 		s := e.servers[0]
-		deadline := time.Now().Add(10 * time.Second)
-		for s.rep.soft.Load() == nil && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testutil.Within(10*time.Second, func() bool { return s.rep.soft.Load() != nil })
 		if ss := s.rep.soft.Load(); ss == nil || !ss.Recovering {
 			t.Fatalf("restart %d from a snapshot without its checkpoint: soft state %+v, want recovering", round, ss)
 		}
@@ -577,15 +550,10 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	e.waitConverged()
 	dir := filepath.Join(e.opts[f].DataDir, "version-2")
 	last := e.servers[f].appliedZxid()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if infos, err := snap.Newest(vfs.OS(), dir); err == nil && len(infos) > 0 && infos[0].Zxid >= last {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the follower wrote no snapshot at %x", last)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("the follower wrote a snapshot at %x", last), func() bool {
+		infos, err := snap.Newest(vfs.OS(), dir)
+		return err == nil && len(infos) > 0 && infos[0].Zxid >= last
+	})
 	// Stop the follower and take its checkpoints away, so that it restarts
 	// from its newest busy snapshot, recovering, as after a crash.
 	e.servers[f].stop(t)
@@ -626,15 +594,10 @@ func TestDisklessRestartCatchesUpByDiff(t *testing.T) {
 	}
 	ldir := filepath.Join(e.opts[leader].DataDir, "version-2")
 	busy := int64(lrep.d.PrevBusySnapshot())
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if infos, err := snap.Newest(vfs.OS(), ldir); err == nil && len(infos) > 0 && infos[0].Zxid > busy {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the leader took no idle snapshot after %x", busy)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("the leader took an idle snapshot after %x", busy), func() bool {
+		infos, err := snap.Newest(vfs.OS(), ldir)
+		return err == nil && len(infos) > 0 && infos[0].Zxid > busy
+	})
 	if sn := lrep.d.LogFloor(); int64(sn) > fz {
 		t.Fatalf("after an idle snapshot the leader's log starts at %v, past the follower's snapshot %x", sn, fz)
 	}

@@ -252,9 +252,7 @@ func TestPurge(t *testing.T) {
 	if len(snapsBefore) <= 3 || len(logsBefore) < 2 {
 		t.Fatalf("setup: %d snapshots, %d log segments; want more than 3 and at least 2", len(snapsBefore), len(logsBefore))
 	}
-	for ts.store.snapping.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the snapshotter idle", func() bool { return !ts.store.snapping.Load() })
 	ts.store.purge()
 	c.create("/after-purge", nil, 0) // the log goroutine purges on its next commit
 	// The driver's scheduler may take a snapshot around the purge: the
@@ -399,16 +397,15 @@ func TestDueSnapshotStartsWithoutFurtherWrites(t *testing.T) {
 	// No more writes. The snapshot must come on its own. Reads
 	// keep the session alive, so that no closeSession (a write) comes
 	// from its expiry either.
-	deadline := time.Now().Add(10 * time.Second)
-	for slices.Equal(listPrefix(t, fs, dir, "snapshot."), before) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot after the spacing ended; still %q", before)
+	testutil.Eventually(t, 10*time.Second, "a snapshot after the spacing ended", func() bool {
+		if !slices.Equal(listPrefix(t, fs, dir, "snapshot."), before) {
+			return true
 		}
 		if _, code := c.get(last); code != 0 {
 			t.Fatalf("get %s: %v", last, code)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 	// It holds the burst: a restart from it (and the log) has every node.
 	ts.stop(t)
 	ts = startServer(t, o)

@@ -14,12 +14,9 @@ import (
 	"github.com/corral-db/corral/zab"
 )
 
-// eventually waits for cond with a generous bound. Tests never assert
-// on timing: the bound only turns a hang into a failure.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testutil.Eventually(t, 20*time.Second, what, cond)
-}
+// waitLimit bounds every wait for a condition. Tests never assert on
+// timing: the bound only turns a hang into a failure.
+const waitLimit = 20 * time.Second
 
 // checkGoroutines records the goroutine count and, at cleanup, waits for
 // it to come back (every goroutine stopped), printing the survivors if it

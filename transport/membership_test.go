@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
+
 	"github.com/corral-db/corral/zab"
 )
 
@@ -33,7 +35,7 @@ func TestTCPMembershipChange(t *testing.T) {
 	a := c2.start(1)
 	c2.peers = all2
 	c2.start(2)
-	eventually(t, "refusal logged", func() bool { return c2.logs.contains("unknown server id") })
+	testutil.Eventually(t, waitLimit, "refusal logged", func() bool { return c2.logs.contains("unknown server id") })
 	if ps, _ := a.Stats().Peer(2); ps.Connected {
 		t.Fatal("server 1 connected to a server it does not know")
 	}
@@ -50,7 +52,7 @@ func TestTCPMembershipChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "2 disconnected", func() bool {
+	testutil.Eventually(t, waitLimit, "2 disconnected", func() bool {
 		_, known := tr1.Stats().Peer(2)
 		return !known
 	})

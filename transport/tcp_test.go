@@ -59,7 +59,7 @@ func listen(t *testing.T, addr string) net.Listener {
 	var ln net.Listener
 	var err error
 	// A restarted server binds the ports its predecessor just closed.
-	eventually(t, "listen on "+addr, func() bool {
+	testutil.Eventually(t, waitLimit, "listen on "+addr, func() bool {
 		ln, err = net.Listen("tcp", addr)
 		return err == nil
 	})
@@ -109,7 +109,7 @@ func (c *tcpCluster) stop(id uint64) {
 // connected on both lanes, seen from both ends.
 func (c *tcpCluster) waitConnected(ids ...uint64) {
 	c.t.Helper()
-	eventually(c.t, "connections", func() bool {
+	testutil.Eventually(c.t, waitLimit, "connections", func() bool {
 		for _, a := range ids {
 			for _, b := range ids {
 				if a == b {
@@ -184,7 +184,7 @@ func TestTCPDeliversInOrder(t *testing.T) {
 	// A sender counts a message sent once flushed, which may be just
 	// after the receiver has it.
 	for _, id := range ids {
-		eventually(t, "sent counters", func() bool {
+		testutil.Eventually(t, waitLimit, "sent counters", func() bool {
 			for _, ps := range c.trs[id].Stats().Peers {
 				if ps.Sent != n+n/10 {
 					return false
@@ -265,7 +265,7 @@ func TestTCPDownPeerDoesNotStall(t *testing.T) {
 	c.start(2)
 	c.start(3)
 	c.waitConnected(2, 3)
-	eventually(t, "handshake timeouts logged", func() bool {
+	testutil.Eventually(t, waitLimit, "handshake timeouts logged", func() bool {
 		return c.logs.contains("server=2", "cannot connect", "peer=1", "handshake") &&
 			c.logs.contains("server=3", "cannot connect", "peer=1", "handshake")
 	})
@@ -279,7 +279,7 @@ func TestTCPDownPeerDoesNotStall(t *testing.T) {
 		ln.Close()
 	}
 	delete(c.lns, 1)
-	eventually(t, "refused connections logged", func() bool {
+	testutil.Eventually(t, waitLimit, "refused connections logged", func() bool {
 		return c.logs.contains("server=2", "cannot connect", "peer=1", "refused")
 	})
 	base := runtime.NumGoroutine()
@@ -299,7 +299,7 @@ func TestTCPDownPeerDoesNotStall(t *testing.T) {
 	c.start(1)
 	c.waitConnected(1, 2, 3)
 	c.stop(3)
-	eventually(t, "2 to notice 3 is gone, on both lanes", func() bool {
+	testutil.Eventually(t, waitLimit, "2 to notice 3 is gone, on both lanes", func() bool {
 		ps, _ := c.trs[2].Stats().Peer(3)
 		return ps.Connects > 0 && ps.Disconnects == ps.Connects
 	})
@@ -387,7 +387,7 @@ func TestTCPQueueOverflowAndStalledPeer(t *testing.T) {
 	tr := c.start(1)
 	// Server 2 is a fake that handshakes, then never reads.
 	nc := fakePeer(t, c.peers[1].QuorumAddr, laneQuorum, 2, 1)
-	eventually(t, "the fake peer's connection", func() bool {
+	testutil.Eventually(t, waitLimit, "the fake peer's connection", func() bool {
 		ps, _ := tr.Stats().Peer(2)
 		return ps.Connects == 1
 	})
@@ -421,7 +421,7 @@ func TestTCPQueueOverflowAndStalledPeer(t *testing.T) {
 		send(i)
 		time.Sleep(time.Millisecond)
 	}
-	eventually(t, "the disconnection logged with the write timeout as reason", func() bool {
+	testutil.Eventually(t, waitLimit, "the disconnection logged with the write timeout as reason", func() bool {
 		return c.logs.contains("disconnected", "peer=2", "write", "i/o timeout")
 	})
 	if ps, _ := tr.Stats().Peer(2); ps.Connected || ps.DroppedDown == 0 {
@@ -537,7 +537,7 @@ func TestTCPBadInputClosesOnlyThatConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectClosed(t, nc, tc.name)
-		eventually(t, tc.name+" logged", func() bool {
+		testutil.Eventually(t, waitLimit, tc.name+" logged", func() bool {
 			return c.logs.contains("server=1", "disconnected", "peer=3", tc.reason)
 		})
 	}
@@ -739,7 +739,7 @@ func TestTCPListensOnConfiguredPorts(t *testing.T) {
 		if trs[0].QuorumAddr().String() != peers[1].QuorumAddr || trs[0].ElectionAddr().String() != peers[1].ElectionAddr {
 			t.Fatalf("listening on %v and %v, configured %+v", trs[0].QuorumAddr(), trs[0].ElectionAddr(), peers[1])
 		}
-		eventually(t, "connected", func() bool {
+		testutil.Eventually(t, waitLimit, "connected", func() bool {
 			ps, _ := trs[0].Stats().Peer(2)
 			return ps.Connected
 		})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
+
 	"github.com/corral-db/corral/zab"
 )
 
@@ -201,8 +203,7 @@ func (e *zabEnsemble) applied(id uint64) map[string]bool {
 func (e *zabEnsemble) commitAll(alive []uint64, values []string) {
 	t := e.t
 	t.Helper()
-	deadline := time.Now().Add(25 * time.Second)
-	for {
+	testutil.Eventually(t, 25*time.Second, fmt.Sprintf("values committed on every server of %v", alive), func() bool {
 		everywhere, somewhere := true, map[string]bool{}
 		for _, id := range alive {
 			got := e.applied(id)
@@ -212,10 +213,7 @@ func (e *zabEnsemble) commitAll(alive []uint64, values []string) {
 			}
 		}
 		if everywhere {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("values not committed on every server of %v", alive)
+			return true
 		}
 		if l := e.leader(alive); l != nil {
 			for _, v := range values {
@@ -224,10 +222,10 @@ func (e *zabEnsemble) commitAll(alive []uint64, values []string) {
 				}
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false
+	})
 	// Same history everywhere (the laggards may still be applying).
-	eventually(t, "equal histories", func() bool {
+	testutil.Eventually(t, waitLimit, "equal histories", func() bool {
 		_, first, _ := e.drivers[alive[0]].state()
 		for _, id := range alive[1:] {
 			_, ents, _ := e.drivers[id].state()
@@ -262,7 +260,7 @@ func TestZabOverTCP(t *testing.T) {
 	for _, id := range ids {
 		e.start(id, zab.NewMemoryStorage())
 	}
-	eventually(t, "an established leader", func() bool { return e.leader(ids) != nil })
+	testutil.Eventually(t, waitLimit, "an established leader", func() bool { return e.leader(ids) != nil })
 	all := values("value", 50)
 	e.commitAll(ids, all)
 
@@ -285,7 +283,7 @@ func TestZabOverTCP(t *testing.T) {
 	if l == nil {
 		t.Fatal("no leader after the commits")
 	}
-	eventually(t, "drops for the dead server", func() bool {
+	testutil.Eventually(t, waitLimit, "drops for the dead server", func() bool {
 		ps, _ := c.trs[l.id].Stats().Peer(victim)
 		return ps.DroppedDown > 0 && !ps.Connected
 	})
@@ -314,14 +312,14 @@ func TestZabOverNetworkPartition(t *testing.T) {
 	for _, id := range ids {
 		e.start(id, zab.NewMemoryStorage())
 	}
-	eventually(t, "an established leader", func() bool { return e.leader(ids) != nil })
+	testutil.Eventually(t, waitLimit, "an established leader", func() bool { return e.leader(ids) != nil })
 	all := values("value", 30)
 	e.commitAll(ids, all)
 
 	old := e.leader(ids)
 	nw.Isolate(old.id)
 	rest := slices.DeleteFunc(slices.Clone(ids), func(id uint64) bool { return id == old.id })
-	eventually(t, "a new leader among the others", func() bool { return e.leader(rest) != nil })
+	testutil.Eventually(t, waitLimit, "a new leader among the others", func() bool { return e.leader(rest) != nil })
 	all = append(all, values("partitioned", 20)...)
 	e.commitAll(rest, all)
 	if got := e.applied(old.id); got["partitioned-0"] {

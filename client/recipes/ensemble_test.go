@@ -544,17 +544,13 @@ func waitNoChildren(t *testing.T, ctx context.Context, c *client.Conn, p string)
 // waitNoNode waits until p does not exist, after what.
 func waitNoNode(t *testing.T, ctx context.Context, c *client.Conn, p, what string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		st, err := c.Exists(ctx, p)
-		if err == nil && st == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s still exists (stat %+v, err %v) %s after %s", p, st, err, waitLimit, what)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	var st *client.Stat
+	var err error
+	if !testutil.Within(waitLimit, func() bool {
+		st, err = c.Exists(ctx, p)
+		return err == nil && st == nil
+	}) {
+		t.Errorf("%s still exists (stat %+v, err %v) %s after %s", p, st, err, waitLimit, what)
 	}
 }
 

@@ -50,6 +50,9 @@ func startMember(t *testing.T, bin string, id int, peers, dir, api string) *memb
 	return &memberProc{cmd: cmd, api: got}
 }
 
+// waitLimit bounds a wait for a condition; it only turns a hang into a failure.
+const waitLimit = 30 * time.Second
+
 func (m *memberProc) kill() {
 	m.cmd.Process.Signal(syscall.SIGKILL)
 	m.cmd.Wait()
@@ -59,7 +62,8 @@ func (m *memberProc) kill() {
 // 0 changes nothing and only the leader answers it.
 func leaderOf(ctx context.Context, t *testing.T, apis []string, name string) int {
 	t.Helper()
-	for ctx.Err() == nil {
+	at := -1
+	testutil.Eventually(t, waitLimit, "a member takes writes", func() bool {
 		for i, a := range apis {
 			c, err := rlogclient.Dial([]string{a})
 			if err != nil {
@@ -70,13 +74,13 @@ func leaderOf(ctx context.Context, t *testing.T, apis []string, name string) int
 			cancel()
 			c.Close()
 			if err == nil {
-				return i
+				at = i
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("no leader")
-	return -1
+		return false
+	})
+	return at
 }
 
 // TestLogGroupProcesses runs three `corral log serve-member` processes.
@@ -118,18 +122,12 @@ func TestLogGroupProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for {
+	testutil.EventuallyNoError(t, waitLimit, "create g", func() error {
 		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+		defer ccancel()
 		_, err := c.Create(cctx, "g")
-		ccancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("create: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 
 	type ack struct {
 		off  int64
@@ -242,16 +240,13 @@ func TestLogGroupProcesses(t *testing.T) {
 	var alls [3][]byte
 	for i, a := range apis {
 		mc, _ := rlogclient.Dial([]string{a})
-		for {
+		testutil.EventuallyNoError(t, waitLimit, fmt.Sprintf("member %d committed to %d", i+1, st.End), func() error {
 			s, err := mc.Stat(ctx, "g")
-			if err == nil && s.Committed >= st.End {
-				break
+			if err == nil && s.Committed < st.End {
+				err = fmt.Errorf("committed %d", s.Committed)
 			}
-			if ctx.Err() != nil {
-				t.Fatalf("member %d: %+v %v, want committed %d", i+1, s, err, st.End)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return err
+		})
 		var all []byte
 		for off := int64(0); off < st.End; {
 			b, next, _, err := mc.Read(ctx, "g", off, 1<<20, 0)

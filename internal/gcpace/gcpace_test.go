@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 func TestPercent(t *testing.T) {
@@ -46,19 +48,15 @@ func TestRunSetsAndRestores(t *testing.T) {
 		defer close(done)
 		Run(ctx, 1<<40, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "GOGC above 100 with a 1 TiB headroom", func() bool {
 		runtime.GC()
-		time.Sleep(2 * pollEvery)
 		// Reading the setting changes it; put back what was read.
-		if p := debug.SetGCPercent(100); p > 100 {
+		p := debug.SetGCPercent(100)
+		if p > 100 {
 			debug.SetGCPercent(p)
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("GOGC never rose above 100 with a 1 TiB headroom")
-		}
-	}
+		return p > 100
+	})
 	cancel()
 	<-done
 	if p := debug.SetGCPercent(100); p != 100 {

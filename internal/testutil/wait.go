@@ -42,3 +42,14 @@ func Within(limit time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// EventuallyNoError calls f until it returns nil and fails the test with
+// f's last error if it still has not after limit: the shape of "retry
+// this call until it succeeds", where the last error says why it did not.
+func EventuallyNoError(t TB, limit time.Duration, what string, f func() error) {
+	t.Helper()
+	var last error
+	if !Within(limit, func() bool { last = f(); return last == nil }) {
+		t.Fatalf("%s: not done within %s: %v", what, limit, last)
+	}
+}

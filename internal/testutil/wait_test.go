@@ -58,3 +58,19 @@ func TestFreePortsAreDistinctAndBindable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestEventuallyNoErrorReportsTheLastError(t *testing.T) {
+	n := 0
+	EventuallyNoError(t, time.Minute, "third call", func() error {
+		if n++; n < 3 {
+			return fmt.Errorf("call %d", n)
+		}
+		return nil
+	})
+	var f fakeTB
+	n = 0
+	EventuallyNoError(&f, 20*time.Millisecond, "never", func() error { n++; return fmt.Errorf("call %d", n) })
+	if want := fmt.Sprintf("never: not done within 20ms: call %d", n); f.failed != want {
+		t.Fatalf("failure %q, want %q", f.failed, want)
+	}
+}

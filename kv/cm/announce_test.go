@@ -3,22 +3,22 @@ package cm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
-	"time"
+
+	"github.com/corral-db/corral/internal/testutil"
 )
 
 // waitRecorded waits until a has finished with epoch.
 func waitRecorded(t *testing.T, a *Announcer, epoch uint64) error {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
-		if e, err := a.Recorded(); e >= epoch {
-			return err
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("epoch %d never recorded", epoch)
-	return nil
+	var err error
+	testutil.Eventually(t, waitLimit, fmt.Sprintf("epoch %d recorded", epoch), func() bool {
+		var e uint64
+		e, err = a.Recorded()
+		return e >= epoch
+	})
+	return err
 }
 
 func TestAnnouncer(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/replica"
 )
@@ -169,15 +170,11 @@ func testLeaderMoves(t *testing.T, policy kv.LeaderPolicy) {
 			}
 		}()
 	}
-	for {
-		if n, leaders := transfers(); n >= 2 && len(leaders) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The verdict is the check below, with the events logged first.
+	testutil.Within(time.Until(deadline), func() bool {
+		n, leaders := transfers()
+		return n >= 2 && len(leaders) >= 2
+	})
 	close(stop)
 	wg.Wait()
 
@@ -201,15 +198,7 @@ func testLeaderMoves(t *testing.T, policy kv.LeaderPolicy) {
 
 	// Every member applies everything acknowledged and holds every
 	// acknowledged row, whole.
-	wait := time.Now().Add(30 * time.Second)
-	for _, m := range ms {
-		for m.applied() < zabZxid(last) {
-			if time.Now().After(wait) {
-				t.Fatalf("member %d applied %v, want %x", m.cfg.ID, m.applied(), last)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	waitApplied(t, 30*time.Second, ms, zabZxid(last))
 	for _, m := range ms {
 		m.mu.Lock()
 		s := m.store

@@ -14,8 +14,10 @@ import (
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/zab"
 )
 
 // member is one running member of a test group.
@@ -62,11 +64,21 @@ func (m *member) applied() zabZxid {
 	return m.store.Applied()
 }
 
+// waitApplied waits until every member has applied zxid.
+func waitApplied(t *testing.T, limit time.Duration, ms []*member, zxid zab.Zxid) {
+	t.Helper()
+	for _, m := range ms {
+		testutil.Eventually(t, limit, fmt.Sprintf("member %d applied %x", m.cfg.ID, zxid), func() bool {
+			return m.applied() >= zxid
+		})
+	}
+}
+
 // leader asks each member directly which of them leads.
 func leader(t *testing.T, ms []*member) int {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	at := -1
+	testutil.Eventually(t, 20*time.Second, "a member answers as leader", func() bool {
 		for i, m := range ms {
 			if !m.running() {
 				continue
@@ -80,13 +92,13 @@ func leader(t *testing.T, ms []*member) int {
 			cancel()
 			cc.Close()
 			if err == nil {
-				return i
+				at = i
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no leader")
-	return -1
+		return false
+	})
+	return at
 }
 
 // TestGroupSurvivesLeaderStop: a 3-member group keeps every acknowledged
@@ -171,15 +183,7 @@ func testGroupSurvivesLeaderStop(t *testing.T, mode replica.Mode) {
 	ms[old].start(t)
 	put(40)
 	// Every member applies everything, the restarted one by DIFF.
-	deadline := time.Now().Add(20 * time.Second)
-	for _, m := range ms {
-		for m.applied() < zabZxid(last) {
-			if time.Now().After(deadline) {
-				t.Fatalf("member %d applied %v, want %x", m.cfg.ID, m.applied(), last)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	waitApplied(t, 20*time.Second, ms, zabZxid(last))
 	// Concurrent reads share confirmation rounds and each sees its row.
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)

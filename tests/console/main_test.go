@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/corral-db/corral/console"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -139,19 +140,16 @@ func js(t *testing.T, ctx context.Context, stmt string) {
 // waitJS polls a JavaScript expression until it is true, within limit.
 func waitJS(t *testing.T, ctx context.Context, limit time.Duration, what, expr string) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
+	var err error
+	if !testutil.Within(limit, func() bool {
 		tctx, cancel := context.WithTimeout(ctx, pageWait)
-		ok, err := chromedp.Run(tctx, chromedp.Evaluate[bool]("!!("+expr+")"))
-		cancel()
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			banner, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#error").hidden ? "" : document.querySelector("#error").textContent`))
-			t.Fatalf("%s: not shown within %s (last error %v; page error banner %q)", what, limit, err, strings.TrimSpace(banner))
-		}
-		time.Sleep(100 * time.Millisecond)
+		defer cancel()
+		var ok bool
+		ok, err = chromedp.Run(tctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		return err == nil && ok
+	}) {
+		banner, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#error").hidden ? "" : document.querySelector("#error").textContent`))
+		t.Fatalf("%s: not shown within %s (last error %v; page error banner %q)", what, limit, err, strings.TrimSpace(banner))
 	}
 }
 

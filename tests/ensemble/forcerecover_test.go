@@ -92,15 +92,18 @@ func TestForceRecoverAfterMajorityCrash(t *testing.T) {
 	}
 	// Safety, not timing: every member holds only a fuzzy snapshot, so
 	// none may serve. Watch a few election rounds.
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	var serving string
+	if testutil.Within(2*time.Second, func() bool {
 		for i := 0; i < ens.Len(); i++ {
 			switch m := ens.Mode(i); m {
 			case "leader", "follower", "observer":
-				t.Fatalf("%s serves as %s after the crash of every member", ens.MemberString(i), m)
+				serving = fmt.Sprintf("%s serves as %s", ens.MemberString(i), m)
+				return true
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("%s after the crash of every member", serving)
 	}
 	tl.logf("every member recovering, none serving")
 

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -25,16 +25,13 @@ func TestReconfigAddObserver(t *testing.T) {
 		t.Fatalf("reconfig -add observer: %v", err)
 	}
 	c := connectOne(t, ens, o)
-	deadline := time.Now().Add(convergeWait)
-	for {
-		p, obs, raw := configOf(t, c)
-		if len(p) == 3 && len(obs) == 1 && obs[0] == fmt.Sprintf("server.%d", ens.ID(o)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("observer's /zookeeper/config:\n%s", raw)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var raw string
+	if !testutil.Within(convergeWait, func() bool {
+		var p, obs []string
+		p, obs, raw = configOf(t, c)
+		return len(p) == 3 && len(obs) == 1 && obs[0] == fmt.Sprintf("server.%d", ens.ID(o))
+	}) {
+		t.Fatalf("observer's /zookeeper/config:\n%s", raw)
 	}
 	for k := 0; k < 10; k++ {
 		if _, err := admin.Create(fmt.Sprintf("/obs-%d", k), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {

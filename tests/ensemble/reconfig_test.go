@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/tests/harness"
 )
 
@@ -54,17 +55,15 @@ func configOf(t *testing.T, c *zk.Conn) (participants, observers []string, raw s
 func waitConfig(t *testing.T, ens *harness.Ensemble, i, want int) string {
 	t.Helper()
 	c := connectOne(t, ens, i)
-	deadline := time.Now().Add(convergeWait)
-	for {
-		p, _, raw := configOf(t, c)
-		if len(p) == want {
-			return raw
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("member %s: /zookeeper/config has %d participants, want %d:\n%s", ens.MemberString(i), len(p), want, raw)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var p []string
+	var raw string
+	if !testutil.Within(convergeWait, func() bool {
+		p, _, raw = configOf(t, c)
+		return len(p) == want
+	}) {
+		t.Fatalf("member %s: /zookeeper/config has %d participants, want %d:\n%s", ens.MemberString(i), len(p), want, raw)
 	}
+	return raw
 }
 
 // TestReconfigGrowShrink grows a reconfig-enabled ensemble from 3 voters
@@ -314,16 +313,12 @@ func TestReconfigGrowShrink(t *testing.T) {
 // (bounded by progressWait).
 func waitLeader(t *testing.T, ens *harness.Ensemble) int {
 	t.Helper()
-	deadline := time.Now().Add(progressWait)
-	for {
-		if l := ens.Leader(); l >= 0 {
-			return l
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no leader within %v", progressWait)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	l := -1
+	testutil.Eventually(t, progressWait, "a leader", func() bool {
+		l = ens.Leader()
+		return l >= 0
+	})
+	return l
 }
 
 // TestReconfigSnapCarriesVersion: a member that starts from an empty
@@ -404,18 +399,16 @@ func TestReconfigSnapCarriesVersion(t *testing.T) {
 	}
 	s.StartAgain()
 	fc := connectOne(t, ens, f)
-	deadline := time.Now().Add(convergeWait)
-	for {
-		_, serr := fc.Sync("/")
-		ok, _, eerr := fc.Exists("/after-29")
-		if serr == nil && eerr == nil && ok {
-			break
+	testutil.EventuallyNoError(t, convergeWait, fmt.Sprintf("member %s caught up", ens.MemberString(f)), func() error {
+		if _, err := fc.Sync("/"); err != nil {
+			return fmt.Errorf("sync: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("member %s never caught up: sync %v, exists %v %v", ens.MemberString(f), serr, ok, eerr)
+		ok, _, err := fc.Exists("/after-29")
+		if err == nil && !ok {
+			err = errors.New("/after-29 not there")
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err
+	})
 	if _, _, got := configOf(t, fc); got != want {
 		t.Fatalf("member %s from an empty dataDir: /zookeeper/config\n%s\nwant the leader's\n%s", ens.MemberString(f), got, want)
 	}

@@ -2,8 +2,8 @@ package ensemble
 
 import (
 	"testing"
-	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -49,14 +49,17 @@ func TestRecoveringVoters(t *testing.T) {
 	// Safety, not timing: at no point may a leader appear while A, the
 	// only voter holding W, is frozen. Watch for several election
 	// rounds' worth of time (syncLimit is 5 s).
-	deadline := time.Now().Add(3 * syncLimitTime / 2)
-	for time.Now().Before(deadline) {
+	usurper := -1
+	if testutil.Within(3*syncLimitTime/2, func() bool {
 		for _, i := range []int{b, c, d, e} {
-			if m := ens.Mode(i); m == "leader" {
-				t.Fatalf("%s became leader without the only intact server holding W", ens.MemberString(i))
+			if ens.Mode(i) == "leader" {
+				usurper = i
+				return true
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("%s became leader without the only intact server holding W", ens.MemberString(usurper))
 	}
 	tl.logf("no leader formed without A; continue A")
 	ens.Server(a).Resume()

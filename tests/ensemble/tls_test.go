@@ -50,16 +50,15 @@ func TestQuorumTLS(t *testing.T) {
 	}
 	if !env.IsZooKeeper() {
 		// The members say why; ZooKeeper logs its own exceptions.
-		waitFor(t, "members 1 and 2 refusing member 3", func() bool {
+		testutil.Eventually(t, 30*time.Second, "members 1 and 2 refusing member 3", func() bool {
 			return logHas(t, en.Server(0).LogPath, "incoming connection refused", "TLS") &&
 				logHas(t, en.Server(1).LogPath, "incoming connection refused", "TLS")
 		})
 	}
 	// However long we look, member 3 does not serve.
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if m := en.Mode(2); m != "" {
-			t.Fatalf("member 3 with an untrusted certificate serves as %s", m)
-		}
+	var m string
+	if testutil.Within(3*time.Second, func() bool { m = en.Mode(2); return m != "" }) {
+		t.Fatalf("member 3 with an untrusted certificate serves as %s", m)
 	}
 
 	// Its own certificate back: it joins and has every write.
@@ -108,9 +107,4 @@ lines:
 		return true
 	}
 	return false
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testutil.Eventually(t, 30*time.Second, what, cond)
 }

@@ -77,6 +77,38 @@ func (c *cluster) store(t *testing.T, ctx context.Context) *cm.Store {
 	return st
 }
 
+// client is a kv client of the cluster's nodes, closed when the test ends.
+func (c *cluster) client(t *testing.T) *kvclient.Client {
+	t.Helper()
+	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(c.endpoints, ","), RequestTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kc.Close() })
+	return kc
+}
+
+// firstRange returns the first token of group in the ring and the range
+// it starts: a range the group owns, for a test to move.
+func firstRange(t *testing.T, ctx context.Context, st *cm.Store, group ring.GroupID) (uint64, ring.Range) {
+	t.Helper()
+	r, err := st.Ring(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range r.Tokens() {
+		if tk.Group == group {
+			rg, owner := r.RangeOfHash(tk.Token)
+			if owner != group {
+				t.Fatalf("token %#x owned by %v in %v", tk.Token, owner, r)
+			}
+			return tk.Token, rg
+		}
+	}
+	t.Fatalf("group %v has no token in %v", group, r)
+	return 0, ring.Range{}
+}
+
 // TestClusterLeaderKill: two RGs of three on three node processes;
 // clients write rows of both RGs while the node leading RG 1 (and not RG
 // 2) is SIGKILLed. Every acknowledged write is there afterwards, RG 2

@@ -43,12 +43,12 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 	load := startWriteLoad(c, 5000, deadline)
 	// Leadership must move at least twice.
 	leaders := []int{leaderOf(t, eps)}
-	for len(leaders) < 3 && time.Now().Before(deadline) {
+	testutil.Within(time.Until(deadline), func() bool { // the verdict is below
 		if l := leaderOf(t, eps); l != leaders[len(leaders)-1] {
 			leaders = append(leaders, l)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(leaders) >= 3
+	})
 	acked := load.finish()
 	if len(leaders) < 3 {
 		t.Fatalf("leaders seen %v; want leadership moved twice", leaders)

@@ -8,9 +8,6 @@ import (
 	"time"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
-	"github.com/corral-db/corral/client"
-	"github.com/corral-db/corral/client/kvclient"
-	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/ring"
 )
 
@@ -26,32 +23,9 @@ func TestClusterScanDuringMove(t *testing.T) {
 	c := startCluster(t, 2, 1, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r0, err := st.Ring(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var token uint64
-	for _, tk := range r0.Tokens() {
-		if tk.Group == 1 {
-			token = tk.Token
-			break
-		}
-	}
-	rg, _ := r0.RangeOfHash(token)
-	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(c.endpoints, ","), RequestTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
+	st := c.store(t, ctx)
+	token, rg := firstRange(t, ctx, st, 1)
+	kc := c.client(t)
 	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "sc", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
 		t.Fatal(err)
 	}

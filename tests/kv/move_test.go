@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
-	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/kvclient"
 	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/kv/cm"
@@ -45,31 +44,8 @@ func TestClusterRangeMove(t *testing.T) {
 	c := startCluster(t, 2, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r0, err := st.Ring(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The range: RG 1's first token's.
-	var token uint64
-	for _, tk := range r0.Tokens() {
-		if tk.Group == 1 {
-			token = tk.Token
-			break
-		}
-	}
-	rg, owner := r0.RangeOfHash(token)
-	if owner != 1 {
-		t.Fatalf("token %#x owned by %v in %v", token, owner, r0)
-	}
+	st := c.store(t, ctx)
+	token, rg := firstRange(t, ctx, st, 1)
 	const keys, clients = 4, 4
 	var rows [][]byte
 	for i := 0; len(rows) < keys; i++ {
@@ -79,11 +55,7 @@ func TestClusterRangeMove(t *testing.T) {
 		}
 	}
 
-	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(c.endpoints, ","), RequestTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
+	kc := c.client(t)
 	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "mv", Families: []*kvpb.Family{{Name: "cf"}, {Name: "log", MaxVersions: 4}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -350,20 +322,8 @@ func TestClusterRemoveGroup(t *testing.T) {
 	c := startCluster(t, 2, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
-	conn, err := client.Connect(ctx, strings.Split(c.cm, ","), client.SessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := cm.NewStore(conn, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kvclient.New(kvclient.Config{Endpoints: strings.Split(c.endpoints, ","), RequestTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
+	st := c.store(t, ctx)
+	kc := c.client(t)
 	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "rm", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
 		t.Fatal(err)
 	}

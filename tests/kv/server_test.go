@@ -22,8 +22,8 @@ import (
 // (the others answer NotLeader).
 func leaderOf(t *testing.T, eps []string) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	at := -1
+	testutil.Eventually(t, 30*time.Second, "a member answers as leader", func() bool {
 		for i, ep := range eps {
 			cc, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
@@ -34,13 +34,13 @@ func leaderOf(t *testing.T, eps []string) int {
 			cancel()
 			cc.Close()
 			if err == nil {
-				return i
+				at = i
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no leader")
-	return -1
+		return false
+	})
+	return at
 }
 
 // server is one `corral server zoo.cfg` process of a kv group, which
