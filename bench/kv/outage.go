@@ -132,7 +132,8 @@ type outageRun struct {
 	st       *cm.Store
 	ring     *ring.Ring
 	restarts []*launch.Server
-	logs     []string // where members log their role changes
+	logs     []string       // where members log their role changes
+	nodeOf   map[string]int // a node's API address -> its number N (its config is nodeN/node.json)
 }
 
 // RunOutage runs the experiment; the report holds what completed even
@@ -162,6 +163,11 @@ func RunOutage(ctx context.Context, cfg OutageConfig) (*OutageReport, error) {
 	r := &outageRun{cfg: &cfg, s: s, dir: filepath.Join(dir, "cluster"), logs: []string{filepath.Join(dir, "cluster.log")}}
 	defer r.stop()
 	rep.Nodes = s.info().Members
+	r.nodeOf = map[string]int{}
+	_, nodes := parseClusterLog(r.logs[0])
+	for _, n := range nodes {
+		r.nodeOf[n.api] = n.id
+	}
 	cmConnect := parseCMLine(r.logs[0])
 	if cmConnect == "" {
 		return rep, errors.New("bench: no configuration manager line in the cluster's log")
@@ -272,7 +278,7 @@ func (r *outageRun) trial(ctx context.Context, k int) (OutageTrial, error) {
 		return tr, err
 	}
 	r.measure(ctx, &tr, recs, killWall, end)
-	return tr, r.restart(ctx, victim)
+	return tr, r.restart(victim)
 }
 
 // measure fills tr from the operations and the election and CM records.
@@ -346,8 +352,12 @@ func (r *outageRun) recorded(ctx context.Context) (cm.Leader, time.Time, bool) {
 
 // restart starts the killed node again (`corral kv node -config
 // DIR/nodeN/node.json`), as a process this run stops.
-func (r *outageRun) restart(ctx context.Context, i int) error {
-	n := i + 1 // members are in node order
+func (r *outageRun) restart(i int) error {
+	m := r.s.Members[i]
+	n, ok := r.nodeOf[m.Addr]
+	if !ok {
+		return fmt.Errorf("no node number for %s", m.Addr)
+	}
 	logPath := filepath.Join(filepath.Dir(r.dir), fmt.Sprintf("node%d-restart%d.log", n, len(r.restarts)+1))
 	srv, err := launch.Spawn(fmt.Sprintf("kv node %d", n),
 		[]string{r.cfg.CorralBin, "kv", "node", "-config", filepath.Join(r.dir, fmt.Sprintf("node%d", n), "node.json"), "-log-level", "info"},
@@ -357,7 +367,6 @@ func (r *outageRun) restart(ctx context.Context, i int) error {
 	}
 	r.restarts = append(r.restarts, srv)
 	r.logs = append(r.logs, logPath)
-	m := r.s.Members[i]
 	m.srv, m.pid, m.logPath = srv, srv.PID(), logPath
 	return nil
 }

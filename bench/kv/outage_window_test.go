@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -89,5 +90,22 @@ func TestSplitAndSpread(t *testing.T) {
 	}
 	if s := SpreadOf(nil); s.N != 0 {
 		t.Errorf("spread of nothing %+v", s)
+	}
+}
+
+func TestScanElected(t *testing.T) {
+	log := `time=2026-11-28T10:01:18.061Z level=INFO msg="kv member role" rg=1 state=leading leader=3 epoch=1
+time=2026-11-28T10:01:25.540Z level=INFO msg="kv member role" rg=1 state=looking leader=0 epoch=0
+time=2026-11-28T10:01:25.549Z level=INFO msg="kv member role" rg=2 state=leading leader=2 epoch=4
+time=2026-11-28T10:01:25.551Z level=INFO msg="kv member role" rg=1 state=following leader=3 epoch=0
+time=2026-11-28T10:01:25.552Z level=INFO msg="kv member role" rg=1 state=leading leader=3 epoch=3
+`
+	since, _ := time.Parse(time.RFC3339Nano, "2026-11-28T10:01:25Z")
+	at, epoch, ok := scanElected(strings.NewReader(log), 1, since)
+	if !ok || epoch != 3 || at.Format("15:04:05.000") != "10:01:25.552" {
+		t.Errorf("elected %v epoch %d %v, want 10:01:25.552 epoch 3", at, epoch, ok)
+	}
+	if _, _, ok := scanElected(strings.NewReader(log), 3, since); ok {
+		t.Error("an RG that logged nothing was found elected")
 	}
 }
