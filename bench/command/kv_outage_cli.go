@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/corral-db/corral/bench/kv"
+	"github.com/corral-db/corral/bench/plot"
 )
 
 // kvOutageCommand runs `corral bench kv-outage` (the ACaZoo paper's
@@ -35,7 +36,7 @@ func kvOutageCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.StringVar(&cfg.CorralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "parent of the temporary directory (default: system temp dir)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory")
-	out := fs.String("out", "", "directory for report.md, results.jsonl and series.csv (default: the report and JSON lines to stdout)")
+	out := fs.String("out", "", "directory for report.md, results.jsonl, series.csv and kv-outage.png (default: the report and JSON lines to stdout)")
 	quiet := fs.Bool("q", false, "no progress messages on stderr")
 	if code, ok := parse(fs, args, env); !ok {
 		return code
@@ -54,6 +55,13 @@ func kvOutageCommand(ctx context.Context, args []string, env CommandEnv) int {
 			return err
 		}
 		rep.SeriesCSV(f)
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if len(rep.Trials) == 0 {
+			return nil
+		}
+		_, err = plot.WriteKVOutagePlot(dir, rep)
+		return err
 	})
 }
