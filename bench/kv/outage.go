@@ -79,12 +79,10 @@ func (c *OutageConfig) Fill() error {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []*time.Duration{&c.OpTimeout, &c.StartTimeout} {
-		if *p == 0 {
-			*p = d.OpTimeout
-		}
+	if c.OpTimeout == 0 {
+		c.OpTimeout = d.OpTimeout
 	}
-	if c.StartTimeout < 10*time.Second {
+	if c.StartTimeout == 0 {
 		c.StartTimeout = d.StartTimeout
 	}
 	if c.LowFrac == 0 {
@@ -109,6 +107,8 @@ func (c *OutageConfig) Fill() error {
 		return fmt.Errorf("kills must be in [1, %d]", MaxKills)
 	case c.Warmup <= 0 || c.Warmup > MaxPhase || c.After <= 0 || c.After > MaxPhase || c.Settle < 0 || c.Settle > MaxPhase:
 		return fmt.Errorf("warmup and after must be in (0, %v], settle in [0, %v]", MaxPhase, MaxPhase)
+	case c.OpTimeout < 0 || c.OpTimeout > MaxPhase || c.StartTimeout < 0 || c.StartTimeout > MaxPhase:
+		return fmt.Errorf("timeouts must be in (0, %v]", MaxPhase)
 	case c.LowFrac <= 0 || c.LowFrac >= 1:
 		return errors.New("low fraction must be in (0, 1)")
 	case c.TickTimeMs < 1 || c.TickTimeMs > 60000:

@@ -82,9 +82,13 @@ func (r *OutageReport) Markdown(w io.Writer) {
 		if t.Unended {
 			out = "≥" + out + " (unended)"
 		}
+		others := "-" // one RG: no other
+		if c.Groups > 1 {
+			others = msOf(t.OtherRGsGap)
+		}
 		fmt.Fprintf(w, "| %d | %d (%d) | %d (%d) | %s | %s | %s | %s | %s | %s | %d | %s |\n",
 			t.Kill, t.Leader, t.Epoch, t.NewLeader, t.NewEpoch, out, msOf(t.Low),
-			msOf(t.Election), msOf(t.CM), signedMs(t.Reconnect, t.Recorded > 0 && t.FirstOK > 0), msOf(t.OtherRGsGap), t.Ops, errorsOf(t.Errors))
+			msOf(t.Election), msOf(t.CM), signedMs(t.Reconnect, t.Recorded > 0 && t.FirstOK > 0), others, t.Ops, errorsOf(t.Errors))
 	}
 	fmt.Fprintf(w, "\nlow: the longest run of 100 ms buckets below %.0f%% of the pre-kill mean. election: kill → a member logs `state=leading`; CM: → the leader znode's mtime; reconnect: → the first successful read of the RG (negative: the client found the leader by a NotLeader answer before the CM recorded it).\n", c.LowFrac*100)
 	fmt.Fprintln(w, "\n## Median (min-max) over the kills, ms")
