@@ -3,6 +3,7 @@ package kv
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -273,16 +274,24 @@ func (r *outageRun) trial(ctx context.Context, k int) (OutageTrial, error) {
 		return tr, fmt.Errorf("SIGKILL pid %d: %w", m.PID(), err)
 	}
 	cfg.Log.Info("killed", "kill", k, "rg", uint64(targetRG), "leader", lead.ID, "pid", m.PID())
+	// The first newer leader the CM records (a later hand-over may
+	// replace it before the trial ends): polled every cmPoll.
+	var first cmRecord
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		first = r.firstRecord(lctx, lead.Epoch, start.Add(end))
+	}()
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return tr, err
 	}
-	r.measure(ctx, &tr, recs, killWall, end)
+	r.measure(&tr, recs, first, killWall, end)
 	return tr, r.restart(victim)
 }
 
 // measure fills tr from the operations and the election and CM records.
-func (r *outageRun) measure(ctx context.Context, tr *OutageTrial, recs [][]opRec, killWall time.Time, end time.Duration) {
+func (r *outageRun) measure(tr *OutageTrial, recs [][]opRec, rec cmRecord, killWall time.Time, end time.Duration) {
 	cfg := r.cfg
 	var all, target []time.Duration
 	tr.Errors = map[string]int64{}
@@ -322,32 +331,47 @@ func (r *outageRun) measure(ctx context.Context, tr *OutageTrial, recs [][]opRec
 		}
 	}
 	var elected, recorded time.Duration
-	if at, epoch, ok := electedAt(r.logs, targetRG, killWall); ok {
-		elected, tr.NewEpoch = at.Sub(killWall), epoch
+	if at, _, ok := electedAt(r.logs, targetRG, killWall); ok {
+		elected = at.Sub(killWall)
 	}
-	if l, mt, ok := r.recorded(ctx); ok && l.Epoch > tr.Epoch {
-		recorded, tr.NewLeader = mt.Sub(killWall), l.ID
-		if tr.NewEpoch == 0 {
-			tr.NewEpoch = l.Epoch
-		}
+	if rec.ok {
+		recorded, tr.NewLeader, tr.NewEpoch = rec.mtime.Sub(killWall), rec.l.ID, rec.l.Epoch
 	}
 	tr.Elected, tr.Recorded, tr.FirstOK = elected, recorded, firstOK
 	sp := SplitOutage(elected, recorded, firstOK)
 	tr.Election, tr.CM, tr.Reconnect = sp.Election, sp.CM, sp.Reconnect
 }
 
-// recorded reads the target RG's leader record and its znode's mtime
-// (the CM leader's clock when it applied the write, in ms).
-func (r *outageRun) recorded(ctx context.Context) (cm.Leader, time.Time, bool) {
-	l, ok, err := r.st.Leader(ctx, targetRG)
-	if err != nil || !ok {
-		return cm.Leader{}, time.Time{}, false
+// cmRecord is a leader record and its znode's mtime (the CM leader's
+// clock when it applied the write, in ms).
+type cmRecord struct {
+	l     cm.Leader
+	mtime time.Time
+	ok    bool
+}
+
+// cmPoll is how often firstRecord reads the target RG's leader znode.
+const cmPoll = 5 * time.Millisecond
+
+// firstRecord polls the target RG's leader znode until it records an
+// epoch above killed, ctx ends or until passes.
+func (r *outageRun) firstRecord(ctx context.Context, killed uint64, until time.Time) cmRecord {
+	path := cm.DefaultRoot + "/rgs/" + strconv.FormatUint(uint64(targetRG), 10) + "/leader"
+	for time.Now().Before(until) && ctx.Err() == nil {
+		if b, stat, err := r.conn.Get(ctx, path); err == nil {
+			var rec struct {
+				cm.Leader
+			}
+			if json.Unmarshal(b, &rec) == nil && rec.Epoch > killed {
+				return cmRecord{l: rec.Leader, mtime: time.UnixMilli(stat.Mtime), ok: true}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(cmPoll):
+		}
 	}
-	_, stat, err := r.conn.Get(ctx, cm.DefaultRoot+"/rgs/"+strconv.FormatUint(uint64(targetRG), 10)+"/leader")
-	if err != nil {
-		return cm.Leader{}, time.Time{}, false
-	}
-	return l, time.UnixMilli(stat.Mtime), true
+	return cmRecord{}
 }
 
 // restart starts the killed node again (`corral kv node -config
