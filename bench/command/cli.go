@@ -40,6 +40,7 @@ const commandUsage = `usage:
   corral bench failures [flags]   the ZooKeeper paper's Fig. 8: throughput over time while members are killed and restarted
   corral bench ycsb [flags]   YCSB workloads A-F and the study's S over 1 KB records, one znode each
   corral bench kv [flags]   corral's key-value store against etcd: YCSB A, B, C, F and 100% writes over 1 KiB rows
+  corral bench kv-outage [flags]   the ACaZoo paper's Figs. 16-17: SIGKILL an RG leader under a read-only Zipf load; the outage split
   corral bench scale [flags]   servers and clients scaled together (N = 1..8) with a Universal Scalability Law fit
   corral bench memory [flags]   each member's resident memory for N znodes of S bytes, beside the raw bytes of paths + data
   corral bench factorial [flags]   a 2^k r factorial experiment: each factor's effect and share of the variation
@@ -84,6 +85,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return scaleCommand(ctx, args[1:], env)
 	case "kv":
 		return kvCommand(ctx, args[1:], env)
+	case "kv-outage":
+		return kvOutageCommand(ctx, args[1:], env)
 	case "factorial":
 		return factorialCommand(ctx, args[1:], env)
 	case "report-md":

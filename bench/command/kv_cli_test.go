@@ -28,3 +28,20 @@ func TestKVCommandRejectsBadFlags(t *testing.T) {
 		t.Errorf("help: exit %d, lacks kv:\n%s", code, out.String())
 	}
 }
+
+func TestKVOutageCommandRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-members", "2"},
+		{"-kills", "0"},
+		{"-low", "1.5"},
+		{"-durability", "fast"},
+		{"-after", "0s"},
+		{"extra"},
+	} {
+		var stderr bytes.Buffer
+		code := Command(context.Background(), append([]string{"kv-outage"}, args...), CommandEnv{Stderr: &stderr})
+		if code != 2 || stderr.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+}

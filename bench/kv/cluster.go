@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,7 @@ func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups i
 	argv := []string{cfg.CorralBin, "kv", "cluster", "-spawn",
 		"-groups", strconv.Itoa(groups), "-replicas", strconv.Itoa(cfg.Members),
 		"-durability", cfg.Durability, "-tick", strconv.Itoa(cfg.TickTimeMs) + "ms",
-		"-dir", filepath.Join(dir, "cluster"), "-log-level", "warn"}
+		"-dir", filepath.Join(dir, "cluster"), "-log-level", cmp.Or(cfg.ClusterLogLevel, "warn")}
 	s.Config = strings.Join(argv[1:], " ")
 	bg := budget{Applied: "none (--cpu-budget=false)"}
 	if bgt.enabled {

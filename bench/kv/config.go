@@ -69,6 +69,9 @@ type Config struct {
 	// CommandLine is reported as given.
 	CommandLine string
 	Log         *slog.Logger
+	// ClusterLogLevel is a sharded cluster's -log-level ("" is warn);
+	// the outage experiment reads the members' role changes at info.
+	ClusterLogLevel string
 }
 
 // Limits of the configuration.

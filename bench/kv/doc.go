@@ -92,4 +92,15 @@
 // (series_ops_per_100ms). series.csv: system,workload,t_ms,ops per 100 ms;
 // kv-throughput-WORKLOAD.png plots it, a line per system (bench/plot).
 // Without -out the report and the JSON lines go to stdout.
+//
+// # kv-outage
+//
+// `corral bench kv-outage` (outage.go) is the ACaZoo paper's Figs. 16-17:
+// SIGKILL of one RG's leader under a read-only Zipf load, ops per 100 ms
+// over time and the outage split into election, CM propagation and client
+// reconnect (docs/design/kv-sharding.md, Benchmarks). A smoke run:
+//
+//	bin/corral-bench kv-outage -records 500 -threads 8 -warmup 1500ms -after 3s -kills 2 -settle 1s -tick-time 100
+//
+// Its test starts real processes and runs only with -kv.procs.
 package kv
