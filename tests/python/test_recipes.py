@@ -23,7 +23,7 @@ def test_lock(make_client, base):
         if lock_b.acquire(timeout=WAIT):
             got.set()
 
-    th = threading.Thread(target=take)
+    th = threading.Thread(target=take, daemon=True)
     th.start()
     # b queues behind a; releasing a wakes b through its watch.
     deadline = time.monotonic() + WAIT
@@ -85,10 +85,10 @@ def test_election(make_client, base):
 
     ea = a.Election(base + "/election", "a")
     eb = b.Election(base + "/election", "b")
-    ta = threading.Thread(target=ea.run, args=(lead, "a"))
+    ta = threading.Thread(target=ea.run, args=(lead, "a"), daemon=True)
     ta.start()
     assert done.wait(WAIT)
-    tb = threading.Thread(target=eb.run, args=(lead, "b"))
+    tb = threading.Thread(target=eb.run, args=(lead, "b"), daemon=True)
     tb.start()
     deadline = time.monotonic() + WAIT
     while len(ea.contenders()) < 2 and time.monotonic() < deadline:
@@ -111,7 +111,7 @@ def test_counter(make_client, base):
         for _ in range(20):
             counter += 1
 
-    threads = [threading.Thread(target=bump, args=(c,)) for c in counters]
+    threads = [threading.Thread(target=bump, args=(c,), daemon=True) for c in counters]
     for th in threads:
         th.start()
     for th in threads:
@@ -162,7 +162,7 @@ def test_barrier(make_client, base):
         if b.Barrier(base + "/barrier").wait(timeout=WAIT):
             passed.set()
 
-    th = threading.Thread(target=wait)
+    th = threading.Thread(target=wait, daemon=True)
     th.start()
     assert not passed.wait(0.5)  # not asserted on timing: it must still be blocked
     barrier.remove()
@@ -175,21 +175,29 @@ def test_double_barrier(make_client, base):
     clients = [make_client() for _ in range(n)]
     entered, left = [], []
     lock = threading.Lock()
+    # Members leave only once every member has entered. kazoo's enter()
+    # sets its watch for the ready node after creating its own node; a
+    # member that leaves at once deletes the ready node and its own node,
+    # and a member whose watch comes after that waits forever, on any
+    # server (a race in the recipe, not in the server).
+    all_in = threading.Barrier(n, timeout=WAIT)
 
     def member(c, i):
         db = c.DoubleBarrier(base + "/db", n, identifier="m%d" % i)
         db.enter()
         with lock:
             entered.append(i)
+        all_in.wait()
         db.leave()
         with lock:
             left.append(i)
 
-    threads = [threading.Thread(target=member, args=(c, i)) for i, c in enumerate(clients)]
+    threads = [threading.Thread(target=member, args=(c, i), daemon=True) for i, c in enumerate(clients)]
     for th in threads:
         th.start()
     for th in threads:
         th.join(WAIT)
+    assert not any(th.is_alive() for th in threads)
     assert sorted(entered) == list(range(n)) and sorted(left) == list(range(n))
 
 
