@@ -3,34 +3,15 @@ package rlog
 import (
 	"bytes"
 	"flag"
-	"math"
 	"runtime"
 	"testing"
-	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/zab"
 )
 
 var memAppends = flag.Int("rlog.mem", 0, "TestMemoryPerAppend: appends of 64 KiB to measure (default 512)")
-
-// liveHeap is the heap collections leave live, the least of a few
-// samples: the data log's spare preparer holds a 64 KiB buffer of zeros
-// while it fills a spare segment, which is not the State's.
-func liveHeap() int64 {
-	least := int64(math.MaxInt64)
-	for i := range 5 {
-		if i > 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		least = min(least, int64(ms.HeapAlloc))
-	}
-	return least
-}
 
 // TestMemoryPerAppend measures what a State keeps in memory per append:
 // the live heap after N appends of 64 KiB applied in process (no Store:
@@ -79,7 +60,7 @@ func TestMemoryPerAppend(t *testing.T) {
 	s.mu.Lock()
 	s.advanceLocked()
 	s.mu.Unlock()
-	before := liveHeap()
+	before := testutil.LiveHeap()
 	for range n {
 		apply(NewAppend("a", NoOffset, p))
 	}
@@ -89,7 +70,7 @@ func TestMemoryPerAppend(t *testing.T) {
 	s.mu.Lock()
 	s.advanceLocked()
 	s.mu.Unlock()
-	after := liveHeap()
+	after := testutil.LiveHeap()
 	per := float64(after-before) / float64(n)
 	st, err := s.Stat("a")
 	if err != nil || st.Committed != int64((n+warm)*size) {

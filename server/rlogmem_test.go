@@ -8,33 +8,15 @@ import (
 	"math"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/corral-db/corral/datatree"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
 )
 
 var rlogMemAppends = flag.Int("rlog.mem", 0, "TestLogsMemoryPerAppend: appends of 64 KiB to measure (default 512)")
-
-// settledHeap is the heap collections leave live, the least of a few
-// samples: the data log's spare preparer holds a 64 KiB buffer of zeros
-// while it fills a spare segment, which is not what is measured.
-func settledHeap() int64 {
-	least := int64(math.MaxInt64)
-	for i := range 5 {
-		if i > 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		least = min(least, int64(ms.HeapAlloc))
-	}
-	return least
-}
 
 // TestLogsMemoryPerAppend measures what a member keeps in memory per
 // append to a log under rlog.root, in process: N creates of 64 KiB
@@ -89,14 +71,14 @@ func TestLogsMemoryPerAppend(t *testing.T) {
 		store(i)
 	}
 	first := zxid + 1
-	before := settledHeap()
+	before := testutil.LiveHeap()
 	for i := range n {
 		store(warm + i)
 	}
 	if err := d.syncWritten(); err != nil {
 		t.Fatal(err)
 	}
-	afterIndex := settledHeap()
+	afterIndex := testutil.LiveHeap()
 
 	tree := datatree.New()
 	var res datatree.Result
@@ -110,13 +92,13 @@ func TestLogsMemoryPerAppend(t *testing.T) {
 	}
 	applyTx(1, &txn.Txn{Type: wire.OpCreate, Path: "/logs", ACL: wire.OpenACLUnsafe, ParentCVersion: -1})
 	applyTx(2, &txn.Txn{Type: wire.OpCreate, Path: "/logs/a", ACL: wire.OpenACLUnsafe, ParentCVersion: -1})
-	beforeTree := settledHeap()
+	beforeTree := testutil.LiveHeap()
 	for i := range n {
 		z := first + int64(i)
 		ref := entryRef{zxid: z, length: size, crc: sum}
 		applyTx(z, &txn.Txn{Type: wire.OpCreate, Path: entryName(warm+i, size), Data: ref.encode(), ACL: wire.OpenACLUnsafe, ParentCVersion: -1})
 	}
-	afterTree := settledHeap()
+	afterTree := testutil.LiveHeap()
 
 	// Every entry still reads back through the index.
 	for _, i := range []int{0, n / 2, n - 1} {
