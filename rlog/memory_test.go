@@ -49,27 +49,25 @@ func TestMemoryPerAppend(t *testing.T) {
 	apply(Mutation{Op: OpCreate, Name: "a"})
 	p := bytes.Repeat([]byte{7}, size)
 	const warm = 128
+	// appendN applies k appends and lets the data log's flush and the
+	// State's advance settle, so the heap is read between batches.
+	appendN := func(k int) {
+		t.Helper()
+		for range k {
+			apply(NewAppend("a", NoOffset, p))
+		}
+		if _, err := s.dl.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		s.advanceLocked()
+		s.mu.Unlock()
+	}
 	// Warm up: the first appends allocate what any log has (its index's
 	// first slices, the data log's buffers).
-	for range warm {
-		apply(NewAppend("a", NoOffset, p))
-	}
-	if _, err := s.dl.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	s.mu.Lock()
-	s.advanceLocked()
-	s.mu.Unlock()
+	appendN(warm)
 	before := testutil.LiveHeap()
-	for range n {
-		apply(NewAppend("a", NoOffset, p))
-	}
-	if _, err := s.dl.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	s.mu.Lock()
-	s.advanceLocked()
-	s.mu.Unlock()
+	appendN(n)
 	after := testutil.LiveHeap()
 	per := float64(after-before) / float64(n)
 	st, err := s.Stat("a")
