@@ -326,7 +326,11 @@ func (st *storage) takeSnapshot(s *Server, compact bool, kind string) (int64, er
 	}
 	took := time.Since(start)
 	st.snapshotTaken(took, kind)
-	st.log.Info("snapshot written", "zxid", hex(zxid), "took", took, "idle", !compact)
+	if kind != "" {
+		// A snapshot the driver's scheduler asked for (treeSM.Snapshot,
+		// kind "") is logged by the driver, which knows busy from idle.
+		st.log.Info("snapshot written", "zxid", hex(zxid), "took", took, "idle", kind != snapBusy)
+	}
 	if compact && st.onSnapshot != nil {
 		st.onSnapshot(zxid)
 	}
