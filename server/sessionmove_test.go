@@ -339,3 +339,116 @@ func TestLockRequestSurvivesReconnect(t *testing.T) {
 		t.Fatalf("after Release /lock holds %v (%v), want nothing", kids, err)
 	}
 }
+
+// awaitClosed reads c's connection until the server closes it, and fails
+// the test if a reply comes instead: the server answers a refused
+// SessionMoved write by closing the connection that sent it.
+func awaitClosed(t *testing.T, nc net.Conn, what string) {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var h [4]byte
+	if _, err := io.ReadFull(nc, h[:]); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("%s: neither answered nor closed", what)
+		}
+		return // closed
+	}
+	b := make([]byte, binary.BigEndian.Uint32(h[:]))
+	io.ReadFull(nc, b)
+	var rh wire.ReplyHeader
+	rh.Decode(wire.NewDecoder(b))
+	t.Fatalf("%s: answered (xid %d, err %d) instead of refused with SessionMoved", what, rh.Xid, rh.Err)
+}
+
+// TestEnsembleWriteFromOldMemberAfterMoveIsRefused: a client's session
+// moves from one member to a learner B; a write that the old member
+// hands to the leader afterwards (a frame of the old connection, which
+// that member does not know has been left) must not apply, or it could
+// land after the client looked on B and found nothing. The leader knows
+// B owns the session from B's revalidation, and refuses writes from any
+// other member (ZooKeeper's checkSession with the LearnerHandler as
+// owner). The old member is a learner, then the leader itself.
+func TestEnsembleWriteFromOldMemberAfterMoveIsRefused(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	lead := e.waitLeader()
+	var learners []int
+	for i := range e.servers {
+		if i != lead {
+			learners = append(learners, i)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new int
+	}{
+		{"from a learner", learners[0], learners[1]},
+		{"from the leader", lead, learners[1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := dial(t, e.servers[tc.old].addr)
+			if _, code := a.create("/before-"+tc.name[5:], nil, 0); code != 0 {
+				t.Fatalf("create on the old connection: %v", code)
+			}
+			nc, err := reconnect(e.servers[tc.new].addr, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &tclient{t: t, nc: nc, sid: a.sid, pass: a.pass, xid: 100}
+			t.Cleanup(func() { nc.Close() })
+			// The session is on B now; the old connection is still open
+			// (the client left it, its member did not notice). A frame
+			// the client had sent on it reaches its member only now.
+			late := "/late-" + tc.name[5:]
+			a.write(func(e *wire.Encoder) {
+				(&wire.RequestHeader{Xid: 50, Type: wire.OpCreate}).Encode(e)
+				(&wire.CreateRequest{Path: late, ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)}).Encode(e)
+			})
+			awaitClosed(t, a.nc, "the old connection's write after the move")
+			// The refusal took a zxid like any error transaction; a write
+			// on B is applied after it, and B reads its own writes.
+			if _, code := b.create("/after-"+tc.name[5:], nil, 0); code != 0 {
+				t.Fatalf("create on the new connection: %v", code)
+			}
+			if _, code := b.get(late); code != wire.CodeNoNode {
+				t.Fatalf("the old member's write after the move was applied (get %s: %v, want NoNode)", late, code)
+			}
+			e.waitConverged()
+		})
+	}
+}
+
+// TestLearnerOldConnectionWriteAfterMoveIsRefused: a session moves
+// between two connections of one learner; a frame the old connection's
+// reader had already taken hands over a write after the move. The
+// leader cannot tell the learner's connections apart, so the learner
+// must not forward it.
+func TestLearnerOldConnectionWriteAfterMoveIsRefused(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	lead := e.waitLeader()
+	l := (lead + 1) % 3
+	ls := e.servers[l]
+	a := dial(t, ls.addr)
+	old := ls.sessions.get(a.sid).owner.Load()
+	nc, err := reconnect(ls.addr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &tclient{t: t, nc: nc, sid: a.sid, pass: a.pass}
+	t.Cleanup(func() { nc.Close() })
+	testutil.Eventually(t, 20*time.Second, "old connection closed", func() bool {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		_, open := ls.conns[old]
+		return !open
+	})
+	old.handleFrame(requestFrame(7, wire.OpCreate, &wire.CreateRequest{
+		Path: "/late", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)}), false)
+	// Anything the old connection forwarded is on the link ahead of this
+	// write, so it is applied (here) before this write is answered.
+	if _, code := b.create("/after", nil, 0); code != 0 {
+		t.Fatalf("create /after: %v", code)
+	}
+	if _, code := b.get("/late"); code != wire.CodeNoNode {
+		t.Fatalf("the old connection's write after the move was applied (get /late: %v, want NoNode)", code)
+	}
+}
