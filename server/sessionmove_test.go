@@ -452,3 +452,67 @@ func TestLearnerOldConnectionWriteAfterMoveIsRefused(t *testing.T) {
 		t.Fatalf("the old connection's write after the move was applied (get /late: %v, want NoNode)", code)
 	}
 }
+
+// TestCheckSessionOwnerRules: the leader's owner test, as ZooKeeper's
+// SessionTrackerImpl.checkSession: an unknown owner (a new leader's) is
+// adopted by the first checked write's member; a write from another
+// member, the leader's own included, is refused with SessionMoved; a
+// closing session's writes get SessionExpired.
+func TestCheckSessionOwnerRules(t *testing.T) {
+	ts := startServer(t, Options{})
+	a := dial(t, ts.addr)
+	sess := ts.sessions.get(a.sid)
+	sess.member.Store(0) // as after a leader change
+	write := func(from uint64, op wire.Op) *request {
+		return &request{sid: a.sid, from: from, op: op, kind: kindWrite}
+	}
+	if err := ts.checkSession(write(2, wire.OpSetData)); err != nil {
+		t.Fatalf("first write, from member 2: %v", err)
+	}
+	if got := sess.member.Load(); got != 2 {
+		t.Fatalf("owner after the first write: %d, want 2 (adopted)", got)
+	}
+	if err := ts.checkSession(write(2, wire.OpCreate)); err != nil {
+		t.Fatalf("second write from the owner: %v", err)
+	}
+	for _, from := range []uint64{3, 0} { // another learner; the leader's own
+		if err := ts.checkSession(write(from, wire.OpSetData)); err != wire.CodeSessionMoved {
+			t.Fatalf("write from member %d (owner 2): %v, want SessionMoved", from, err)
+		}
+	}
+	sess.closing.Store(true)
+	if err := ts.checkSession(write(2, wire.OpSetData)); err != wire.CodeSessionExpired {
+		t.Fatalf("write of a closing session: %v, want SessionExpired", err)
+	}
+	sess.closing.Store(false)
+}
+
+// TestLearnerReconnectRefusedWhenLeaderSaysNotLive: a learner answers a
+// reconnect only after the leader revalidated the session; a session the
+// leader no longer knows as live (here: closing there, not yet here) is
+// refused, as ZooKeeper's learner refuses when REVALIDATE says invalid.
+func TestLearnerReconnectRefusedWhenLeaderSaysNotLive(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	lead := e.waitLeader()
+	ls := e.servers[(lead+1)%3]
+	a := dial(t, ls.addr)
+	testutil.Eventually(t, 20*time.Second, "the session known to the leader", func() bool {
+		return e.servers[lead].sessions.get(a.sid) != nil
+	})
+	if got := e.servers[lead].sessions.get(a.sid).member.Load(); got != ls.rep.id {
+		t.Fatalf("owner of a session created through member %d: %d", ls.rep.id, got)
+	}
+	ls2 := e.servers[(lead+2)%3]
+	if _, err := reconnect(ls2.addr, a); err != nil {
+		t.Fatalf("reconnect to another learner: %v", err)
+	}
+	if got := e.servers[lead].sessions.get(a.sid).member.Load(); got != ls2.rep.id {
+		t.Fatalf("owner after the reconnect to member %d: %d", ls2.rep.id, got)
+	}
+	lsess := e.servers[lead].sessions.get(a.sid)
+	lsess.closing.Store(true)
+	defer lsess.closing.Store(false)
+	if _, err := reconnect(ls.addr, a); err == nil {
+		t.Fatal("the learner accepted a reconnect the leader refused")
+	}
+}
