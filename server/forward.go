@@ -179,7 +179,7 @@ func (rp *replica) forward(r *request) bool {
 	s := rp.s
 	s.prepMu.Lock()
 	if r.c != nil && r.sid != 0 && r.op != wire.OpCloseSession {
-		if sess := s.sessions.get(r.sid); sess != nil && sess.owner.Load() != r.c {
+		if sess := s.sessions.get(r.sid); sess != nil && s.movedFrom(sess, r.c) {
 			s.prepMu.Unlock()
 			s.abandon(r, errSessionMoved)
 			return true

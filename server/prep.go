@@ -80,12 +80,17 @@ func (s *Server) checkSession(r *request) error {
 	} else if cur != m {
 		return wire.CodeSessionMoved
 	}
-	if r.c != nil {
-		if owner := sess.owner.Load(); owner != nil && owner != r.c {
-			return wire.CodeSessionMoved
-		}
+	if r.c != nil && s.movedFrom(sess, r.c) {
+		return wire.CodeSessionMoved
 	}
 	return nil
+}
+
+// movedFrom reports whether sess is held by another connection of this
+// server than c.
+func (s *Server) movedFrom(sess *session, c *conn) bool {
+	owner := sess.owner.Load()
+	return owner != nil && owner != c
 }
 
 // memberOf is the member a request on the leader comes from: the learner

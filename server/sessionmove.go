@@ -13,8 +13,8 @@ import "time"
 //     before the client can look for it: on a standalone server before
 //     the new connection is answered (moveSession waits for it); in an
 //     ensemble before the client's sync on the new connection is
-//     answered (the leader preps it ahead of the revalidation below, and
-//     so ahead of the sync);
+//     answered (if it reached the leader before the revalidation below,
+//     the leader prepped it ahead of that, and so ahead of the sync);
 //   - a write the old connection hands over after the move (frames its
 //     reader had already taken from the socket, a reconnect racing with a
 //     late frame, or a write its learner forwarded and the leader had not
