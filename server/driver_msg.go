@@ -29,6 +29,14 @@ const (
 	// driverTouch (learner to leader): sessions heard from since the last
 	// touch, so the leader, which alone expires sessions, keeps them.
 	driverTouch
+	// driverRevalidate (learner to leader): ID and SID; a client
+	// reconnected to the learner with session SID. The leader records the
+	// learner as the session's owner, in order with the writes the
+	// learner forwarded before (ZooKeeper's REVALIDATE; sessionmove.go).
+	driverRevalidate
+	// driverRevalidateReply (leader to learner): ID and Valid, whether
+	// the session is live; the learner answers its client then.
+	driverRevalidateReply
 )
 
 // driverMsg is the decoded payload of a zab.MsgDriver.
@@ -50,6 +58,8 @@ type driverMsg struct {
 	zxid int64
 	// driverTouch
 	sessions []int64
+	// driverRevalidateReply
+	valid bool
 }
 
 var errBadDriverMsg = errors.New("malformed server message")
@@ -85,6 +95,12 @@ func (m *driverMsg) encode() []byte {
 		for _, s := range m.sessions {
 			e.Long(s)
 		}
+	case driverRevalidate:
+		e.Long(m.id)
+		e.Long(m.sid)
+	case driverRevalidateReply:
+		e.Long(m.id)
+		e.Bool(m.valid)
 	}
 	return e.Bytes()
 }
@@ -144,6 +160,12 @@ func decodeDriverMsg(b []byte, maxBuffer int) (driverMsg, error) {
 		for i := range m.sessions {
 			m.sessions[i] = d.Long()
 		}
+	case driverRevalidate:
+		m.id = d.Long()
+		m.sid = d.Long()
+	case driverRevalidateReply:
+		m.id = d.Long()
+		m.valid = d.Bool()
 	default:
 		return m, fmt.Errorf("%w: kind %d", errBadDriverMsg, m.kind)
 	}

@@ -31,6 +31,10 @@ func TestDriverMsgRoundTrip(t *testing.T) {
 			driverMsg{kind: driverSyncRequest, id: 5, zxid: 1 << 33}},
 		{"touch", driverMsg{kind: driverTouch, sessions: []int64{1, 2, 3}},
 			driverMsg{kind: driverTouch, sessions: []int64{1, 2, 3}}},
+		{"revalidate", driverMsg{kind: driverRevalidate, id: 7, sid: -3},
+			driverMsg{kind: driverRevalidate, id: 7, sid: -3}},
+		{"revalidate reply", driverMsg{kind: driverRevalidateReply, id: 7, valid: true},
+			driverMsg{kind: driverRevalidateReply, id: 7, valid: true}},
 	} {
 		b := c.m.encode()
 		got, err := decodeDriverMsg(b, 1<<20)

@@ -11,7 +11,10 @@ import (
 	"github.com/corral-db/corral/zab"
 )
 
-var errNotServing = errors.New("not following an established leader")
+var (
+	errNotServing   = errors.New("not following an established leader")
+	errSessionMoved = errors.New("session moved to another connection")
+)
 
 // fwdKey names a client request in the leader's transactions: a
 // transaction's header carries the session and cxid of the request that
@@ -24,18 +27,23 @@ type fwdKey struct {
 
 // forwarder is a learner's record of the requests it forwarded to the
 // leader and not yet seen committed, in forwarding order, and of its
-// outstanding syncs.
+// outstanding syncs and revalidations.
 type forwarder struct {
-	mu       sync.Mutex
-	byKey    map[fwdKey]*request
-	order    []*request
-	syncs    map[int64]*request
-	nextSync int64
+	mu     sync.Mutex
+	byKey  map[fwdKey]*request
+	order  []*request
+	syncs  map[int64]*request
+	nextID int64
+	// revals are the reconnects waiting for the leader's revalidation,
+	// by id (sessionmove.go); each channel gets the answer, or is closed
+	// without one if the leader is lost.
+	revals map[int64]chan bool
 }
 
 func (f *forwarder) init() {
 	f.byKey = map[fwdKey]*request{}
 	f.syncs = map[int64]*request{}
+	f.revals = map[int64]chan bool{}
 }
 
 // add records r and sends it, under one lock: the order of the record
@@ -85,9 +93,9 @@ func (f *forwarder) match(sid int64, xid int32) (r *request, lost []*request) {
 func (f *forwarder) addSync(r *request) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.nextSync++
-	f.syncs[f.nextSync] = r
-	return f.nextSync
+	f.nextID++
+	f.syncs[f.nextID] = r
+	return f.nextID
 }
 
 func (f *forwarder) takeSync(id int64) *request {
@@ -98,7 +106,28 @@ func (f *forwarder) takeSync(id int64) *request {
 	return r
 }
 
-// takeAll empties the forwarder (the leader changed).
+// addReval registers a revalidation and returns its id and the channel
+// its answer comes on.
+func (f *forwarder) addReval() (int64, chan bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	ch := make(chan bool, 1)
+	f.revals[f.nextID] = ch
+	return f.nextID, ch
+}
+
+// takeReval removes a revalidation; whoever takes it answers it.
+func (f *forwarder) takeReval(id int64) chan bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := f.revals[id]
+	delete(f.revals, id)
+	return ch
+}
+
+// takeAll empties the forwarder (the leader changed): it returns the
+// requests to fail and closes the revalidations without an answer.
 func (f *forwarder) takeAll() []*request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -106,8 +135,12 @@ func (f *forwarder) takeAll() []*request {
 	for _, r := range f.syncs {
 		out = append(out, r)
 	}
+	for _, ch := range f.revals {
+		close(ch)
+	}
 	f.byKey = map[fwdKey]*request{}
 	f.syncs = map[int64]*request{}
+	f.revals = map[int64]chan bool{}
 	f.order = nil
 	return out
 }
@@ -138,8 +171,38 @@ func (rp *replica) forward(r *request) bool {
 	m := driverMsg{kind: driverRequest, sid: r.sid, xid: r.xid, op: r.op, timeout: r.timeout, auth: r.auth, rec: r.rec}
 	msg := []zab.Message{driverMessage(rp.id, ss.Leader, &m)}
 	probe.Mark("f-forward", 0)
+	// Under prepMu, which a reconnect holds to attach the session and
+	// send its revalidation: a write of a connection that no longer
+	// holds its session is not forwarded (the leader cannot tell two
+	// connections of one learner apart), and one forwarded before the
+	// move is on the link ahead of the revalidation.
+	s := rp.s
+	s.prepMu.Lock()
+	if r.c != nil && r.sid != 0 && r.op != wire.OpCloseSession {
+		if sess := s.sessions.get(r.sid); sess != nil && s.movedFrom(sess, r.c) {
+			s.prepMu.Unlock()
+			s.abandon(r, errSessionMoved)
+			return true
+		}
+	}
 	rp.fw.add(r, func() { rp.tr.Send(msg) })
+	s.prepMu.Unlock()
 	return true
+}
+
+// revalidate asks the leader to record this learner as the owner of
+// session sid (sessionmove.go). The caller holds prepMu and has attached
+// the session to its new connection here. It returns the revalidation's
+// id and the channel its answer comes on, or a nil channel when this
+// server follows no leader.
+func (rp *replica) revalidate(sid int64) (int64, chan bool) {
+	ss := rp.soft.Load()
+	if ss == nil || ss.Phase != zab.PhaseBroadcast || ss.State == zab.StateLeading {
+		return 0, nil
+	}
+	id, ch := rp.fw.addReval()
+	rp.tr.Send([]zab.Message{driverMessage(rp.id, ss.Leader, &driverMsg{kind: driverRevalidate, id: id, sid: sid})})
+	return id, ch
 }
 
 // forwardSync asks the leader where a sync must wait.
@@ -166,15 +229,19 @@ func (rp *replica) receiveDriver(m zab.Message) {
 		return
 	}
 	switch dm.kind {
-	case driverRequest, driverSyncRequest:
+	case driverRequest, driverSyncRequest, driverRevalidate:
 		probe.Mark("l-fwd-rx", 0)
 		in := fwdIn{from: m.From, msg: dm}
 		// Fast path: with nothing queued ahead (order matters, see
 		// forwarder.match) and a free slot, prep it here and save the
 		// hand-off to fwdLoop.
 		if rp.fwdQueued.Load() == 0 && rp.writable.Load() {
-			if dm.kind == driverSyncRequest {
+			switch dm.kind {
+			case driverSyncRequest:
 				rp.answerSync(in)
+				return
+			case driverRevalidate:
+				rp.answerRevalidate(in)
 				return
 			}
 			if rp.s.tryAcquire() {
@@ -198,6 +265,10 @@ func (rp *replica) receiveDriver(m zab.Message) {
 	case driverTouch:
 		if rp.isLeader() {
 			rp.s.sessions.touchIDs(dm.sessions)
+		}
+	case driverRevalidateReply:
+		if ch := rp.fw.takeReval(dm.id); ch != nil {
+			ch <- dm.valid
 		}
 	}
 }
@@ -241,10 +312,32 @@ func (rp *replica) handleForwarded(ctx context.Context, in fwdIn) bool {
 	switch in.msg.kind {
 	case driverSyncRequest:
 		rp.answerSync(in)
+	case driverRevalidate:
+		rp.answerRevalidate(in)
 	case driverRequest:
 		return rp.proposeForwarded(in, false)
 	}
 	return true
+}
+
+// answerRevalidate records the learner a client reconnected to as its
+// session's owner, if the session is live, and tells the learner whether
+// it is (ZooKeeper's Leader.revalidateSession: checkIfValidGlobalSession,
+// then setOwner to the LearnerHandler). It runs in order with the
+// requests learners forward, under prepMu: a write prepped after it from
+// another member, or from the old connection of this one, is refused
+// with SessionMoved (checkSession, forward).
+func (rp *replica) answerRevalidate(in fwdIn) {
+	s := rp.s
+	s.prepMu.Lock()
+	sess := s.sessions.get(in.msg.sid)
+	valid := sess != nil && !sess.closing.Load()
+	if valid {
+		sess.member.Store(in.from)
+		s.sessions.touch(sess)
+	}
+	s.prepMu.Unlock()
+	rp.tr.Send([]zab.Message{driverMessage(rp.id, in.from, &driverMsg{kind: driverRevalidateReply, id: in.msg.id, valid: valid})})
 }
 
 // answerSync tells a learner the zxid its sync waits for: the last one
@@ -264,7 +357,7 @@ func (rp *replica) answerSync(in fwdIn) {
 func (rp *replica) proposeForwarded(in fwdIn, haveSlot bool) bool {
 	s := rp.s
 	dm := &in.msg
-	r := &request{sid: dm.sid, xid: dm.xid, op: dm.op, kind: kindWrite, auth: dm.auth, timeout: dm.timeout, recv: time.Now()}
+	r := &request{from: in.from, sid: dm.sid, xid: dm.xid, op: dm.op, kind: kindWrite, auth: dm.auth, timeout: dm.timeout, recv: time.Now()}
 	if len(dm.body) > 0 || (dm.op != wire.OpCreateSession && dm.op != wire.OpCloseSession) {
 		// The body is in the frame the transport allocated for this
 		// message alone (decodeDriverMsg), so the request's data may

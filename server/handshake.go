@@ -63,7 +63,11 @@ func (c *conn) handshake(frame []byte) bool {
 	}
 	s.sessions.touch(sess)
 	sess.timeout.Store(timeout)
-	if !s.moveSession(c, sess) {
+	switch s.moveSession(c, sess) {
+	case moveFailed:
+		return false
+	case moveRefused:
+		c.refuseSession()
 		return false
 	}
 	if s.sessions.get(sess.id) != sess || sess.closing.Load() {

@@ -161,6 +161,13 @@ func (s *Server) replyWrite(r *request) {
 	if r.hdr.Type == wire.OpError {
 		code = r.tx.Err
 	}
+	if code == wire.CodeSessionMoved || r.op == wire.OpMulti && multiMoved(&r.res) {
+		// A connection-level error: the connection is closed, not
+		// answered, as ZooKeeper's FinalRequestProcessor does
+		// (ZOOKEEPER-710); the client is on another one already.
+		c.close(errSessionMoved)
+		return
+	}
 	var body wire.Record
 	if code == wire.CodeOK {
 		switch r.op {
@@ -185,6 +192,16 @@ func (s *Server) replyWrite(r *request) {
 	if r.op == wire.OpCloseSession {
 		c.out.finish()
 	}
+}
+
+// multiMoved reports whether a multi failed with SessionMoved.
+func multiMoved(res *datatree.Result) bool {
+	for i := range res.Multi {
+		if res.Multi[i].Err == wire.CodeSessionMoved {
+			return true
+		}
+	}
+	return false
 }
 
 func multiResponse(res *datatree.Result) *wire.MultiResponse {

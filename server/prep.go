@@ -59,9 +59,13 @@ func (s *Server) prep(r *request, zxid int64) {
 }
 
 // checkSession fails writes of sessions that expired or are closing, and
-// writes that a connection hands over after its session moved to another
-// one (SessionTracker.checkSession with its owner; see moveSession).
-// Internal requests (sid 0) pass.
+// writes that come from anywhere but where the session is held now
+// (ZooKeeper's SessionTrackerImpl.checkSession(sessionId, owner); see
+// sessionmove.go): from a member other than the one that owns it (a
+// learner that forwarded it for the client's old connection, or the
+// leader's own old connection after the client moved to a learner), or
+// from a connection of this server that no longer holds it. An unknown
+// owner (a new leader) is adopted. Internal requests (sid 0) pass.
 func (s *Server) checkSession(r *request) error {
 	if r.sid == 0 || r.op == wire.OpCreateSession {
 		return nil
@@ -70,12 +74,33 @@ func (s *Server) checkSession(r *request) error {
 	if sess == nil || sess.closing.Load() {
 		return wire.CodeSessionExpired
 	}
-	if r.c != nil {
-		if owner := sess.owner.Load(); owner != nil && owner != r.c {
-			return wire.CodeSessionMoved
-		}
+	m := s.memberOf(r)
+	if cur := sess.member.Load(); cur == 0 {
+		sess.member.Store(m)
+	} else if cur != m {
+		return wire.CodeSessionMoved
+	}
+	if r.c != nil && s.movedFrom(sess, r.c) {
+		return wire.CodeSessionMoved
 	}
 	return nil
+}
+
+// movedFrom reports whether sess is held by another connection of this
+// server than c.
+func (s *Server) movedFrom(sess *session, c *conn) bool {
+	owner := sess.owner.Load()
+	return owner != nil && owner != c
+}
+
+// memberOf is the member a request on the leader comes from: the learner
+// that forwarded it, or this server (ZooKeeper's Request.getOwner: the
+// LearnerHandler, or ServerCnxn.me).
+func (s *Server) memberOf(r *request) uint64 {
+	if r.from != 0 {
+		return r.from
+	}
+	return s.rep.id
 }
 
 // prepOne validates one operation and fills tx; on success it records the
@@ -89,7 +114,10 @@ func (s *Server) prepOne(r *request, op wire.Op, rec wire.Record, tx *txn.Txn) e
 		// learner answers the client when it applies the creation, and
 		// the client's first request can reach the leader before the
 		// leader has applied it.
-		s.sessions.add(r.sid, r.timeout)
+		// Owned by the member the client connected to
+		// (PrepRequestProcessor: setOwner(sessionId, request.getOwner())).
+		sess := s.sessions.add(r.sid, r.timeout)
+		sess.member.Store(s.memberOf(r))
 		return nil
 	case wire.OpCloseSession:
 		return s.prepCloseSession(r)

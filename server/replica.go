@@ -559,6 +559,8 @@ func (rp *replica) checkWritable(applied int64) {
 	}
 	rp.s.prepMu.Lock()
 	rp.s.pending.reset()
+	// Who owns which session is this leader's to learn (sessionmove.go).
+	rp.s.sessions.clearMembers()
 	rp.s.prepMu.Unlock()
 	rp.leadingSince.Store(time.Now().UnixNano())
 	rp.setWritable(true)

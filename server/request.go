@@ -30,6 +30,9 @@ type request struct {
 	kind requestKind
 	auth []wire.Id
 	recv time.Time
+	// from is the learner that forwarded the request to this leader; 0
+	// for a request of this server's own (its connections, internal).
+	from uint64
 	// proposed is when the leader proposed the request (quorum_ack_latency).
 	proposed time.Time
 	// timeout is the negotiated timeout of a createSession.

@@ -339,3 +339,180 @@ func TestLockRequestSurvivesReconnect(t *testing.T) {
 		t.Fatalf("after Release /lock holds %v (%v), want nothing", kids, err)
 	}
 }
+
+// awaitClosed reads c's connection until the server closes it, and fails
+// the test if a reply comes instead: the server answers a refused
+// SessionMoved write by closing the connection that sent it.
+func awaitClosed(t *testing.T, nc net.Conn, what string) {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var h [4]byte
+	if _, err := io.ReadFull(nc, h[:]); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("%s: neither answered nor closed", what)
+		}
+		return // closed
+	}
+	b := make([]byte, binary.BigEndian.Uint32(h[:]))
+	io.ReadFull(nc, b)
+	var rh wire.ReplyHeader
+	rh.Decode(wire.NewDecoder(b))
+	t.Fatalf("%s: answered (xid %d, err %d) instead of refused with SessionMoved", what, rh.Xid, rh.Err)
+}
+
+// TestEnsembleWriteFromOldMemberAfterMoveIsRefused: a client's session
+// moves from one member to a learner B; a write that the old member
+// hands to the leader afterwards (a frame of the old connection, which
+// that member does not know has been left) must not apply, or it could
+// land after the client looked on B and found nothing. The leader knows
+// B owns the session from B's revalidation, and refuses writes from any
+// other member (ZooKeeper's checkSession with the LearnerHandler as
+// owner). The old member is a learner, then the leader itself.
+func TestEnsembleWriteFromOldMemberAfterMoveIsRefused(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	lead := e.waitLeader()
+	var learners []int
+	for i := range e.servers {
+		if i != lead {
+			learners = append(learners, i)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new int
+	}{
+		{"from a learner", learners[0], learners[1]},
+		{"from the leader", lead, learners[1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := dial(t, e.servers[tc.old].addr)
+			if _, code := a.create("/before-"+tc.name[5:], nil, 0); code != 0 {
+				t.Fatalf("create on the old connection: %v", code)
+			}
+			nc, err := reconnect(e.servers[tc.new].addr, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &tclient{t: t, nc: nc, sid: a.sid, pass: a.pass, xid: 100}
+			t.Cleanup(func() { nc.Close() })
+			// The session is on B now; the old connection is still open
+			// (the client left it, its member did not notice). A frame
+			// the client had sent on it reaches its member only now.
+			late := "/late-" + tc.name[5:]
+			a.write(func(e *wire.Encoder) {
+				(&wire.RequestHeader{Xid: 50, Type: wire.OpCreate}).Encode(e)
+				(&wire.CreateRequest{Path: late, ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)}).Encode(e)
+			})
+			awaitClosed(t, a.nc, "the old connection's write after the move")
+			// The refusal took a zxid like any error transaction; a write
+			// on B is applied after it, and B reads its own writes.
+			if _, code := b.create("/after-"+tc.name[5:], nil, 0); code != 0 {
+				t.Fatalf("create on the new connection: %v", code)
+			}
+			if _, code := b.get(late); code != wire.CodeNoNode {
+				t.Fatalf("the old member's write after the move was applied (get %s: %v, want NoNode)", late, code)
+			}
+			e.waitConverged()
+		})
+	}
+}
+
+// TestLearnerOldConnectionWriteAfterMoveIsRefused: a session moves
+// between two connections of one learner; a frame the old connection's
+// reader had already taken hands over a write after the move. The
+// leader cannot tell the learner's connections apart, so the learner
+// must not forward it.
+func TestLearnerOldConnectionWriteAfterMoveIsRefused(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	lead := e.waitLeader()
+	l := (lead + 1) % 3
+	ls := e.servers[l]
+	a := dial(t, ls.addr)
+	old := ls.sessions.get(a.sid).owner.Load()
+	nc, err := reconnect(ls.addr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &tclient{t: t, nc: nc, sid: a.sid, pass: a.pass}
+	t.Cleanup(func() { nc.Close() })
+	testutil.Eventually(t, 20*time.Second, "old connection closed", func() bool {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		_, open := ls.conns[old]
+		return !open
+	})
+	old.handleFrame(requestFrame(7, wire.OpCreate, &wire.CreateRequest{
+		Path: "/late", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)}), false)
+	// Anything the old connection forwarded is on the link ahead of this
+	// write, so it is applied (here) before this write is answered.
+	if _, code := b.create("/after", nil, 0); code != 0 {
+		t.Fatalf("create /after: %v", code)
+	}
+	if _, code := b.get("/late"); code != wire.CodeNoNode {
+		t.Fatalf("the old connection's write after the move was applied (get /late: %v, want NoNode)", code)
+	}
+}
+
+// TestCheckSessionOwnerRules: the leader's owner test, as ZooKeeper's
+// SessionTrackerImpl.checkSession: an unknown owner (a new leader's) is
+// adopted by the first checked write's member; a write from another
+// member, the leader's own included, is refused with SessionMoved; a
+// closing session's writes get SessionExpired.
+func TestCheckSessionOwnerRules(t *testing.T) {
+	ts := startServer(t, Options{})
+	a := dial(t, ts.addr)
+	sess := ts.sessions.get(a.sid)
+	sess.member.Store(0) // as after a leader change
+	write := func(from uint64, op wire.Op) *request {
+		return &request{sid: a.sid, from: from, op: op, kind: kindWrite}
+	}
+	if err := ts.checkSession(write(2, wire.OpSetData)); err != nil {
+		t.Fatalf("first write, from member 2: %v", err)
+	}
+	if got := sess.member.Load(); got != 2 {
+		t.Fatalf("owner after the first write: %d, want 2 (adopted)", got)
+	}
+	if err := ts.checkSession(write(2, wire.OpCreate)); err != nil {
+		t.Fatalf("second write from the owner: %v", err)
+	}
+	for _, from := range []uint64{3, 0} { // another learner; the leader's own
+		if err := ts.checkSession(write(from, wire.OpSetData)); err != wire.CodeSessionMoved {
+			t.Fatalf("write from member %d (owner 2): %v, want SessionMoved", from, err)
+		}
+	}
+	sess.closing.Store(true)
+	if err := ts.checkSession(write(2, wire.OpSetData)); err != wire.CodeSessionExpired {
+		t.Fatalf("write of a closing session: %v, want SessionExpired", err)
+	}
+	sess.closing.Store(false)
+}
+
+// TestLearnerReconnectRefusedWhenLeaderSaysNotLive: a learner answers a
+// reconnect only after the leader revalidated the session; a session the
+// leader no longer knows as live (here: closing there, not yet here) is
+// refused, as ZooKeeper's learner refuses when REVALIDATE says invalid.
+func TestLearnerReconnectRefusedWhenLeaderSaysNotLive(t *testing.T) {
+	e := startEnsemble(t, 3, nil)
+	lead := e.waitLeader()
+	ls := e.servers[(lead+1)%3]
+	a := dial(t, ls.addr)
+	testutil.Eventually(t, 20*time.Second, "the session known to the leader", func() bool {
+		return e.servers[lead].sessions.get(a.sid) != nil
+	})
+	if got := e.servers[lead].sessions.get(a.sid).member.Load(); got != ls.rep.id {
+		t.Fatalf("owner of a session created through member %d: %d", ls.rep.id, got)
+	}
+	ls2 := e.servers[(lead+2)%3]
+	if _, err := reconnect(ls2.addr, a); err != nil {
+		t.Fatalf("reconnect to another learner: %v", err)
+	}
+	if got := e.servers[lead].sessions.get(a.sid).member.Load(); got != ls2.rep.id {
+		t.Fatalf("owner after the reconnect to member %d: %d", ls2.rep.id, got)
+	}
+	lsess := e.servers[lead].sessions.get(a.sid)
+	lsess.closing.Store(true)
+	defer lsess.closing.Store(false)
+	if _, err := reconnect(ls.addr, a); err == nil {
+		t.Fatal("the learner accepted a reconnect the leader refused")
+	}
+}

@@ -17,7 +17,14 @@ type session struct {
 	// lastSeen is monotonic ms since the tracker started.
 	lastSeen atomic.Int64
 	closing  atomic.Bool
-	owner    atomic.Pointer[conn]
+	// owner is the connection on this server that holds the session.
+	owner atomic.Pointer[conn]
+	// member is leader-local state: the member whose client connection
+	// holds the session, as this leader last learned it (ZooKeeper's
+	// SessionImpl.owner; see sessionmove.go). 0 is unknown: a new leader
+	// knows no owners, and the first checked write adopts one. Written
+	// under the server's prepMu.
+	member atomic.Uint64
 }
 
 // sessionTracker expires sessions that have not been heard from for their
@@ -188,6 +195,19 @@ func (t *sessionTracker) touchedSince(ms int64) []int64 {
 	}
 	t.mu.RUnlock()
 	return out
+}
+
+// clearMembers forgets every session's owning member: a server that
+// becomes leader learns the owners again from the reconnects (which
+// revalidate with it) and the writes that follow, as ZooKeeper's new
+// leader starts with a session tracker without owners. The caller holds
+// prepMu.
+func (t *sessionTracker) clearMembers() {
+	t.mu.RLock()
+	for _, s := range t.sessions {
+		s.member.Store(0)
+	}
+	t.mu.RUnlock()
 }
 
 // clearClosing forgets which sessions are being closed: a leader that lost
