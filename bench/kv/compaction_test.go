@@ -7,7 +7,9 @@ import (
 )
 
 func TestShareOf(t *testing.T) {
-	s := func(n int, leader bool) compactionSample { return compactionSample{compacting: n, leaderCompacting: leader} }
+	s := func(n int, leader bool) compactionSample {
+		return compactionSample{compacting: n, leaderCompacting: leader}
+	}
 	// 3 members: quorum 2. 10 samples: 5 none, 3 minority (1 with the
 	// leader), 2 quorum (both with the leader).
 	samples := []compactionSample{s(0, false), s(0, false), s(0, false), s(0, false), s(0, false),
