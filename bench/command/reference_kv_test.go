@@ -11,7 +11,9 @@ import (
 	"github.com/corral-db/corral/bench/stats"
 )
 
-func kvLat(p99us int64) stats.Latency { return stats.Latency{Count: 1, Mean: float64(p99us) / 2, P50: p99us / 2, P99: p99us} }
+func kvLat(p99us int64) stats.Latency {
+	return stats.Latency{Count: 1, Mean: float64(p99us) / 2, P50: p99us / 2, P99: p99us}
+}
 
 // TestReferenceKVSections: stored kv, kv-leader, kv-routing and
 // kv-outage reports become their sections, with their commands, tables,
