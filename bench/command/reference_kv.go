@@ -16,7 +16,7 @@ var kvRefExperiments = []refExperiment{
 	{
 		title:   "key-value store against etcd (ACaZoo, YCSB)",
 		glob:    "kv-etcd-*.md",
-		command: "corral-bench kv --workload A,B,C,F,W --duration 20s --out DIR",
+		command: "corral-bench kv --workload A,B,C,F,W --duration 20s --compaction-sample 0 --out DIR",
 		what:    "one replica group of 3 `corral server` members (store=kv, sync) and a 3-member etcd cluster in the same run, each member GOMAXPROCS=1 on its own CPU budget; 1 KiB records of 10 × 100 B, 10,000 records, 16 closed-loop threads, zipfian keys; issue 23's targets: writes ≥ 2.5×, reads ≥ 2×, p99 no worse",
 		tables:  []refTable{{heading: kv.HeadingEtcd}},
 		headline: func(run string, tabs []mdTable) []headlineRow {
@@ -63,7 +63,7 @@ var kvRefExperiments = []refExperiment{
 	{
 		title:   "key-value store over 1, 2 and 4 replica groups (USL)",
 		glob:    "kv-groups-*.md",
-		command: "corral-bench kv --groups 1,2,4 --workload A,B,C,D,E,F --duration 10s --out DIR",
+		command: "corral-bench kv --groups 1,2,4 --workload A,B,C,D,E,F --duration 10s --compaction-sample 0 --out DIR",
 		what:    "YCSB A-F on 1, 2 and 4 replica groups of 3 (records and threads scaled with the groups) and etcd with the unscaled load in the same run; the Universal Scalability Law fitted over the group counts",
 		tables:  []refTable{{heading: kv.HeadingScaling}, {heading: kv.HeadingEtcd}},
 	},

@@ -268,19 +268,13 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *
 	cpu0, cpuErr = serverCPU(s.pids())
 	var share *CompactionShare
 	if len(s.metrics) > 0 && cfg.CompactionSample > 0 {
-		// Sampled on this goroutine's behalf until the interval ends.
+		// This goroutine samples the members until the interval ends.
 		sctx, scancel := context.WithDeadline(pctx, mEnd)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			cs := newCompactionSampler(s.metrics, cfg.CompactionSample, int(cfg.Duration/cfg.CompactionSample)+1)
-			samples, failed := cs.run(sctx)
-			sh := ShareOf(samples, len(s.metrics), failed, cfg.CompactionSample)
-			share = &sh
-		}()
-		sleepUntil(pctx, mEnd)
+		cs := newCompactionSampler(s.metrics, cfg.CompactionSample, int(cfg.Duration/cfg.CompactionSample)+1)
+		samples, failed := cs.run(sctx)
 		scancel()
-		<-done
+		sh := ShareOf(samples, len(s.metrics), failed, cfg.CompactionSample)
+		share = &sh
 	}
 	sleepUntil(pctx, mEnd)
 	if c, err := serverCPU(s.pids()); err == nil {
