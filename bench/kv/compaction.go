@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -123,7 +124,10 @@ type compactionSampler struct {
 }
 
 func newCompactionSampler(addrs []string, every time.Duration, limit int) *compactionSampler {
-	return &compactionSampler{addrs: addrs, every: every, limit: limit, hc: &http.Client{Timeout: max(every, 50*time.Millisecond)}}
+	// A busy member (one CPU, compacting) may answer late; a sample
+	// dropped for that would bias the share toward idle moments, so the
+	// bound is generous and a late sample only delays the next tick.
+	return &compactionSampler{addrs: addrs, every: every, limit: limit, hc: &http.Client{Timeout: max(10*every, time.Second)}}
 }
 
 // run samples until ctx ends and returns the samples and the failed
@@ -137,20 +141,8 @@ func (cs *compactionSampler) run(ctx context.Context) (samples []compactionSampl
 			return samples, failed
 		case <-t.C:
 		}
-		var x compactionSample
-		ok := true
-		for _, a := range cs.addrs {
-			st, err := cs.read(ctx, a)
-			if err != nil {
-				ok = false
-				break
-			}
-			if st.compacting {
-				x.compacting++
-				x.leaderCompacting = x.leaderCompacting || st.leader
-			}
-		}
-		if !ok {
+		x, err := cs.sample(ctx)
+		if err != nil {
 			if ctx.Err() == nil {
 				failed++
 			}
@@ -159,6 +151,33 @@ func (cs *compactionSampler) run(ctx context.Context) (samples []compactionSampl
 		samples = append(samples, x)
 	}
 	return samples, failed
+}
+
+// sample reads every member at once, so the sample is of one moment
+// (within the slowest answer).
+func (cs *compactionSampler) sample(ctx context.Context) (compactionSample, error) {
+	states := make([]memberState, len(cs.addrs))
+	errs := make([]error, len(cs.addrs))
+	var wg sync.WaitGroup
+	for i, a := range cs.addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			states[i], errs[i] = cs.read(ctx, a)
+		}()
+	}
+	wg.Wait()
+	var x compactionSample
+	for i, st := range states {
+		if errs[i] != nil {
+			return x, errs[i]
+		}
+		if st.compacting {
+			x.compacting++
+			x.leaderCompacting = x.leaderCompacting || st.leader
+		}
+	}
+	return x, nil
 }
 
 func (cs *compactionSampler) read(ctx context.Context, addr string) (memberState, error) {

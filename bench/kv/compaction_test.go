@@ -1,6 +1,10 @@
 package kv
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +63,41 @@ func TestMetricsLinesParse(t *testing.T) {
 	zc := corralZooCfg(1, dir, 500, "sync", []int{1001}, []int{2001}, []int{3001}, metricsLines(4001))
 	if !strings.Contains(zc, "metricsProvider.httpPort=4001\n") || !strings.Contains(zc, "PrometheusMetricsProvider\n") {
 		t.Fatalf("zoo.cfg lacks the metrics lines:\n%s", zc)
+	}
+}
+
+// TestCompactionSampler reads two fake members' endpoints: one leads and
+// compacts, one is idle; a third that does not answer drops the samples.
+func TestCompactionSampler(t *testing.T) {
+	page := func(compacting, leader int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%s %d\n%s %d\n", metricCompacting, compacting, metricIsLeader, leader)
+		}
+	}
+	hot := httptest.NewServer(page(1, 1))
+	defer hot.Close()
+	idle := httptest.NewServer(page(0, 0))
+	defer idle.Close()
+	addr := func(s *httptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cs := newCompactionSampler([]string{addr(hot), addr(idle)}, 10*time.Millisecond, 3)
+	samples, failed := cs.run(ctx)
+	if len(samples) != 3 || failed != 0 {
+		t.Fatalf("%d samples, %d failed", len(samples), failed)
+	}
+	if sh := ShareOf(samples, 2, failed, cs.every); sh.Quorum != 0 || sh.Minority != 1 || sh.Leader != 1 {
+		// Two members: quorum 2, so one compacting is a minority.
+		t.Errorf("share %+v", sh)
+	}
+
+	gone := httptest.NewServer(page(0, 0))
+	gone.Close()
+	sctx, scancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer scancel()
+	samples, failed = newCompactionSampler([]string{addr(idle), addr(gone)}, 10*time.Millisecond, 100).run(sctx)
+	if len(samples) != 0 || failed == 0 {
+		t.Errorf("with a member down: %d samples, %d failed", len(samples), failed)
 	}
 }
