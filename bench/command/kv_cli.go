@@ -24,8 +24,8 @@ import (
 func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("kv", env)
 	cfg := kv.DefaultConfig()
-	kf := kvFlags{Records: &cfg.Records, Threads: &cfg.Threads, Members: &cfg.Members, TickMs: &cfg.TickTimeMs,
-		Seed: &cfg.Seed, CorralBin: &cfg.CorralBin, WorkDir: &cfg.WorkDir, Keep: &cfg.Keep}
+	kf := kvFlags{records: &cfg.Records, threads: &cfg.Threads, members: &cfg.Members, tickMs: &cfg.TickTimeMs,
+		seed: &cfg.Seed, corralBin: &cfg.CorralBin, workDir: &cfg.WorkDir, keep: &cfg.Keep}
 	kf.register(fs, env, "one operation", "report.md, results.jsonl, series.csv and kv-throughput-WORKLOAD.png")
 	workloads := fs.String("workload", kv.DefaultWorkloads, "workloads in order, some of A,B,C,D,E,F (YCSB) and W (100% writes)")
 	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured warm-up per workload")

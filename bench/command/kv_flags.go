@@ -18,12 +18,12 @@ var _ flag.Value = (*stringsFlag)(nil)
 // share, bound to fields of their configurations (whose values are the
 // defaults shown), so both commands spell and explain them alike.
 type kvFlags struct {
-	Records                  *int64
-	Threads, Members, TickMs *int
-	Seed                     *uint64
-	CorralBin, WorkDir       *string
-	Keep                     *bool
-	// out and quiet are the command's own, read after parsing.
+	records                  *int64
+	threads, members, tickMs *int
+	seed                     *uint64
+	corralBin, workDir       *string
+	keep                     *bool
+	// out and quiet are not a configuration's: read them after parsing.
 	out   string
 	quiet bool
 }
@@ -31,14 +31,14 @@ type kvFlags struct {
 // register adds the shared flags to fs; what is the load's unit ("one
 // operation", "one read") and outputs lists what -out receives.
 func (k *kvFlags) register(fs *flag.FlagSet, env CommandEnv, what, outputs string) {
-	fs.Int64Var(k.Records, "records", *k.Records, "records loaded before the measurements")
-	fs.IntVar(k.Threads, "threads", *k.Threads, "client threads, "+what+" in flight each")
-	fs.IntVar(k.Members, "members", *k.Members, "members per replica group")
-	fs.IntVar(k.TickMs, "tick-time", *k.TickMs, "corral's tickTime in milliseconds")
-	fs.Uint64Var(k.Seed, "seed", *k.Seed, "seed of the threads' random streams")
-	fs.StringVar(k.CorralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
-	fs.StringVar(k.WorkDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
-	fs.BoolVar(k.Keep, "keep", false, "keep the temporary directory")
+	fs.Int64Var(k.records, "records", *k.records, "records loaded before the measurements")
+	fs.IntVar(k.threads, "threads", *k.threads, "client threads, "+what+" in flight each")
+	fs.IntVar(k.members, "members", *k.members, "members per replica group")
+	fs.IntVar(k.tickMs, "tick-time", *k.tickMs, "corral's tickTime in milliseconds")
+	fs.Uint64Var(k.seed, "seed", *k.seed, "seed of the threads' random streams")
+	fs.StringVar(k.corralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
+	fs.StringVar(k.workDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
+	fs.BoolVar(k.keep, "keep", false, "keep the temporary directory")
 	fs.StringVar(&k.out, "out", "", fmt.Sprintf("directory for %s (default: the report and JSON lines to stdout)", outputs))
 	fs.BoolVar(&k.quiet, "q", false, "no progress messages on stderr")
 }

@@ -20,8 +20,8 @@ import (
 func kvOutageCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("kv-outage", env)
 	cfg := kv.DefaultOutageConfig()
-	kf := kvFlags{Records: &cfg.Records, Threads: &cfg.Threads, Members: &cfg.Members, TickMs: &cfg.TickTimeMs,
-		Seed: &cfg.Seed, CorralBin: &cfg.CorralBin, WorkDir: &cfg.WorkDir, Keep: &cfg.Keep}
+	kf := kvFlags{records: &cfg.Records, threads: &cfg.Threads, members: &cfg.Members, tickMs: &cfg.TickTimeMs,
+		seed: &cfg.Seed, corralBin: &cfg.CorralBin, workDir: &cfg.WorkDir, keep: &cfg.Keep}
 	kf.register(fs, env, "one read", "report.md, results.jsonl, series.csv and kv-outage.png")
 	fs.IntVar(&cfg.Groups, "groups", cfg.Groups, "replica groups (the paper: 1); RG 1's leader is killed")
 	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "load before each kill")
