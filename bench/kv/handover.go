@@ -7,7 +7,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -110,18 +109,19 @@ type Handover struct {
 	// interval's start.
 	AtMs   float64 `json:"at_ms"`
 	Member string  `json:"member"`
-	Epoch  uint64  `json:"epoch"`
 	// ZeroMs is the longest window without a completed operation near
 	// it (ZeroNear, HandoverSlack).
 	ZeroMs float64 `json:"zero_window_ms"`
 }
 
-// leadingLine matches a member's `corral server` log line saying it leads.
-var leadingLine = regexp.MustCompile(`^time=(\S+) .*msg="kv member role".* state=leading .*epoch=(\d+)`)
+// leadingLine matches a member's `corral server` log line saying it leads
+// (the epoch on it is the member's state as the election ends, not the
+// new epoch, so it is not read).
+var leadingLine = regexp.MustCompile(`^time=(\S+) .*msg="kv member role".* state=leading `)
 
 // leadsIn are the moments in [from, to) at which the log rd says its
-// member took the lead, and the epochs.
-func leadsIn(rd io.Reader, from, to time.Time) (at []time.Time, epochs []uint64) {
+// member took the lead.
+func leadsIn(rd io.Reader, from, to time.Time) (at []time.Time) {
 	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -133,10 +133,9 @@ func leadsIn(rd io.Reader, from, to time.Time) (at []time.Time, epochs []uint64)
 		if err != nil || t.Before(from) || !t.Before(to) {
 			continue
 		}
-		e, _ := strconv.ParseUint(m[2], 10, 64)
-		at, epochs = append(at, t), append(epochs, e)
+		at = append(at, t)
 	}
-	return at, epochs
+	return at
 }
 
 // handovers reads the members' logs for the leads taken in [from, to)
@@ -150,12 +149,12 @@ func (s *system) handovers(from, to time.Time, counts []int64, width time.Durati
 		}
 		// The log's times are to the millisecond: from is truncated so a
 		// lead logged in the interval's first millisecond counts.
-		ats, epochs := leadsIn(f, from.Truncate(time.Millisecond), to)
+		ats := leadsIn(f, from.Truncate(time.Millisecond), to)
 		f.Close()
-		for i, t := range ats {
-			off := t.Sub(from)
+		for _, t := range ats {
+			off := max(t.Sub(from), 0) // a lead logged in the first millisecond
 			z := ZeroNear(counts, width, off, HandoverSlack)
-			out = append(out, Handover{AtMs: msFloat(off), Member: m.Name, Epoch: epochs[i], ZeroMs: msFloat(z.Len)})
+			out = append(out, Handover{AtMs: msFloat(off), Member: m.Name, ZeroMs: msFloat(z.Len)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Handover) int { return cmp.Compare(a.AtMs, b.AtMs) })

@@ -20,7 +20,7 @@ func tableReport() *Report {
 			Policy: pol, Durability: dur, Throughput: ops, Latency: lat(1000, p99)}
 	}
 	coolest := one("coolest", "sync", "W", 3000, 4000)
-	coolest.Handovers = []Handover{{AtMs: 500, Member: "m2", Epoch: 2, ZeroMs: 40}, {AtMs: 1500, Member: "m3", Epoch: 3, ZeroMs: 90}}
+	coolest.Handovers = []Handover{{AtMs: 500, Member: "m2", ZeroMs: 40}, {AtMs: 1500, Member: "m3", ZeroMs: 90}}
 	coolest.Compaction = &CompactionShare{Members: 3, EveryMs: 100, Samples: 20, None: 0.5, Minority: 0.35, Quorum: 0.15, Leader: 0.05}
 	routed := Result{System: "corral[g=6]", Kind: SystemCorral, Workload: "C", Groups: 6, Routing: RoutingRouted, Durability: "sync", Throughput: 13000, Latency: lat(900, 3000)}
 	fwd := Result{System: "corral[forwarded,g=6]", Kind: SystemCorral, Workload: "C", Groups: 6, Routing: RoutingForwarded, Durability: "sync", Throughput: 10000, Latency: lat(1200, 5000)}
