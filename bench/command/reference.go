@@ -286,7 +286,9 @@ const refMethod = `## Method
   separate machines each member of either runs with GOMAXPROCS=1 and
   its own CPU: a cgroup v2 cpu.max of one CPU where the controller is
   delegated, else taskset to one CPU, members spread over the CPUs in
-  turn; each report states which was applied per member.
+  turn (on 2 cores two of three members share one, and the load
+  generator runs beside them); each report states what was applied per
+  member.
 - **Builds**: make build (bin/corral, bin/corral-bench) and
   make zookeeper (the jars); each report names the server binaries.
 - **This file** is generated from the stored reports in
