@@ -14,7 +14,10 @@ func TestKVCommandRejectsBadFlags(t *testing.T) {
 		{"-leader-policy", "hottest"},
 		{"-server-opt", "novalue"},
 		{"-durability", "fast"},
+		{"-durability", "sync,fast"},
+		{"-compaction-sample", "1ms"},
 		{"-threads", "0"},
+		{"-members", "8"},
 		{"extra"},
 	} {
 		var stderr bytes.Buffer
@@ -32,6 +35,7 @@ func TestKVCommandRejectsBadFlags(t *testing.T) {
 func TestKVOutageCommandRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-members", "2"},
+		{"-records", "0"},
 		{"-kills", "0"},
 		{"-low", "1.5"},
 		{"-durability", "fast"},

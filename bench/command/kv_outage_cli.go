@@ -20,24 +20,17 @@ import (
 func kvOutageCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("kv-outage", env)
 	cfg := kv.DefaultOutageConfig()
+	kf := kvFlags{records: &cfg.Records, threads: &cfg.Threads, members: &cfg.Members, tickMs: &cfg.TickTimeMs,
+		seed: &cfg.Seed, corralBin: &cfg.CorralBin, workDir: &cfg.WorkDir, keep: &cfg.Keep}
+	kf.register(fs, env, "one read", "report.md, results.jsonl, series.csv and kv-outage.png")
 	fs.IntVar(&cfg.Groups, "groups", cfg.Groups, "replica groups (the paper: 1); RG 1's leader is killed")
-	fs.IntVar(&cfg.Members, "members", cfg.Members, "members per RG (storage node processes)")
-	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records loaded before the trials")
-	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "client threads, one read in flight each")
 	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "load before each kill")
 	fs.DurationVar(&cfg.After, "after", cfg.After, "load after each kill")
 	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "kills, each followed by a restart of the killed node")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "time the RGs' leaders must stay put before a trial")
 	fs.Float64Var(&cfg.LowFrac, "low", cfg.LowFrac, "the low-throughput window's threshold, a fraction of the pre-kill mean")
 	fs.StringVar(&cfg.Durability, "durability", cfg.Durability, "sync, async or diskless")
-	fs.IntVar(&cfg.TickTimeMs, "tick-time", cfg.TickTimeMs, "the RGs' tickTime in milliseconds")
 	fs.DurationVar(&cfg.OpTimeout, "op-timeout", cfg.OpTimeout, "bound of one read, retries included")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the threads' random streams")
-	fs.StringVar(&cfg.CorralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
-	fs.StringVar(&cfg.WorkDir, "workdir", "", "parent of the temporary directory (default: system temp dir)")
-	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory")
-	out := fs.String("out", "", "directory for report.md, results.jsonl, series.csv and kv-outage.png (default: the report and JSON lines to stdout)")
-	quiet := fs.Bool("q", false, "no progress messages on stderr")
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
@@ -45,11 +38,11 @@ func kvOutageCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench kv-outage:", err)
 		return 2
 	}
-	cfg.OutDir = *out
+	cfg.OutDir = kf.out
 	cfg.CommandLine = commandLine(append([]string{"corral", "bench", "kv-outage"}, args...))
-	l := loadFlags{quiet: *quiet}
+	l := loadFlags{quiet: kf.quiet}
 	cfg.Log = l.logger(env)
-	return runExperiment(ctx, env, "kv-outage", *out, kv.RunOutage, cfg, func(dir string, rep *kv.OutageReport) error {
+	return runExperiment(ctx, env, "kv-outage", kf.out, kv.RunOutage, cfg, func(dir string, rep *kv.OutageReport) error {
 		f, err := os.Create(filepath.Join(dir, "series.csv"))
 		if err != nil {
 			return err

@@ -21,7 +21,7 @@ import (
 // cgroup each node process is placed after start. Server CPU is the
 // cluster process's and the nodes'.
 func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups int, forward bool, dir string, bgt *budgeter) (*system, error) {
-	s := &system{Name: name, Kind: "corral", Groups: groups, log: cfg.Log}
+	s := &system{Name: name, Kind: "corral", Groups: groups, log: cfg.Log, Durability: cfg.Durability}
 	argv := []string{cfg.CorralBin, "kv", "cluster", "-spawn",
 		"-groups", strconv.Itoa(groups), "-replicas", strconv.Itoa(cfg.Members),
 		"-durability", cfg.Durability, "-tick", strconv.Itoa(cfg.TickTimeMs) + "ms",

@@ -46,8 +46,15 @@ type Config struct {
 	// member.
 	ServerOpts []string
 	// Durability is corral's durability key: sync, async or diskless.
-	// etcd always syncs its WAL.
-	Durability string
+	// etcd always syncs its WAL. Durabilities, if set, runs corral once
+	// per entry (per policy and group count; Durability is then each
+	// run's entry); empty, it is [Durability].
+	Durability   string
+	Durabilities []string
+	// CompactionSample is how often a one-RG corral run reads each
+	// member's compaction state during a measured interval
+	// (compaction.go); 0 reads none.
+	CompactionSample time.Duration
 	// TickTimeMs is corral's tickTime.
 	TickTimeMs int
 	// CPUBudget gives each member its own budget (see budget.go);
@@ -81,6 +88,8 @@ const (
 	MaxMembers = 7
 	MaxGroups  = 16
 	MaxPhase   = time.Hour
+	// MinCompactionSample bounds -compaction-sample from below.
+	MinCompactionSample = 10 * time.Millisecond
 	// SeriesBucket is the width of the throughput-over-time series.
 	SeriesBucket = 100 * time.Millisecond
 )
@@ -107,21 +116,22 @@ var LeaderPolicies = []string{"fixed", "random", "roundrobin", "coolest"}
 func DefaultConfig() Config {
 	wl, _ := ParseWorkloads(DefaultWorkloads)
 	return Config{
-		Workloads:    wl,
-		Records:      10_000,
-		Threads:      16,
-		Warmup:       2 * time.Second,
-		Duration:     10 * time.Second,
-		Seed:         1,
-		Systems:      []string{SystemCorral, SystemEtcd},
-		Members:      3,
-		Durability:   "sync",
-		TickTimeMs:   500,
-		CPUBudget:    true,
-		CPUQuota:     1,
-		EtcdBin:      "etcd",
-		StartTimeout: 60 * time.Second,
-		OpTimeout:    10 * time.Second,
+		Workloads:        wl,
+		Records:          10_000,
+		Threads:          16,
+		Warmup:           2 * time.Second,
+		Duration:         10 * time.Second,
+		Seed:             1,
+		Systems:          []string{SystemCorral, SystemEtcd},
+		Members:          3,
+		Durability:       "sync",
+		TickTimeMs:       500,
+		CompactionSample: 100 * time.Millisecond,
+		CPUBudget:        true,
+		CPUQuota:         1,
+		EtcdBin:          "etcd",
+		StartTimeout:     60 * time.Second,
+		OpTimeout:        10 * time.Second,
 	}
 }
 
@@ -173,13 +183,10 @@ func (c *Config) Fill() error {
 			return fmt.Errorf("routing %q: want %s or %s", r, RoutingRouted, RoutingForwarded)
 		}
 	}
+	if err := checkLoad(c.Records, c.Threads, c.Members, 1); err != nil {
+		return err
+	}
 	switch {
-	case c.Records < 1 || c.Records > MaxRecords:
-		return fmt.Errorf("records must be in [1, %d]", MaxRecords)
-	case c.Threads < 1 || c.Threads > MaxThreads:
-		return fmt.Errorf("threads must be in [1, %d]", MaxThreads)
-	case c.Members < 1 || c.Members > MaxMembers:
-		return fmt.Errorf("members must be in [1, %d]", MaxMembers)
 	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
 		return fmt.Errorf("duration must be in (0, %v] and warmup in [0, %v]", MaxPhase, MaxPhase)
 	case c.CPUQuota < 0.01 || c.CPUQuota > 64:
@@ -187,10 +194,17 @@ func (c *Config) Fill() error {
 	case c.TickTimeMs < 1 || c.TickTimeMs > 60000:
 		return errors.New("tick time must be in [1, 60000] ms")
 	}
-	switch c.Durability {
-	case "sync", "async", "diskless":
-	default:
-		return fmt.Errorf("durability %q: want sync, async or diskless", c.Durability)
+	if len(c.Durabilities) == 0 {
+		c.Durabilities = []string{c.Durability}
+	}
+	c.Durability = c.Durabilities[0]
+	for _, d := range c.Durabilities {
+		if err := checkDurability(d); err != nil {
+			return err
+		}
+	}
+	if c.CompactionSample != 0 && (c.CompactionSample < MinCompactionSample || c.CompactionSample > MaxPhase) {
+		return fmt.Errorf("compaction sample must be 0 (none) or in [%v, %v]", MinCompactionSample, MaxPhase)
 	}
 	for _, s := range c.Systems {
 		if s != SystemCorral && s != SystemEtcd {
@@ -211,16 +225,46 @@ func (c *Config) Fill() error {
 	return nil
 }
 
+// checkLoad checks the load and group shape both experiments share:
+// records, threads, and members per RG from minMembers.
+func checkLoad(records int64, threads, members, minMembers int) error {
+	switch {
+	case records < 1 || records > MaxRecords:
+		return fmt.Errorf("records must be in [1, %d]", MaxRecords)
+	case threads < 1 || threads > MaxThreads:
+		return fmt.Errorf("threads must be in [1, %d]", MaxThreads)
+	case members < minMembers || members > MaxMembers:
+		if minMembers > 1 {
+			return fmt.Errorf("members must be in [%d, %d]: a group must survive its leader", minMembers, MaxMembers)
+		}
+		return fmt.Errorf("members must be in [%d, %d]", minMembers, MaxMembers)
+	}
+	return nil
+}
+
+// checkDurability checks a corral durability mode.
+func checkDurability(d string) error {
+	switch d {
+	case "sync", "async", "diskless":
+		return nil
+	}
+	return fmt.Errorf("durability %q: want sync, async or diskless", d)
+}
+
 // corralName is the report's name of corral run with leader policy p
 // and g replica groups.
-func corralName(p string, g int) string { return corralRunName(p, g, RoutingRouted) }
+func corralName(p string, g int) string { return corralRunName(p, "", g, RoutingRouted) }
 
-// corralRunName is corralName for a run routed as routing says: a
-// forwarded run is tagged so, and forms its own scaling series.
-func corralRunName(p string, g int, routing string) string {
+// corralRunName is corralName for a run of durability dur ("": the only
+// one, not named) routed as routing says: a forwarded run is tagged so,
+// and forms its own scaling series.
+func corralRunName(p, dur string, g int, routing string) string {
 	var tags []string
 	if p != "" {
 		tags = append(tags, p)
+	}
+	if dur != "" {
+		tags = append(tags, dur)
 	}
 	if routing == RoutingForwarded {
 		tags = append(tags, RoutingForwarded)

@@ -63,13 +63,12 @@ const LeaderPolicyKey = "kv.leaderPolicy"
 // under dir and waits until its leader accepts a table.
 func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bgt *budgeter) (*system, error) {
 	n := cfg.Members
-	ports, err := launch.FreePorts(3 * n)
+	ports, err := launch.FreePorts(4 * n)
 	if err != nil {
 		return nil, err
 	}
-	quorum, election, api := ports[:n], ports[n:2*n], ports[2*n:]
-	extra := extraLines(policy, cfg.ServerOpts)
-	s := &system{Name: name, Kind: "corral", log: cfg.Log}
+	quorum, election, api, mport := ports[:n], ports[n:2*n], ports[2*n:3*n], ports[3*n:]
+	s := &system{Name: name, Kind: "corral", log: cfg.Log, Policy: policy, Durability: cfg.Durability}
 	var endpoints []string
 	for id := 1; id <= n; id++ {
 		mdir := filepath.Join(dir, "m"+strconv.Itoa(id))
@@ -80,6 +79,11 @@ func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bg
 		if err := os.WriteFile(filepath.Join(mdir, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
 			s.stop()
 			return nil, err
+		}
+		extra := extraLines(policy, cfg.ServerOpts)
+		if cfg.CompactionSample > 0 {
+			extra = append(extra, metricsLines(mport[id-1])...)
+			s.metrics = append(s.metrics, "127.0.0.1:"+strconv.Itoa(mport[id-1]))
 		}
 		zc := corralZooCfg(id, mdir, cfg.TickTimeMs, cfg.Durability, quorum, election, api, extra)
 		if id == 1 {

@@ -4,9 +4,9 @@
 //
 //	corral bench kv [-workload A,B,C,F,W (of A-F, W)] [-records 10000] [-threads 16]
 //	                [-warmup 2s] [-duration 10s] [-seed 1] [-systems corral,etcd]
-//	                [-members 3] [-durability sync|async|diskless] [-tick-time 500]
+//	                [-members 3] [-durability sync,async,diskless] [-tick-time 500]
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt key=value]...
-//	                [-groups 1,2,4] [-routing routed,forwarded]
+//	                [-groups 1,2,4] [-routing routed,forwarded] [-compaction-sample 100ms]
 //	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 //
@@ -17,8 +17,9 @@
 //
 // # What runs
 //
-// For each system in turn (corral once per -leader-policy value, then
-// etcd), in a fresh directory under -workdir:
+// For each system in turn (corral once per -durability value, per
+// -leader-policy value and per -groups count, then etcd), in a fresh
+// directory under -workdir:
 //
 //   - corral: -members `corral server zoo.cfg` processes, one replica
 //     group with store=kv, apiPort/apiAddress.N and server.N lines on
@@ -92,6 +93,23 @@
 // (series_ops_per_100ms). series.csv: system,workload,t_ms,ops per 100 ms;
 // kv-throughput-WORKLOAD.png plots it, a line per system (bench/plot).
 // Without -out the report and the JSON lines go to stdout.
+//
+// Summary tables follow, each only when the run has its data
+// (report_tables.go): corral ÷ etcd per workload with issue 23's targets;
+// the leader policies against the fixed leader per durability (the
+// paper's Figs. 8, 9, 12 and Table I); the share of time a minority or a
+// quorum of members compacts (Figs. 13-15); routed against forwarded
+// sharded runs (Table II); and the USL fit.
+//
+// Every run counts completions in 1 ms buckets: the longest window
+// without one is reported per system and workload. A one-RG corral run
+// also reads its members' logs for the moments a member took the lead
+// during the measured interval (the handovers; handover.go), each with
+// the longest window without a completion within HandoverSlack of it, and,
+// unless -compaction-sample is 0, serves each member's Prometheus
+// endpoint (metricsProvider.* lines in its zoo.cfg) and reads every
+// member's corral_kv_compactions_running and corral_kv_is_leader at that
+// period (compaction.go).
 //
 // # kv-outage
 //

@@ -95,15 +95,12 @@ func (c *OutageConfig) Fill() error {
 	if c.Durability == "" {
 		c.Durability = d.Durability
 	}
+	if err := checkLoad(c.Records, c.Threads, c.Members, 3); err != nil {
+		return err
+	}
 	switch {
-	case c.Records < 1 || c.Records > MaxRecords:
-		return fmt.Errorf("records must be in [1, %d]", MaxRecords)
-	case c.Threads < 1 || c.Threads > MaxThreads:
-		return fmt.Errorf("threads must be in [1, %d]", MaxThreads)
 	case c.Groups < 1 || c.Groups > MaxGroups:
 		return fmt.Errorf("groups must be in [1, %d]", MaxGroups)
-	case c.Members < 3 || c.Members > MaxMembers:
-		return fmt.Errorf("members must be in [3, %d]: a group must survive its leader", MaxMembers)
 	case c.Kills < 1 || c.Kills > MaxKills:
 		return fmt.Errorf("kills must be in [1, %d]", MaxKills)
 	case c.Warmup <= 0 || c.Warmup > MaxPhase || c.After <= 0 || c.After > MaxPhase || c.Settle < 0 || c.Settle > MaxPhase:
@@ -115,12 +112,7 @@ func (c *OutageConfig) Fill() error {
 	case c.TickTimeMs < 1 || c.TickTimeMs > 60000:
 		return errors.New("tick time must be in [1, 60000] ms")
 	}
-	switch c.Durability {
-	case "sync", "async", "diskless":
-	default:
-		return fmt.Errorf("durability %q: want sync, async or diskless", c.Durability)
-	}
-	return nil
+	return checkDurability(c.Durability)
 }
 
 // outageRun is the state of one run: the cluster, its CM, the restarted

@@ -57,6 +57,13 @@ type OutageReport struct {
 	Trials  []OutageTrial
 }
 
+// Headings of the report's tables, as `corral-bench report-md` finds
+// them.
+const (
+	HeadingOutageKills  = "## Outage per kill (ms from the kill)"
+	HeadingOutageMedian = "## Median (min-max) over the kills, ms"
+)
+
 func msOf(d time.Duration) string {
 	if d < 0 {
 		return "?"
@@ -68,14 +75,14 @@ func msOf(d time.Duration) string {
 func (r *OutageReport) Markdown(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "# corral bench kv-outage: SIGKILL of an RG leader under a read-only Zipf load\n\n")
-	fmt.Fprintf(w, "Started %s. `%s`\n\n", r.Started.Format(time.RFC3339), c.CommandLine)
+	fmt.Fprintf(w, "- started: %s\n- command: `%s`\n\n", r.Started.Format(time.RFC3339), c.CommandLine)
 	fmt.Fprintf(w, "%d RG(s) of %d, %d records, %d threads, warm-up %v, %v after each kill, %d kill(s), durability %s, tickTime %d ms, op timeout %v.\n\n",
 		c.Groups, c.Members, c.Records, c.Threads, c.Warmup, c.After, c.Kills, c.Durability, c.TickTimeMs, c.OpTimeout)
 	for _, n := range r.Nodes {
 		fmt.Fprintf(w, "- %s: pid %d, %s\n", n.Name, n.PID, n.Addr)
 	}
 	fmt.Fprintln(w, "\nPaper (ACaZoo, Figs. 16-17): outage 3.24 s = 220 ms election + 970 ms CM propagation + 2 s reconnect. Target: outage ≤ 300 ms.")
-	fmt.Fprintln(w, "\n## Outage per kill (ms from the kill)")
+	fmt.Fprintf(w, "\n%s\n", HeadingOutageKills)
 	fmt.Fprintln(w, "\n| kill | killed leader (epoch) | new leader (epoch) | outage | low | election | CM | reconnect | other RGs' gap | ops | errors |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, t := range r.Trials {
@@ -92,7 +99,7 @@ func (r *OutageReport) Markdown(w io.Writer) {
 			msOf(t.Election), msOf(t.CM), signedMs(t.Reconnect, t.Recorded > 0 && t.FirstOK > 0), others, t.Ops, errorsOf(t.Errors))
 	}
 	fmt.Fprintf(w, "\nlow: the longest run of 100 ms buckets below %.0f%% of the pre-kill mean. election: kill → a member logs `state=leading`; CM: → the mtime of the CM's first record of a newer leader; reconnect: → the first successful read of the RG (negative: the client found the leader by a NotLeader answer before the CM recorded it).\n", c.LowFrac*100)
-	fmt.Fprintln(w, "\n## Median (min-max) over the kills, ms")
+	fmt.Fprintf(w, "\n%s\n", HeadingOutageMedian)
 	fmt.Fprintln(w, "\n| outage | low | election | CM | reconnect |\n|---|---|---|---|---|")
 	pick := func(f func(OutageTrial) time.Duration) string {
 		var xs []time.Duration

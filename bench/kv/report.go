@@ -91,23 +91,26 @@ func fitScaling(results []Result) []Scaling {
 
 // ConfigSummary is the configuration as reported.
 type ConfigSummary struct {
-	Workloads      []string `json:"workloads"`
-	Records        int64    `json:"records"`
-	Threads        int      `json:"threads"`
-	Warmup         string   `json:"warmup"`
-	Duration       string   `json:"duration"`
-	Seed           uint64   `json:"seed"`
-	Members        int      `json:"members"`
-	Durability     string   `json:"durability"`
-	TickTimeMs     int      `json:"tick_time_ms"`
-	LeaderPolicies []string `json:"leader_policies"`
-	Groups         []int    `json:"groups"`
-	Routing        []string `json:"routing,omitempty"`
-	ServerOpts     []string `json:"server_opts,omitempty"`
-	CPUBudget      bool     `json:"cpu_budget"`
-	CPUQuota       float64  `json:"cpu_quota"`
-	CommandLine    string   `json:"command_line"`
-	CPUs           int      `json:"cpus"`
+	Workloads  []string `json:"workloads"`
+	Records    int64    `json:"records"`
+	Threads    int      `json:"threads"`
+	Warmup     string   `json:"warmup"`
+	Duration   string   `json:"duration"`
+	Seed       uint64   `json:"seed"`
+	Members    int      `json:"members"`
+	Durability string   `json:"durability"`
+	// CompactionSample is how often the members' compaction state was
+	// read ("0s": never).
+	CompactionSample string   `json:"compaction_sample,omitempty"`
+	TickTimeMs       int      `json:"tick_time_ms"`
+	LeaderPolicies   []string `json:"leader_policies"`
+	Groups           []int    `json:"groups"`
+	Routing          []string `json:"routing,omitempty"`
+	ServerOpts       []string `json:"server_opts,omitempty"`
+	CPUBudget        bool     `json:"cpu_budget"`
+	CPUQuota         float64  `json:"cpu_quota"`
+	CommandLine      string   `json:"command_line"`
+	CPUs             int      `json:"cpus"`
 }
 
 // SystemInfo describes one launched system.
@@ -151,6 +154,31 @@ type Result struct {
 	// Series is completed operations per SeriesBucket (100 ms) from the
 	// start of the measured interval.
 	Series []int64 `json:"series_ops_per_100ms"`
+	// Policy, Durability and Routing are the corral run's settings.
+	Policy     string `json:"leader_policy,omitempty"`
+	Durability string `json:"durability,omitempty"`
+	Routing    string `json:"routing,omitempty"`
+	// LongestZeroMs is the longest window of the measured interval
+	// without a completed operation (1 ms resolution), from
+	// LongestZeroAtMs.
+	LongestZeroMs   float64 `json:"longest_zero_ms"`
+	LongestZeroAtMs float64 `json:"longest_zero_at_ms"`
+	// Handovers are the leads taken during the measured interval (one-RG
+	// corral runs), each with its zero-throughput window.
+	Handovers []Handover `json:"handovers,omitempty"`
+	// Compaction is the share of time members compacted (one-RG corral
+	// runs with -compaction-sample).
+	Compaction *CompactionShare `json:"compaction,omitempty"`
+}
+
+// MaxHandoverZeroMs is the longest zero-throughput window at any of r's
+// handovers (0 without one).
+func (r Result) MaxHandoverZeroMs() float64 {
+	var m float64
+	for _, h := range r.Handovers {
+		m = max(m, h.ZeroMs)
+	}
+	return m
 }
 
 // Ratio is a/b, or 0 when b is 0.
@@ -197,25 +225,51 @@ type metric struct {
 	name   string
 	get    func(Result) float64
 	format func(float64) string
+	// na, if set, says the result has no such figure (shown "–").
+	na func(Result) bool
+	// noRatio leaves the row out of the ratio columns.
+	noRatio bool
 }
+
+func (m metric) cell(res Result, ok bool) string {
+	if !ok || (m.na != nil && m.na(res)) {
+		return "–"
+	}
+	return m.format(m.get(res))
+}
+
+func whole(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+func pct(v float64) string   { return strconv.FormatFloat(100*v, 'f', 1, 64) }
+
+func noCompaction(r Result) bool { return r.Compaction == nil || r.Compaction.Samples == 0 }
+
+// noHandovers: the run does not read its members' logs (etcd, a sharded
+// cluster).
+func noHandovers(r Result) bool { return r.Kind != SystemCorral || r.Groups > 1 }
 
 func ms(us float64) string { return strconv.FormatFloat(us/1000, 'f', 2, 64) }
 
 var metrics = []metric{
-	{"threads", func(r Result) float64 { return float64(r.Threads) }, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
-	{"throughput (ops/s)", func(r Result) float64 { return r.Throughput }, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
-	{"mean latency (ms)", func(r Result) float64 { return r.Latency.Mean }, ms},
-	{"p50 latency (ms)", func(r Result) float64 { return float64(r.Latency.P50) }, ms},
-	{"p99 latency (ms)", func(r Result) float64 { return float64(r.Latency.P99) }, ms},
-	{"errors", func(r Result) float64 { return float64(r.Errors) }, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
-	{"server CPU µs/op", func(r Result) float64 { return r.ServerCPUPerOpUs }, func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }},
+	{name: "threads", get: func(r Result) float64 { return float64(r.Threads) }, format: whole},
+	{name: "throughput (ops/s)", get: func(r Result) float64 { return r.Throughput }, format: whole},
+	{name: "mean latency (ms)", get: func(r Result) float64 { return r.Latency.Mean }, format: ms},
+	{name: "p50 latency (ms)", get: func(r Result) float64 { return float64(r.Latency.P50) }, format: ms},
+	{name: "p99 latency (ms)", get: func(r Result) float64 { return float64(r.Latency.P99) }, format: ms},
+	{name: "errors", get: func(r Result) float64 { return float64(r.Errors) }, format: whole},
+	{name: "server CPU µs/op", get: func(r Result) float64 { return r.ServerCPUPerOpUs }, format: func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }},
+	{name: "longest zero-throughput window (ms)", get: func(r Result) float64 { return r.LongestZeroMs }, format: whole, noRatio: true},
+	{name: "leader handovers", get: func(r Result) float64 { return float64(len(r.Handovers)) }, format: whole, na: noHandovers, noRatio: true},
+	{name: "zero window at a handover, max (ms)", get: Result.MaxHandoverZeroMs, format: whole,
+		na: func(r Result) bool { return len(r.Handovers) == 0 }, noRatio: true},
+	{name: "time a minority compacts (%)", get: func(r Result) float64 { return r.Compaction.Minority }, format: pct, na: noCompaction, noRatio: true},
+	{name: "time a quorum compacts (%)", get: func(r Result) float64 { return r.Compaction.Quorum }, format: pct, na: noCompaction, noRatio: true},
 }
 
 // Markdown writes the report.
 func (r *Report) Markdown(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "# corral KV vs etcd: YCSB over the ACaZoo records\n\n")
-	fmt.Fprintf(w, "Command: `%s`\n\n", c.CommandLine)
+	fmt.Fprintf(w, "- started: %s\n- command: `%s`\n\n", r.Started.Format(time.RFC3339), c.CommandLine)
 	fmt.Fprintf(w, "Started %s on %d CPUs. Records: %d of %d columns × %d B (corral: one row, family %q; etcd: one key, the %d B value). "+
 		"Threads: %d, closed loop, zipfian keys (YCSB's scrambled zipfian); warm-up %s, measured %s per workload. "+
 		"Replica groups of %d on 127.0.0.1, data on the same disk; corral durability %s, tickTime %d ms; etcd syncs its WAL.\n\n",
@@ -265,11 +319,8 @@ func (r *Report) Markdown(w io.Writer) {
 		for _, m := range metrics {
 			row := "| " + m.name + " |"
 			for _, n := range names {
-				if res, ok := r.find(n, wl); ok {
-					row += " " + m.format(m.get(res)) + " |"
-				} else {
-					row += " – |"
-				}
+				res, ok := r.find(n, wl)
+				row += " " + m.cell(res, ok) + " |"
 			}
 			if etcd {
 				e, eok := r.find(SystemEtcd, wl)
@@ -278,7 +329,7 @@ func (r *Report) Markdown(w io.Writer) {
 						continue
 					}
 					res, ok := r.find(n, wl)
-					if ok && eok && m.get(e) != 0 {
+					if ok && eok && !m.noRatio && m.get(e) != 0 {
 						row += " " + strconv.FormatFloat(Ratio(m.get(res), m.get(e)), 'f', 2, 64) + "× |"
 					} else {
 						row += " – |"
@@ -294,9 +345,12 @@ func (r *Report) Markdown(w io.Writer) {
 			}
 		}
 	}
+	r.etcdTable(w)
+	r.policyTable(w)
+	r.compactionTable(w)
+	r.routingTable(w)
 	if len(r.Scaling) > 0 {
-		fmt.Fprintln(w, "## Scaling over replica groups (USL, N = groups, threads and records scaled with N)")
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s\n\n", HeadingScaling)
 		fmt.Fprintln(w, "| policy | workload | points (N: ops/s) | λ | σ | κ | R² | peak N |")
 		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|")
 		for _, sc := range r.Scaling {

@@ -14,13 +14,13 @@ func TestRoutingConfig(t *testing.T) {
 	if err := c.Fill(); err == nil {
 		t.Fatal("routing proxied accepted")
 	}
-	if got := corralRunName("", 4, RoutingForwarded); got != "corral[forwarded,g=4]" {
+	if got := corralRunName("", "", 4, RoutingForwarded); got != "corral[forwarded,g=4]" {
 		t.Fatalf("forwarded name %q", got)
 	}
-	if got := corralRunName("coolest", 2, RoutingRouted); got != corralName("coolest", 2) {
+	if got := corralRunName("coolest", "", 2, RoutingRouted); got != corralName("coolest", 2) {
 		t.Fatalf("routed name %q, want %q", got, corralName("coolest", 2))
 	}
-	if p := policyOf(corralRunName("", 4, RoutingForwarded)); p != RoutingForwarded {
+	if p := policyOf(corralRunName("", "", 4, RoutingForwarded)); p != RoutingForwarded {
 		t.Fatalf("scaling series of a forwarded run: %q", p)
 	}
 }

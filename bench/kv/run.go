@@ -57,18 +57,30 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, sys := range cfg.Systems {
 		switch sys {
 		case SystemCorral:
-			for _, p := range cfg.LeaderPolicies {
-				for _, g := range cfg.Groups {
-					if g == 1 {
-						name := corralName(p, g)
-						order = append(order, launcher{name, func(d string) (*system, error) { return launchCorral(ctx, &cfg, name, p, d, bgt) }})
-						continue
-					}
-					for _, rt := range cfg.Routing {
-						name := corralRunName(p, g, rt)
-						order = append(order, launcher{name, func(d string) (*system, error) {
-							return launchCorralCluster(ctx, &cfg, name, g, rt == RoutingForwarded, d, bgt)
-						}})
+			for _, dur := range cfg.Durabilities {
+				dcfg := cfg
+				dcfg.Durability = dur
+				tag := ""
+				if len(cfg.Durabilities) > 1 {
+					tag = dur
+				}
+				for _, p := range cfg.LeaderPolicies {
+					for _, g := range cfg.Groups {
+						if g == 1 {
+							name := corralRunName(p, tag, g, RoutingRouted)
+							order = append(order, launcher{name, func(d string) (*system, error) { return launchCorral(ctx, &dcfg, name, p, d, bgt) }})
+							continue
+						}
+						for _, rt := range cfg.Routing {
+							name := corralRunName(p, tag, g, rt)
+							order = append(order, launcher{name, func(d string) (*system, error) {
+								s, err := launchCorralCluster(ctx, &dcfg, name, g, rt == RoutingForwarded, d, bgt)
+								if s != nil {
+									s.Routing = rt
+								}
+								return s, err
+							}})
+						}
 					}
 				}
 			}
@@ -146,6 +158,7 @@ func runSystem(ctx context.Context, base *Config, s *system, rep *Report) error 
 			return fmt.Errorf("workload %s: %w", w.Name, err)
 		}
 		res.Groups, res.Threads, res.Records = g, cfg.Threads, cfg.Records
+		res.Policy, res.Durability, res.Routing = s.Policy, s.Durability, s.Routing
 		cfg.Log.Info("workload done", "system", s.Name, "workload", w.Name, "ops/s", int64(res.Throughput), "errors", res.Errors)
 		rep.Results = append(rep.Results, res)
 	}
@@ -202,6 +215,7 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *
 	pctx, cancel := context.WithDeadline(ctx, mEnd.Add(cfg.OpTimeout))
 	defer cancel()
 	results := make([]*threadResult, cfg.Threads)
+	fine := newCompletions(cfg.Duration)
 	var wg sync.WaitGroup
 	for t := range cfg.Threads {
 		tr := &threadResult{series: make([]int64, buckets)}
@@ -241,6 +255,7 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *
 					continue
 				}
 				tr.hist[kind].Record(t1.Sub(t0))
+				fine.add(t1.Sub(mStart))
 				if b := int(t1.Sub(mStart) / SeriesBucket); b >= 0 && b < buckets {
 					tr.series[b]++
 				}
@@ -251,6 +266,16 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *
 	var cpuErr error
 	sleepUntil(pctx, mStart)
 	cpu0, cpuErr = serverCPU(s.pids())
+	var share *CompactionShare
+	if len(s.metrics) > 0 && cfg.CompactionSample > 0 {
+		// This goroutine samples the members until the interval ends.
+		sctx, scancel := context.WithDeadline(pctx, mEnd)
+		cs := newCompactionSampler(s.metrics, cfg.CompactionSample, int(cfg.Duration/cfg.CompactionSample)+1)
+		samples, failed := cs.run(sctx)
+		scancel()
+		sh := ShareOf(samples, len(s.metrics), failed, cfg.CompactionSample)
+		share = &sh
+	}
 	sleepUntil(pctx, mEnd)
 	if c, err := serverCPU(s.pids()); err == nil {
 		cpu1 = c
@@ -262,6 +287,13 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *
 		return Result{}, err
 	}
 	res := merge(s, w, cfg.Duration, results)
+	counts := fine.counts()
+	z := LongestZero(counts, fine.width)
+	res.LongestZeroMs, res.LongestZeroAtMs = msFloat(z.Len), msFloat(z.From)
+	if s.Kind == SystemCorral && s.Groups == 0 {
+		res.Handovers = s.handovers(mStart, mEnd, counts, fine.width)
+	}
+	res.Compaction = share
 	if cpuErr == nil {
 		res.ServerCPUSeconds = (cpu1 - cpu0).Seconds()
 		if res.Ops > 0 {
@@ -398,8 +430,9 @@ func (c *Config) summary() ConfigSummary {
 	return ConfigSummary{
 		Workloads: wl, Records: c.Records, Threads: c.Threads,
 		Warmup: c.Warmup.String(), Duration: c.Duration.String(), Seed: c.Seed,
-		Members: c.Members, Durability: c.Durability, TickTimeMs: c.TickTimeMs,
-		LeaderPolicies: c.LeaderPolicies, ServerOpts: c.ServerOpts, Groups: c.Groups, Routing: c.Routing,
+		Members: c.Members, Durability: strings.Join(c.Durabilities, ","), TickTimeMs: c.TickTimeMs,
+		CompactionSample: c.CompactionSample.String(),
+		LeaderPolicies:   c.LeaderPolicies, ServerOpts: c.ServerOpts, Groups: c.Groups, Routing: c.Routing,
 		CPUBudget: c.CPUBudget, CPUQuota: c.CPUQuota, CommandLine: c.CommandLine,
 		CPUs: runtime.NumCPU(),
 	}

@@ -52,6 +52,12 @@ type system struct {
 	Members []*member
 	Client  store
 	log     *slog.Logger
+	// Policy, Durability and Routing are corral's settings of this run
+	// ("" for etcd), for the report.
+	Policy, Durability, Routing string
+	// metrics are the members' Prometheus endpoints (host:port) the
+	// compaction sampler reads; none for etcd and sharded clusters.
+	metrics []string
 }
 
 // startMember runs argv (after its budget's wrapper) as member name,

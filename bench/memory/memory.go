@@ -117,6 +117,22 @@ type Result struct {
 	Took     float64        `json:"took_s"`
 	Members  []MemberResult `json:"members"`
 	Err      string         `json:"error,omitempty"`
+	// Count is the znodes the tree should hold; a result that created
+	// fewer (the load failed or ran out of time) is Incomplete: its
+	// members' sizes are reported, marked, and left out of the ratios.
+	Count int64 `json:"count"`
+}
+
+// Incomplete reports whether the target did not complete its load.
+func (r Result) Incomplete() bool { return r.Created < r.Count }
+
+// maxRSS is the largest resident size of r's members (0 without one).
+func (r Result) maxRSS() int64 {
+	var m int64
+	for _, x := range r.Members {
+		m = max(m, x.RSS)
+	}
+	return m
 }
 
 // Report is the experiment's outcome.
@@ -168,7 +184,7 @@ func durability(target, level string) (launch.Durability, error) {
 }
 
 func runOne(ctx context.Context, cfg *Config, work, target string, shape Shape, n int) (Result, error) {
-	r := Result{Target: target, Shape: shape.String(), Servers: cfg.Servers}
+	r := Result{Target: target, Shape: shape.String(), Servers: cfg.Servers, Count: shape.Count}
 	dur, err := durability(target, cfg.Durability)
 	if err != nil {
 		return r, err
@@ -213,26 +229,32 @@ func runOne(ctx context.Context, cfg *Config, work, target string, shape Shape, 
 		Duration: bench.PopulateLimit, MaxOps: shape.Count, Log: cfg.Log,
 	}
 	began := time.Now()
-	pr, err := load.RunPhase(ctx, pc)
+	pr, loadErr := load.RunPhase(ctx, pc)
 	r.Took = time.Since(began).Seconds()
 	r.Created = pr.Ops
-	if err != nil {
-		return r, err
+	if loadErr != nil {
+		// The members are still read if they answer: a ZooKeeper whose
+		// heap ran out shows how far it got. The row is marked.
+		cfg.Log.Warn("load did not complete", "target", target, "shape", shape.String(), "created", pr.Ops, "err", loadErr)
+	} else {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(cfg.Settle):
+		}
 	}
-	select {
-	case <-ctx.Done():
-		return r, ctx.Err()
-	case <-time.After(cfg.Settle):
+	if ctx.Err() != nil {
+		return r, errors.Join(loadErr, ctx.Err())
 	}
 	for _, p := range members {
 		m := MemberResult{Name: p.name, PID: p.pid}
 		m.RSS, m.HWM, err = residentSize(p.pid)
 		if err != nil {
-			return r, err
+			return r, errors.Join(loadErr, err)
 		}
 		out, err := load.FourLetter(ctx, p.addr, "mntr")
 		if err != nil {
-			return r, fmt.Errorf("mntr of %s: %w", p.name, err)
+			return r, errors.Join(loadErr, fmt.Errorf("mntr of %s: %w", p.name, err))
 		}
 		v := load.MntrValues(out)
 		m.Znodes, _ = strconv.ParseInt(v["zk_znode_count"], 10, 64)
@@ -240,7 +262,7 @@ func runOne(ctx context.Context, cfg *Config, work, target string, shape Shape, 
 		m.HeapLive, _ = strconv.ParseInt(v["zk_heap_live_bytes"], 10, 64)
 		r.Members = append(r.Members, m)
 	}
-	return r, nil
+	return r, loadErr
 }
 
 // residentSize reads a process's VmRSS and VmHWM from /proc, in bytes.
@@ -279,7 +301,8 @@ func parseStatus(s string) (rss, hwm int64, err error) {
 
 // Markdown writes the report: a row per member.
 func (r *Report) Markdown(w io.Writer) {
-	fmt.Fprintf(w, "# Resident memory per member\n\n%d server(s), durability %s; RSS read %v after the last create.\n\n",
+	fmt.Fprintf(w, "# Resident memory per member\n\n%d server(s), durability %s; RSS read %v after the last create. "+
+		"A target that did not complete its load is marked in bold, its members read as far as it got, and gives no ratio.\n\n",
 		r.Config.Servers, r.Config.Durability, r.Config.Settle)
 	fmt.Fprintln(w, "| target | tree | member | znodes | raw MB (paths+data) | RSS MB | peak MB | RSS / raw | RSS bytes/znode | Go live heap MB |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -288,6 +311,9 @@ func (r *Report) Markdown(w io.Writer) {
 		target := res.Target
 		if res.JavaHeap != "" {
 			target += " -Xmx" + res.JavaHeap
+		}
+		if res.Incomplete() {
+			target = fmt.Sprintf("**%s: load incomplete, %d of %d created**", target, res.Created, res.Count)
 		}
 		if res.Err != "" {
 			fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | | |\n", target, res.Shape, res.Err)
@@ -307,6 +333,60 @@ func (r *Report) Markdown(w io.Writer) {
 			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
 				target, res.Shape, m.Name, m.Znodes, mb(m.Raw), mb(m.RSS), mb(m.HWM), ratio, per, live)
 		}
+	}
+	fmt.Fprintln(w)
+	r.ratioTable(w)
+}
+
+// HeadingRatios is the heading of the corral ÷ ZooKeeper table.
+const HeadingRatios = "## corral ÷ ZooKeeper, largest member's RSS"
+
+// ratioTable compares, per tree, the largest resident member of corral
+// with ZooKeeper's. A ZooKeeper (or corral) that did not complete its load
+// held fewer znodes: it is named but no ratio is drawn from it.
+func (r *Report) ratioTable(w io.Writer) {
+	type pair struct{ corral, zk *Result }
+	var shapes []string
+	pairs := map[string]*pair{}
+	for i := range r.Results {
+		res := &r.Results[i]
+		p, ok := pairs[res.Shape]
+		if !ok {
+			p = &pair{}
+			pairs[res.Shape] = p
+			shapes = append(shapes, res.Shape)
+		}
+		switch res.Target {
+		case launch.TargetCorral:
+			p.corral = res
+		case launch.TargetZooKeeper:
+			p.zk = res
+		}
+	}
+	var rows []string
+	mb := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/1e6) }
+	for _, sh := range shapes {
+		p := pairs[sh]
+		if p.corral == nil || p.zk == nil {
+			continue
+		}
+		ratio := "–"
+		switch {
+		case p.zk.Incomplete():
+			ratio = fmt.Sprintf("– (ZooKeeper -Xmx%s did not complete its load: %d of %d)", p.zk.JavaHeap, p.zk.Created, p.zk.Count)
+		case p.corral.Incomplete():
+			ratio = fmt.Sprintf("– (corral did not complete its load: %d of %d)", p.corral.Created, p.corral.Count)
+		case p.zk.maxRSS() > 0:
+			ratio = fmt.Sprintf("%.2f×", float64(p.corral.maxRSS())/float64(p.zk.maxRSS()))
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", sh, mb(p.corral.maxRSS()), mb(p.zk.maxRSS()), p.zk.JavaHeap, ratio))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s\n\n| tree | corral MB | ZooKeeper MB | ZooKeeper -Xmx | corral ÷ ZooKeeper (target ≤ 0.33×) |\n|---|---:|---:|---|---:|\n", HeadingRatios)
+	for _, row := range rows {
+		fmt.Fprintln(w, row)
 	}
 	fmt.Fprintln(w)
 }

@@ -85,3 +85,35 @@ func TestValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestIncompleteLoadIsMarked: a ZooKeeper that created fewer znodes than
+// asked is named as such in its rows and gives no ratio; a complete pair
+// gives corral's largest member ÷ ZooKeeper's.
+func TestIncompleteLoadIsMarked(t *testing.T) {
+	member := func(rss int64) []MemberResult {
+		return []MemberResult{{Name: "server.1 leader", RSS: rss, HWM: rss, Znodes: 10, Raw: 1000}, {Name: "server.2 follower", RSS: rss / 2, HWM: rss, Znodes: 10, Raw: 1000}}
+	}
+	rep := &Report{Config: DefaultConfig(), Results: []Result{
+		{Target: launch.TargetCorral, Shape: "10×100B", Count: 10, Created: 10, Members: member(100e6)},
+		{Target: launch.TargetZooKeeper, Shape: "10×100B", JavaHeap: "1g", Count: 10, Created: 10, Members: member(400e6)},
+		{Target: launch.TargetCorral, Shape: "20×1024B", Count: 20, Created: 20, Members: member(100e6)},
+		{Target: launch.TargetZooKeeper, Shape: "20×1024B", JavaHeap: "256m", Count: 20, Created: 7, Members: member(250e6), Err: "connection lost"},
+	}}
+	var md bytes.Buffer
+	rep.Markdown(&md)
+	out := md.String()
+	for _, want := range []string{
+		"| 10×100B | 100.0 | 400.0 | 1g | 0.25× |",
+		"| 20×1024B | 100.0 | 250.0 | 256m | – (ZooKeeper -Xmx256m did not complete its load: 7 of 20) |",
+		"| **zookeeper -Xmx256m: load incomplete, 7 of 20 created** | 20×1024B | server.1 leader |",
+		"| **zookeeper -Xmx256m: load incomplete, 7 of 20 created** | 20×1024B | error: connection lost |",
+		"| zookeeper -Xmx1g | 10×100B | server.1 leader |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if !rep.Results[3].Incomplete() || rep.Results[1].Incomplete() {
+		t.Error("Incomplete wrong")
+	}
+}

@@ -2,18 +2,9 @@ package plot
 
 import (
 	"fmt"
-	"image/color"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/corral-db/corral/bench/kv"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // KVPlotFile is the name of workload w's throughput-over-time figure.
@@ -29,15 +20,7 @@ func WriteKVPlots(dir string, rep *kv.Report) ([]string, error) {
 			continue
 		}
 		seen[res.Workload] = true
-		path := filepath.Join(dir, KVPlotFile(res.Workload))
-		f, err := os.Create(path)
-		if err != nil {
-			return files, err
-		}
-		err = renderKVPlot(f, rep, res.Workload)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		path, err := writePNGFile(dir, KVPlotFile(res.Workload), func(w io.Writer) error { return renderKVPlot(w, rep, res.Workload) })
 		if err != nil {
 			return files, err
 		}
@@ -47,42 +30,31 @@ func WriteKVPlots(dir string, rep *kv.Report) ([]string, error) {
 }
 
 // renderKVPlot draws workload w's series: operations per second in each
-// 100 ms bucket, one step line per system, on one time axis (the paper's
+// 100 ms bucket, one step line per system, on one time axis, with a
+// triangle on the axis at each leader handover of a system (the paper's
 // Figs. 8, 9 and 12 for W).
 func renderKVPlot(w io.Writer, rep *kv.Report, workload string) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("workload %s: throughput over time (%v buckets)", workload, kv.SeriesBucket)
-	p.X.Label.Text = "time since the measured interval began (s)"
-	p.Y.Label.Text = "operations/s"
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	sp := newSeriesPlot(fmt.Sprintf("workload %s: throughput over time (%v buckets; ▲ leader handover)", workload, kv.SeriesBucket),
+		"time since the measured interval began (s)", "operations/s")
 	bucket := kv.SeriesBucket.Seconds()
-	n := 0
 	for _, res := range rep.Results {
 		if res.Workload != workload || len(res.Series) == 0 {
 			continue
 		}
-		var xy plotter.XYs
-		for i, v := range res.Series {
-			xy = append(xy, plotter.XY{X: float64(i) * bucket, Y: float64(v) / bucket})
-		}
-		xy = append(xy, plotter.XY{X: float64(len(res.Series)) * bucket, Y: xy[len(xy)-1].Y})
-		l, err := plotter.NewLine(xy)
+		c, err := sp.step(res.System, res.Series, 0, bucket, 1/bucket)
 		if err != nil {
 			return err
 		}
-		l.Color, l.Width, l.StepStyle = plotutil.Color(n), vg.Points(1.2), plotter.PostStep
-		p.Add(l)
-		p.Legend.Add(res.System, l)
-		n++
+		var at []float64
+		for _, h := range res.Handovers {
+			at = append(at, h.AtMs/1000)
+		}
+		if err := sp.marks(at, c); err != nil {
+			return err
+		}
 	}
-	if n == 0 {
+	if sp.n == 0 {
 		return fmt.Errorf("bench: workload %s: no series to plot", workload)
 	}
-	p.Y.Min = 0
-	p.Y.Tick.Marker = wholeTicks{}
-	img := vgimg.NewWith(vgimg.UseWH(10*vg.Inch, 4*vg.Inch), vgimg.UseBackgroundColor(color.White))
-	p.Draw(draw.New(img))
-	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return err
+	return sp.png(w)
 }

@@ -10,7 +10,7 @@ import (
 
 func TestRenderKVPlot(t *testing.T) {
 	rep := &kv.Report{Results: []kv.Result{
-		{System: "corral", Workload: "W", Series: []int64{10, 0, 12}},
+		{System: "corral", Workload: "W", Series: []int64{10, 0, 12}, Handovers: []kv.Handover{{AtMs: 150, ZeroMs: 100}}},
 		{System: "etcd", Workload: "W", Series: []int64{5, 6, 7}},
 		{System: "etcd", Workload: "C"},
 	}}
