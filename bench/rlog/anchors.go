@@ -61,6 +61,12 @@ const anchorFileBytes = 256 << 20
 // under dir, fdatasyncing each, for d (or until the file is full), and
 // returns the MB/s and the blocks written. The file is removed.
 func DiskBandwidth(ctx context.Context, dir string, block int, d time.Duration) (float64, int64, error) {
+	return diskBandwidth(ctx, dir, block, d, anchorFileBytes)
+}
+
+// diskBandwidth is DiskBandwidth with a file of at most fileBytes (at
+// least one block).
+func diskBandwidth(ctx context.Context, dir string, block int, d time.Duration, fileBytes int64) (float64, int64, error) {
 	if block < 1 {
 		return 0, 0, errors.New("disk anchor: block size must be positive")
 	}
@@ -70,7 +76,7 @@ func DiskBandwidth(ctx context.Context, dir string, block int, d time.Duration) 
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	size := int64(anchorFileBytes) / int64(block) * int64(block)
+	size := fileBytes / int64(block) * int64(block)
 	if size == 0 {
 		size = int64(block)
 	}
