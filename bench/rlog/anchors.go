@@ -24,9 +24,30 @@ type Anchors struct {
 	// LoopbackMBps is one TCP stream over 127.0.0.1 with Size-byte
 	// writes, MB/s.
 	LoopbackMBps float64 `json:"loopback_mbps"`
+	// BySize is the disk anchor at every append size of the sweep (and
+	// Size): each size's ceiling is its own disk bandwidth ÷ members.
+	BySize []DiskAnchor `json:"by_size,omitempty"`
 	// Members write the same disk: the ceiling of replicated appends.
 	Members     int     `json:"members"`
 	CeilingMBps float64 `json:"ceiling_mbps"`
+}
+
+// DiskAnchor is the disk anchor at one block size.
+type DiskAnchor struct {
+	Block  int     `json:"block"`
+	MBps   float64 `json:"mbps"`
+	Blocks int64   `json:"blocks"`
+}
+
+// DiskAt is the disk bandwidth measured at block bytes: BySize's entry,
+// else DiskMBps.
+func (a *Anchors) DiskAt(block int) float64 {
+	for _, d := range a.BySize {
+		if d.Block == block {
+			return d.MBps
+		}
+	}
+	return a.DiskMBps
 }
 
 // Ceiling is the replicated appends' ceiling on one machine: every one
@@ -54,14 +75,19 @@ func MBps(bytes int64, d time.Duration) float64 {
 	return float64(bytes) / 1e6 / d.Seconds()
 }
 
-// anchorFileBytes bounds the disk anchor's file.
-const anchorFileBytes = 256 << 20
+// anchorFileBytes and anchorMaxBlocks bound the disk anchor's file (it
+// is zero-filled first, so small blocks get a small file): the anchor
+// ends early when the file is full.
+const (
+	anchorFileBytes = 256 << 20
+	anchorMaxBlocks = 16384
+)
 
 // DiskBandwidth writes block-sized records into a preallocated file
 // under dir, fdatasyncing each, for d (or until the file is full), and
 // returns the MB/s and the blocks written. The file is removed.
 func DiskBandwidth(ctx context.Context, dir string, block int, d time.Duration) (float64, int64, error) {
-	return diskBandwidth(ctx, dir, block, d, anchorFileBytes)
+	return diskBandwidth(ctx, dir, block, d, min(anchorFileBytes, int64(block)*anchorMaxBlocks))
 }
 
 // diskBandwidth is DiskBandwidth with a file of at most fileBytes (at

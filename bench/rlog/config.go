@@ -172,6 +172,9 @@ func (c *Config) Fill() error {
 	default:
 		return fmt.Errorf("memory durability %q: want diskless, async or empty (none)", c.MemoryDurability)
 	}
+	if c.MemoryDurability == c.Durability {
+		return fmt.Errorf("memory durability %q is the disk configuration's: name another or none", c.MemoryDurability)
+	}
 	switch {
 	case c.Duration <= 0 || c.Duration > MaxPhase || c.Warmup < 0 || c.Warmup > MaxPhase:
 		return fmt.Errorf("duration must be in (0, %v] and warmup in [0, %v]", MaxPhase, MaxPhase)

@@ -3,12 +3,12 @@
 // Apache ZooKeeper measured beside them (`corral bench rlog`; the flags
 // are in bench/command/rlog_cli.go):
 //
-//   - Anchors: this disk's sequential write + fdatasync bandwidth at the
-//     append size (a preallocated file in the work directory, dd with
-//     oflag=dsync as a log segment is written) and one loopback TCP
+//   - Anchors: this disk's sequential write + fdatasync bandwidth at
+//     each append size (a preallocated file in the work directory, dd
+//     with oflag=dsync as a log segment is written) and one loopback TCP
 //     stream's bandwidth. The three members of an ensemble on one machine
 //     write every byte to the same disk, so the ceiling of replicated
-//     appends is the disk's bandwidth ÷ members (Ceiling); every
+//     appends is the disk's bandwidth at that size ÷ members (Ceiling); every
 //     throughput is also reported as a fraction of its ceiling
 //     (PointCeiling: loopback ÷ members for diskless, loopback for the
 //     read).

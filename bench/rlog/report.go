@@ -58,7 +58,8 @@ func (c *Config) summary() Summary {
 }
 
 // PointCeiling is a point's ceiling in MB/s: a configuration that writes
-// the disk (every member the same disk) gets disk ÷ members, one that
+// the disk (every member the same disk) gets the disk's bandwidth at the
+// point's append size ÷ members, one that
 // does not (diskless) loopback ÷ members (the leader's link carries each
 // byte in once and out to every follower), the read the loopback.
 func PointCeiling(a *Anchors, p Point) float64 {
@@ -71,7 +72,7 @@ func PointCeiling(a *Anchors, p Point) float64 {
 	case p.Durability == "diskless":
 		return Ceiling(a.LoopbackMBps, p.Members)
 	default:
-		return Ceiling(a.DiskMBps, p.Members)
+		return Ceiling(a.DiskAt(p.Size), p.Members)
 	}
 }
 
@@ -178,6 +179,13 @@ func (r *Report) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "| disk: sequential %s writes + fdatasync each, in the work directory (%d blocks) | %.1f |\n", mib(int64(a.BlockSize)), a.DiskBlocks, a.DiskMBps)
 		fmt.Fprintf(w, "| loopback TCP, one stream of %s writes | %.1f |\n", mib(int64(a.BlockSize)), a.LoopbackMBps)
 		fmt.Fprintf(w, "| ceiling of replicated appends on disk: disk ÷ %d members | %.1f |\n\n", a.Members, a.CeilingMBps)
+		if len(a.BySize) > 0 {
+			fmt.Fprintf(w, "The disk anchor at each append size (each size's ceiling is its own bandwidth ÷ members):\n\n| block | blocks | disk MB/s | ÷ %d members |\n|---:|---:|---:|---:|\n", a.Members)
+			for _, d := range a.BySize {
+				fmt.Fprintf(w, "| %s | %d | %.1f | %.1f |\n", mib(int64(d.Block)), d.Blocks, d.MBps, Ceiling(d.MBps, a.Members))
+			}
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintf(w, "Every member writes every byte to the same disk, so the ceiling of a disk configuration of N members is disk ÷ N; a diskless one's is loopback ÷ N; the read's is loopback. \"of ceiling\" is the throughput as a fraction of its ceiling.\n\n")
 	}
 	t := r.Targets()

@@ -63,6 +63,16 @@ func TestPointCeiling(t *testing.T) {
 			t.Errorf("PointCeiling(%+v) = %v, want %v", c.p, got, c.want)
 		}
 	}
+	a.BySize = []DiskAnchor{{Block: 1024, MBps: 30}}
+	if got := PointCeiling(a, Point{Figure: "5.1", Members: 3, Durability: "sync", Size: 1024}); got != 10 {
+		t.Errorf("1 KiB point: ceiling %v, want its own disk anchor ÷ 3 = 10", got)
+	}
+	if got := PointCeiling(a, Point{Figure: "5.1", Members: 3, Durability: "sync", Size: 2048}); got != 100 {
+		t.Errorf("a size without its anchor: ceiling %v, want the main anchor's 100", got)
+	}
+	if got := anchorSizes(&Config{Sizes: []int{4096, 1024, 65536}, Size: 65536}); len(got) != 3 || got[0] != 1024 || got[2] != 65536 {
+		t.Errorf("anchorSizes = %v", got)
+	}
 	if got := PointCeiling(nil, Point{Members: 3}); got != 0 {
 		t.Errorf("no anchors: ceiling %v, want 0", got)
 	}
@@ -135,6 +145,7 @@ func TestFill(t *testing.T) {
 		"members too many":     func(c *Config) { c.Members = MaxMembers + 1 },
 		"durability diskless":  func(c *Config) { c.Durability = "diskless" },
 		"memory durability":    func(c *Config) { c.MemoryDurability = "sync" },
+		"memory as disk":       func(c *Config) { c.Durability, c.MemoryDurability = "async", "async" },
 		"duration 0":           func(c *Config) { c.Duration = 0 },
 		"negative warmup":      func(c *Config) { c.Warmup = -time.Second },
 		"negative phase bytes": func(c *Config) { c.PhaseBytes = -1 },
@@ -261,7 +272,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("figure %s: %d points, want %d", fig, count[fig], want)
 		}
 	}
-	if rep.Anchors == nil || rep.Anchors.CeilingMBps <= 0 {
+	if rep.Anchors == nil || rep.Anchors.CeilingMBps <= 0 || len(rep.Anchors.BySize) != 2 {
 		t.Errorf("anchors %+v", rep.Anchors)
 	}
 	if g := rep.Growth; g == nil || len(g.Samples) < cfg.GrowSamples || len(g.Spread) != 3 {

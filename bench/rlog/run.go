@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -104,14 +105,32 @@ func measureAnchors(ctx context.Context, cfg *Config, dir string, rep *Report) e
 	if err != nil {
 		return err
 	}
+	var bySize []DiskAnchor
+	for _, size := range anchorSizes(cfg) {
+		d := DiskAnchor{Block: size, MBps: disk, Blocks: blocks}
+		if size != cfg.Size {
+			cfg.Log.Info("anchor", "what", "disk write+fdatasync", "block", size)
+			if d.MBps, d.Blocks, err = DiskBandwidth(ctx, ad, size, cfg.AnchorDuration); err != nil {
+				return err
+			}
+		}
+		bySize = append(bySize, d)
+	}
 	cfg.Log.Info("anchor", "what", "loopback TCP", "chunk", cfg.Size)
 	lo, err := LoopbackBandwidth(ctx, cfg.Size, cfg.AnchorDuration)
 	if err != nil {
 		return err
 	}
-	rep.Anchors = &Anchors{DiskMBps: disk, DiskBlocks: blocks, BlockSize: cfg.Size, LoopbackMBps: lo,
+	rep.Anchors = &Anchors{DiskMBps: disk, DiskBlocks: blocks, BlockSize: cfg.Size, LoopbackMBps: lo, BySize: bySize,
 		Members: cfg.Members, CeilingMBps: Ceiling(disk, cfg.Members)}
 	return nil
+}
+
+// anchorSizes are the sweep's sizes and Size, each once, ascending.
+func anchorSizes(cfg *Config) []int {
+	out := append(slices.Clone(cfg.Sizes), cfg.Size)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // runSetup launches s and runs its phases: on the main setup the size
