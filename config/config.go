@@ -48,6 +48,12 @@ const (
 	DurabilityDiskless Durability = "diskless"
 )
 
+// rlog.groupCommit values (Config.RlogGroupCommit).
+const (
+	RlogGroupCommitDecoupled = "decoupled"
+	RlogGroupCommitCoupled   = "coupled"
+)
+
 // ZooKeeper's defaults, as QuorumPeerConfig and the system properties it
 // feeds have them in 3.9.
 const (
@@ -218,6 +224,14 @@ type Config struct {
 	// is a replicated log whose large entries live in a data log
 	// (docs/design/rlog.md). Empty, the default, is no logs.
 	RlogRoot string
+	// RlogGroupCommit is corral's rlog.groupCommit key: how a member
+	// makes a group of log appends durable. "decoupled" (the default,
+	// written as ""): payloads are written as they arrive and a flusher
+	// syncs the data log on its own while the commit records wait for
+	// it; "coupled": no flusher, the data log's sync and the commit
+	// records' sync are one step per group (the ZKRL thesis's baseline in
+	// its Fig. 5.4).
+	RlogGroupCommit string
 	// PurgeTimeMs and NumberToRetain are the diskless thesis's snapshot
 	// purger keys (its Appendix A.3): every PurgeTime ms keep the newest
 	// NumberToRetain snapshots. 0 leaves purging to autopurge.*.

@@ -25,7 +25,9 @@
 // diskless (default: async if forceSync=no, else sync), memory.limit,
 // the process's soft memory limit in bytes (optional K/M/G/T suffix;
 // default none), and rlog.root, the znode under which every child is a
-// replicated log (default none).
+// replicated log (default none), and rlog.groupCommit=decoupled|coupled,
+// how the logs' group commit syncs payloads and commit records (default
+// decoupled).
 //
 // Deliberate divergences from ZooKeeper, each commented where it lives:
 //

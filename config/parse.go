@@ -306,6 +306,16 @@ func (p *parser) apply(key, value string, line int) error {
 		}
 		c.RlogRoot = value
 		return nil
+	case "rlog.groupCommit":
+		switch value {
+		case RlogGroupCommitDecoupled:
+			c.RlogGroupCommit = ""
+		case RlogGroupCommitCoupled:
+			c.RlogGroupCommit = value
+		default:
+			return &KeyError{Key: key, Value: value, Reason: "want decoupled or coupled"}
+		}
+		return nil
 	case "store":
 		switch value {
 		case "znode", "kv":

@@ -297,6 +297,26 @@ func TestRlogRoot(t *testing.T) {
 	}
 }
 
+// TestRlogGroupCommit: rlog.groupCommit is decoupled (the default,
+// stored as "") or coupled; anything else names the key.
+func TestRlogGroupCommit(t *testing.T) {
+	if c, _ := mustParse(t, base); c.RlogGroupCommit != "" {
+		t.Errorf("default RlogGroupCommit %q, want none", c.RlogGroupCommit)
+	}
+	if c, _ := mustParse(t, base+"rlog.groupCommit=decoupled\n"); c.RlogGroupCommit != "" {
+		t.Errorf("decoupled: RlogGroupCommit %q, want the default", c.RlogGroupCommit)
+	}
+	if c, w := mustParse(t, base+"rlog.groupCommit=coupled\n"); c.RlogGroupCommit != RlogGroupCommitCoupled || len(w) != 0 {
+		t.Errorf("coupled: RlogGroupCommit %q, warnings %q", c.RlogGroupCommit, w)
+	}
+	for _, bad := range []string{"", "Coupled", "both"} {
+		_, _, err := parse(t, base+"rlog.groupCommit="+bad+"\n")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rlog.groupCommit") {
+			t.Errorf("rlog.groupCommit=%q: %v, want an error naming the key", bad, err)
+		}
+	}
+}
+
 // TestKVLeaderChangeKeys: the compaction-aware leader change's keys
 // parse, and bad values name their key.
 func TestKVLeaderChangeKeys(t *testing.T) {

@@ -143,6 +143,10 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 		b.WriteString("# corral only; ZooKeeper ignores it.\n")
 		put("rlog.root", c.RlogRoot)
 	}
+	if c.RlogGroupCommit != "" {
+		b.WriteString("# corral only; ZooKeeper ignores it.\n")
+		put("rlog.groupCommit", c.RlogGroupCommit)
+	}
 	if c.MemoryLimit > 0 {
 		b.WriteString("# corral only; ZooKeeper ignores it.\n")
 		put("memory.limit", strconv.FormatInt(c.MemoryLimit, 10))

@@ -77,6 +77,7 @@ func roundTripConfigs(dataDir string) map[string]*Config {
 		{ID: 9, Host: "::1", QuorumPort: 2892, ElectionPort: 3892, Observer: true, ClientAddr: "::1", ClientPort: 2189},
 	}
 	c.RlogRoot = "/logs"
+	c.RlogGroupCommit = RlogGroupCommitCoupled
 	m["servers"] = c
 
 	for i, e := range LocalEnsemble(3, dataDir, 12000) {

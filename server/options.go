@@ -85,6 +85,12 @@ type Options struct {
 	// large entries live in a data log (rlogdata.go; zoo.cfg rlog.root).
 	// It needs an ensemble with a log (sync or async durability).
 	RlogRoot string
+	// RlogCoupled runs the logs' group commit coupled (zoo.cfg
+	// rlog.groupCommit=coupled): the data log has no flusher, and a
+	// group's sync syncs the data log and then the WAL as one step,
+	// where by default (decoupled) a flusher syncs payloads as they are
+	// written and the WAL's sync only waits for it.
+	RlogCoupled bool
 	// rlogSegmentSize is the data log's segment size (tests make it
 	// small; 0 is the data log's default).
 	rlogSegmentSize int64

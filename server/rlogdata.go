@@ -84,6 +84,9 @@ type logData struct {
 	// entry stays inline in the tree (newInlineLogs).
 	dl  *datalog.Log
 	log *slog.Logger
+	// coupled: dl has no flusher; syncWritten syncs it itself
+	// (rlog.groupCommit=coupled).
+	coupled bool
 
 	// mu guards idx and dead and serializes store, so an entry gets one
 	// record whether the log goroutine or apply writes it first.
@@ -99,6 +102,10 @@ type logData struct {
 	dead deadQueue
 }
 
+// rlogMaxInflight bounds a member's payload bytes written but not yet
+// synced (datalog.Options.MaxInflight).
+const rlogMaxInflight = 64 << 20
+
 // openLogData opens the data log under dataLogDir and indexes its records.
 func openLogData(o *Options) (*logData, error) {
 	dir := filepath.Join(o.DataLogDir, "version-2", "rlog")
@@ -106,11 +113,13 @@ func openLogData(o *Options) (*logData, error) {
 		Logger:        o.Logger,
 		SegmentSize:   o.rlogSegmentSize,
 		MaxRecordSize: max(o.MaxBuffer, 1<<20),
+		NoFlusher:     o.RlogCoupled,
+		MaxInflight:   rlogMaxInflight,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open the rlog data log: %w", err)
 	}
-	d := &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), dl: dl, log: o.Logger}
+	d := &logData{root: strings.TrimSuffix(o.RlogRoot, "/"), dl: dl, log: o.Logger, coupled: o.RlogCoupled}
 	if err := dl.Scan(func(m datalog.Meta, n int, p datalog.Pos) error {
 		if old, ok := d.idx.release(m.Zxid); ok {
 			// The same proposal written twice (a crash between its
@@ -176,6 +185,13 @@ func (d *logData) store(zxid int64, payload []byte) (entryRef, error) {
 	if _, ok := d.idx.find(zxid); ok {
 		return ref, nil
 	}
+	if d.coupled && d.dl.Inflight()+datalog.RecordSize(len(payload)) > rlogMaxInflight {
+		// No flusher frees room: a group larger than the bound syncs
+		// its payloads so far here rather than wait forever in Append.
+		if _, err := d.dl.Flush(); err != nil {
+			return ref, fmt.Errorf("rlog data log: %w", err)
+		}
+	}
 	p, _, err := d.dl.Append(context.Background(), datalog.Meta{Zxid: zxid}, payload)
 	if err != nil {
 		return ref, fmt.Errorf("rlog data log: append of %s: %w", hex(zxid), err)
@@ -206,10 +222,17 @@ func (d *logData) read(ref entryRef) ([]byte, error) {
 	return b, nil
 }
 
-// syncWritten waits until every record written so far is synced.
+// syncWritten returns once every record written so far is synced.
+// Decoupled, the flusher syncs them and this waits for it; coupled,
+// this syncs them, so a group's data sync and its commit-record sync
+// (walStore.Sync) are one step.
 func (d *logData) syncWritten() error {
 	if d.dl == nil {
 		return nil
+	}
+	if d.coupled {
+		_, err := d.dl.Flush()
+		return err
 	}
 	return d.dl.WaitSynced(context.Background(), d.dl.Written())
 }

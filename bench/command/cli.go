@@ -41,6 +41,7 @@ const commandUsage = `usage:
   corral bench ycsb [flags]   YCSB workloads A-F and the study's S over 1 KB records, one znode each
   corral bench kv [flags]   corral's key-value store against etcd: YCSB A, B, C, F and 100% writes over 1 KiB rows
   corral bench kv-outage [flags]   the ACaZoo paper's Figs. 16-17: SIGKILL an RG leader under a read-only Zipf load; the outage split
+  corral bench rlog [flags]   replicated logs (ZKRL): the anchors, the thesis's Figs. 5.1-5.4 and §5.1.2 against a corral ensemble, and ZooKeeper
   corral bench scale [flags]   servers and clients scaled together (N = 1..8) with a Universal Scalability Law fit
   corral bench memory [flags]   each member's resident memory for N znodes of S bytes, beside the raw bytes of paths + data
   corral bench factorial [flags]   a 2^k r factorial experiment: each factor's effect and share of the variation
@@ -87,6 +88,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return kvCommand(ctx, args[1:], env)
 	case "kv-outage":
 		return kvOutageCommand(ctx, args[1:], env)
+	case "rlog":
+		return rlogCommand(ctx, args[1:], env)
 	case "factorial":
 		return factorialCommand(ctx, args[1:], env)
 	case "report-md":

@@ -287,6 +287,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
 		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
 		RlogRoot:               cfg.RlogRoot,
+		RlogCoupled:            cfg.RlogGroupCommit == config.RlogGroupCommitCoupled,
 		Logger:                 logger,
 	}
 	if err := tlsOptions(cfg, &o); err != nil {
