@@ -13,10 +13,8 @@ import (
 // waitLoopAllowed lists the test files (or directories, ending in "/")
 // that may keep a hand-rolled wait loop, each with the reason.
 var waitLoopAllowed = map[string]string{
-	// pending: a long simulator run works on these packages; their waits
+	// pending: a long simulator run works on this package; its waits
 	// move to testutil.Eventually once it is done.
-	"zab/":                      "pending",
-	"replica/":                  "pending",
 	"sim/":                      "pending",
 	"snap/direct_bench_test.go": "paces a benchmark's writes to a rate; it waits for no condition",
 	// Within is the one loop every other wait goes through.
@@ -162,10 +160,10 @@ func TestWaitLoopRuleCatches(t *testing.T) {
 			t.Errorf("%s: %d loops reported, want %d", c.name, got, c.want)
 		}
 	}
-	if why, ok := waitLoopAllowedFor("zab/x_test.go"); !ok || why != "pending" {
-		t.Errorf("zab/ allowed %v (%q), want pending", ok, why)
+	if why, ok := waitLoopAllowedFor("sim/x_test.go"); !ok || why != "pending" {
+		t.Errorf("sim/ allowed %v (%q), want pending", ok, why)
 	}
-	if _, ok := waitLoopAllowedFor("zabx/x_test.go"); ok {
-		t.Error("zabx/ allowed by the zab/ entry")
+	if _, ok := waitLoopAllowedFor("simx/x_test.go"); ok {
+		t.Error("simx/ allowed by the sim/ entry")
 	}
 }
