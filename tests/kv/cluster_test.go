@@ -21,6 +21,7 @@ import (
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/ring"
 )
@@ -330,7 +331,7 @@ func TestClusterAnswers(t *testing.T) {
 	// A fresh RG may still be handing its leadership to its preferred
 	// node: ask again until the answer and the record agree.
 	var raw kvpb.KVClient
-	for attempt := 0; ; attempt++ {
+	testutil.EventuallyNoError(t, 20*time.Second, fmt.Sprintf("a follower of %v names its leader", g), func() error {
 		l, ok, err := st.Leader(ctx, g)
 		if err != nil || !ok {
 			t.Fatalf("leader of %v: %v %v", g, ok, err)
@@ -346,18 +347,16 @@ func TestClusterAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer cc.Close()
 		raw = kvpb.NewKVClient(cc)
 		_, err = raw.Get(ctx, &kvpb.GetRequest{Table: "t", Row: row})
 		nl, ok := kvclient.NotLeader(err)
 		if status.Code(err) == codes.Unavailable && ok && nl.GetGroup() == uint32(g) && nl.GetLeaderAddress() == l.Addr && uint64(nl.GetEpoch()) == l.Epoch {
-			break
+			t.Cleanup(func() { cc.Close() })
+			return nil
 		}
-		if attempt == 20 {
-			t.Fatalf("get from a follower of %v: %v (detail %v), want NotLeader naming %+v", g, err, nl, l)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		cc.Close()
+		return fmt.Errorf("get from a follower: %v (detail %v), want NotLeader naming %+v", err, nl, l)
+	})
 	_, err = raw.Scan(ctx, &kvpb.ScanRequest{Table: "t", Group: 7})
 	var wr *kvpb.WrongRange
 	if s, ok := status.FromError(err); ok {
