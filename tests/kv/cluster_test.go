@@ -110,6 +110,11 @@ func firstRange(t *testing.T, ctx context.Context, st *cm.Store, group ring.Grou
 	return 0, ring.Range{}
 }
 
+// clusterWait bounds one wait of a cluster test for the cluster to reach
+// a state (leaders handed over or balanced, writes acknowledged); each
+// test's context bounds the test as a whole.
+const clusterWait = 60 * time.Second
+
 // TestClusterLeaderKill: two RGs of three on three node processes;
 // clients write rows of both RGs while the node leading RG 1 (and not RG
 // 2) is SIGKILLed. Every acknowledged write is there afterwards, RG 2
@@ -130,17 +135,10 @@ func TestClusterLeaderKill(t *testing.T) {
 	// A fresh cluster hands each RG's leadership to its preferred node:
 	// wait until the two RGs are led from different nodes.
 	var l1, l2 cm.Leader
-	for {
+	testutil.Eventually(t, clusterWait, "the two RGs led from different nodes", func() bool {
 		l1, l2 = leaderOf(1), leaderOf(2)
-		if l1.Addr != l2.Addr {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("both RGs stay led from %s", l1.Addr)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return l1.Addr != l2.Addr
+	})
 	r, err := st.Ring(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -199,13 +197,9 @@ func TestClusterLeaderKill(t *testing.T) {
 		return perRG[g]
 	}
 	waitCount := func(g ring.GroupID, n int) {
-		for count(g) < n {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("%v: %d writes acknowledged, want %d", g, count(g), n)
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
+		testutil.Eventually(t, clusterWait, fmt.Sprintf("%v: %d writes acknowledged", g, n), func() bool {
+			return count(g) >= n
+		})
 	}
 	waitCount(1, 50)
 	waitCount(2, 50)
@@ -507,17 +501,14 @@ func TestClusterBalance(t *testing.T) {
 		return len(seen) == 3
 	}
 	waitFor := func(what string, cond func(map[ring.GroupID]cm.Leader) bool) map[ring.GroupID]cm.Leader {
-		for {
-			ls := leaders()
-			if cond(ls) {
-				return ls
+		var ls map[ring.GroupID]cm.Leader
+		testutil.EventuallyNoError(t, clusterWait, what, func() error {
+			if ls = leaders(); !cond(ls) {
+				return fmt.Errorf("leaders %+v", ls)
 			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("%s: leaders %+v", what, ls)
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
+			return nil
+		})
+		return ls
 	}
 	before := waitFor("one leader per node at start", oneEach)
 	victim := before[1]
