@@ -2,6 +2,7 @@ package kvserver
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"testing"
@@ -55,16 +56,17 @@ func TestMuxRoutesByGroup(t *testing.T) {
 	// sends first and resends until the connection is up.
 	recv := func(g uint64, want uint64) zab.Message {
 		t.Helper()
-		for {
+		var m zab.Message
+		testutil.Eventually(t, 20*time.Second, fmt.Sprintf("rg%d receives node 2's message", g), func() bool {
 			nodes[2].send[g]([]zab.Message{{Type: zab.MsgPing, From: 2, To: 1, Zxid: zab.Zxid(want)}})
 			select {
-			case m := <-nodes[1].queue[g]:
-				return m
+			case m = <-nodes[1].queue[g]:
+				return true
 			case <-time.After(50 * time.Millisecond):
-			case <-ctx.Done():
-				t.Fatalf("rg%d: nothing received", g)
+				return false
 			}
-		}
+		})
+		return m
 	}
 	m := recv(2, 22)
 	if m.Group != 0 || m.Zxid != 22 || m.From != 2 {
