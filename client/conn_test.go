@@ -744,20 +744,64 @@ func TestMaxInFlight(t *testing.T) {
 }
 
 // TestFailFast: after a whole session timeout without a connection,
-// queued and new calls fail with ConnectionLoss instead of waiting.
+// queued and new calls fail with ConnectionLoss instead of waiting; not
+// before, since a connection could still come back to the session. The
+// subject is a timer: it runs in a synctest bubble with two pipe fakes
+// that take connections and never answer them. With two servers each
+// connection attempt may take half the timeout, so the client has
+// failed to reconnect once before the timeout has passed.
 func TestFailFast(t *testing.T) {
-	f := newFake(t)
-	c, fc := connectFake(t, f, 300)
-	fc.nc.Close()
-	waitDisconnected(t, c)
-	queued := c.ExistsAsync("/") // waits for a connection that never completes
-	_, err := queued.Result()
-	wantIs(t, "queued call", err, ErrConnectionLoss)
-	_, err = c.Exists(context.Background(), "/")
-	wantIs(t, "new call", err, ErrConnectionLoss)
-	if c.State() != StateDisconnected {
-		t.Fatalf("state %v", c.State())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 300 * time.Millisecond
+		a, b := newPipeFake(t, "127.0.0.1:1"), newPipeFake(t, "127.0.0.1:2")
+		done := make(chan *Conn, 1)
+		go func() {
+			c, err := Connect(context.Background(), []string{a.addr(), b.addr()}, pipeDialer(a, b))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- c
+		}()
+		synctest.Wait()
+		first := a
+		if len(a.conns) == 0 {
+			first = b
+		}
+		fc := first.accept()
+		fc.handshake(0x1234, int32(timeout/time.Millisecond))
+		c := <-done
+		if c == nil {
+			t.FailNow()
+		}
+		defer func() { a.closeConns(); b.closeConns(); c.Close() }()
+		fc.nc.Close()
+		synctest.Wait()
+		if c.State() != StateDisconnected {
+			t.Fatalf("state %v after the connection closed", c.State())
+		}
+		lost := time.Now()
+		queued := c.ExistsAsync("/") // waits for a connection that never completes
+		time.Sleep(timeout - time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-queued.Done():
+			_, err := queued.Result()
+			t.Fatalf("queued call ended within %s of losing the connection, before the session timeout: %v", time.Since(lost), err)
+		default:
+		}
+		select {
+		case <-queued.Done():
+		case <-time.After(10 * timeout):
+			t.Fatal("queued call still waits 10 session timeouts after the connection was lost")
+		}
+		_, err := queued.Result()
+		wantIs(t, "queued call", err, ErrConnectionLoss)
+		_, err = c.Exists(context.Background(), "/")
+		wantIs(t, "new call", err, ErrConnectionLoss)
+		if c.State() != StateDisconnected {
+			t.Fatalf("state %v", c.State())
+		}
+	})
 }
 
 // TestCloseOrdersCloseSession: Close sends closeSession after the calls
