@@ -172,7 +172,7 @@ func TestNoHandRolledWaits(t *testing.T) {
 			continue
 		}
 		for _, pos := range waitLoops(fset, f) {
-			t.Errorf("%s: a loop that sleeps until a deadline: use testutil.Eventually", pos)
+			t.Errorf("%s: a loop that polls until a deadline: use testutil.Eventually", pos)
 		}
 	}
 }
