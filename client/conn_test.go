@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/corral-db/corral/internal/testutil"
@@ -383,72 +384,88 @@ func TestZxidNeverBackwards(t *testing.T) {
 	}
 }
 
-// TestHeartbeat: an idle client pings (xid -2, op 11) and stays on the
-// same connection while the server answers.
+// TestHeartbeat: an idle client pings (xid -2, op 11) well within its
+// session timeout of the last frame it sent, so the server hears from it
+// in time, and stays on the same connection while the server answers.
+// It pings once idle for a third of the timeout, seen on a ticker of a
+// twelfth; the test allows half.
+// Its subject is the client's timers: it runs in a synctest bubble with a
+// fake server on a pipe.
 func TestHeartbeat(t *testing.T) {
-	f := newFake(t)
-	_, fc := connectFake(t, f, 600) // pings after 200 ms idle
-	for range 3 {
-		p := fc.nextAny()
-		if p.hdr.Xid != wire.XidPing || p.hdr.Type != wire.OpPing || len(p.body) != 0 {
-			t.Fatalf("frame %+v, want a ping", p.hdr)
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 600 // ms
+		f := newPipeFake(t, "127.0.0.1:1")
+		_, fc := connectFake(t, f, timeout, pipeDialer(f))
+		last := time.Now()
+		for range 3 {
+			p := fc.nextAny()
+			if p.hdr.Xid != wire.XidPing || p.hdr.Type != wire.OpPing || len(p.body) != 0 {
+				t.Fatalf("frame %+v, want a ping", p.hdr)
+			}
+			if idle := time.Since(last); idle <= 0 || idle > timeout*time.Millisecond/2 {
+				t.Fatalf("pinged after %s idle, want within half the %d ms timeout", idle, timeout)
+			}
+			fc.reply(wire.XidPing, 1, wire.CodeOK, nil)
+			last = time.Now()
 		}
-		fc.reply(wire.XidPing, 1, wire.CodeOK, nil)
-	}
-	select {
-	case nc := <-f.conns:
-		nc.Close()
-		t.Fatal("client reconnected although the server answered its pings")
-	default:
-	}
+		synctest.Wait()
+		select {
+		case nc := <-f.conns:
+			nc.Close()
+			t.Fatal("client reconnected although the server answered its pings")
+		default:
+		}
+	})
 }
 
-// TestMoveOnSilence: a server that stops answering is left after 2/3 of
-// the session timeout for the next one, with the same session.
+// TestMoveOnSilence: a server that stops answering is left for the next
+// one, with the same session, once 2/3 of the session timeout has passed
+// without a frame from it, and before the whole timeout (by when the
+// session could be expired). It runs in a synctest bubble (fake servers
+// on pipes), so the time it left at is exact.
 func TestMoveOnSilence(t *testing.T) {
-	a, b := newFake(t), newFake(t)
-	done := make(chan *Conn, 1)
-	go func() {
-		c, err := Connect(context.Background(), []string{a.addr(), b.addr()})
-		if err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 600 // ms
+		a, b := newPipeFake(t, "127.0.0.1:1"), newPipeFake(t, "127.0.0.1:2")
+		done := make(chan *Conn, 1)
+		go func() {
+			c, err := Connect(context.Background(), []string{a.addr(), b.addr()}, pipeDialer(a, b))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- c
+		}()
+		synctest.Wait()
+		first, other := a, b
+		if len(a.conns) == 0 {
+			first, other = b, a
 		}
-		done <- c
-	}()
-	first, other := a, b
-	var fc *fakeConn
-	select {
-	case nc := <-a.conns:
-		a.conns <- nc
-		fc = a.accept()
-	case nc := <-b.conns:
-		b.conns <- nc
-		fc = b.accept()
-		first, other = b, a
-	case <-time.After(fakeWait):
-		t.Fatal("no connection")
-	}
-	_ = first
-	fc.handshake(0x77, 600) // then silence: no reply to anything
-	c := <-done
-	if c == nil {
-		t.FailNow()
-	}
-	defer func() { a.closeConns(); b.closeClient(c) }()
-	fc2 := other.accept()
-	if fc2.req.SessionID != 0x77 {
-		t.Fatalf("moved with session %#x", fc2.req.SessionID)
-	}
-	fc2.handshake(0x77, 600)
-	fut := c.ExistsAsync("/")
-	q := fc2.next()
-	fc2.reply(q.hdr.Xid, 1, wire.CodeOK, &wire.StatResponse{})
-	if _, err := fut.Result(); err != nil {
-		t.Fatal(err)
-	}
-	if c.Server() != other.addr() {
-		t.Fatalf("server %s, want %s", c.Server(), other.addr())
-	}
+		fc := first.accept()
+		fc.handshake(0x77, timeout) // then silence: no reply to anything
+		silent := time.Now()
+		c := <-done
+		if c == nil {
+			t.FailNow()
+		}
+		defer func() { a.closeConns(); b.closeConns(); c.Close() }()
+		fc2 := other.accept()
+		if left := time.Since(silent); left < 2*timeout*time.Millisecond/3 || left >= timeout*time.Millisecond {
+			t.Fatalf("left a silent server after %s, want from 2/3 of the %d ms timeout to all of it", left, timeout)
+		}
+		if fc2.req.SessionID != 0x77 {
+			t.Fatalf("moved with session %#x", fc2.req.SessionID)
+		}
+		fc2.handshake(0x77, timeout)
+		fut := c.ExistsAsync("/")
+		q := fc2.next()
+		fc2.reply(q.hdr.Xid, 1, wire.CodeOK, &wire.StatResponse{})
+		if _, err := fut.Result(); err != nil {
+			t.Fatal(err)
+		}
+		if c.Server() != other.addr() {
+			t.Fatalf("server %s, want %s", c.Server(), other.addr())
+		}
+	})
 }
 
 // TestExpiredOnReconnect: a handshake answered with timeout 0 kills the
@@ -727,20 +744,64 @@ func TestMaxInFlight(t *testing.T) {
 }
 
 // TestFailFast: after a whole session timeout without a connection,
-// queued and new calls fail with ConnectionLoss instead of waiting.
+// queued and new calls fail with ConnectionLoss instead of waiting; not
+// before, since a connection could still come back to the session. The
+// subject is a timer: it runs in a synctest bubble with two pipe fakes
+// that take connections and never answer them. With two servers each
+// connection attempt may take half the timeout, so the client has
+// failed to reconnect once before the timeout has passed.
 func TestFailFast(t *testing.T) {
-	f := newFake(t)
-	c, fc := connectFake(t, f, 300)
-	fc.nc.Close()
-	waitDisconnected(t, c)
-	queued := c.ExistsAsync("/") // waits for a connection that never completes
-	_, err := queued.Result()
-	wantIs(t, "queued call", err, ErrConnectionLoss)
-	_, err = c.Exists(context.Background(), "/")
-	wantIs(t, "new call", err, ErrConnectionLoss)
-	if c.State() != StateDisconnected {
-		t.Fatalf("state %v", c.State())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 300 * time.Millisecond
+		a, b := newPipeFake(t, "127.0.0.1:1"), newPipeFake(t, "127.0.0.1:2")
+		done := make(chan *Conn, 1)
+		go func() {
+			c, err := Connect(context.Background(), []string{a.addr(), b.addr()}, pipeDialer(a, b))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- c
+		}()
+		synctest.Wait()
+		first := a
+		if len(a.conns) == 0 {
+			first = b
+		}
+		fc := first.accept()
+		fc.handshake(0x1234, int32(timeout/time.Millisecond))
+		c := <-done
+		if c == nil {
+			t.FailNow()
+		}
+		defer func() { a.closeConns(); b.closeConns(); c.Close() }()
+		fc.nc.Close()
+		synctest.Wait()
+		if c.State() != StateDisconnected {
+			t.Fatalf("state %v after the connection closed", c.State())
+		}
+		lost := time.Now()
+		queued := c.ExistsAsync("/") // waits for a connection that never completes
+		time.Sleep(timeout - time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-queued.Done():
+			_, err := queued.Result()
+			t.Fatalf("queued call ended within %s of losing the connection, before the session timeout: %v", time.Since(lost), err)
+		default:
+		}
+		select {
+		case <-queued.Done():
+		case <-time.After(10 * timeout):
+			t.Fatal("queued call still waits 10 session timeouts after the connection was lost")
+		}
+		_, err := queued.Result()
+		wantIs(t, "queued call", err, ErrConnectionLoss)
+		_, err = c.Exists(context.Background(), "/")
+		wantIs(t, "new call", err, ErrConnectionLoss)
+		if c.State() != StateDisconnected {
+			t.Fatalf("state %v", c.State())
+		}
+	})
 }
 
 // TestCloseOrdersCloseSession: Close sends closeSession after the calls

@@ -20,7 +20,8 @@ const fakeWait = 10 * time.Second
 
 type fakeServer struct {
 	t     *testing.T
-	ln    net.Listener
+	ln    net.Listener // nil for a pipe fake
+	pipe  string       // a pipe fake's address
 	conns chan net.Conn
 
 	mu       sync.Mutex
@@ -69,7 +70,43 @@ func newFake(t *testing.T) *fakeServer {
 	return f
 }
 
-func (f *fakeServer) addr() string { return f.ln.Addr().String() }
+// newPipeFake is a fake the client reaches through net.Pipe instead of a
+// socket: the client dials it with pipeDialer. A goroutine waiting on a
+// pipe is durably blocked, so a pipe fake works inside a synctest bubble
+// (a socket does not: the bubble's clock would not move). addr names
+// the fake in the client's server list.
+func newPipeFake(t *testing.T, addr string) *fakeServer {
+	t.Helper()
+	f := &fakeServer{t: t, pipe: addr, conns: make(chan net.Conn, 16)}
+	t.Cleanup(f.closeConns)
+	return f
+}
+
+// pipeDialer is the Dialer option that reaches pipe fakes by address.
+func pipeDialer(fakes ...*fakeServer) Option {
+	return Dialer(func(ctx context.Context, _, addr string) (net.Conn, error) {
+		for _, f := range fakes {
+			if f.pipe != addr {
+				continue
+			}
+			cli, srv := net.Pipe()
+			select {
+			case f.conns <- srv:
+				return cli, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return nil, errors.New("fake: no server at " + addr)
+	})
+}
+
+func (f *fakeServer) addr() string {
+	if f.ln == nil {
+		return f.pipe
+	}
+	return f.ln.Addr().String()
+}
 
 // accept waits for a connection and reads its ConnectRequest.
 func (f *fakeServer) accept() *fakeConn {

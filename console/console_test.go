@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/corral-db/corral/internal/fakezk"
@@ -176,52 +177,87 @@ func errCode(m map[string]any) string {
 	return s
 }
 
+// TestSamplerRunsOnlyWhileWatched: the sampler starts with the first
+// poll of api/metrics, samples every SampleInterval while polled, stops
+// by itself once IdleStop has passed without a poll, and the next poll
+// starts it again. Its subject is the sampler's timers: it runs in a
+// synctest bubble, whose clock moves only when every goroutine in it
+// waits, and calls the console's handler directly (a bubble's clock does
+// not move while a goroutine waits on the network).
 func TestSamplerRunsOnlyWhileWatched(t *testing.T) {
-	src := &fakeSource{}
-	c, srv := newTestConsole(t, Config{
-		Metrics: src, SampleInterval: 10 * time.Millisecond, IdleStop: 50 * time.Millisecond,
-	})
-	if running, runs := c.sampler.state(); running || runs != 0 || src.n.Load() != 0 {
-		t.Fatal("the sampler ran before anyone asked for metrics")
-	}
-	var samples []any
-	testutil.Eventually(t, 10*time.Second, "3 samples while polled", func() bool {
-		code, out := get(t, srv.URL+"/console/api/metrics", true)
-		if code != 200 {
-			t.Fatalf("metrics: %d %v", code, out)
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			interval = 10 * time.Millisecond
+			idle     = 50 * time.Millisecond
+		)
+		src := &fakeSource{}
+		c, err := New(Config{Servers: []string{"127.0.0.1:1", "127.0.0.1:2"},
+			Metrics: src, SampleInterval: interval, IdleStop: idle})
+		if err != nil {
+			t.Fatal(err)
 		}
-		samples, _ = out["samples"].([]any)
-		return len(samples) >= 3
-	})
-	last := samples[len(samples)-1].(map[string]any)
-	points := last["points"].([]any)
-	if up := points[0].(map[string]any)["up"]; up != true {
-		t.Errorf("member 1 not up: %v", points[0])
-	}
-	if up := points[1].(map[string]any)["up"]; up != false {
-		t.Errorf("member 2 (down) shown up: %v", points[1])
-	}
-	// Nobody polls: the sampler stops by itself and samples no more.
-	testutil.Eventually(t, 10*time.Second, "the sampler stops without a page", func() bool {
-		running, _ := c.sampler.state()
-		return !running
-	})
-	n := src.n.Load()
-	time.Sleep(100 * time.Millisecond)
-	if src.n.Load() != n {
-		t.Error("sampled after stopping")
-	}
-	// A new poll starts it again, and since= returns only newer samples.
-	t0 := int64(last["t"].(float64))
-	_, out := get(t, fmt.Sprintf("%s/console/api/metrics?since=%d", srv.URL, t0), true)
-	for _, s := range out["samples"].([]any) {
-		if int64(s.(map[string]any)["t"].(float64)) <= t0 {
-			t.Errorf("since=%d returned a sample at %v", t0, s)
+		defer c.Close()
+		poll := func(since int64) []any {
+			t.Helper()
+			req := httptest.NewRequest("GET", fmt.Sprintf("/api/metrics?since=%d", since), nil)
+			req.Header.Set("X-Console", "1")
+			rec := httptest.NewRecorder()
+			c.ServeHTTP(rec, req)
+			var out map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); rec.Code != 200 || err != nil {
+				t.Fatalf("metrics: %d %s", rec.Code, rec.Body)
+			}
+			samples, _ := out["samples"].([]any)
+			return samples
 		}
-	}
-	if _, runs := c.sampler.state(); runs != 2 {
-		t.Errorf("sampler runs = %d, want 2", runs)
-	}
+		if running, runs := c.sampler.state(); running || runs != 0 || src.n.Load() != 0 {
+			t.Fatal("the sampler ran before anyone asked for metrics")
+		}
+		poll(0)
+		// Polled at 0 and 25 ms: samples at 0, 10 and 20 ms.
+		time.Sleep(2*interval + interval/2)
+		samples := poll(0)
+		if len(samples) != 3 {
+			t.Fatalf("%d samples in 2.5 intervals of polling, want 3", len(samples))
+		}
+		last := samples[len(samples)-1].(map[string]any)
+		points := last["points"].([]any)
+		if up := points[0].(map[string]any)["up"]; up != true {
+			t.Errorf("member 1 not up: %v", points[0])
+		}
+		if up := points[1].(map[string]any)["up"]; up != false {
+			t.Errorf("member 2 (down) shown up: %v", points[1])
+		}
+		// Nobody polls: the sampler runs on until IdleStop has passed,
+		// stops at the next tick, and samples no more.
+		time.Sleep(idle - time.Millisecond)
+		synctest.Wait()
+		if running, _ := c.sampler.state(); !running {
+			t.Fatal("the sampler stopped before IdleStop passed without a poll")
+		}
+		time.Sleep(interval + time.Millisecond)
+		synctest.Wait()
+		if running, _ := c.sampler.state(); running {
+			t.Fatal("the sampler still runs a tick after IdleStop passed without a poll")
+		}
+		n := src.n.Load()
+		time.Sleep(time.Minute)
+		if src.n.Load() != n {
+			t.Error("sampled after stopping")
+		}
+		// A new poll starts it again, and since= returns only newer samples.
+		t0 := int64(last["t"].(float64))
+		poll(t0)
+		time.Sleep(interval / 2)
+		for _, s := range poll(t0) {
+			if int64(s.(map[string]any)["t"].(float64)) <= t0 {
+				t.Errorf("since=%d returned a sample at %v", t0, s)
+			}
+		}
+		if running, runs := c.sampler.state(); !running || runs != 2 {
+			t.Errorf("after a poll of the stopped sampler: running %v, runs %d, want 2", running, runs)
+		}
+	})
 }
 
 func TestRingKeepsTheWindow(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/corral-db/corral/internal/testutil"
@@ -450,43 +451,45 @@ func TestReportProgressDoesNotWaitForTheNode(t *testing.T) {
 
 // While a member builds or installs a SNAP image (no bytes move over the
 // link), it tells the other end every SyncProgressEvery that the sync is
-// moving, and stops when the step is done.
+// moving, and stops when the step is done. The subject is a ticker: the
+// test runs in a synctest bubble, whose clock moves only when every
+// goroutine in it waits, so a step of 3.5 periods sees exactly 3 ticks.
 func TestWhileSyncingSendsProgress(t *testing.T) {
-	var mu sync.Mutex
-	var got []zab.Message
-	d := &Driver{cfg: Config{ID: 2, SyncProgressEvery: time.Millisecond}, env: Env{Send: func(msgs []zab.Message) {
-		mu.Lock()
-		got = append(got, msgs...)
-		mu.Unlock()
-	}}}
-	err := d.whileSyncing(1, func() error {
-		for {
+	synctest.Test(t, func(t *testing.T) {
+		const every = 10 * time.Millisecond
+		var mu sync.Mutex
+		var got []zab.Message
+		d := &Driver{cfg: Config{ID: 2, SyncProgressEvery: every}, env: Env{Send: func(msgs []zab.Message) {
 			mu.Lock()
-			n := len(got)
+			got = append(got, msgs...)
 			mu.Unlock()
-			if n >= 3 {
-				return nil
+		}}}
+		err := d.whileSyncing(1, func() error {
+			time.Sleep(3*every + every/2)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		after := len(got)
+		for _, m := range got {
+			if m.Type != zab.MsgSyncProgress || m.From != 2 || m.To != 1 {
+				t.Errorf("sent %v, want SYNCPROGRESS 2->1", m)
 			}
-			time.Sleep(time.Millisecond)
+		}
+		mu.Unlock()
+		if after != 3 {
+			t.Fatalf("%d progress messages in a step of 3.5 periods, want 3", after)
+		}
+		time.Sleep(10 * every)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != after {
+			t.Fatalf("%d progress messages after the step ended", len(got)-after)
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	after := len(got)
-	for _, m := range got {
-		if m.Type != zab.MsgSyncProgress || m.From != 2 || m.To != 1 {
-			t.Errorf("sent %v, want SYNCPROGRESS 2->1", m)
-		}
-	}
-	mu.Unlock()
-	time.Sleep(20 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != after {
-		t.Fatalf("%d progress messages after the step ended", len(got)-after)
-	}
 }
 
 // A group of one (a standalone server) leads without a tick, and Drive

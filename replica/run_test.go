@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/zab"
 )
@@ -42,7 +44,7 @@ func (l *syncedLog) TruncateAfter(z zab.Zxid) error {
 func TestRunOverATransport(t *testing.T) {
 	nw := transport.NewNetwork(transport.NetworkConfig{Codec: true})
 	defer nw.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ids := []uint64{1, 2, 3}
 	ds := map[uint64]*Driver{}
@@ -72,34 +74,27 @@ func TestRunOverATransport(t *testing.T) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 	var last zab.Zxid
-	for i := 0; i < 50; {
-		var err error
-		for _, id := range ids {
-			var z zab.Zxid
-			if z, err = ds[id].Propose([]byte{byte(i)}); err == nil {
-				last = z
-				i++
-				break
+	for i := range 50 {
+		// A proposal goes to whichever member leads; until one does,
+		// every member answers ErrNotLeader.
+		testutil.Eventually(t, 20*time.Second, "a leader takes proposal "+strconv.Itoa(i), func() bool {
+			for _, id := range ids {
+				z, err := ds[id].Propose([]byte{byte(i)})
+				if err == nil {
+					last = z
+					return true
+				}
+				if !errors.Is(err, zab.ErrNotLeader) {
+					t.Fatal(err)
+				}
 			}
-		}
-		if errors.Is(err, zab.ErrNotLeader) {
-			select {
-			case <-ctx.Done():
-				t.Fatal("no leader")
-			case <-time.After(5 * time.Millisecond):
-			}
-		} else if err != nil {
-			t.Fatal(err)
-		}
+			return false
+		})
 	}
 	for _, id := range ids {
-		for sms[id].Applied() < last {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("member %d applied %v, want %v", id, sms[id].Applied(), last)
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
+		testutil.Eventually(t, 20*time.Second, "member "+strconv.FormatUint(id, 10)+" applies the last proposal", func() bool {
+			return sms[id].Applied() >= last
+		})
 	}
 	want := sms[1].zxids()
 	for _, id := range ids[1:] {

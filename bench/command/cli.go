@@ -145,26 +145,24 @@ func (l *loadFlags) logger(env CommandEnv) *slog.Logger {
 
 // serverFlags say how compare and failover start servers.
 type serverFlags struct {
-	corralBin, zkLib, java, javaHeap, workDir string
-	keep                                      bool
-	timing                                    launch.Timing
+	launch.Settings
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet, env CommandEnv) {
 	d := launch.DefaultTiming()
-	fs.StringVar(&f.corralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
-	fs.StringVar(&f.zkLib, "zk-lib", "", "directory of ZooKeeper 3.9.3 jars (default: output of scripts/zookeeper/fetch.sh)")
-	fs.StringVar(&f.java, "java", "java", "java command")
-	fs.StringVar(&f.javaHeap, "java-heap", launch.DefaultJavaHeap, "ZooKeeper's JVM -Xmx (per server)")
-	fs.StringVar(&f.workDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
-	fs.BoolVar(&f.keep, "keep", false, "keep the temporary directory")
-	fs.IntVar(&f.timing.TickTimeMs, "tick-time", d.TickTimeMs, "zoo.cfg tickTime in milliseconds")
-	fs.IntVar(&f.timing.InitLimit, "init-limit", d.InitLimit, "zoo.cfg initLimit in ticks")
-	fs.IntVar(&f.timing.SyncLimit, "sync-limit", d.SyncLimit, "zoo.cfg syncLimit in ticks")
+	fs.StringVar(&f.CorralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
+	fs.StringVar(&f.ZKLib, "zk-lib", "", "directory of ZooKeeper 3.9.3 jars (default: output of scripts/zookeeper/fetch.sh)")
+	fs.StringVar(&f.Java, "java", "java", "java command")
+	fs.StringVar(&f.JavaHeap, "java-heap", launch.DefaultJavaHeap, "ZooKeeper's JVM -Xmx (per server)")
+	fs.StringVar(&f.WorkDir, "workdir", "", "parent of the temporary directory for configuration and data (default: system temp dir)")
+	fs.BoolVar(&f.Keep, "keep", false, "keep the temporary directory")
+	fs.IntVar(&f.Timing.TickTimeMs, "tick-time", d.TickTimeMs, "zoo.cfg tickTime in milliseconds")
+	fs.IntVar(&f.Timing.InitLimit, "init-limit", d.InitLimit, "zoo.cfg initLimit in ticks")
+	fs.IntVar(&f.Timing.SyncLimit, "sync-limit", d.SyncLimit, "zoo.cfg syncLimit in ticks")
 }
 
 func (f *serverFlags) validate() error {
-	t := f.timing
+	t := f.Timing
 	switch {
 	case t.TickTimeMs < 1 || t.TickTimeMs > 60000:
 		return errors.New("--tick-time must be in [1, 60000] ms")
@@ -172,6 +170,34 @@ func (f *serverFlags) validate() error {
 		return errors.New("--init-limit and --sync-limit must be in [1, 1000]")
 	}
 	return nil
+}
+
+// sideBySideFlags are the flags of the experiments that measure corral
+// and ZooKeeper side by side, each on servers of its own (memory, scale):
+// the server settings, which targets to launch, their durability and
+// quietness.
+type sideBySideFlags struct {
+	serverFlags
+	launch string
+	quiet  bool
+}
+
+// register adds the flags to fs; --durability sets *durability, whose
+// value is its default.
+func (f *sideBySideFlags) register(fs *flag.FlagSet, env CommandEnv, durability *string) {
+	f.serverFlags.register(fs, env)
+	fs.StringVar(&f.launch, "launch", "both", "servers to measure: corral, zookeeper or both")
+	fs.StringVar(durability, "durability", *durability, "sync, async (ZooKeeper: forceSync=no) or diskless (corral only)")
+	fs.BoolVar(&f.quiet, "q", false, "no progress messages on stderr")
+}
+
+// targets checks the server settings and returns the targets --launch
+// names, in order.
+func (f *sideBySideFlags) targets() ([]string, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	return scaleTargets(f.launch)
 }
 
 func newFlagSet(name string, env CommandEnv) *flag.FlagSet {
@@ -269,8 +295,8 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintf(env.Stderr, "corral bench compare: --servers must be in [1, %d]\n", launch.MaxServers)
 		return 2
 	}
-	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	cfg.WorkDir, cfg.Keep, cfg.Timing = sf.workDir, sf.keep, sf.timing
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.CorralBin, sf.ZKLib, sf.Java, sf.JavaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing = sf.WorkDir, sf.Keep, sf.Timing
 	cfg.Targets = nil
 	for _, t := range strings.Split(*targets, ",") {
 		if t = strings.TrimSpace(t); t != "" {
@@ -393,8 +419,8 @@ func failoverCommand(ctx context.Context, args []string, env CommandEnv) int {
 	case cfg.RecoveryTimeout <= 0 || cfg.RecoveryTimeout > launch.MaxPhase || cfg.WholeTimeout <= 0 || cfg.WholeTimeout > launch.MaxPhase:
 		return bad(fmt.Errorf("--recovery-timeout and --whole-timeout must be in (0, %v]", launch.MaxPhase))
 	}
-	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.CorralBin, sf.ZKLib, sf.Java, sf.JavaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.WorkDir, sf.Keep, sf.Timing, *out
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)
 	return runExperiment(ctx, env, "failover", *out, failover.Run, cfg, nil)

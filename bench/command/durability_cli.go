@@ -157,8 +157,8 @@ func durabilityCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return bad(errors.New("--restore-counts needs --servers 3 or more (or --restore-counts '')"))
 	}
 	cfg.Targets = targets
-	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.CorralBin, sf.ZKLib, sf.Java, sf.JavaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.WorkDir, sf.Keep, sf.Timing, *out
 	cfg.CommandLine = commandLine(os.Args)
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)

@@ -18,18 +18,15 @@ import (
 //	                    [--out DIR] [server flags as for compare] [-q]
 func memoryCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("memory", env)
-	var sf serverFlags
-	sf.register(fs, env)
 	cfg := memory.DefaultConfig()
-	launchFlag := fs.String("launch", "both", "servers to measure: corral, zookeeper or both")
+	var sf sideBySideFlags
+	sf.register(fs, env, &cfg.Durability)
 	fs.IntVar(&cfg.Servers, "servers", cfg.Servers, "ensemble size (1: standalone)")
 	trees := fs.String("trees", "1000000x100,100000x1024", "trees to build, COUNTxBYTES, comma-separated; each on a fresh ensemble")
 	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections creating the znodes")
 	fs.IntVar(&cfg.Inflight, "inflight", cfg.Inflight, "creates in flight per connection")
-	fs.StringVar(&cfg.Durability, "durability", cfg.Durability, "sync, async (ZooKeeper: forceSync=no) or diskless (corral only)")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait after the last create before reading resident sizes")
 	out := fs.String("out", "", "directory for report.md and results.jsonl (default: stdout)")
-	quiet := fs.Bool("q", false, "no progress messages on stderr")
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
@@ -37,11 +34,8 @@ func memoryCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench memory:", err)
 		return 2
 	}
-	if err := sf.validate(); err != nil {
-		return bad(err)
-	}
 	var err error
-	if cfg.Targets, err = scaleTargets(*launchFlag); err != nil {
+	if cfg.Targets, err = sf.targets(); err != nil {
 		return bad(err)
 	}
 	if cfg.Shapes, err = parseTrees(*trees); err != nil {
@@ -50,9 +44,8 @@ func memoryCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := cfg.Validate(); err != nil {
 		return bad(err)
 	}
-	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	cfg.WorkDir, cfg.Keep, cfg.Timing = sf.workDir, sf.keep, sf.timing
-	l := loadFlags{quiet: *quiet}
+	cfg.Settings = sf.Settings
+	l := loadFlags{quiet: sf.quiet}
 	cfg.Log = l.logger(env)
 	return runExperiment(ctx, env, "memory", *out, memory.Run, cfg, nil)
 }

@@ -70,6 +70,6 @@ func (m *mixedFlags) logger(env CommandEnv) *slog.Logger {
 
 // launchSpecFromFlags sets s from the server flags.
 func launchSpecFromFlags(s *bench.LaunchSpec, sf serverFlags) {
-	s.CorralBin, s.ZKLib, s.Java, s.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	s.WorkDir, s.Keep, s.Timing = sf.workDir, sf.keep, sf.timing
+	s.CorralBin, s.ZKLib, s.Java, s.JavaHeap = sf.CorralBin, sf.ZKLib, sf.Java, sf.JavaHeap
+	s.WorkDir, s.Keep, s.Timing = sf.WorkDir, sf.Keep, sf.Timing
 }

@@ -58,8 +58,8 @@ func paperCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := cfg.Validate(); err != nil {
 		return bad(err)
 	}
-	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.CorralBin, sf.ZKLib, sf.Java, sf.JavaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.WorkDir, sf.Keep, sf.Timing, *out
 	cfg.Command = strings.Join(append([]string{"corral", "bench", "paper"}, args...), " ")
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)

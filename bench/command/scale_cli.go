@@ -39,10 +39,9 @@ func scaleTargets(s string) ([]string, error) {
 // Targets on a 2-core machine, most of it starting ZooKeeper ensembles.
 func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("scale", env)
-	var sf serverFlags
-	sf.register(fs, env)
 	cfg := scale.DefaultConfig()
-	launchFlag := fs.String("launch", "both", "servers to measure: corral, zookeeper or both")
+	var sf sideBySideFlags
+	sf.register(fs, env, &cfg.Durability)
 	servers := fs.String("servers", launch.JoinInts(cfg.Servers), "N: the server counts to measure (N = 1 is standalone)")
 	fs.IntVar(&cfg.MaxServers, "max-servers", cfg.MaxServers, "skip the N above this (the machine's limit)")
 	fs.IntVar(&cfg.ClientsPerServer, "clients-per-server", cfg.ClientsPerServer, "k: N servers get k·N client connections")
@@ -50,13 +49,11 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 	workload := fs.String("workload", string(cfg.Workload), "get, set or create")
 	fs.IntVar(&cfg.ValueSize, "value", cfg.ValueSize, "value size in bytes")
 	fs.Int64Var(&cfg.Keys, "keys", cfg.Keys, "nodes created (unmeasured) before a get or set phase")
-	fs.StringVar(&cfg.Durability, "durability", cfg.Durability, "sync, async (ZooKeeper: forceSync=no) or diskless (corral only)")
 	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured warm-up per phase")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured duration per phase")
 	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "measured phases per N (each a point of the fit)")
 	out := fs.String("out", "", "directory for report.md, results.jsonl, usl.png and server logs "+
 		"(default: the report and JSON lines go to stdout and no plot is drawn)")
-	quiet := fs.Bool("q", false, "no progress messages on stderr")
 	if code, ok := parse(fs, args, env); !ok {
 		return code
 	}
@@ -64,11 +61,8 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench scale:", err)
 		return 2
 	}
-	if err := sf.validate(); err != nil {
-		return bad(err)
-	}
 	var err error
-	if cfg.Targets, err = scaleTargets(*launchFlag); err != nil {
+	if cfg.Targets, err = sf.targets(); err != nil {
 		return bad(err)
 	}
 	if cfg.Servers, err = launch.ParseInts(*servers); err != nil {
@@ -78,10 +72,9 @@ func scaleCommand(ctx context.Context, args []string, env CommandEnv) int {
 	if err := cfg.Validate(); err != nil {
 		return bad(err)
 	}
-	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
+	cfg.Settings, cfg.OutDir = sf.Settings, *out
 	cfg.Command = commandLine(os.Args)
-	l := loadFlags{quiet: *quiet}
+	l := loadFlags{quiet: sf.quiet}
 	cfg.Log = l.logger(env)
 	return runExperiment(ctx, env, "scale", *out, scale.Run, cfg, plot.WriteScalePlot)
 }

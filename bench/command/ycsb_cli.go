@@ -117,8 +117,8 @@ func ycsbCommand(ctx context.Context, args []string, env CommandEnv) int {
 			return bad(errors.New("--pids goes with --connect (launched servers are measured anyway)"))
 		}
 	}
-	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.corralBin, sf.zkLib, sf.java, sf.javaHeap
-	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.workDir, sf.keep, sf.timing, *out
+	cfg.CorralBin, cfg.ZKLib, cfg.Java, cfg.JavaHeap = sf.CorralBin, sf.ZKLib, sf.Java, sf.JavaHeap
+	cfg.WorkDir, cfg.Keep, cfg.Timing, cfg.OutDir = sf.WorkDir, sf.Keep, sf.Timing, *out
 	cfg.CommandLine = commandLine(append([]string{"corral", "bench", "ycsb"}, args...))
 	l := loadFlags{quiet: *quiet}
 	cfg.Log = l.logger(env)

@@ -41,11 +41,8 @@ type Config struct {
 	// members' resident sizes (their collectors run meanwhile).
 	Settle time.Duration
 
-	CorralBin, ZKLib, Java, JavaHeap string
-	Timing                           launch.Timing
-	WorkDir                          string
-	Keep                             bool
-	Log                              *slog.Logger
+	launch.Settings
+	Log *slog.Logger
 }
 
 // DefaultConfig is issue 27's acceptance: 1,000,000 znodes of 100 B and
@@ -59,8 +56,7 @@ func DefaultConfig() Config {
 		Inflight:   32,
 		Durability: "sync",
 		Settle:     5 * time.Second,
-		JavaHeap:   launch.DefaultJavaHeap,
-		Timing:     launch.DefaultTiming(),
+		Settings:   launch.DefaultSettings(),
 		Log:        slog.New(slog.DiscardHandler),
 	}
 }

@@ -45,10 +45,7 @@ type Config struct {
 	// each is a point of the fit.
 	Reps int
 
-	CorralBin, ZKLib, Java, JavaHeap string
-	Timing                           launch.Timing
-	WorkDir                          string
-	Keep                             bool
+	launch.Settings
 	// OutDir, if set, receives the servers' zoo.cfg and output (the
 	// report and plot are written by the command).
 	OutDir string
@@ -86,7 +83,7 @@ func DefaultConfig() Config {
 		ClientsPerServer: DefaultScaleClientsPerServer, Inflight: compare.DefaultInflight,
 		Workload: load.WorkloadGet, ValueSize: compare.DefaultValueSize, Keys: DefaultScaleKeys, Durability: LevelSync,
 		Warmup: DefaultScaleWarmup, Duration: DefaultScaleDuration, Reps: 1,
-		Java: "java", JavaHeap: launch.DefaultJavaHeap,
+		Settings: launch.DefaultSettings(),
 	}
 }
 

@@ -166,18 +166,11 @@ func TestLogGroupProcesses(t *testing.T) {
 		}()
 	}
 	waitAcks := func(n int) {
-		for {
+		testutil.Eventually(t, waitLimit, fmt.Sprintf("%d appends acknowledged", n), func() bool {
 			mu.Lock()
-			k := len(acks)
-			mu.Unlock()
-			if k >= n {
-				return
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("only %d appends acknowledged, waiting for %d", k, n)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			defer mu.Unlock()
+			return len(acks) >= n
+		})
 	}
 	// caughtUp waits until every member has committed what the leader
 	// had when it was called: a 3-member group survives one failure at a
@@ -191,16 +184,13 @@ func TestLogGroupProcesses(t *testing.T) {
 		}
 		for i, a := range apis {
 			mc, _ := rlogclient.Dial([]string{a})
-			for {
+			testutil.EventuallyNoError(t, waitLimit, fmt.Sprintf("member %d catches up to %d", i+1, st.End), func() error {
 				s, err := mc.Stat(ctx, "g")
-				if err == nil && s.Committed >= st.End {
-					break
+				if err == nil && s.Committed < st.End {
+					err = fmt.Errorf("committed %d", s.Committed)
 				}
-				if ctx.Err() != nil {
-					t.Fatalf("member %d did not catch up: %+v %v, want committed %d", i+1, s, err, st.End)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return err
+			})
 			mc.Close()
 		}
 	}

@@ -13,10 +13,8 @@ import (
 // waitLoopAllowed lists the test files (or directories, ending in "/")
 // that may keep a hand-rolled wait loop, each with the reason.
 var waitLoopAllowed = map[string]string{
-	// pending: a long simulator run works on these packages; their waits
+	// pending: a long simulator run works on this package; its waits
 	// move to testutil.Eventually once it is done.
-	"zab/":                      "pending",
-	"replica/":                  "pending",
 	"sim/":                      "pending",
 	"snap/direct_bench_test.go": "paces a benchmark's writes to a rate; it waits for no condition",
 	// Within is the one loop every other wait goes through.
@@ -24,9 +22,11 @@ var waitLoopAllowed = map[string]string{
 }
 
 // waitLoops reports the loops in a Go file that sleep and watch the
-// clock: a hand-rolled Eventually. A load loop bounded in time that does
-// not sleep, and a loop that paces itself without looking at the clock,
-// are not waits and are not reported.
+// clock: a hand-rolled Eventually. A loop whose select polls with
+// time.After and fails the test in another case (at a context's or a
+// timer's end) is one too. A load loop bounded in time that does not
+// sleep, and a loop that paces itself without looking at the clock, are
+// not waits and are not reported.
 func waitLoops(fset *token.FileSet, f *ast.File) []token.Position {
 	var found []token.Position
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -50,6 +50,10 @@ func waitLoops(fset *token.FileSet, f *ast.File) []token.Position {
 					return false // a goroutine or callback: not this loop's wait
 				case *ast.ForStmt, *ast.RangeStmt:
 					return false // an inner loop is judged on its own
+				case *ast.SelectStmt:
+					if pollsUntilFatal(m) {
+						sleeps, clock = true, true
+					}
 				case *ast.CallExpr:
 					switch {
 					case isCall(m, "time", "Sleep"):
@@ -68,6 +72,54 @@ func waitLoops(fset *token.FileSet, f *ast.File) []token.Position {
 		}
 		return true
 	})
+	return found
+}
+
+// pollsUntilFatal reports whether a select has a case receiving from
+// time.After that lets the loop go round (a poll interval) and another
+// case that fails the test (t.Fatal or t.Fatalf: the deadline). A
+// time.After case that itself fails the test is a timeout, not a poll.
+func pollsUntilFatal(s *ast.SelectStmt) bool {
+	poll, fatal := false, false
+	for _, c := range s.Body.List {
+		cc := c.(*ast.CommClause)
+		fails := callsFatal(cc.Body)
+		if isTimeAfterRecv(cc.Comm) && !fails {
+			poll = true
+		} else if fails {
+			fatal = true
+		}
+	}
+	return poll && fatal
+}
+
+// isTimeAfterRecv reports whether a select case is <-time.After(d).
+func isTimeAfterRecv(comm ast.Stmt) bool {
+	e, ok := comm.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	u, ok := e.X.(*ast.UnaryExpr)
+	if !ok || u.Op != token.ARROW {
+		return false
+	}
+	call, ok := u.X.(*ast.CallExpr)
+	return ok && isCall(call, "time", "After")
+}
+
+// callsFatal reports whether stmts call a Fatal or Fatalf method.
+func callsFatal(stmts []ast.Stmt) bool {
+	found := false
+	for _, st := range stmts {
+		ast.Inspect(st, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Fatal" || sel.Sel.Name == "Fatalf") {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
 	return found
 }
 
@@ -120,7 +172,7 @@ func TestNoHandRolledWaits(t *testing.T) {
 			continue
 		}
 		for _, pos := range waitLoops(fset, f) {
-			t.Errorf("%s: a loop that sleeps until a deadline: use testutil.Eventually", pos)
+			t.Errorf("%s: a loop that polls until a deadline: use testutil.Eventually", pos)
 		}
 	}
 }
@@ -151,6 +203,34 @@ func TestWaitLoopRuleCatches(t *testing.T) {
 	}`, 1},
 		{"sleep in a goroutine", `deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) { go func() { time.Sleep(1) }() }`, 0},
+		{"select polling until the context ends", `for !ok() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("late")
+		case <-time.After(time.Millisecond):
+		}
+	}`, 1},
+		{"select pacing a load until stopped", `for ok() {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}`, 0},
+		{"select receiving in order, each within a timeout", `for range 3 {
+		select {
+		case <-got:
+		case <-time.After(time.Second):
+			t.Fatal("late")
+		}
+	}`, 0},
+		{"select awaiting an event, failing at a deadline", `for !ok() {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("late")
+		}
+	}`, 0},
 	} {
 		src := "package p\nimport \"time\"\nfunc ok() bool { return true }\nfunc f() {\n\t" + c.body + "\n}\n"
 		fset := token.NewFileSet()
@@ -162,10 +242,10 @@ func TestWaitLoopRuleCatches(t *testing.T) {
 			t.Errorf("%s: %d loops reported, want %d", c.name, got, c.want)
 		}
 	}
-	if why, ok := waitLoopAllowedFor("zab/x_test.go"); !ok || why != "pending" {
-		t.Errorf("zab/ allowed %v (%q), want pending", ok, why)
+	if why, ok := waitLoopAllowedFor("sim/x_test.go"); !ok || why != "pending" {
+		t.Errorf("sim/ allowed %v (%q), want pending", ok, why)
 	}
-	if _, ok := waitLoopAllowedFor("zabx/x_test.go"); ok {
-		t.Error("zabx/ allowed by the zab/ entry")
+	if _, ok := waitLoopAllowedFor("simx/x_test.go"); ok {
+		t.Error("simx/ allowed by the sim/ entry")
 	}
 }

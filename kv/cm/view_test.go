@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/client"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/kv/ring"
 	"github.com/corral-db/corral/tests/harness"
 )
@@ -178,15 +179,9 @@ func TestViewBadRecordKeepsLastGood(t *testing.T) {
 	if _, err := c.Set(ctx, s.l.leaderPath(1), []byte("{broken"), -1); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.After(waitLimit)
-	for v.LastError() == nil {
-		select {
-		case <-v.Changed():
-		case <-time.After(10 * time.Millisecond):
-		case <-deadline:
-			t.Fatal("a broken leader record was never reported")
-		}
-	}
+	testutil.Eventually(t, waitLimit, "a broken leader record reported", func() bool {
+		return v.LastError() != nil
+	})
 	if !errors.Is(v.LastError(), ErrBadRecord) {
 		t.Fatalf("LastError %v, want ErrBadRecord", v.LastError())
 	}

@@ -2,11 +2,13 @@ package kvserver
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/zab"
 )
@@ -54,16 +56,17 @@ func TestMuxRoutesByGroup(t *testing.T) {
 	// sends first and resends until the connection is up.
 	recv := func(g uint64, want uint64) zab.Message {
 		t.Helper()
-		for {
+		var m zab.Message
+		testutil.Eventually(t, 20*time.Second, fmt.Sprintf("rg%d receives node 2's message", g), func() bool {
 			nodes[2].send[g]([]zab.Message{{Type: zab.MsgPing, From: 2, To: 1, Zxid: zab.Zxid(want)}})
 			select {
-			case m := <-nodes[1].queue[g]:
-				return m
+			case m = <-nodes[1].queue[g]:
+				return true
 			case <-time.After(50 * time.Millisecond):
-			case <-ctx.Done():
-				t.Fatalf("rg%d: nothing received", g)
+				return false
 			}
-		}
+		})
+		return m
 	}
 	m := recv(2, 22)
 	if m.Group != 0 || m.Zxid != 22 || m.From != 2 {
@@ -80,11 +83,7 @@ func TestMuxRoutesByGroup(t *testing.T) {
 	}
 	// A message for rg3, which node 1 does not host, is dropped.
 	nodes[2].mx.tr.Send([]zab.Message{{Type: zab.MsgPing, From: 2, To: 1, Group: 3}})
-	for nodes[1].mx.dropped.Load() == 0 {
-		select {
-		case <-ctx.Done():
-			t.Fatal("a message for an RG not hosted was not dropped")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	testutil.Eventually(t, 20*time.Second, "a message for an RG not hosted is dropped", func() bool {
+		return nodes[1].mx.dropped.Load() > 0
+	})
 }

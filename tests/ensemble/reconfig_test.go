@@ -173,7 +173,12 @@ func TestReconfigGrowShrink(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The load is under way before the reconfiguration.
+	testutil.Eventually(t, progressWait, "a write acknowledged before the reconfiguration", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) > 0
+	})
 	ids := []string{fmt.Sprint(ens.ID(remove[0])), fmt.Sprint(ens.ID(remove[1]))}
 	var rerr error
 	for attempt := 0; attempt < 20; attempt++ {

@@ -21,6 +21,7 @@ import (
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/ring"
 )
@@ -109,6 +110,11 @@ func firstRange(t *testing.T, ctx context.Context, st *cm.Store, group ring.Grou
 	return 0, ring.Range{}
 }
 
+// clusterWait bounds one wait of a cluster test for the cluster to reach
+// a state (leaders handed over or balanced, writes acknowledged); each
+// test's context bounds the test as a whole.
+const clusterWait = 60 * time.Second
+
 // TestClusterLeaderKill: two RGs of three on three node processes;
 // clients write rows of both RGs while the node leading RG 1 (and not RG
 // 2) is SIGKILLed. Every acknowledged write is there afterwards, RG 2
@@ -129,17 +135,10 @@ func TestClusterLeaderKill(t *testing.T) {
 	// A fresh cluster hands each RG's leadership to its preferred node:
 	// wait until the two RGs are led from different nodes.
 	var l1, l2 cm.Leader
-	for {
+	testutil.Eventually(t, clusterWait, "the two RGs led from different nodes", func() bool {
 		l1, l2 = leaderOf(1), leaderOf(2)
-		if l1.Addr != l2.Addr {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("both RGs stay led from %s", l1.Addr)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return l1.Addr != l2.Addr
+	})
 	r, err := st.Ring(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -198,13 +197,9 @@ func TestClusterLeaderKill(t *testing.T) {
 		return perRG[g]
 	}
 	waitCount := func(g ring.GroupID, n int) {
-		for count(g) < n {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("%v: %d writes acknowledged, want %d", g, count(g), n)
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
+		testutil.Eventually(t, clusterWait, fmt.Sprintf("%v: %d writes acknowledged", g, n), func() bool {
+			return count(g) >= n
+		})
 	}
 	waitCount(1, 50)
 	waitCount(2, 50)
@@ -330,7 +325,7 @@ func TestClusterAnswers(t *testing.T) {
 	// A fresh RG may still be handing its leadership to its preferred
 	// node: ask again until the answer and the record agree.
 	var raw kvpb.KVClient
-	for attempt := 0; ; attempt++ {
+	testutil.EventuallyNoError(t, 20*time.Second, fmt.Sprintf("a follower of %v names its leader", g), func() error {
 		l, ok, err := st.Leader(ctx, g)
 		if err != nil || !ok {
 			t.Fatalf("leader of %v: %v %v", g, ok, err)
@@ -346,18 +341,16 @@ func TestClusterAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer cc.Close()
 		raw = kvpb.NewKVClient(cc)
 		_, err = raw.Get(ctx, &kvpb.GetRequest{Table: "t", Row: row})
 		nl, ok := kvclient.NotLeader(err)
 		if status.Code(err) == codes.Unavailable && ok && nl.GetGroup() == uint32(g) && nl.GetLeaderAddress() == l.Addr && uint64(nl.GetEpoch()) == l.Epoch {
-			break
+			t.Cleanup(func() { cc.Close() })
+			return nil
 		}
-		if attempt == 20 {
-			t.Fatalf("get from a follower of %v: %v (detail %v), want NotLeader naming %+v", g, err, nl, l)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		cc.Close()
+		return fmt.Errorf("get from a follower: %v (detail %v), want NotLeader naming %+v", err, nl, l)
+	})
 	_, err = raw.Scan(ctx, &kvpb.ScanRequest{Table: "t", Group: 7})
 	var wr *kvpb.WrongRange
 	if s, ok := status.FromError(err); ok {
@@ -508,17 +501,14 @@ func TestClusterBalance(t *testing.T) {
 		return len(seen) == 3
 	}
 	waitFor := func(what string, cond func(map[ring.GroupID]cm.Leader) bool) map[ring.GroupID]cm.Leader {
-		for {
-			ls := leaders()
-			if cond(ls) {
-				return ls
+		var ls map[ring.GroupID]cm.Leader
+		testutil.EventuallyNoError(t, clusterWait, what, func() error {
+			if ls = leaders(); !cond(ls) {
+				return fmt.Errorf("leaders %+v", ls)
 			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("%s: leaders %+v", what, ls)
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
+			return nil
+		})
+		return ls
 	}
 	before := waitFor("one leader per node at start", oneEach)
 	victim := before[1]

@@ -170,16 +170,29 @@ def test_not_leader_names_the_leader(pb, endpoints):
     if len(endpoints) < 2:
         pytest.skip("one member leads alone")
     call(pb, endpoints, "ListTables", pb.kv_pb2.ListTablesRequest())  # a leader exists
-    leaders, redirects = [], []
-    for ep in endpoints:
-        with grpc.insecure_channel(ep) as ch:
-            try:
-                pb.kv_pb2_grpc.KVStub(ch).ListTables(pb.kv_pb2.ListTablesRequest(), timeout=10)
-                leaders.append(ep)
-            except grpc.RpcError as e:
-                assert e.code() == grpc.StatusCode.UNAVAILABLE, e
-                nl = not_leader(pb, e)
-                assert nl is not None, e
-                redirects.append(nl.leader_address)
+
+    def ask_all():
+        leaders, redirects = [], []
+        for ep in endpoints:
+            with grpc.insecure_channel(ep) as ch:
+                try:
+                    pb.kv_pb2_grpc.KVStub(ch).ListTables(pb.kv_pb2.ListTablesRequest(), timeout=10)
+                    leaders.append(ep)
+                except grpc.RpcError as e:
+                    assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+                    nl = not_leader(pb, e)
+                    assert nl is not None, e
+                    redirects.append(nl.leader_address)
+        return leaders, redirects
+
+    # A member still joining the group does not know the leader yet, and
+    # an election may move the leadership between two answers: ask every
+    # member again until one round agrees.
+    deadline = time.monotonic() + 30
+    leaders, redirects = ask_all()
+    while time.monotonic() < deadline and not (
+            len(leaders) == 1 and redirects == [leaders[0]] * (len(endpoints) - 1)):
+        time.sleep(0.2)
+        leaders, redirects = ask_all()
     assert len(leaders) == 1, leaders
     assert redirects == [leaders[0]] * (len(endpoints) - 1), (leaders, redirects)
