@@ -54,6 +54,12 @@ func startServer(t *testing.T, o Options) *testServer {
 	ts := &testServer{Server: s, addr: s.Addr().String(), cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- s.Serve(ctx) }()
 	t.Cleanup(func() { ts.stop(t) })
+	if s.standalone {
+		// Until its group of one has a leader, a standalone server
+		// closes new connections (handshake: not serving), as
+		// ZooKeeper's does before it runs; tests dial at once.
+		testutil.Eventually(t, 20*time.Second, "the standalone server serving", s.serving.Load)
+	}
 	return ts
 }
 
