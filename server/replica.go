@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,6 +99,9 @@ type replica struct {
 
 	// lastTouch is when the learner last reported its sessions (node loop).
 	lastTouch int64
+
+	// comb is the write submitters' way to prepMu (combine.go).
+	comb combiner
 
 	// building is the write propose is building (under prepMu), and build
 	// the function bound to it that the driver calls.
@@ -794,27 +796,14 @@ func (rp *replica) drive() {
 }
 
 // submit sends a write (or sync) on its way: prep and propose on the
-// leader, forward from a learner.
+// leader (through the combiner), forward from a learner.
 func (rp *replica) submit(r *request) bool {
 	if r.op == wire.OpSync {
 		return rp.sync(r)
 	}
 	if rp.isLeader() {
-		rp.s.prepMu.Lock()
-		// A standalone server's write that finds the pipeline empty
-		// (everything proposed is applied) runs to completion here.
-		// Otherwise it is handed to the log writer from here (process).
-		idle := rp.standalone && int64(rp.d.LastZxid()) == rp.s.appliedZxid()
-		ok := rp.propose(r, rp.standalone)
-		rp.s.prepMu.Unlock()
-		switch {
-		case !ok || !rp.standalone:
-		case idle:
-			rp.drive()
-		default:
-			rp.process()
-		}
-		return ok
+		one := [1]*request{r}
+		return rp.submitCombined(one[:])
 	}
 	return rp.forward(r)
 }
@@ -828,23 +817,12 @@ func (rp *replica) process() {
 	}
 }
 
-// submitBatch submits writes in order: on the leader the proposals are
-// decided under one hold of prepMu; a sync, or a learner's writes, go one
-// by one as submit sends them.
+// submitBatch submits writes in order: on the leader through the
+// combiner (combine.go); a sync, or a learner's writes, go one by one as
+// submit sends them.
 func (rp *replica) submitBatch(rs []*request) bool {
-	if len(rs) > 1 && rp.isLeader() && !slices.ContainsFunc(rs, func(r *request) bool { return r.op == wire.OpSync }) {
-		rp.s.prepMu.Lock()
-		for _, r := range rs {
-			if !rp.propose(r, rp.standalone) {
-				rp.s.prepMu.Unlock()
-				return false
-			}
-		}
-		rp.s.prepMu.Unlock()
-		if rp.standalone {
-			rp.process()
-		}
-		return true
+	if rp.combinable(rs) {
+		return rp.submitCombined(rs)
 	}
 	for _, r := range rs {
 		if !rp.submit(r) {
