@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"testing"
 
 	"github.com/corral-db/corral/bench/kv"
@@ -29,5 +30,30 @@ func TestRenderKVPlot(t *testing.T) {
 	files, err := WriteKVPlots(dir, &kv.Report{Results: rep.Results[:2]})
 	if err != nil || len(files) != 1 {
 		t.Errorf("WriteKVPlots = %v, %v", files, err)
+	}
+}
+
+func TestKVSeriesXY(t *testing.T) {
+	raw, avg := kvSeriesXY([]int64{10, 20, 30}, 0.1)
+	if len(raw) != 4 || raw[1].Y != 200 || math.Abs(raw[3].X-0.3) > 1e-9 || raw[3].Y != 300 {
+		t.Errorf("raw = %v", raw)
+	}
+	// Fewer buckets than the window: the mean of those so far.
+	if len(avg) != 3 || avg[2].Y != 200 {
+		t.Errorf("avg = %v", avg)
+	}
+	long := make([]int64, kvSmooth+5)
+	for i := range long {
+		long[i] = int64(i)
+	}
+	_, avg = kvSeriesXY(long, 1)
+	// The last point averages the last kvSmooth buckets only.
+	want := 0.0
+	for _, v := range long[len(long)-kvSmooth:] {
+		want += float64(v)
+	}
+	want /= kvSmooth
+	if got := avg[len(avg)-1].Y; got != want {
+		t.Errorf("last moving average = %v, want %v", got, want)
 	}
 }
