@@ -67,6 +67,7 @@ func newServer(lis net.Listener, o Options) (*Server, error) {
 		grpc.NumStreamWorkers(o.StreamWorkers),
 		grpc.ChainUnaryInterceptor(o.UnaryInterceptors...),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		grpc.ForceServerCodecV2(codec{}),
 	)
 	return &Server{lis: lis, grpc: g, grace: o.StopGrace}, nil
 }

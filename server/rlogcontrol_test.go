@@ -94,11 +94,12 @@ func TestLogsDiskless(t *testing.T) {
 	}
 }
 
-// TestLogsConcurrentAppends: writers on different members append to one
-// log through the API without expected offsets; the control record's
-// version serializes them, so every append gets its own offset and reads
-// back there with its bytes (above the inline size: each member's data
-// log), on every member.
+// TestLogsConcurrentAppends: writers on different members, several on
+// each (so one API server pipelines appends to one log while the others
+// move its record under it), append to one log through the API without
+// expected offsets; the control record's version serializes them, so
+// every append gets its own offset and reads back there with its bytes
+// (above the inline size: each member's data log), on every member.
 func TestLogsConcurrentAppends(t *testing.T) {
 	e := startEnsemble(t, 3, func(o *Options) { o.RlogRoot = "/logs" })
 	e.waitLeader()
@@ -115,7 +116,8 @@ func TestLogsConcurrentAppends(t *testing.T) {
 	if res, err := logs[0].Do(ctx, rlog.Mutation{Op: rlog.OpCreate, Name: "c"}); err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
 	}
-	const writers, each, size = 3, 12, 2 << 10
+	const perMember, each, size = 4, 6, 2 << 10
+	writers := len(logs) * perMember
 	type put struct {
 		off  int64
 		data []byte
@@ -126,7 +128,7 @@ func TestLogsConcurrentAppends(t *testing.T) {
 		go func() {
 			for i := range each {
 				p := bytes.Repeat([]byte{byte(w*each + i)}, size)
-				res, err := logs[w].Do(ctx, rlog.NewAppend("c", rlog.NoOffset, p))
+				res, err := logs[w%len(logs)].Do(ctx, rlog.NewAppend("c", rlog.NoOffset, p))
 				if err == nil {
 					err = res.Err
 				}
@@ -157,7 +159,7 @@ func TestLogsConcurrentAppends(t *testing.T) {
 	e.waitConverged()
 	for i, l := range logs {
 		st, err := l.Stat(ctx, "c")
-		if err != nil || st.End != writers*each*size {
+		if err != nil || st.End != int64(writers*each*size) {
 			t.Fatalf("server %d: stat %+v, %v", i, st, err)
 		}
 		for _, p := range puts {

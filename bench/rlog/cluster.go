@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	corralrlog "github.com/corral-db/corral/rlog"
 	"github.com/corral-db/corral/rlog/rlogclient"
 )
@@ -154,6 +155,19 @@ func (c *cluster) pids() []int {
 		p = append(p, m.PID())
 	}
 	return p
+}
+
+// serverCPU is the CPU time the members have used so far, together.
+func (c *cluster) serverCPU() (time.Duration, error) {
+	var t time.Duration
+	for _, pid := range c.pids() {
+		d, err := load.ReadProcCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		t += d
+	}
+	return t, nil
 }
 
 // stop closes the client and stops every member by its PID.

@@ -43,6 +43,10 @@ type Point struct {
 	// there is none.
 	CeilingMBps float64 `json:"ceiling_mbps,omitempty"`
 	OfCeiling   float64 `json:"of_ceiling,omitempty"`
+	// ServerCPUmsPerMB is the CPU time (user + system) of every member
+	// process together in the measured interval per MB moved; 0 where it
+	// was not read (ZooKeeper, a /proc without the members).
+	ServerCPUmsPerMB float64 `json:"server_cpu_ms_per_mb,omitempty"`
 }
 
 // opFunc does one operation of n bytes; writer is the goroutine's index.
@@ -53,6 +57,12 @@ type opFunc func(ctx context.Context, writer int) (n int, err error)
 // completed in the measured interval. Every goroutine stops with ctx or
 // the interval's end.
 func phase(ctx context.Context, outstanding int, warmup, d time.Duration, maxBytes int64, opTimeout time.Duration, op opFunc) Point {
+	return meteredPhase(ctx, outstanding, warmup, d, maxBytes, opTimeout, nil, op)
+}
+
+// meteredPhase is phase reading cpu (the servers' CPU time so far; nil
+// for none) at the measured interval's start and end.
+func meteredPhase(ctx context.Context, outstanding int, warmup, d time.Duration, maxBytes int64, opTimeout time.Duration, cpu func() (time.Duration, error), op opFunc) Point {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -102,6 +112,11 @@ func phase(ctx context.Context, outstanding int, warmup, d time.Duration, maxByt
 	case <-time.After(warmup):
 	case <-ctx.Done():
 	}
+	var cpu0 time.Duration
+	cpuErr := errors.New("not read")
+	if cpu != nil {
+		cpu0, cpuErr = cpu()
+	}
 	measuring.Store(true)
 	start := time.Now()
 	select {
@@ -110,6 +125,12 @@ func phase(ctx context.Context, outstanding int, warmup, d time.Duration, maxByt
 	}
 	el := time.Since(start)
 	measuring.Store(false)
+	var cpuUsed time.Duration
+	if cpuErr == nil {
+		var cpu1 time.Duration
+		cpu1, cpuErr = cpu()
+		cpuUsed = cpu1 - cpu0
+	}
 	cancel()
 	wg.Wait()
 	h := stats.NewHist()
@@ -123,6 +144,9 @@ func phase(ctx context.Context, outstanding int, warmup, d time.Duration, maxByt
 		p.FirstError = s
 	}
 	p.MBps = MBps(p.Bytes, el)
+	if cpuErr == nil && p.Bytes > 0 {
+		p.ServerCPUmsPerMB = float64(cpuUsed.Milliseconds()) / (float64(p.Bytes) / 1e6)
+	}
 	if el > 0 {
 		p.OpsPerS = float64(total) / el.Seconds()
 	}
@@ -153,7 +177,7 @@ func (c *cluster) appendPhase(ctx context.Context, cfg *Config, name string, siz
 		return Point{}, fmt.Errorf("bench: create log %s on %s: %w", name, c.setup.Name, err)
 	}
 	data := payload(size, byte(len(name)))
-	p := phase(ctx, outstanding, cfg.Warmup, cfg.Duration, cfg.PhaseBytes, cfg.OpTimeout, func(ctx context.Context, _ int) (int, error) {
+	p := meteredPhase(ctx, outstanding, cfg.Warmup, cfg.Duration, cfg.PhaseBytes, cfg.OpTimeout, c.serverCPU, func(ctx context.Context, _ int) (int, error) {
 		_, err := c.client.Append(ctx, name, data, nil)
 		return size, err
 	})

@@ -204,13 +204,17 @@ func (r *Report) Markdown(w io.Writer) {
 		if len(pts) == 0 {
 			return
 		}
-		fmt.Fprintf(w, "## %s\n\n%s\n\n| setup | members | durability | group commit | size | in flight | MB/s | appends/s | of ceiling | p50 ms | p99 ms | errors |\n|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", title, note)
+		fmt.Fprintf(w, "## %s\n\n%s\n\n| setup | members | durability | group commit | size | in flight | MB/s | appends/s | of ceiling | p50 ms | p99 ms | errors | server CPU ms/MB |\n|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", title, note)
 		for _, p := range pts {
 			oc := "–"
 			if p.CeilingMBps > 0 {
 				oc = pct(p.OfCeiling)
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %d | %.1f | %.0f | %s | %s | %s | %d |\n", p.Setup, p.Members, p.Durability, p.GroupCommit, mib(int64(p.Size)), p.Outstanding, p.MBps, p.OpsPerS, oc, ms(p.P50us), ms(p.P99us), p.Errors)
+			cpu := "–"
+			if p.ServerCPUmsPerMB > 0 {
+				cpu = fmt.Sprintf("%.1f", p.ServerCPUmsPerMB)
+			}
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %d | %.1f | %.0f | %s | %s | %s | %d | %s |\n", p.Setup, p.Members, p.Durability, p.GroupCommit, mib(int64(p.Size)), p.Outstanding, p.MBps, p.OpsPerS, oc, ms(p.P50us), ms(p.P99us), p.Errors, cpu)
 		}
 		for _, p := range pts {
 			if p.FirstError != "" {

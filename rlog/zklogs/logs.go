@@ -25,8 +25,8 @@ const DefaultMaxAppend = 1<<20 - 16<<10
 // writer changed the log's control record between its read and its write.
 const maxCASRetries = 1000
 
-// maxKnown bounds the control records a Logs remembers (one per log it
-// appended to); at the bound it forgets them all and reads again.
+// maxKnown bounds the logs whose control record a Logs remembers (a
+// pipe per log it appended to); at the bound the idle ones are dropped.
 const maxKnown = 4096
 
 // maxResyncs bounds how often an append syncs its member and retries
@@ -62,41 +62,14 @@ type Logs struct {
 	mu   sync.Mutex
 	conn *client.Conn
 
-	// knownMu guards known: per log, the control record and its version
-	// as this server last read or wrote them. An append sends its multi
-	// against it without reading first, so a writer alone on a log pays
-	// one round trip per append; a record gone stale fails the multi's
-	// version check (BadVersion, nothing applied) and costs a fresh read.
+	// knownMu guards known: per log, the pipe of its appends (pipeline.go)
+	// with the control record as this server last read or wrote it. An
+	// append sends its multi against it without reading first, so
+	// appends pay one round trip each and pipeline; a record gone stale
+	// fails the multi's version check (BadVersion, nothing applied) and
+	// costs a fresh read.
 	knownMu sync.Mutex
-	known   map[string]knownRecord
-}
-
-// knownRecord is a log's control record at a version.
-type knownRecord struct {
-	c   rlog.Control
-	ver int32
-}
-
-func (l *Logs) recall(name string) (knownRecord, bool) {
-	l.knownMu.Lock()
-	defer l.knownMu.Unlock()
-	r, ok := l.known[name]
-	return r, ok
-}
-
-func (l *Logs) remember(name string, c rlog.Control, ver int32) {
-	l.knownMu.Lock()
-	defer l.knownMu.Unlock()
-	if l.known == nil || len(l.known) >= maxKnown {
-		l.known = make(map[string]knownRecord)
-	}
-	l.known[name] = knownRecord{c, ver}
-}
-
-func (l *Logs) forget(name string) {
-	l.knownMu.Lock()
-	defer l.knownMu.Unlock()
-	delete(l.known, name)
+	known   map[string]*pipe
 }
 
 // New returns Logs on opts; it connects on first use.
@@ -208,7 +181,6 @@ func (l *Logs) get(ctx context.Context, zk *client.Conn, name string, watch bool
 		e.Detail = perr.Error()
 		return rlog.Control{}, 0, nil, e
 	}
-	l.remember(name, c, st.Version)
 	return c, st.Version, ch, nil
 }
 
@@ -275,10 +247,15 @@ func (l *Logs) create(ctx context.Context, zk *client.Conn, name string) error {
 // rlog.NoOffset. An append whose bytes are already at expect (a retry
 // whose first attempt committed) returns expect without a second copy.
 //
-// The multi goes first against the record this server remembers (one
-// round trip); every answer other than that multi's success, and any
-// retry after a BadVersion, is decided on a record just read.
+// The multi goes first against the log's pipe (pipeline.go): the record
+// as the multis already sent will leave it, so appends from this server
+// follow each other on the session without waiting for one another.
+// Every answer other than a multi's success, and any retry after a
+// failed multi, is decided on a record just read with no multi of this
+// server's in flight.
 func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect int64, data []byte) (int64, error) {
+	n := int64(len(data))
+	p := l.pipe(name)
 	resyncs := 0
 	// This member's tree may lag the leader's: a read here is not
 	// linearizable (ZooKeeper's reads are not). A refusal must be decided
@@ -289,15 +266,28 @@ func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect 
 	synced := false
 	lost := int32(-1)
 	for range maxCASRetries {
-		k, fresh := l.recall(name)
-		if !fresh || !appendable(k.c, expect, int64(len(data)), l.opts.MaxAppend) {
+		p.mu.Lock()
+		if !p.valid || !appendable(p.c, expect, n, l.opts.MaxAppend) {
+			// The record to send against is unknown, or it refuses this
+			// append: wait for the multis in flight, whose outcome
+			// decides the record, then read it.
+			if idle := p.idle; idle != nil {
+				p.mu.Unlock()
+				select {
+				case <-idle:
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
+				continue
+			}
+			sent := p.sent
+			p.mu.Unlock()
 			c, ver, _, err := l.get(ctx, zk, name, false)
 			if err != nil {
 				return 0, err
 			}
-			k, fresh = knownRecord{c, ver}, true
 			stale := ver <= lost
-			if !synced && (stale || !appendable(c, expect, int64(len(data)), l.opts.MaxAppend)) {
+			if !synced && (stale || !appendable(c, expect, n, l.opts.MaxAppend)) {
 				if _, err := zk.Sync(ctx, l.logPath(name)); err != nil {
 					return 0, readErr(err)
 				}
@@ -305,42 +295,57 @@ func (l *Logs) append(ctx context.Context, zk *client.Conn, name string, expect 
 				l.forget(name)
 				continue
 			}
-			if !appendable(c, expect, int64(len(data)), l.opts.MaxAppend) {
+			if !appendable(c, expect, n, l.opts.MaxAppend) {
 				return l.refuse(ctx, zk, name, c, expect, data)
 			}
+			p.install(sent, c, ver)
+			continue
 		}
-		c := k.c
+		c, ver := p.c, p.ver
 		next := c
-		next.End += int64(len(data))
-		res, err := zk.Multi(ctx,
-			client.SetDataOp(l.logPath(name), next.Encode(), k.ver),
+		next.End += n
+		f := zk.MultiAsync(
+			client.SetDataOp(l.logPath(name), next.Encode(), ver),
 			client.CreateOp(l.entryPath(name, c.End), data, client.WorldACL(client.PermAll), client.ModePersistent))
+		p.sendLocked(next)
+		p.mu.Unlock()
+		_, err := f.Wait(ctx)
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			// The multi is still out: its answer keeps the pipe's count
+			// (a future always completes, at the latest when the session
+			// closes).
+			go func() {
+				_, err := f.Result()
+				p.done(err == nil)
+			}()
+			return 0, err
+		}
+		p.done(err == nil)
 		switch {
 		case err == nil:
-			l.remember(name, next, res[0].Stat.Version)
 			return c.End, nil
 		case errors.Is(err, wire.CodeBadVersion):
-			l.forget(name) // another writer moved the end: read again
-			lost, synced = k.ver, false
+			// Another writer moved the end, or a multi before this one
+			// failed: read again.
+			lost, synced = ver, false
 			continue
 		case refused(err) && resyncs < maxResyncs:
 			// The record was stale though its version matched: a log
 			// deleted and created again reaches the version it had (from
 			// memory, or from this member's tree, which may lag the
-			// leader's), and prep's rules for control records refuse
-			// the multi. Bring the member up to date, then read again.
+			// leader's), or another writer's changes reached the version
+			// a pipelined multi carries; prep's rules for control
+			// records refuse the multi. Bring the member up to date,
+			// then read again.
 			resyncs++
-			l.forget(name)
 			if _, err := zk.Sync(ctx, l.logPath(name)); err != nil {
 				return 0, readErr(err)
 			}
 			continue
 		case errors.Is(err, wire.CodeNoNode):
-			l.forget(name)
 			return 0, fail(rlog.CodeNotFound, name, rlog.Control{}, expect)
 		}
-		l.forget(name) // the outcome is unknown
-		return 0, err
+		return 0, err // the outcome is unknown
 	}
 	return 0, fmt.Errorf("zklogs: append to %s: the log changed under %d tries", name, maxCASRetries)
 }
@@ -392,10 +397,10 @@ func (l *Logs) update(ctx context.Context, zk *client.Conn, name string, f func(
 		if err != nil || !ok {
 			return c, err
 		}
-		st, err := zk.Set(ctx, l.logPath(name), next.Encode(), ver)
+		_, err = zk.Set(ctx, l.logPath(name), next.Encode(), ver)
 		switch {
 		case err == nil:
-			l.remember(name, next, st.Version)
+			l.forget(name) // appends read the record again
 			return next, nil
 		case errors.Is(err, wire.CodeBadVersion):
 			continue
