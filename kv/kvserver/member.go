@@ -26,12 +26,15 @@ import (
 // LSM sees two keys a cell written: with 4 MiB memtables a 100%-write
 // load flushed a small L0 table every second or so and each L0
 // compaction rewrote the whole base level, about half of every member's
-// CPU; and trimming read the older versions from sstable blocks the
-// 8 MiB cache could not hold (docs/bench/notes/kv-write-path.md).
-// Pebble grows a new database's memtables from 256 KiB up to the size
-// and allocates their arenas lazily, so an idle store costs little.
+// CPU; and the trim read the older versions from sstable blocks the
+// 8 MiB cache could not hold. A larger memtable is not better without
+// bound: every put seeks it once a column written, and in a 64 MiB
+// skiplist those seeks miss the CPU caches (64 MiB cost more CPU per
+// write than 16 MiB; docs/bench/notes/kv-write-path.md). Pebble grows a
+// database's memtables from 256 KiB up to the size, so idle stores of a
+// sharded node stay small.
 const (
-	DefaultMemTableSize = 64 << 20
+	DefaultMemTableSize = 16 << 20
 	DefaultCacheSize    = 64 << 20
 )
 
