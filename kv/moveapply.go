@@ -211,12 +211,18 @@ func (a *applier) sealed(move uint64) (bool, error) {
 
 // ingest writes a move's cells with their versions and merges its
 // deduplication records. Writing the same cells again changes nothing,
-// so a mover may resend a chunk.
+// so a mover may resend a chunk. Chunks read at different times may
+// bring a column more versions than its family keeps: each column
+// written is trimmed as a put trims it, so that every column holds at
+// most its family's versions (trimColumns relies on it).
 func (a *applier) ingest(mv *MoveOp) (Result, error) {
 	if done, err := a.sealed(mv.ID); err != nil || done {
 		return Result{Err: fmt.Errorf("move %x: %w", mv.ID, ErrMoveSealed)}, err
 	}
-	type target struct{ tid, fid uint32 }
+	type target struct {
+		tid, fid uint32
+		keep     int
+	}
 	ts := make([]target, len(mv.Cells))
 	for i, c := range mv.Cells {
 		t, ok := a.tables[c.Table]
@@ -227,7 +233,7 @@ func (a *applier) ingest(mv *MoveOp) (Result, error) {
 		if f == nil {
 			return Result{Err: fmt.Errorf("family %q of table %q: %w", c.Family, c.Table, ErrNoFamily)}, nil
 		}
-		ts[i] = target{t.id, f.id}
+		ts[i] = target{t.id, f.id, int(max(f.maxVersions, 1))}
 	}
 	for i, c := range mv.Cells {
 		if err := a.b.Set(cellKey(ts[i].tid, c.Row, ts[i].fid, c.Qualifier, c.Version), c.Value, nil); err != nil {
@@ -236,6 +242,17 @@ func (a *applier) ingest(mv *MoveOp) (Result, error) {
 		if c.Version > a.mv.floor {
 			a.mv.floor = c.Version
 			a.mv.floorChanged = true
+		}
+	}
+	trimmed := make(map[string]bool, len(mv.Cells))
+	for i, c := range mv.Cells {
+		cp := columnPrefix(ts[i].tid, c.Row, ts[i].fid, c.Qualifier)
+		if trimmed[string(cp)] {
+			continue
+		}
+		trimmed[string(cp)] = true
+		if err := a.trimColumns(familyPrefix(ts[i].tid, c.Row, ts[i].fid), [][]byte{cp}, ts[i].keep, false); err != nil {
+			return Result{}, err
 		}
 	}
 	for _, c := range mv.Clients {

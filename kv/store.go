@@ -27,6 +27,11 @@ type Options struct {
 	Logger *slog.Logger
 	// MemTableSize is pebble's memtable size; pebble's default when 0.
 	MemTableSize uint64
+	// CacheSize is pebble's block cache in bytes; pebble's default
+	// (8 MiB) when 0. Apply reads every written column's older versions
+	// to trim them, so a cache smaller than the hot rows turns each put
+	// into sstable block reads and decompressions.
+	CacheSize int64
 	// PebbleWAL keeps pebble's own WAL and syncs it at every Apply, for a
 	// store that no replication log precedes (LocalGroup). Durable is then
 	// Applied. A replica group leaves it off: the zab log is the WAL.
@@ -135,6 +140,9 @@ func (s *Store) pebbleOptions() *pebble.Options {
 	}
 	if s.opts.MemTableSize > 0 {
 		po.MemTableSize = s.opts.MemTableSize
+	}
+	if s.opts.CacheSize > 0 {
+		po.CacheSize = s.opts.CacheSize
 	}
 	if s.gate != nil {
 		po.Experimental.CompactionScheduler = s.gate

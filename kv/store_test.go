@@ -453,3 +453,37 @@ func TestTemperature(t *testing.T) {
 		t.Fatalf("temperature %+v: L0 sublevels but no heat", tp)
 	}
 }
+
+// TestTrimHotColumns: hundreds of puts of the same columns, some in one
+// Apply call, with a flush between, keep each column at its family's
+// versions: the trim stops at the first version beyond them and seeks to
+// the next column, over versions trimmed in the memtable and in
+// sstables alike.
+func TestTrimHotColumns(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{"one", 1}, FamilySpec{"two", 2})))
+	z := zab.Zxid(2)
+	for i := 0; i < 300; i += 3 {
+		var ents []zab.Entry
+		for j := i; j < i+3; j++ {
+			v := fmt.Sprint(j)
+			ents = append(ents, entry(t, z, put("t", "r", "one", "a", v, "one", "b", v, "two", "a", v, "two", "c", v, "one", "c", v)))
+			z++
+		}
+		mustApply(t, s, ents...)
+		if i == 150 {
+			if _, err := s.Snapshot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, err := s.Get("t", []byte("r"), ReadOptions{MaxVersions: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "one:a@301=299 one:b@301=299 one:c@301=299 two:a@301=299 two:a@300=298 two:c@301=299 two:c@300=298 "
+	if cellsString(got) != want {
+		t.Fatalf("got %q, want %q", cellsString(got), want)
+	}
+}

@@ -36,22 +36,23 @@ func (n *notifier) broadcast() {
 	n.mu.Unlock()
 }
 
-// notifyingSM is the store as the driver sees it: every Apply and
-// InstallSnapshot wakes the requests waiting for their entries.
+// notifyingSM is the store as the driver sees it: every Apply wakes the
+// requests waiting for the entries it applied, an InstallSnapshot all of
+// them.
 type notifyingSM struct {
 	*kv.Store
-	n *notifier
+	w *appliedWaiters
 }
 
 func (s notifyingSM) Apply(ents []zab.Entry) error {
 	err := s.Store.Apply(ents)
-	s.n.broadcast()
+	s.w.advance(s.Store.Applied())
 	return err
 }
 
 func (s notifyingSM) InstallSnapshot(ctx context.Context, r io.Reader) (zab.Zxid, error) {
 	z, err := s.Store.InstallSnapshot(ctx, r)
-	s.n.broadcast()
+	s.w.wakeAll()
 	return z, err
 }
 
@@ -60,7 +61,7 @@ type Group struct {
 	ctx      context.Context // the member's: ends confirmation rounds
 	d        *replica.Driver
 	store    *kv.Store
-	n        *notifier
+	applied  *appliedWaiters
 	apiAddrs map[uint64]string
 	// confirmed is broadcast when the driver's Confirmed advances
 	// (replica.Config.OnConfirmed) and when the role changes: a round's
@@ -104,7 +105,7 @@ func (g *Group) Propose(ctx context.Context, data []byte) error {
 		return fmt.Errorf("%w: %v", kv.ErrRetry, err)
 	}
 	for {
-		ch := g.n.wait()
+		ch := g.applied.wait(z)
 		if g.store.Applied() >= z {
 			return nil
 		}
@@ -188,7 +189,7 @@ func (g *Group) confirmRound(ctx context.Context) error {
 		}
 	}
 	for {
-		ch := g.n.wait()
+		ch := g.applied.wait(commit)
 		if g.store.Applied() >= commit {
 			return nil
 		}

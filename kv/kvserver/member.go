@@ -20,6 +20,24 @@ import (
 	"github.com/corral-db/corral/zab"
 )
 
+// DefaultMemTableSize and DefaultCacheSize are a member's pebble memtable
+// and block cache when its Config leaves them 0 (pebble's own are 4 MiB
+// and 8 MiB). Every put point-deletes the version it replaces, so the
+// LSM sees two keys a cell written: with 4 MiB memtables a 100%-write
+// load flushed a small L0 table every second or so and each L0
+// compaction rewrote the whole base level, about half of every member's
+// CPU; and the trim read the older versions from sstable blocks the
+// 8 MiB cache could not hold. A larger memtable is not better without
+// bound: every put seeks it once a column written, and in a 64 MiB
+// skiplist those seeks miss the CPU caches (64 MiB cost more CPU per
+// write than 16 MiB; docs/bench/notes/kv-write-path.md). Pebble grows a
+// database's memtables from 256 KiB up to the size, so idle stores of a
+// sharded node stay small.
+const (
+	DefaultMemTableSize = 16 << 20
+	DefaultCacheSize    = 64 << 20
+)
+
 // Config configures one member.
 type Config struct {
 	ID uint64
@@ -62,8 +80,10 @@ type Config struct {
 	// LeaderChange configures the compaction-aware leader change; its
 	// zero value is the fixed leader (compactions never held).
 	LeaderChange kv.LeaderChangeConfig
-	// MemTableSize is pebble's memtable size (pebble's default when 0).
+	// MemTableSize is pebble's memtable size (DefaultMemTableSize when
+	// 0), CacheSize its block cache (DefaultCacheSize when 0).
 	MemTableSize uint64
+	CacheSize    int64
 	// OnLeaderChange, if set, learns each act of the leader change
 	// (a transfer started, a turn to compacting in place).
 	OnLeaderChange func(LeaderChangeEvent)
@@ -214,8 +234,15 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	if err := fsys.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	memTable, cache := cfg.MemTableSize, cfg.CacheSize
+	if memTable == 0 {
+		memTable = DefaultMemTableSize
+	}
+	if cache == 0 {
+		cache = DefaultCacheSize
+	}
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log,
-		MemTableSize: cfg.MemTableSize, GateCompactions: cfg.LeaderChange.Policy != kv.PolicyFixed})
+		MemTableSize: memTable, CacheSize: cache, GateCompactions: cfg.LeaderChange.Policy != kv.PolicyFixed})
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +295,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	}
 	rep.send, rep.recv = ln.send, ln.recv
 
-	n, cn := newNotifier(), newNotifier()
+	aw, cn := &appliedWaiters{}, newNotifier()
 	voters := make([]uint64, 0, len(cfg.Peers))
 	for id := range cfg.Peers {
 		voters = append(voters, id)
@@ -297,7 +324,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	}
 	d, err := replica.New(replica.Config{
 		ID: cfg.ID, Voters: voters, Mode: cfg.Mode,
-		SM:        notifyingSM{Store: store, n: n},
+		SM:        notifyingSM{Store: store, w: aw},
 		HardState: hs,
 		Log:       ents,
 		Complete:  complete,
@@ -314,7 +341,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		SyncLimit:     cfg.SyncLimit * subTicks,
 		Schedule:      replica.Schedule{SnapCount: cfg.SnapCount},
 		OnSoftState: func(prev, cur zabSoftState) {
-			n.broadcast()
+			aw.wakeAll()
 			cn.broadcast()
 			rep.roles.noteRole(prev, cur)
 			if prev.Leader != cur.Leader || prev.State != cur.State {
@@ -347,7 +374,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	rep.d = d
 	lc.d = d
 	rep.lc = lc
-	rep.group = &Group{ctx: ctx, d: d, store: store, n: n, apiAddrs: cfg.APIAddrs, confirmed: cn,
+	rep.group = &Group{ctx: ctx, d: d, store: store, applied: aw, apiAddrs: cfg.APIAddrs, confirmed: cn,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}
 	return rep, nil
 }
