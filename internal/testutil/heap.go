@@ -25,3 +25,22 @@ func LiveHeap() int64 {
 	}
 	return least
 }
+
+// MemAppends is the number of appends a memory-per-append test measures:
+// flagged if the test's flag set it (> 0), else 512.
+func MemAppends(flagged int) int {
+	if flagged > 0 {
+		return flagged
+	}
+	return 512
+}
+
+// TiBPerGiB is how many TiB of log a GiB of memory addresses at per bytes
+// of memory per append of size bytes; +Inf when an append costs nothing
+// measurable.
+func TiBPerGiB(per float64, size int) float64 {
+	if per <= 0 {
+		return math.Inf(1)
+	}
+	return float64(size) / per / 1024
+}
