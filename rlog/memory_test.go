@@ -2,7 +2,6 @@ package rlog
 
 import (
 	"bytes"
-	"flag"
 	"runtime"
 	"testing"
 
@@ -10,8 +9,6 @@ import (
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/zab"
 )
-
-var memAppends = flag.Int("rlog.mem", 0, "TestMemoryPerAppend: appends of 64 KiB to measure (default 512)")
 
 // TestMemoryPerAppend measures what a State keeps in memory per append:
 // the live heap after N appends of 64 KiB applied in process (no Store:
@@ -22,7 +19,7 @@ var memAppends = flag.Int("rlog.mem", 0, "TestMemoryPerAppend: appends of 64 KiB
 // in-memory log (proposals until the cut) is not the State's and is not
 // measured here.
 func TestMemoryPerAppend(t *testing.T) {
-	n := testutil.MemAppends(*memAppends)
+	n := testutil.MemAppends()
 	const size = 64 << 10
 	opts := Options{FS: vfs.OS(), Dir: t.TempDir()}
 	opts.DataLog.SegmentSize = 4 << 20 // short spare fills

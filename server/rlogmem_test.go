@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"hash/crc32"
 	"runtime"
@@ -14,8 +13,6 @@ import (
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
 )
-
-var rlogMemAppends = flag.Int("rlog.mem", 0, "TestLogsMemoryPerAppend: appends of 64 KiB to measure (default 512)")
 
 // TestLogsMemoryPerAppend measures what a member keeps in memory per
 // append to a log under rlog.root, in process: N creates of 64 KiB
@@ -31,7 +28,7 @@ var rlogMemAppends = flag.Int("rlog.mem", 0, "TestLogsMemoryPerAppend: appends o
 // the tree does not yet (a znode per entry, docs/design/rlog.md, "What
 // is not done"): its figure is reported, not asserted.
 func TestLogsMemoryPerAppend(t *testing.T) {
-	n := testutil.MemAppends(*rlogMemAppends)
+	n := testutil.MemAppends()
 	const size = 64 << 10
 	dir := t.TempDir()
 	// 4 MiB segments keep the spare segments' zero fill short; the data

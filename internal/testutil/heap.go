@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"flag"
 	"math"
 	"runtime"
 	"time"
@@ -26,11 +27,13 @@ func LiveHeap() int64 {
 	return least
 }
 
+var memAppends = flag.Int("rlog.mem", 0, "memory-per-append tests (rlog, server): appends of 64 KiB to measure (default 512)")
+
 // MemAppends is the number of appends a memory-per-append test measures:
-// flagged if the test's flag set it (> 0), else 512.
-func MemAppends(flagged int) int {
-	if flagged > 0 {
-		return flagged
+// -rlog.mem if set (> 0), else 512.
+func MemAppends() int {
+	if *memAppends > 0 {
+		return *memAppends
 	}
 	return 512
 }
