@@ -2,7 +2,6 @@ package rlog
 
 import (
 	"bytes"
-	"flag"
 	"runtime"
 	"testing"
 
@@ -10,8 +9,6 @@ import (
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/zab"
 )
-
-var memAppends = flag.Int("rlog.mem", 0, "TestMemoryPerAppend: appends of 64 KiB to measure (default 512)")
 
 // TestMemoryPerAppend measures what a State keeps in memory per append:
 // the live heap after N appends of 64 KiB applied in process (no Store:
@@ -22,10 +19,7 @@ var memAppends = flag.Int("rlog.mem", 0, "TestMemoryPerAppend: appends of 64 KiB
 // in-memory log (proposals until the cut) is not the State's and is not
 // measured here.
 func TestMemoryPerAppend(t *testing.T) {
-	n := 512
-	if *memAppends > 0 {
-		n = *memAppends
-	}
+	n := testutil.MemAppends()
 	const size = 64 << 10
 	opts := Options{FS: vfs.OS(), Dir: t.TempDir()}
 	opts.DataLog.SegmentSize = 4 << 20 // short spare fills
@@ -75,19 +69,10 @@ func TestMemoryPerAppend(t *testing.T) {
 		t.Fatalf("stat: %+v %v", st, err)
 	}
 	t.Logf("%d appends of %d bytes: %.2f heap bytes per append (index %d bytes), %.0f TiB of log per GiB",
-		n, size, per, s.IndexBytes("a"), tibPerGiB(per, size))
+		n, size, per, s.IndexBytes("a"), testutil.TiBPerGiB(per, size))
 	if per > size/1024 {
 		t.Errorf("%.1f heap bytes per %d-byte append: above 1 byte per KiB (1 TiB per GiB)", per, size)
 	}
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(p)
-}
-
-// tibPerGiB is how many TiB of log a GiB of memory addresses at per bytes
-// of memory per append of size bytes.
-func tibPerGiB(per float64, size int) float64 {
-	if per <= 0 {
-		return 0
-	}
-	return float64(size) / per / 1024
 }

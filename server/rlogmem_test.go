@@ -2,10 +2,8 @@ package server
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"hash/crc32"
-	"math"
 	"runtime"
 	"testing"
 
@@ -15,8 +13,6 @@ import (
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
 )
-
-var rlogMemAppends = flag.Int("rlog.mem", 0, "TestLogsMemoryPerAppend: appends of 64 KiB to measure (default 512)")
 
 // TestLogsMemoryPerAppend measures what a member keeps in memory per
 // append to a log under rlog.root, in process: N creates of 64 KiB
@@ -32,10 +28,7 @@ var rlogMemAppends = flag.Int("rlog.mem", 0, "TestLogsMemoryPerAppend: appends o
 // the tree does not yet (a znode per entry, docs/design/rlog.md, "What
 // is not done"): its figure is reported, not asserted.
 func TestLogsMemoryPerAppend(t *testing.T) {
-	n := 512
-	if *rlogMemAppends > 0 {
-		n = *rlogMemAppends
-	}
+	n := testutil.MemAppends()
 	const size = 64 << 10
 	dir := t.TempDir()
 	// 4 MiB segments keep the spare segments' zero fill short; the data
@@ -110,7 +103,7 @@ func TestLogsMemoryPerAppend(t *testing.T) {
 	idx := float64(afterIndex-before) / float64(n)
 	znode := float64(afterTree-beforeTree) / float64(n)
 	t.Logf("%d appends of %d bytes: index %.1f B/append, tree %.1f B/append, together %.1f B/append: %.2f TiB of log per GiB (index alone %.0f)",
-		n, size, idx, znode, idx+znode, tibPerGiB(idx+znode, size), tibPerGiB(idx, size))
+		n, size, idx, znode, idx+znode, testutil.TiBPerGiB(idx+znode, size), testutil.TiBPerGiB(idx, size))
 	if idx > size/1024 {
 		t.Errorf("the data log's index keeps %.1f bytes per %d-byte append: above 1 byte per KiB", idx, size)
 	}
@@ -120,12 +113,3 @@ func TestLogsMemoryPerAppend(t *testing.T) {
 
 // entryName is the API's name for the i-th entry of size bytes: its offset.
 func entryName(i, size int) string { return fmt.Sprintf("/logs/a/%020d", i*size) }
-
-// tibPerGiB is how many TiB of log a GiB of memory addresses at per bytes
-// of memory per append of size bytes.
-func tibPerGiB(per float64, size int) float64 {
-	if per <= 0 {
-		return math.Inf(1)
-	}
-	return float64(size) / per / 1024
-}

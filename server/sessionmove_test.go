@@ -115,7 +115,16 @@ func requestFrame(xid int32, op wire.Op, body wire.Record) []byte {
 // none; a lock request that landed then would stay queued for a session
 // that does not know it, in front of every later waiter.
 func TestWriteAfterSessionMovedIsRefused(t *testing.T) {
-	ts := startServer(t, Options{})
+	lateWriteAfterMoveIsRefused(t, startServer(t, Options{}))
+}
+
+// lateWriteAfterMoveIsRefused moves a session of ts to a new connection,
+// has the old connection's reader hand over a create of /late after the
+// move, and checks that the create did not apply: a write of the new
+// connection (/after) is applied after anything the old one prepped or
+// forwarded before it, so /late is absent once /after is answered.
+func lateWriteAfterMoveIsRefused(t *testing.T, ts *testServer) {
+	t.Helper()
 	a := dial(t, ts.addr)
 	old := ts.sessions.get(a.sid).owner.Load()
 	nc, err := reconnect(ts.addr, a)
@@ -134,8 +143,6 @@ func TestWriteAfterSessionMovedIsRefused(t *testing.T) {
 	})
 	old.handleFrame(requestFrame(7, wire.OpCreate, &wire.CreateRequest{
 		Path: "/late", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)}), false)
-	// A write of the new connection is applied after anything prepped
-	// before it.
 	if _, code := b.create("/after", nil, 0); code != 0 {
 		t.Fatalf("create /after: %v", code)
 	}
@@ -425,32 +432,7 @@ func TestEnsembleWriteFromOldMemberAfterMoveIsRefused(t *testing.T) {
 func TestLearnerOldConnectionWriteAfterMoveIsRefused(t *testing.T) {
 	e := startEnsemble(t, 3, nil)
 	lead := e.waitLeader()
-	l := (lead + 1) % 3
-	ls := e.servers[l]
-	a := dial(t, ls.addr)
-	old := ls.sessions.get(a.sid).owner.Load()
-	nc, err := reconnect(ls.addr, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &tclient{t: t, nc: nc, sid: a.sid, pass: a.pass}
-	t.Cleanup(func() { nc.Close() })
-	testutil.Eventually(t, 20*time.Second, "old connection closed", func() bool {
-		ls.connMu.Lock()
-		defer ls.connMu.Unlock()
-		_, open := ls.conns[old]
-		return !open
-	})
-	old.handleFrame(requestFrame(7, wire.OpCreate, &wire.CreateRequest{
-		Path: "/late", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)}), false)
-	// Anything the old connection forwarded is on the link ahead of this
-	// write, so it is applied (here) before this write is answered.
-	if _, code := b.create("/after", nil, 0); code != 0 {
-		t.Fatalf("create /after: %v", code)
-	}
-	if _, code := b.get("/late"); code != wire.CodeNoNode {
-		t.Fatalf("the old connection's write after the move was applied (get /late: %v, want NoNode)", code)
-	}
+	lateWriteAfterMoveIsRefused(t, e.servers[(lead+1)%3])
 }
 
 // TestCheckSessionOwnerRules: the leader's owner test, as ZooKeeper's

@@ -75,7 +75,7 @@ var refExperiments = []refExperiment{
 		command: "corral-bench durability --create-duration 10s --get-duration 5s --cpu-duration 5s --queue-duration 5s --out DIR",
 		what:    "3-server ensembles of corral sync, async and diskless and ZooKeeper with and without forceSync",
 		tables: []refTable{
-			{heading: "#### Create throughput (Fig. 5.1)"},
+			{heading: "#### Create throughput (Fig. 5.1)", rows: firstCellIn("creates/s", "create p99 ms", "server CPU % of one core")},
 			{heading: "### Create throughput targets (reported, not asserted)"},
 			{heading: "#### Restoration after a leader kill (Fig. 5.4): kill → first write accepted, ms"},
 		},
@@ -109,7 +109,7 @@ var refExperiments = []refExperiment{
 		glob:    "readratio-*.md",
 		command: "corral-bench readratio --out DIR",
 		what:    "3 and 5 servers, 30 connections × 32 in flight, 1 KiB values",
-		tables:  []refTable{{heading: "### Throughput (ops/s)"}},
+		tables:  []refTable{{heading: "### Throughput (ops/s)", rows: firstCellIn("0", "80", "100")}},
 		figures: []string{"docs/bench/experiments/readratio.png"},
 	},
 	{
@@ -125,7 +125,7 @@ var refExperiments = []refExperiment{
 		glob:    "ycsb-*.md",
 		command: "corral-bench ycsb --out DIR",
 		what:    "workloads A-F and S over 1 KB records, 3 servers, 16 threads",
-		tables:  []refTable{{heading: "### corral / zookeeper"}},
+		tables:  []refTable{{heading: "### corral / zookeeper", rows: func(c []string) bool { return len(c) > 1 && c[1] == "all" }}},
 	},
 	{
 		title:   "scale (Universal Scalability Law)",
@@ -140,7 +140,7 @@ var refExperiments = []refExperiment{
 		glob:    "factorial-*.md",
 		command: "corral-bench factorial --out DIR",
 		what:    "2^3 × 2 over servers, value size and durability",
-		tables:  []refTable{{heading: "### Effects and allocation of variation"}},
+		tables:  []refTable{{heading: "### Effects and allocation of variation", rows: factorialRow}},
 	},
 }
 
@@ -153,29 +153,36 @@ func latencyFigures(dir string) []string {
 	return out
 }
 
-// compareRow keeps the throughput and latency rows of a compare table.
+// compareRow keeps the throughput, p99 and CPU rows of a compare table
+// (the report has the p50s and the error counts too).
 func compareRow(cells []string) bool {
-	return len(cells) > 1 && slices.Contains([]string{"ops/s", "p50 ms", "p99 ms", "server CPU µs/op"}, cells[1])
+	return len(cells) > 1 && slices.Contains([]string{"ops/s", "p99 ms", "server CPU µs/op"}, cells[1])
 }
 
-// ratioRows are the ops/s ratios of a compare report: corral over
-// ZooKeeper, then, if the run measured it, corral with its operability
-// endpoints on over corral without them.
+// firstCellIn keeps the rows whose first cell is one of names.
+func firstCellIn(names ...string) func(cells []string) bool {
+	return func(cells []string) bool { return len(cells) > 0 && slices.Contains(names, cells[0]) }
+}
+
+// factorialRow keeps the mean, the significant effects and the totals of
+// the allocation of variation.
+func factorialRow(cells []string) bool {
+	return len(cells) > 4 && (cells[4] == "yes" || slices.Contains([]string{"I", "error", "total"}, cells[0]))
+}
+
+// ratioRows are the ops/s ratios of corral over ZooKeeper in a compare
+// report. corral+ops over corral (the operability endpoints on ÷ off)
+// stays in the section's table.
 func ratioRows(experiment, run string, tabs []mdTable) []headlineRow {
 	t := findTable(tabs, "## corral bench compare")
 	if t == nil {
 		return nil
 	}
+	col := slices.IndexFunc(t.header, func(h string) bool { return strings.HasPrefix(h, "corral/zookeeper") })
 	var out []headlineRow
-	for _, c := range []struct{ prefix, suffix string }{
-		{"corral/zookeeper", " ops/s"},
-		{"corral+ops/corral", " ops/s, AdminServer + console + Prometheus on ÷ off"},
-	} {
-		col := slices.IndexFunc(t.header, func(h string) bool { return strings.HasPrefix(h, c.prefix) })
-		for _, r := range t.rows {
-			if col >= 0 && len(r) > col && len(r) > 1 && r[1] == "ops/s" {
-				out = append(out, headlineRow{experiment, r[0] + c.suffix, r[col], run})
-			}
+	for _, r := range t.rows {
+		if col >= 0 && len(r) > col && len(r) > 1 && r[1] == "ops/s" {
+			out = append(out, headlineRow{experiment, r[0] + " ops/s", r[col], run})
 		}
 	}
 	return out
@@ -292,8 +299,10 @@ const refMethod = `## Method
 - **Builds**: make build (bin/corral, bin/corral-bench) and
   make zookeeper (the jars); each report names the server binaries.
 - **This file** is generated from the stored reports in
-  docs/bench/runs/ by the command in its first line; the history of
-  what was tried is in the commit messages and docs/bench/notes/.
+  docs/bench/runs/ by the command in its first line; long tables keep
+  the rows a reader needs, each section's full report has them all;
+  the history of what was tried is in the commit messages and
+  docs/bench/notes/.
 `
 
 // writeReference writes the reference from the reports in runsDir,

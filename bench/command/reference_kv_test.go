@@ -66,7 +66,6 @@ func TestReferenceKVSections(t *testing.T) {
 		"| W | corral | 3000 | 1000 | 3.00× |",
 		"corral-bench kv --systems corral --workload W --leader-policy fixed,random,roundrobin,coolest --durability sync,async",
 		"| W | sync | coolest | 1450 | 1.45× | 5.00 | 1 | 80 |",
-		"| corral[coolest] | W | 3 | 10 (0 dropped) | 60.0 | 30.0 | 10.0 |",
 		"| 6 | C | 1300 | 1000 | 1.30× |",
 		"corral-bench kv-outage --kills 5 --out DIR",
 		"Median (min-max) over the kills, ms:",

@@ -1,6 +1,7 @@
 package floor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,18 +58,10 @@ func (c *Config) fill() error {
 	if len(c.Members) == 0 {
 		c.Members = d.Members
 	}
-	if c.SyncRounds == 0 {
-		c.SyncRounds = d.SyncRounds
-	}
-	if c.RecordSize == 0 {
-		c.RecordSize = d.RecordSize
-	}
-	if c.Pings == 0 {
-		c.Pings = d.Pings
-	}
-	if c.PingSize == 0 {
-		c.PingSize = d.PingSize
-	}
+	c.SyncRounds = cmp.Or(c.SyncRounds, d.SyncRounds)
+	c.RecordSize = cmp.Or(c.RecordSize, d.RecordSize)
+	c.Pings = cmp.Or(c.Pings, d.Pings)
+	c.PingSize = cmp.Or(c.PingSize, d.PingSize)
 	if c.Dir == "" {
 		c.Dir = os.TempDir()
 	}

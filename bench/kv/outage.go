@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,21 +81,11 @@ func (c *OutageConfig) Fill() error {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	if c.OpTimeout == 0 {
-		c.OpTimeout = d.OpTimeout
-	}
-	if c.StartTimeout == 0 {
-		c.StartTimeout = d.StartTimeout
-	}
-	if c.LowFrac == 0 {
-		c.LowFrac = d.LowFrac
-	}
-	if c.TickTimeMs == 0 {
-		c.TickTimeMs = d.TickTimeMs
-	}
-	if c.Durability == "" {
-		c.Durability = d.Durability
-	}
+	c.OpTimeout = cmp.Or(c.OpTimeout, d.OpTimeout)
+	c.StartTimeout = cmp.Or(c.StartTimeout, d.StartTimeout)
+	c.LowFrac = cmp.Or(c.LowFrac, d.LowFrac)
+	c.TickTimeMs = cmp.Or(c.TickTimeMs, d.TickTimeMs)
+	c.Durability = cmp.Or(c.Durability, d.Durability)
 	if err := checkLoad(c.Records, c.Threads, c.Members, 3); err != nil {
 		return err
 	}

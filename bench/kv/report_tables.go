@@ -81,14 +81,8 @@ func (r *Report) etcdTable(w io.Writer) {
 				ms(float64(res.Latency.P99)), ms(float64(e.Latency.P99)), ratioCell(float64(res.Latency.P99), float64(e.Latency.P99)), target, meets))
 		}
 	}
-	if len(rows) == 0 {
+	if !writeTable(w, HeadingEtcd, "| workload | system | ops/s | etcd ops/s | ops/s ratio | p99 ms | etcd p99 ms | p99 ratio | target (issue 23) | met |", "|---|---|---:|---:|---:|---:|---:|---:|---|---|", rows) {
 		return
-	}
-	fmt.Fprintf(w, "%s\n\n", HeadingEtcd)
-	fmt.Fprintln(w, "| workload | system | ops/s | etcd ops/s | ops/s ratio | p99 ms | etcd p99 ms | p99 ratio | target (issue 23) | met |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---|---|")
-	for _, row := range rows {
-		fmt.Fprintln(w, row)
 	}
 	fmt.Fprintln(w)
 }
@@ -161,14 +155,8 @@ func (r *Report) compactionTable(w io.Writer) {
 		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d (%d dropped) | %s | %s | %s | %s |",
 			res.System, res.Workload, c.Members, c.Samples, c.Failed, pct(c.None), pct(c.Minority), pct(c.Quorum), pct(c.Leader)))
 	}
-	if len(rows) == 0 {
+	if !writeTable(w, HeadingCompaction, "| system | workload | members | samples | none % | minority % | quorum % | leader % |", "|---|---|---:|---:|---:|---:|---:|---:|", rows) {
 		return
-	}
-	fmt.Fprintf(w, "%s\n\n", HeadingCompaction)
-	fmt.Fprintln(w, "| system | workload | members | samples | none % | minority % | quorum % | leader % |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
-	for _, row := range rows {
-		fmt.Fprintln(w, row)
 	}
 	fmt.Fprintf(w, "\nEach sample reads every member's %s and %s (its Prometheus endpoint) every %s; minority: 1 to quorum−1 members compacting, quorum: a quorum or more; samples with a member unanswered are dropped.\n\n",
 		metricCompacting, metricIsLeader, r.Config.CompactionSample)
@@ -192,14 +180,22 @@ func (r *Report) routingTable(w io.Writer) {
 			break
 		}
 	}
-	if len(rows) == 0 {
+	if !writeTable(w, HeadingRouting, "| groups | workload | routed ops/s | forwarded ops/s | routed ÷ forwarded | routed mean ms | forwarded mean ms | routed p99 ms | forwarded p99 ms |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|", rows) {
 		return
 	}
-	fmt.Fprintf(w, "%s\n\n", HeadingRouting)
-	fmt.Fprintln(w, "| groups | workload | routed ops/s | forwarded ops/s | routed ÷ forwarded | routed mean ms | forwarded mean ms | routed p99 ms | forwarded p99 ms |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "\nTarget (issue 25): routed ≥ %.2f× forwarded (paper: +30%% throughput, −26%% latency).\n\n", TargetRouting)
+}
+
+// writeTable writes a report table, its heading, header and alignment
+// line and its rows, unless there are no rows; it reports whether it
+// wrote one.
+func writeTable(w io.Writer, heading, header, align string, rows []string) bool {
+	if len(rows) == 0 {
+		return false
+	}
+	fmt.Fprintf(w, "%s\n\n%s\n%s\n", heading, header, align)
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
 	}
-	fmt.Fprintf(w, "\nTarget (issue 25): routed ≥ %.2f× forwarded (paper: +30%% throughput, −26%% latency).\n\n", TargetRouting)
+	return true
 }

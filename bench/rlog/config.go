@@ -1,6 +1,7 @@
 package rlog
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -129,18 +130,10 @@ func (c *Config) Fill() error {
 	if c.OpTimeout <= 0 {
 		c.OpTimeout = d.OpTimeout
 	}
-	if c.Java == "" {
-		c.Java = d.Java
-	}
-	if c.SnapCount == 0 {
-		c.SnapCount = d.SnapCount
-	}
-	if c.GrowSamples == 0 {
-		c.GrowSamples = d.GrowSamples
-	}
-	if c.AnchorDuration == 0 {
-		c.AnchorDuration = d.AnchorDuration
-	}
+	c.Java = cmp.Or(c.Java, d.Java)
+	c.SnapCount = cmp.Or(c.SnapCount, d.SnapCount)
+	c.GrowSamples = cmp.Or(c.GrowSamples, d.GrowSamples)
+	c.AnchorDuration = cmp.Or(c.AnchorDuration, d.AnchorDuration)
 	if len(c.Sizes) == 0 {
 		return errors.New("no append sizes")
 	}

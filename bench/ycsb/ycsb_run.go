@@ -1,6 +1,7 @@
 package ycsb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,24 +115,12 @@ func (c *Config) Fill() error {
 	if len(c.Workloads) == 0 {
 		c.Workloads = d.Workloads
 	}
-	if c.RecordCount == 0 {
-		c.RecordCount = d.RecordCount
-	}
-	if c.Threads == 0 {
-		c.Threads = d.Threads
-	}
-	if c.LoadInflight == 0 {
-		c.LoadInflight = d.LoadInflight
-	}
-	if c.Duration == 0 {
-		c.Duration = d.Duration
-	}
-	if c.Servers == 0 {
-		c.Servers = d.Servers
-	}
-	if c.Name == "" {
-		c.Name = d.Name
-	}
+	c.RecordCount = cmp.Or(c.RecordCount, d.RecordCount)
+	c.Threads = cmp.Or(c.Threads, d.Threads)
+	c.LoadInflight = cmp.Or(c.LoadInflight, d.LoadInflight)
+	c.Duration = cmp.Or(c.Duration, d.Duration)
+	c.Servers = cmp.Or(c.Servers, d.Servers)
+	c.Name = cmp.Or(c.Name, d.Name)
 	if c.SessionTimeout <= 0 {
 		c.SessionTimeout = d.SessionTimeout
 	}
@@ -139,15 +128,9 @@ func (c *Config) Fill() error {
 		c.DrainTimeout = d.DrainTimeout
 	}
 	c.Timing = c.Timing.OrDefault()
-	if c.Java == "" {
-		c.Java = d.Java
-	}
-	if c.JavaHeap == "" {
-		c.JavaHeap = d.JavaHeap
-	}
-	if c.GlobalOutstandingLimit == 0 {
-		c.GlobalOutstandingLimit = d.GlobalOutstandingLimit
-	}
+	c.Java = cmp.Or(c.Java, d.Java)
+	c.JavaHeap = cmp.Or(c.JavaHeap, d.JavaHeap)
+	c.GlobalOutstandingLimit = cmp.Or(c.GlobalOutstandingLimit, d.GlobalOutstandingLimit)
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"flag"
 	"math"
 	"runtime"
 	"time"
@@ -24,4 +25,25 @@ func LiveHeap() int64 {
 		least = min(least, int64(ms.HeapAlloc))
 	}
 	return least
+}
+
+var memAppends = flag.Int("rlog.mem", 0, "memory-per-append tests (rlog, server): appends of 64 KiB to measure (default 512)")
+
+// MemAppends is the number of appends a memory-per-append test measures:
+// -rlog.mem if set (> 0), else 512.
+func MemAppends() int {
+	if *memAppends > 0 {
+		return *memAppends
+	}
+	return 512
+}
+
+// TiBPerGiB is how many TiB of log a GiB of memory addresses at per bytes
+// of memory per append of size bytes; +Inf when an append costs nothing
+// measurable.
+func TiBPerGiB(per float64, size int) float64 {
+	if per <= 0 {
+		return math.Inf(1)
+	}
+	return float64(size) / per / 1024
 }
