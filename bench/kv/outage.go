@@ -320,6 +320,17 @@ func (r *outageRun) measure(tr *OutageTrial, recs [][]opRec, rec cmRecord, killW
 	if rec.ok {
 		recorded, tr.NewLeader, tr.NewEpoch = rec.mtime.Sub(killWall), rec.l.ID, rec.l.Epoch
 	}
+	// The split describes this kill's own outage: the reads resume on
+	// the RG after its new leader took over, which is not always the end
+	// of the longest gap (a stall seconds later, on a loaded machine,
+	// can be longer). Nothing succeeds on the RG between the kill and
+	// the election (only a leader serves), so the first success after
+	// the election ends the kill's outage.
+	if elected > 0 {
+		if at, ok := FirstAfter(target, tr.KillAt+elected); ok {
+			firstOK = at - tr.KillAt
+		}
+	}
 	tr.Elected, tr.Recorded, tr.FirstOK = elected, recorded, firstOK
 	sp := SplitOutage(elected, recorded, firstOK)
 	tr.Election, tr.CM, tr.Reconnect = sp.Election, sp.CM, sp.Reconnect

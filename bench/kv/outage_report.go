@@ -34,7 +34,8 @@ type OutageTrial struct {
 	PreKillMean float64       `json:"pre_kill_ops_per_100ms"`
 	// Elected: a member logged it leads; Recorded: the mtime of the CM's
 	// first record of a newer epoch;
-	// FirstOK: the client's first success on the RG after the outage.
+	// FirstOK: the client's first success on the RG after the election
+	// (after the outage if the election's moment is unknown).
 	Elected   time.Duration `json:"elected_ns"`
 	Recorded  time.Duration `json:"cm_recorded_ns"`
 	FirstOK   time.Duration `json:"first_ok_ns"`
@@ -98,7 +99,7 @@ func (r *OutageReport) Markdown(w io.Writer) {
 			t.Kill, t.Leader, t.Epoch, t.NewLeader, t.NewEpoch, out, msOf(t.Low),
 			msOf(t.Election), msOf(t.CM), signedMs(t.Reconnect, t.Recorded > 0 && t.FirstOK > 0), others, t.Ops, errorsOf(t.Errors))
 	}
-	fmt.Fprintf(w, "\nlow: the longest run of 100 ms buckets below %.0f%% of the pre-kill mean. election: kill → a member logs `state=leading`; CM: → the mtime of the CM's first record of a newer leader; reconnect: → the first successful read of the RG (negative: the client found the leader by a NotLeader answer before the CM recorded it).\n", c.LowFrac*100)
+	fmt.Fprintf(w, "\nlow: the longest run of 100 ms buckets below %.0f%% of the pre-kill mean. election: kill → a member logs `state=leading`; CM: → the mtime of the CM's first record of a newer leader; reconnect: → the first successful read of the RG after the election (negative: the client found the leader by a NotLeader answer before the CM recorded it).\n", c.LowFrac*100)
 	fmt.Fprintf(w, "\n%s\n", HeadingOutageMedian)
 	fmt.Fprintln(w, "\n| outage | low | election | CM | reconnect |\n|---|---|---|---|---|")
 	pick := func(f func(OutageTrial) time.Duration) string {

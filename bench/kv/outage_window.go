@@ -39,6 +39,16 @@ func LongestGap(done []time.Duration, kill time.Duration) (g Gap, ok bool) {
 	return g, ok
 }
 
+// FirstAfter is the first of the sorted completion offsets done later
+// than at; ok is false if none is.
+func FirstAfter(done []time.Duration, at time.Duration) (d time.Duration, ok bool) {
+	i, _ := slices.BinarySearch(done, at+1)
+	if i == len(done) {
+		return 0, false
+	}
+	return done[i], true
+}
+
 // Series counts the completion offsets done per bucket from 0 to end.
 func Series(done []time.Duration, bucket, end time.Duration) []int64 {
 	n := int((end + bucket - 1) / bucket)

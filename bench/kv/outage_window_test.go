@@ -44,6 +44,21 @@ func TestLongestGap(t *testing.T) {
 	}
 }
 
+func TestFirstAfter(t *testing.T) {
+	done := []time.Duration{100 * msec, 200 * msec, 900 * msec}
+	// The kill's outage ends at the first success after the election,
+	// though a later gap (200..900) is longer.
+	if d, ok := FirstAfter(done, 150*msec); !ok || d != 200*msec {
+		t.Errorf("first after 150ms: %v %v, want 200ms", d, ok)
+	}
+	if d, ok := FirstAfter(done, 200*msec); !ok || d != 900*msec {
+		t.Errorf("first after 200ms: %v %v, want 900ms (strictly later)", d, ok)
+	}
+	if _, ok := FirstAfter(done, 900*msec); ok {
+		t.Error("a completion after the last one was reported")
+	}
+}
+
 func TestSeriesAndLowWindow(t *testing.T) {
 	// 10 per 100 msec bucket, nothing from 1000 to 1400 msec, 1 per bucket
 	// then 10 again: the 1-per-bucket stretch is not below 10% of 10.

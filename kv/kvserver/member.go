@@ -204,6 +204,8 @@ func (r *replicaRun) close() {
 type link struct {
 	send func([]zab.Message)
 	recv <-chan zab.Message
+	// lost, if set, tells the driver of the transport's broken links.
+	lost *lostLinks
 }
 
 // openReplica opens cfg's store, log and transport (unless given) and
@@ -285,13 +287,15 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	}
 
 	if ln == nil {
-		tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener}
+		lost := &lostLinks{}
+		tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener,
+			OnDisconnect: lost.report}
 		tr, err := transport.NewTCP(ctx, tcfg)
 		if err != nil {
 			return nil, err
 		}
 		rep.closer = append(rep.closer, func() { tr.Close() })
-		ln = &link{send: tr.Send, recv: tr.Recv()}
+		ln = &link{send: tr.Send, recv: tr.Recv(), lost: lost}
 	}
 	rep.send, rep.recv = ln.send, ln.recv
 
@@ -373,6 +377,9 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	}
 	rep.d = d
 	lc.d = d
+	if ln.lost != nil {
+		ln.lost.add(d.ReportUnreachable)
+	}
 	rep.lc = lc
 	rep.group = &Group{ctx: ctx, d: d, store: store, applied: aw, apiAddrs: cfg.APIAddrs, confirmed: cn,
 		roundTimeout: time.Duration(cfg.SyncLimit) * cfg.TickTime}

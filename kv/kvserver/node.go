@@ -179,8 +179,10 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 	srv := apisrv.FromListener(lis, nm.apiOptions())
 	apiAddr := srv.Addr().String()
 
+	lost := &lostLinks{}
 	tr, err := transport.NewTCP(ctx, transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers,
-		QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener, Logger: cfg.Logger})
+		QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener, Logger: cfg.Logger,
+		OnDisconnect: lost.report})
 	if err != nil {
 		lis.Close()
 		return fmt.Errorf("kvserver: node transport: %w", err)
@@ -204,7 +206,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 		c.Logger = cfg.Logger.With("rg", uint64(g))
 		c.OnRole = func(ss zab.SoftState) { n.onRole(g, ss) }
 		send, recv := mx.link(uint64(g))
-		r, err := openReplica(ctx, c, &link{send: send, recv: recv})
+		r, err := openReplica(ctx, c, &link{send: send, recv: recv, lost: lost})
 		if err != nil {
 			lis.Close()
 			return fmt.Errorf("kvserver: %v: %w", g, err)
