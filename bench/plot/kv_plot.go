@@ -74,16 +74,11 @@ func renderKVPlot(w io.Writer, rep *kv.Report, workload string) error {
 		for _, h := range res.Handovers {
 			at = append(at, h.AtMs/1000)
 		}
-		if len(at) > 0 {
-			xy := make(plotter.XYs, len(at))
-			for i, x := range at {
-				xy[i] = plotter.XY{X: x}
-			}
-			sc, err := plotter.NewScatter(xy)
-			if err != nil {
-				return err
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3), Shape: draw.TriangleGlyph{}}
+		sc, err := axisMarks(at, color.Black, vg.Points(3))
+		if err != nil {
+			return err
+		}
+		if sc != nil {
 			p.Add(sc)
 		}
 		p.Title.Text = fmt.Sprintf("%s: mean %.0f ops/s, %d handovers", res.System, seriesMean(res.Series)/bucket, len(res.Handovers))

@@ -55,8 +55,18 @@ func (s *seriesPlot) step(label string, counts []int64, x0, width, y float64) (c
 // marks adds triangles at (x, 0) in colour c (the moments of a line's
 // events, such as leader handovers).
 func (s *seriesPlot) marks(xs []float64, c color.Color) error {
+	sc, err := axisMarks(xs, c, vg.Points(4))
+	if sc != nil {
+		s.p.Add(sc)
+	}
+	return err
+}
+
+// axisMarks is a scatter of triangles of radius r at (x, 0) in colour c,
+// or nil if xs is empty.
+func axisMarks(xs []float64, c color.Color, r vg.Length) (*plotter.Scatter, error) {
 	if len(xs) == 0 {
-		return nil
+		return nil, nil
 	}
 	xy := make(plotter.XYs, len(xs))
 	for i, x := range xs {
@@ -64,11 +74,10 @@ func (s *seriesPlot) marks(xs []float64, c color.Color) error {
 	}
 	sc, err := plotter.NewScatter(xy)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: draw.TriangleGlyph{}}
-	s.p.Add(sc)
-	return nil
+	sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: r, Shape: draw.TriangleGlyph{}}
+	return sc, nil
 }
 
 // png writes the figure, 10 × 4 inches, the y axis from 0 with whole
