@@ -166,6 +166,8 @@
 //     with each factor's share of the variation (factorial*.go).
 //   - kv: corral's key-value store against etcd, YCSB A, B, C, F and
 //     100% writes over the ACaZoo paper's records (package bench/kv).
+//   - kv-outage: SIGKILL of a replica group's leader under load, the
+//     outage split (package bench/kvoutage).
 //   - rlog: the ZKRL thesis's Figs. 5.1-5.4 and §5.1.2 for corral's
 //     replicated logs through the gRPC API, with the disk and loopback
 //     anchors and ZooKeeper in the same run (package bench/rlog).

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/corral-db/corral/bench/kv"
+	"github.com/corral-db/corral/bench/kvoutage"
 	"github.com/corral-db/corral/bench/plot"
 )
 
@@ -19,7 +19,7 @@ import (
 //	                       [-corral-bin PATH] [-workdir DIR] [-keep] [-out DIR] [-q]
 func kvOutageCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("kv-outage", env)
-	cfg := kv.DefaultOutageConfig()
+	cfg := kvoutage.DefaultOutageConfig()
 	kf := kvFlags{records: &cfg.Records, threads: &cfg.Threads, members: &cfg.Members, tickMs: &cfg.TickTimeMs,
 		seed: &cfg.Seed, corralBin: &cfg.CorralBin, workDir: &cfg.WorkDir, keep: &cfg.Keep}
 	kf.register(fs, env, "one read", "report.md, results.jsonl, series.csv and kv-outage.png")
@@ -42,7 +42,7 @@ func kvOutageCommand(ctx context.Context, args []string, env CommandEnv) int {
 	cfg.CommandLine = commandLine(append([]string{"corral", "bench", "kv-outage"}, args...))
 	l := loadFlags{quiet: kf.quiet}
 	cfg.Log = l.logger(env)
-	return runExperiment(ctx, env, "kv-outage", kf.out, kv.RunOutage, cfg, func(dir string, rep *kv.OutageReport) error {
+	return runExperiment(ctx, env, "kv-outage", kf.out, kvoutage.RunOutage, cfg, func(dir string, rep *kvoutage.OutageReport) error {
 		f, err := os.Create(filepath.Join(dir, "series.csv"))
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/corral-db/corral/bench/kv"
+	"github.com/corral-db/corral/bench/kvoutage"
 )
 
 // The key-value store's sections of the reference (issues 23 and 25):
@@ -72,7 +73,7 @@ var kvRefExperiments = []refExperiment{
 		glob:    "kv-outage-*.md",
 		command: "corral-bench kv-outage --kills 5 --out DIR",
 		what:    "SIGKILL of the leader of one replica group of 3 under a read-only Zipf load, the killed node restarted between kills; the outage split into election, configuration-manager propagation and client reconnect; issue 25's target: outage ≤ 300 ms",
-		tables:  []refTable{{heading: kv.HeadingOutageMedian}},
+		tables:  []refTable{{heading: kvoutage.HeadingOutageMedian}},
 		figures: []string{"docs/bench/kv/outage/kv-outage.png"},
 	},
 }

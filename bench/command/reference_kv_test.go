@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/kv"
+	"github.com/corral-db/corral/bench/kvoutage"
 	"github.com/corral-db/corral/bench/stats"
 )
 
@@ -45,7 +46,7 @@ func TestReferenceKVSections(t *testing.T) {
 		{System: "corral[forwarded,g=6]", Kind: kv.SystemCorral, Workload: "C", Groups: 6, Routing: kv.RoutingForwarded, Throughput: 1000, Latency: kvLat(3000)},
 	}}
 	store("kv-routing-2026-11-28T1220.md", func(b *strings.Builder) { routing.Markdown(b) })
-	outage := &kv.OutageReport{Config: kv.DefaultOutageConfig(), Started: started, Trials: []kv.OutageTrial{
+	outage := &kvoutage.OutageReport{Config: kvoutage.DefaultOutageConfig(), Started: started, Trials: []kvoutage.OutageTrial{
 		{Kill: 1, Outage: 250 * time.Millisecond, Election: 120 * time.Millisecond, CM: 30 * time.Millisecond, Reconnect: 100 * time.Millisecond, Series: []int64{5}},
 	}}
 	store("kv-outage-2026-11-28T1230.md", func(b *strings.Builder) { outage.Markdown(b) })

@@ -20,8 +20,16 @@ import (
 // inherit GOMAXPROCS=1 from the cluster process; with taskset or a
 // cgroup each node process is placed after start. Server CPU is the
 // cluster process's and the nodes'.
-func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups int, forward bool, dir string, bgt *budgeter) (*system, error) {
-	s := &system{Name: name, Kind: "corral", Groups: groups, log: cfg.Log, Durability: cfg.Durability}
+// LaunchCluster starts `corral kv cluster` with groups RGs of
+// cfg.Members members under dir, each node without a CPU budget, loads
+// nothing, and returns it with a client that routes to RG leaders (the
+// kv-outage experiment's cluster).
+func LaunchCluster(ctx context.Context, cfg *Config, groups int, dir string) (*System, error) {
+	return launchCorralCluster(ctx, cfg, "corral", groups, false, dir, newBudgeter(false, 1, ""))
+}
+
+func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups int, forward bool, dir string, bgt *budgeter) (*System, error) {
+	s := &System{Name: name, Kind: "corral", Groups: groups, log: cfg.Log, Durability: cfg.Durability}
 	argv := []string{cfg.CorralBin, "kv", "cluster", "-spawn",
 		"-groups", strconv.Itoa(groups), "-replicas", strconv.Itoa(cfg.Members),
 		"-durability", cfg.Durability, "-tick", strconv.Itoa(cfg.TickTimeMs) + "ms",
@@ -37,31 +45,31 @@ func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups i
 		return nil, err
 	}
 	var endpoints []string
-	var nodes []clusterNode
+	var nodes []ClusterNode
 	err = s.waitReady(ctx, cfg.StartTimeout, func(context.Context) error {
-		endpoints, nodes = parseClusterLog(logPath)
+		endpoints, nodes = ParseClusterLog(logPath)
 		if len(endpoints) == 0 {
 			return errors.New("no kv endpoints line yet")
 		}
 		return nil
 	})
 	if err != nil {
-		s.stop()
+		s.Stop()
 		return nil, err
 	}
 	m.Addr = "configuration manager"
 	for _, n := range nodes {
-		nbg, err := bgt.assign(sanitize(name) + "-node" + strconv.Itoa(n.id))
+		nbg, err := bgt.assign(sanitize(name) + "-node" + strconv.Itoa(n.ID))
 		if err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		applied := "GOMAXPROCS=1 (inherited)"
 		if !bgt.enabled {
 			applied = nbg.Applied
 		}
-		if err := placeNode(ctx, n.pid, nbg); err != nil {
-			s.stop()
+		if err := placeNode(ctx, n.PID, nbg); err != nil {
+			s.Stop()
 			return nil, err
 		}
 		if nbg.Cgroup != "" {
@@ -69,23 +77,25 @@ func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups i
 		} else if len(nbg.Wrapper) > 2 && nbg.Wrapper[0] == "taskset" {
 			applied += ", taskset -a -pc " + nbg.Wrapper[2]
 		}
-		s.Members = append(s.Members, &member{Name: fmt.Sprintf("%s node %d", name, n.id), Addr: n.api, Budget: applied, pid: n.pid, logPath: logPath})
+		s.Members = append(s.Members, &Member{Name: fmt.Sprintf("%s node %d", name, n.ID), Addr: n.API, Budget: applied, pid: n.PID, logPath: logPath})
 	}
 	if err := s.connectCorral(ctx, cfg, endpoints, forward); err != nil {
-		s.stop()
+		s.Stop()
 		return nil, err
 	}
 	return s, nil
 }
 
-type clusterNode struct {
-	id, pid int
-	api     string
+// ClusterNode is one storage node `corral kv cluster` started: its
+// number, process and API address.
+type ClusterNode struct {
+	ID, PID int
+	API     string
 }
 
-// parseClusterLog reads `corral kv cluster`'s "kv node N: pid P api A"
+// ParseClusterLog reads `corral kv cluster`'s "kv node N: pid P api A"
 // and "kv endpoints: ..." lines.
-func parseClusterLog(path string) (endpoints []string, nodes []clusterNode) {
+func ParseClusterLog(path string) (endpoints []string, nodes []ClusterNode) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil
@@ -98,8 +108,8 @@ func parseClusterLog(path string) (endpoints []string, nodes []clusterNode) {
 			endpoints = strings.Split(strings.TrimSpace(rest), ",")
 			continue
 		}
-		var n clusterNode
-		if _, err := fmt.Sscanf(line, "kv node %d: pid %d api %s", &n.id, &n.pid, &n.api); err == nil {
+		var n ClusterNode
+		if _, err := fmt.Sscanf(line, "kv node %d: pid %d api %s", &n.ID, &n.PID, &n.API); err == nil {
 			nodes = append(nodes, n)
 		}
 	}

@@ -183,7 +183,7 @@ func (c *Config) Fill() error {
 			return fmt.Errorf("routing %q: want %s or %s", r, RoutingRouted, RoutingForwarded)
 		}
 	}
-	if err := checkLoad(c.Records, c.Threads, c.Members, 1); err != nil {
+	if err := CheckLoad(c.Records, c.Threads, c.Members, 1); err != nil {
 		return err
 	}
 	switch {
@@ -199,7 +199,7 @@ func (c *Config) Fill() error {
 	}
 	c.Durability = c.Durabilities[0]
 	for _, d := range c.Durabilities {
-		if err := checkDurability(d); err != nil {
+		if err := CheckDurability(d); err != nil {
 			return err
 		}
 	}
@@ -225,9 +225,9 @@ func (c *Config) Fill() error {
 	return nil
 }
 
-// checkLoad checks the load and group shape both experiments share:
+// CheckLoad checks the load and group shape both experiments share:
 // records, threads, and members per RG from minMembers.
-func checkLoad(records int64, threads, members, minMembers int) error {
+func CheckLoad(records int64, threads, members, minMembers int) error {
 	switch {
 	case records < 1 || records > MaxRecords:
 		return fmt.Errorf("records must be in [1, %d]", MaxRecords)
@@ -242,8 +242,8 @@ func checkLoad(records int64, threads, members, minMembers int) error {
 	return nil
 }
 
-// checkDurability checks a corral durability mode.
-func checkDurability(d string) error {
+// CheckDurability checks a corral durability mode.
+func CheckDurability(d string) error {
 	switch d {
 	case "sync", "async", "diskless":
 		return nil

@@ -61,23 +61,23 @@ const LeaderPolicyKey = "kv.leaderPolicy"
 
 // launchCorral starts a replica group of n `corral server` processes
 // under dir and waits until its leader accepts a table.
-func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bgt *budgeter) (*system, error) {
+func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bgt *budgeter) (*System, error) {
 	n := cfg.Members
 	ports, err := launch.FreePorts(4 * n)
 	if err != nil {
 		return nil, err
 	}
 	quorum, election, api, mport := ports[:n], ports[n:2*n], ports[2*n:3*n], ports[3*n:]
-	s := &system{Name: name, Kind: "corral", log: cfg.Log, Policy: policy, Durability: cfg.Durability}
+	s := &System{Name: name, Kind: "corral", log: cfg.Log, Policy: policy, Durability: cfg.Durability}
 	var endpoints []string
 	for id := 1; id <= n; id++ {
 		mdir := filepath.Join(dir, "m"+strconv.Itoa(id))
 		if err := os.MkdirAll(mdir, 0o755); err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		if err := os.WriteFile(filepath.Join(mdir, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		extra := extraLines(policy, cfg.ServerOpts)
@@ -91,24 +91,24 @@ func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bg
 		}
 		cfgPath := filepath.Join(mdir, "zoo.cfg")
 		if err := os.WriteFile(cfgPath, []byte(zc), 0o644); err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		bg, err := bgt.assign(strings.NewReplacer("[", "-", "]", "").Replace(name) + "-m" + strconv.Itoa(id))
 		if err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		m, err := s.startMember(fmt.Sprintf("%s m%d", name, id), []string{cfg.CorralBin, "server", cfgPath}, bg, mdir, filepath.Join(dir, "m"+strconv.Itoa(id)+".log"))
 		if err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		m.Addr = "127.0.0.1:" + strconv.Itoa(api[id-1])
 		endpoints = append(endpoints, m.Addr)
 	}
 	if err := s.connectCorral(ctx, cfg, endpoints, false); err != nil {
-		s.stop()
+		s.Stop()
 		return nil, err
 	}
 	return s, nil
@@ -118,7 +118,7 @@ func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bg
 // waits until the benchmark's table is created (a create an earlier
 // attempt applied counts). With forward, row requests go to the
 // endpoints, which forward them (kvclient.Config.Forward).
-func (s *system) connectCorral(ctx context.Context, cfg *Config, endpoints []string, forward bool) error {
+func (s *System) connectCorral(ctx context.Context, cfg *Config, endpoints []string, forward bool) error {
 	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints, Forward: forward})
 	if err != nil {
 		return err

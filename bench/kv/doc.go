@@ -111,14 +111,6 @@
 // member's corral_kv_compactions_running and corral_kv_is_leader at that
 // period (compaction.go).
 //
-// # kv-outage
-//
-// `corral bench kv-outage` (outage.go) is the ACaZoo paper's Figs. 16-17:
-// SIGKILL of one RG's leader under a read-only Zipf load, ops per 100 ms
-// over time and the outage split into election, CM propagation and client
-// reconnect (docs/design/kv-sharding.md, Benchmarks). A smoke run:
-//
-//	bin/corral-bench kv-outage -records 500 -threads 8 -warmup 1500ms -after 3s -kills 2 -settle 1s -tick-time 100
-//
-// Its test starts real processes and runs only with -kv.procs.
+// The kv-outage experiment (package bench/kvoutage) starts its sharded
+// cluster and drives it through LaunchCluster, LoadRecords and DoOp.
 package kv

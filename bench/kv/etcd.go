@@ -39,19 +39,19 @@ func etcdArgv(bin string, i int, dir string, client, peer []int) []string {
 
 // launchEtcd starts an etcd cluster of n members under dir and waits until
 // it accepts a put.
-func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*system, error) {
+func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*System, error) {
 	n := cfg.Members
 	ports, err := launch.FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
 	client, peer := ports[:n], ports[n:]
-	s := &system{Name: "etcd", Kind: "etcd", log: cfg.Log}
+	s := &System{Name: "etcd", Kind: "etcd", log: cfg.Log}
 	var endpoints []string
 	for i := 1; i <= n; i++ {
 		mdir := filepath.Join(dir, "e"+strconv.Itoa(i))
 		if err := os.MkdirAll(mdir, 0o700); err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		argv := etcdArgv(cfg.EtcdBin, i, mdir, client, peer)
@@ -60,12 +60,12 @@ func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*s
 		}
 		bg, err := bgt.assign("etcd-e" + strconv.Itoa(i))
 		if err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		m, err := s.startMember(fmt.Sprintf("etcd e%d", i), argv, bg, dir, filepath.Join(dir, "e"+strconv.Itoa(i)+".log"))
 		if err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		m.Addr = "127.0.0.1:" + strconv.Itoa(client[i-1])
@@ -77,7 +77,7 @@ func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*s
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		s.stop()
+		s.Stop()
 		return nil, err
 	}
 	s.Client = &etcdStore{c: c}
@@ -86,7 +86,7 @@ func launchEtcd(ctx context.Context, cfg *Config, dir string, bgt *budgeter) (*s
 		return err
 	}, cfg.EtcdBin, "--version")
 	if err != nil {
-		s.stop()
+		s.Stop()
 		return nil, err
 	}
 	return s, nil

@@ -140,7 +140,7 @@ func leadsIn(rd io.Reader, from, to time.Time) (at []time.Time) {
 
 // handovers reads the members' logs for the leads taken in [from, to)
 // and gives each its zero-throughput window from counts.
-func (s *system) handovers(from, to time.Time, counts []int64, width time.Duration) []Handover {
+func (s *System) handovers(from, to time.Time, counts []int64, width time.Duration) []Handover {
 	var out []Handover
 	for _, m := range s.Members {
 		f, err := os.Open(m.logPath)

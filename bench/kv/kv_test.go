@@ -208,7 +208,7 @@ func TestMerge(t *testing.T) {
 		tr.hist[OpUpdate] = hist(update...)
 		return tr
 	}
-	s := &system{Name: "corral", Kind: "corral"}
+	s := &System{Name: "corral", Kind: "corral"}
 	res := merge(s, workload(t, "A"), 2*time.Second, []*threadResult{
 		mk([]int64{100, 200}, []int64{1000}, []int64{1, 2, 0}, 0),
 		mk([]int64{300}, nil, []int64{0, 1, 1}, 2),
@@ -295,7 +295,7 @@ time=x level=INFO msg="kv member serving"
 	if err := os.WriteFile(log, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &system{Members: []*member{{logPath: log}}}
+	s := &System{Members: []*Member{{logPath: log}}}
 	got := s.ignoredKeys()
 	if len(got) != 1 || got[0] != "line 17: kv.leaderPolicy: ignored: unknown key" {
 		t.Errorf("ignoredKeys = %q", got)
@@ -356,11 +356,11 @@ func TestParseClusterLog(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	eps, nodes := parseClusterLog(path)
+	eps, nodes := ParseClusterLog(path)
 	if strings.Join(eps, ",") != "127.0.0.1:7001,127.0.0.1:7002" {
 		t.Errorf("endpoints %q", eps)
 	}
-	if len(nodes) != 2 || nodes[1] != (clusterNode{id: 2, pid: 102, api: "127.0.0.1:7002"}) {
+	if len(nodes) != 2 || nodes[1] != (ClusterNode{ID: 2, PID: 102, API: "127.0.0.1:7002"}) {
 		t.Errorf("nodes %+v", nodes)
 	}
 }

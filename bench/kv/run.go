@@ -51,7 +51,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	type launcher struct {
 		name string
-		run  func(dir string) (*system, error)
+		run  func(dir string) (*System, error)
 	}
 	var order []launcher
 	for _, sys := range cfg.Systems {
@@ -68,12 +68,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					for _, g := range cfg.Groups {
 						if g == 1 {
 							name := corralRunName(p, tag, g, RoutingRouted)
-							order = append(order, launcher{name, func(d string) (*system, error) { return launchCorral(ctx, &dcfg, name, p, d, bgt) }})
+							order = append(order, launcher{name, func(d string) (*System, error) { return launchCorral(ctx, &dcfg, name, p, d, bgt) }})
 							continue
 						}
 						for _, rt := range cfg.Routing {
 							name := corralRunName(p, tag, g, rt)
-							order = append(order, launcher{name, func(d string) (*system, error) {
+							order = append(order, launcher{name, func(d string) (*System, error) {
 								s, err := launchCorralCluster(ctx, &dcfg, name, g, rt == RoutingForwarded, d, bgt)
 								if s != nil {
 									s.Routing = rt
@@ -85,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 			}
 		case SystemEtcd:
-			order = append(order, launcher{SystemEtcd, func(d string) (*system, error) { return launchEtcd(ctx, &cfg, d, bgt) }})
+			order = append(order, launcher{SystemEtcd, func(d string) (*System, error) { return launchEtcd(ctx, &cfg, d, bgt) }})
 		}
 	}
 	for i, l := range order {
@@ -98,12 +98,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return rep, fmt.Errorf("bench: %s: %w", l.name, err)
 		}
-		rep.Systems = append(rep.Systems, s.info())
+		rep.Systems = append(rep.Systems, s.Info())
 		for _, k := range s.ignoredKeys() {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: the server says %s", s.Name, k))
 		}
 		err = runSystem(ctx, &cfg, s, rep)
-		s.stop()
+		s.Stop()
 		if err != nil {
 			return rep, fmt.Errorf("bench: %s: %w", l.name, err)
 		}
@@ -127,7 +127,7 @@ func sanitize(s string) string {
 	return strings.Trim(string(b), "-")
 }
 
-func (s *system) info() SystemInfo {
+func (s *System) Info() SystemInfo {
 	si := SystemInfo{Name: s.Name, Kind: s.Kind, Version: s.Version, Config: s.Config}
 	for _, m := range s.Members {
 		si.Members = append(si.Members, MemberInfo{Name: m.Name, PID: m.PID(), Addr: m.Addr, Budget: m.Budget, Argv: fmt.Sprint(m.Argv)})
@@ -137,14 +137,14 @@ func (s *system) info() SystemInfo {
 
 // runSystem loads the records into s and runs every workload, with
 // threads and records scaled by s's replica groups.
-func runSystem(ctx context.Context, base *Config, s *system, rep *Report) error {
+func runSystem(ctx context.Context, base *Config, s *System, rep *Report) error {
 	scaled := *base
 	g := max(s.Groups, 1)
 	scaled.Threads *= g
 	scaled.Records *= int64(g)
 	cfg := &scaled
 	t0 := time.Now()
-	if err := loadRecords(ctx, cfg, s.Client); err != nil {
+	if err := LoadRecords(ctx, cfg, s.Client); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	cfg.Log.Info("loaded", "system", s.Name, "records", cfg.Records, "took", time.Since(t0).Round(time.Millisecond))
@@ -165,8 +165,8 @@ func runSystem(ctx context.Context, base *Config, s *system, rep *Report) error 
 	return nil
 }
 
-// loadRecords writes records 0..Records-1, thread t writing t, t+T, ...
-func loadRecords(ctx context.Context, cfg *Config, st store) error {
+// LoadRecords writes records 0..Records-1, thread t writing t, t+T, ...
+func LoadRecords(ctx context.Context, cfg *Config, st store) error {
 	var wg sync.WaitGroup
 	errs := make([]error, cfg.Threads)
 	for t := range cfg.Threads {
@@ -206,7 +206,7 @@ type threadResult struct {
 // and completes within the measured interval; the series counts
 // completions per SeriesBucket from its start. Server CPU is the members'
 // utime+stime over the measured interval.
-func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *ycsb.Inserts, seed uint64) (Result, error) {
+func runPhase(ctx context.Context, cfg *Config, s *System, w Workload, inserts *ycsb.Inserts, seed uint64) (Result, error) {
 	keys := newKeys(w, cfg.Records, inserts)
 	buckets := int((cfg.Duration + SeriesBucket - 1) / SeriesBucket)
 	start := time.Now()
@@ -239,7 +239,7 @@ func runPhase(ctx context.Context, cfg *Config, s *system, w Workload, inserts *
 				} else {
 					k = keys.next(r)
 				}
-				err := doOp(pctx, cfg.OpTimeout, s.Client, kind, ycsb.KeyName(k), r)
+				err := DoOp(pctx, cfg.OpTimeout, s.Client, kind, ycsb.KeyName(k), r)
 				if kind == OpInsert {
 					inserts.Ack(k)
 				}
@@ -312,9 +312,9 @@ func sleepUntil(ctx context.Context, t time.Time) {
 	}
 }
 
-// doOp does one operation of kind on key with a fresh record from r for
+// DoOp does one operation of kind on key with a fresh record from r for
 // writes.
-func doOp(ctx context.Context, timeout time.Duration, st store, kind OpKind, key string, r *rand.Rand) error {
+func DoOp(ctx context.Context, timeout time.Duration, st store, kind OpKind, key string, r *rand.Rand) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	switch kind {
@@ -387,7 +387,7 @@ func serverCPU(pids []int) (time.Duration, error) {
 }
 
 // merge sums the threads' measurements into the phase's result.
-func merge(s *system, w Workload, d time.Duration, trs []*threadResult) Result {
+func merge(s *System, w Workload, d time.Duration, trs []*threadResult) Result {
 	all := stats.NewHist()
 	var per [opKinds]*stats.Hist
 	for k := range per {

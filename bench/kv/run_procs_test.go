@@ -3,11 +3,14 @@ package kv
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+var flagProcs = flag.Bool("kv.procs", false, "run TestLeaderRunSmoke (real corral server processes; builds corral unless $CORRAL_BIN names it)")
 
 // TestLeaderRunSmoke runs `corral bench kv` small against one RG of three
 // `corral server` processes under the coolest policy, with a small

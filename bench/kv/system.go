@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/corral-db/corral/bench/launch"
@@ -24,8 +25,8 @@ type store interface {
 	Close() error
 }
 
-// member is one launched server process.
-type member struct {
+// Member is one launched server process.
+type Member struct {
 	Name    string
 	Argv    []string
 	Budget  string
@@ -35,21 +36,37 @@ type member struct {
 	logPath string
 }
 
-func (m *member) PID() int {
+// Kill sends the member's process SIGKILL (a node another member
+// started by its pid).
+func (m *Member) Kill() error {
+	if m.srv != nil {
+		_, err := m.srv.Kill()
+		return err
+	}
+	return syscall.Kill(m.pid, syscall.SIGKILL)
+}
+
+// Replace makes srv, logging to logPath, the member's process: a node
+// restarted after a kill.
+func (m *Member) Replace(srv *launch.Server, logPath string) {
+	m.srv, m.pid, m.logPath = srv, srv.PID(), logPath
+}
+
+func (m *Member) PID() int {
 	if m.srv == nil {
 		return m.pid
 	}
 	return m.srv.PID()
 }
 
-// system is one launched replica group and its client.
-type system struct {
+// System is one launched replica group and its client.
+type System struct {
 	Name    string // "corral", "corral[coolest]", "etcd"
 	Kind    string // "corral" or "etcd"
 	Groups  int    // corral's replica groups (0: one, launched member by member)
 	Version string
 	Config  string // the config lines or flags the members share, for the report
-	Members []*member
+	Members []*Member
 	Client  store
 	log     *slog.Logger
 	// Policy, Durability and Routing are corral's settings of this run
@@ -63,7 +80,7 @@ type system struct {
 // startMember runs argv (after its budget's wrapper) as member name,
 // through launch.Spawn as every benchmark starts its servers, and adds
 // it to the members.
-func (s *system) startMember(name string, argv []string, bg budget, dir, logPath string) (*member, error) {
+func (s *System) startMember(name string, argv []string, bg budget, dir, logPath string) (*Member, error) {
 	full := append(append([]string{}, bg.Wrapper...), argv...)
 	srv, err := launch.Spawn(name, full, dir, logPath, s.log)
 	if err != nil {
@@ -73,13 +90,13 @@ func (s *system) startMember(name string, argv []string, bg budget, dir, logPath
 		srv.Kill()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	m := &member{Name: name, Argv: full, Budget: bg.Applied, srv: srv, logPath: logPath}
+	m := &Member{Name: name, Argv: full, Budget: bg.Applied, srv: srv, logPath: logPath}
 	s.Members = append(s.Members, m)
 	return m, nil
 }
 
 // exited reports the first member that has exited, as an error.
-func (s *system) exited() error {
+func (s *System) exited() error {
 	for _, m := range s.Members {
 		if m.srv != nil && m.srv.Exited() {
 			return fmt.Errorf("%s exited (%v); see %s", m.Name, m.srv.Err(), m.logPath)
@@ -88,9 +105,9 @@ func (s *system) exited() error {
 	return nil
 }
 
-// stop closes the client and stops every member by PID (launch logs a
+// Stop closes the client and stops every member by PID (launch logs a
 // member that had to be killed).
-func (s *system) stop() {
+func (s *System) Stop() {
 	if s.Client != nil {
 		s.Client.Close()
 	}
@@ -105,7 +122,7 @@ func (s *system) stop() {
 }
 
 // pids are the members' process ids.
-func (s *system) pids() []int {
+func (s *System) pids() []int {
 	out := make([]int, len(s.Members))
 	for i, m := range s.Members {
 		out[i] = m.PID()
@@ -115,7 +132,7 @@ func (s *system) pids() []int {
 
 // waitReady retries ready every 200 ms until it succeeds, a member
 // exits or timeout passes.
-func (s *system) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
+func (s *System) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -139,7 +156,7 @@ func (s *system) waitReady(ctx context.Context, timeout time.Duration, ready fun
 
 // ready waits until ready succeeds (see waitReady), then notes the
 // version the command versionArgv prints.
-func (s *system) ready(ctx context.Context, timeout time.Duration, ready func(context.Context) error, versionArgv ...string) error {
+func (s *System) ready(ctx context.Context, timeout time.Duration, ready func(context.Context) error, versionArgv ...string) error {
 	if err := s.waitReady(ctx, timeout, ready); err != nil {
 		return err
 	}
@@ -152,7 +169,7 @@ func (s *system) ready(ctx context.Context, timeout time.Duration, ready func(co
 // ignoredKeys are the lines of member 1's log where the server said it
 // ignored a zoo.cfg key (a -leader-policy or -server-opt it does not
 // know), so the report can say the setting had no effect.
-func (s *system) ignoredKeys() []string {
+func (s *System) ignoredKeys() []string {
 	if len(s.Members) == 0 {
 		return nil
 	}

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/bench/kv"
+	"github.com/corral-db/corral/bench/kvoutage"
 )
 
 func TestRenderKVOutagePlot(t *testing.T) {
-	rep := &kv.OutageReport{Trials: []kv.OutageTrial{
+	rep := &kvoutage.OutageReport{Trials: []kvoutage.OutageTrial{
 		{Kill: 1, KillAt: 300 * time.Millisecond, Series: []int64{10, 11, 9, 0, 0, 12}},
 		{Kill: 2, KillAt: 200 * time.Millisecond, Series: []int64{8, 9, 0, 10}},
 	}}
@@ -21,7 +21,7 @@ func TestRenderKVOutagePlot(t *testing.T) {
 	if img, err := png.Decode(&b); err != nil || img.Bounds().Dx() == 0 {
 		t.Fatalf("not a PNG: %v", err)
 	}
-	if err := renderKVOutagePlot(&b, &kv.OutageReport{}); err == nil {
+	if err := renderKVOutagePlot(&b, &kvoutage.OutageReport{}); err == nil {
 		t.Error("a report without series plotted")
 	}
 	if _, err := WriteKVOutagePlot(t.TempDir(), rep); err != nil {

@@ -1,4 +1,4 @@
-package kv
+package kvoutage
 
 import (
 	"bufio"
@@ -17,12 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/corral-db/corral/bench/kv"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/ycsb"
 	"github.com/corral-db/corral/client"
@@ -86,31 +86,31 @@ func (c *OutageConfig) Fill() error {
 	c.LowFrac = cmp.Or(c.LowFrac, d.LowFrac)
 	c.TickTimeMs = cmp.Or(c.TickTimeMs, d.TickTimeMs)
 	c.Durability = cmp.Or(c.Durability, d.Durability)
-	if err := checkLoad(c.Records, c.Threads, c.Members, 3); err != nil {
+	if err := kv.CheckLoad(c.Records, c.Threads, c.Members, 3); err != nil {
 		return err
 	}
 	switch {
-	case c.Groups < 1 || c.Groups > MaxGroups:
-		return fmt.Errorf("groups must be in [1, %d]", MaxGroups)
+	case c.Groups < 1 || c.Groups > kv.MaxGroups:
+		return fmt.Errorf("groups must be in [1, %d]", kv.MaxGroups)
 	case c.Kills < 1 || c.Kills > MaxKills:
 		return fmt.Errorf("kills must be in [1, %d]", MaxKills)
-	case c.Warmup <= 0 || c.Warmup > MaxPhase || c.After <= 0 || c.After > MaxPhase || c.Settle < 0 || c.Settle > MaxPhase:
-		return fmt.Errorf("warmup and after must be in (0, %v], settle in [0, %v]", MaxPhase, MaxPhase)
-	case c.OpTimeout < 0 || c.OpTimeout > MaxPhase || c.StartTimeout < 0 || c.StartTimeout > MaxPhase:
-		return fmt.Errorf("timeouts must be in (0, %v]", MaxPhase)
+	case c.Warmup <= 0 || c.Warmup > kv.MaxPhase || c.After <= 0 || c.After > kv.MaxPhase || c.Settle < 0 || c.Settle > kv.MaxPhase:
+		return fmt.Errorf("warmup and after must be in (0, %v], settle in [0, %v]", kv.MaxPhase, kv.MaxPhase)
+	case c.OpTimeout < 0 || c.OpTimeout > kv.MaxPhase || c.StartTimeout < 0 || c.StartTimeout > kv.MaxPhase:
+		return fmt.Errorf("timeouts must be in (0, %v]", kv.MaxPhase)
 	case c.LowFrac <= 0 || c.LowFrac >= 1:
 		return errors.New("low fraction must be in (0, 1)")
 	case c.TickTimeMs < 1 || c.TickTimeMs > 60000:
 		return errors.New("tick time must be in [1, 60000] ms")
 	}
-	return checkDurability(c.Durability)
+	return kv.CheckDurability(c.Durability)
 }
 
 // outageRun is the state of one run: the cluster, its CM, the restarted
 // nodes (which this process started and stops).
 type outageRun struct {
 	cfg      *OutageConfig
-	s        *system
+	s        *kv.System
 	dir      string // the cluster's -dir
 	conn     *client.Conn
 	st       *cm.Store
@@ -137,20 +137,20 @@ func RunOutage(ctx context.Context, cfg OutageConfig) (*OutageReport, error) {
 			return rep, err
 		}
 	}
-	kcfg := Config{CorralBin: cfg.CorralBin, Members: cfg.Members, Durability: cfg.Durability,
+	kcfg := kv.Config{CorralBin: cfg.CorralBin, Members: cfg.Members, Durability: cfg.Durability,
 		TickTimeMs: cfg.TickTimeMs, StartTimeout: cfg.StartTimeout, OpTimeout: cfg.OpTimeout,
 		Threads: cfg.Threads, Records: cfg.Records, Seed: cfg.Seed, Log: cfg.Log, ClusterLogLevel: "info"}
-	s, err := launchCorralCluster(ctx, &kcfg, "corral", cfg.Groups, false, dir, newBudgeter(false, 1, ""))
+	s, err := kv.LaunchCluster(ctx, &kcfg, cfg.Groups, dir)
 	if err != nil {
 		return rep, fmt.Errorf("bench: %w", err)
 	}
 	r := &outageRun{cfg: &cfg, s: s, dir: filepath.Join(dir, "cluster"), logs: []string{filepath.Join(dir, "cluster.log")}}
 	defer r.stop()
-	rep.Nodes = s.info().Members
+	rep.Nodes = s.Info().Members
 	r.nodeOf = map[string]int{}
-	_, nodes := parseClusterLog(r.logs[0])
+	_, nodes := kv.ParseClusterLog(r.logs[0])
 	for _, n := range nodes {
-		r.nodeOf[n.api] = n.id
+		r.nodeOf[n.API] = n.ID
 	}
 	cmConnect := parseCMLine(r.logs[0])
 	if cmConnect == "" {
@@ -166,7 +166,7 @@ func RunOutage(ctx context.Context, cfg OutageConfig) (*OutageReport, error) {
 		return rep, err
 	}
 	t0 := time.Now()
-	if err := loadRecords(ctx, &kcfg, s.Client); err != nil {
+	if err := kv.LoadRecords(ctx, &kcfg, s.Client); err != nil {
 		return rep, fmt.Errorf("bench: load: %w", err)
 	}
 	cfg.Log.Info("loaded", "records", cfg.Records, "took", time.Since(t0).Round(time.Millisecond))
@@ -185,7 +185,7 @@ func (r *outageRun) stop() {
 	if r.conn != nil {
 		r.conn.Close()
 	}
-	r.s.stop() // the restarted nodes too: they are members with a process here
+	r.s.Stop() // the restarted nodes too: they are members with a process here
 }
 
 // target is the RG whose leader each trial kills.
@@ -235,23 +235,21 @@ func (r *outageRun) trial(ctx context.Context, k int) (OutageTrial, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rnd := rand.New(rand.NewPCG(cfg.Seed+uint64(k)*uint64(MaxThreads)+uint64(t), 0x6f75))
+			rnd := rand.New(rand.NewPCG(cfg.Seed+uint64(k)*uint64(kv.MaxThreads)+uint64(t), 0x6f75))
 			for len(recs[t]) < maxOpsPerThread && lctx.Err() == nil && time.Since(start) < end {
 				key := ycsb.KeyName(zipf.Next(rnd))
-				err := doOp(lctx, cfg.OpTimeout, r.s.Client, OpRead, key, rnd)
+				err := kv.DoOp(lctx, cfg.OpTimeout, r.s.Client, kv.OpRead, key, rnd)
 				recs[t] = append(recs[t], opRec{at: time.Since(start), rg: r.ring.Owner([]byte(key)), err: errClass(err)})
 			}
 		}()
 	}
-	sleepUntil(lctx, start.Add(killAt))
+	select {
+	case <-lctx.Done():
+	case <-time.After(time.Until(start.Add(killAt))):
+	}
 	killWall := time.Now()
 	tr.KillAt = killWall.Sub(start)
-	if m.srv != nil {
-		_, err = m.srv.Kill()
-	} else {
-		err = syscall.Kill(m.pid, syscall.SIGKILL)
-	}
-	if err != nil {
+	if err := m.Kill(); err != nil {
 		cancel()
 		wg.Wait()
 		return tr, fmt.Errorf("SIGKILL pid %d: %w", m.PID(), err)
@@ -296,10 +294,10 @@ func (r *outageRun) measure(tr *OutageTrial, recs [][]opRec, rec cmRecord, killW
 	slices.Sort(all)
 	slices.Sort(target)
 	tr.Ops = int64(len(all))
-	tr.Series = Series(all, SeriesBucket, end)
-	first, n, mean := LowWindow(tr.Series, SeriesBucket, SeriesBucket, tr.KillAt, cfg.LowFrac)
+	tr.Series = Series(all, kv.SeriesBucket, end)
+	first, n, mean := LowWindow(tr.Series, kv.SeriesBucket, kv.SeriesBucket, tr.KillAt, cfg.LowFrac)
 	tr.PreKillMean = mean
-	tr.LowFrom, tr.Low = time.Duration(first)*SeriesBucket-tr.KillAt, time.Duration(n)*SeriesBucket
+	tr.LowFrom, tr.Low = time.Duration(first)*kv.SeriesBucket-tr.KillAt, time.Duration(n)*kv.SeriesBucket
 	var firstOK time.Duration
 	if g, ok := LongestGap(target, tr.KillAt); ok {
 		tr.Outage, tr.OutageFrom = g.Len(), g.From-tr.KillAt
@@ -385,7 +383,7 @@ func (r *outageRun) restart(i int) error {
 	}
 	r.restarts = append(r.restarts, srv)
 	r.logs = append(r.logs, logPath)
-	m.srv, m.pid, m.logPath = srv, srv.PID(), logPath
+	m.Replace(srv, logPath)
 	return nil
 }
 

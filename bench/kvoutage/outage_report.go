@@ -1,4 +1,4 @@
-package kv
+package kvoutage
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-db/corral/bench/kv"
 )
 
 // OutageTrial is one kill. Offsets (…From, Elected, Recorded, FirstOK)
@@ -54,7 +56,7 @@ type OutageTrial struct {
 type OutageReport struct {
 	Config  OutageConfig
 	Started time.Time
-	Nodes   []MemberInfo
+	Nodes   []kv.MemberInfo
 	Trials  []OutageTrial
 }
 
@@ -122,7 +124,7 @@ func (r *OutageReport) Markdown(w io.Writer) {
 	for _, t := range r.Trials {
 		fmt.Fprintf(w, "\n## Kill %d: successful ops per 100 ms (kill at %.1f s)\n\n```\n", t.Kill, t.KillAt.Seconds())
 		for i := 0; i < len(t.Series); i += 10 {
-			fmt.Fprintf(w, "%5.1fs", float64(i)*SeriesBucket.Seconds())
+			fmt.Fprintf(w, "%5.1fs", float64(i)*kv.SeriesBucket.Seconds())
 			for _, v := range t.Series[i:min(i+10, len(t.Series))] {
 				fmt.Fprintf(w, " %6d", v)
 			}
@@ -167,7 +169,7 @@ func (r *OutageReport) SeriesCSV(w io.Writer) {
 	fmt.Fprintln(w, "kill,t_ms,t_from_kill_ms,ops")
 	for _, t := range r.Trials {
 		for i, v := range t.Series {
-			at := time.Duration(i) * SeriesBucket
+			at := time.Duration(i) * kv.SeriesBucket
 			fmt.Fprintf(w, "%d,%d,%d,%d\n", t.Kill, at.Milliseconds(), (at - t.KillAt).Milliseconds(), v)
 		}
 	}
