@@ -9,4 +9,11 @@
 // ephemeral range are never given out by the kernel, so Free picks one of
 // those at random, checks that it can bind it, and never returns a port
 // twice in one process (0 failures in 12 runs after).
+//
+// Test packages run as parallel processes, and a port a killed server left
+// free until its restart was once handed to another package's server in
+// between (tests/rlog's restart then failed to bind). So Free also takes an
+// exclusive flock on a per-port file under the temporary directory and
+// holds it while the process lives: no two live test processes get the
+// same port.
 package testport

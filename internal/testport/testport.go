@@ -1,13 +1,16 @@
 package testport
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Ports are picked in [low, high): above the well-known and registered
@@ -20,8 +23,10 @@ const (
 )
 
 var (
-	mu     sync.Mutex
-	handed = map[int]bool{}
+	mu sync.Mutex
+	// handed are the ports this process gave out, each with the lock
+	// file it holds for as long as it runs.
+	handed = map[int]*os.File{}
 	high   = ephemeralStart()
 )
 
@@ -71,16 +76,53 @@ func pick() (int, error) {
 	defer mu.Unlock()
 	for range 1000 {
 		p := low + rand.IntN(high-low)
-		if handed[p] {
+		if _, ok := handed[p]; ok {
+			continue
+		}
+		lock, ok := claim(p)
+		if !ok {
 			continue
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {
+			lock.Close()
 			continue
 		}
 		l.Close()
-		handed[p] = true
+		handed[p] = lock
 		return p, nil
 	}
 	return 0, fmt.Errorf("testport: no free port in [%d, %d) after 1000 tries", low, high)
+}
+
+// lockDir holds one lock file per port handed out by any test process on
+// this machine.
+var lockDir = filepath.Join(os.TempDir(), "corral-testport")
+
+// claim takes port p for this process among all test processes: an
+// exclusive flock on lockDir/p, held until the process exits (the kernel
+// drops it then, however the process ends). Test packages run in
+// parallel processes, and a port a killed server left free for its
+// restart was once handed to another package's server in between; the
+// lock keeps every port a live test process handed out its own. ok is
+// false if another process holds p. Where locking does not work at all,
+// p is taken unlocked (the listen check alone, as before).
+func claim(p int) (f *os.File, ok bool) {
+	if err := os.MkdirAll(lockDir, 0o777); err != nil {
+		return nil, true
+	}
+	f, err := os.OpenFile(filepath.Join(lockDir, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, true
+	}
+	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
+	case err == nil:
+		return f, true
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		f.Close()
+		return nil, false
+	default:
+		f.Close()
+		return nil, true
+	}
 }

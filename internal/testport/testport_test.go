@@ -24,3 +24,20 @@ func TestFreeGivesDistinctBindablePortsBelowTheEphemeralRange(t *testing.T) {
 		l.Close()
 	}
 }
+
+// A port this process handed out is locked against every other claim
+// (another test process opening the same lock file is such a claim: a
+// flock belongs to the open file, not to the process).
+func TestHandedPortIsLockedForOthers(t *testing.T) {
+	p := Free(t)
+	if _, ok := handed[p]; !ok {
+		t.Fatalf("port %d not recorded", p)
+	}
+	if handed[p] == nil {
+		t.Skip("locking unavailable here")
+	}
+	if f, ok := claim(p); ok {
+		f.Close()
+		t.Fatalf("port %d claimed again while this process holds it", p)
+	}
+}
