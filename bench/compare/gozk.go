@@ -135,20 +135,7 @@ func runGozkPhase(ctx context.Context, pc load.PhaseConfig) (load.PhaseResult, e
 	if res.Seconds > 0 {
 		res.OpsPerSec = float64(res.Ops) / res.Seconds
 	}
-	if meter.SelfErr == nil {
-		res.LoadgenCPU = meter.SelfUsed.Seconds()
-	}
-	if meter.MachineErr == nil {
-		s := meter.MachineUsed.Seconds()
-		res.MachineCPU = &s
-	}
-	if len(meter.Pids) > 0 && meter.ServerErr == nil {
-		s := meter.ServerTotal().Seconds()
-		res.ServerCPU = &s
-		for i, p := range pc.ServerProcs {
-			res.ServerCPUEach = append(res.ServerCPUEach, load.ProcCPU{Server: p.Name, PID: p.PID, CPU: meter.ServerUsed[i].Seconds()})
-		}
-	}
+	res.CPUUse = meter.Use(pc.ServerProcs)
 	pc.Log.Log(ctx, gozkLogLevel(pc), "phase end", "client", ClientGozk, "target", pc.Target, "phase", pc.Phase,
 		"ops", res.Ops, "ops_per_sec", int64(res.OpsPerSec), "errors", res.Errors)
 	if err != nil {

@@ -22,16 +22,16 @@ func f64(v float64) *float64 { return &v }
 func sampleResults() []load.PhaseResult {
 	return []load.PhaseResult{
 		{Target: "corral", Phase: "create", Seconds: 10, Ops: 400000, OpsPerSec: 40000,
-			Latency:   stats.Latency{Count: 400000, P50: 500, P99: 2000, P999: 4000, Max: 9000},
-			ServerCPU: f64(8), LoadgenCPU: 2, MachineCPU: f64(12),
+			Latency:    stats.Latency{Count: 400000, P50: 500, P99: 2000, P999: 4000, Max: 9000},
+			CPUUse:     load.CPUUse{ServerCPU: f64(8), LoadgenCPU: 2, MachineCPU: f64(12)},
 			FsyncsEach: []load.ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 2000}}},
 		{Target: "zookeeper", Phase: "create", Seconds: 10, Ops: 160000, OpsPerSec: 16000,
-			Latency:   stats.Latency{Count: 160000, P50: 1000, P99: 2500, P999: 8000, Max: 45000},
-			ServerCPU: f64(12), LoadgenCPU: 1, Errors: 3, MachineCPU: f64(13.5),
+			Latency: stats.Latency{Count: 160000, P50: 1000, P99: 2500, P999: 8000, Max: 45000},
+			CPUUse:  load.CPUUse{ServerCPU: f64(12), LoadgenCPU: 1, MachineCPU: f64(13.5)}, Errors: 3,
 			FsyncsEach: []load.ServerFsyncs{{Server: "127.0.0.1:2181", Fsyncs: 16000}}},
 		// zookeeper's seqcreate failed before measuring anything.
 		{Target: "corral", Phase: "seqcreate", Seconds: 5, Ops: 5000, OpsPerSec: 1000,
-			Latency: stats.Latency{Count: 5000, P50: 900, P99: 1500, P999: 1800, Max: 2500}, LoadgenCPU: 0.25},
+			Latency: stats.Latency{Count: 5000, P50: 900, P99: 1500, P999: 1800, Max: 2500}, CPUUse: load.CPUUse{LoadgenCPU: 0.25}},
 		{Target: "zookeeper", Phase: "seqcreate", Err: "connection refused"},
 	}
 }

@@ -40,11 +40,8 @@ type DurPhase struct {
 	// ServerCPU is the members' CPU seconds together in the measured
 	// interval, ServerCPUEach each one's, ServerCPUPerSecond the sum in
 	// each whole second in percent of one core.
-	ServerCPU          *float64       `json:"server_cpu_s,omitempty"`
-	ServerCPUEach      []load.ProcCPU `json:"server_cpu_each,omitempty"`
-	ServerCPUPerSecond []float64      `json:"server_cpu_pct_per_second,omitempty"`
-	LoadgenCPU         float64        `json:"loadgen_cpu_s"`
-	MachineCPU         *float64       `json:"machine_cpu_s,omitempty"`
+	load.CPUUse
+	ServerCPUPerSecond []float64 `json:"server_cpu_pct_per_second,omitempty"`
 	// LoadAvg is /proc/loadavg's three averages as the phase began.
 	LoadAvg string `json:"load_avg,omitempty"`
 
@@ -179,20 +176,7 @@ func (env durPhaseEnv) runClients(ctx context.Context, res *DurPhase, spec durCl
 	if end.After(w.Start) {
 		res.Seconds = end.Sub(w.Start).Seconds()
 	}
-	if meter.SelfErr == nil {
-		res.LoadgenCPU = meter.SelfUsed.Seconds()
-	}
-	if meter.MachineErr == nil {
-		s := meter.MachineUsed.Seconds()
-		res.MachineCPU = &s
-	}
-	if len(meter.Pids) > 0 && meter.ServerErr == nil {
-		s := meter.ServerTotal().Seconds()
-		res.ServerCPU = &s
-		for i, p := range env.procs {
-			res.ServerCPUEach = append(res.ServerCPUEach, load.ProcCPU{Server: p.Name, PID: p.PID, CPU: meter.ServerUsed[i].Seconds()})
-		}
-	}
+	res.CPUUse = meter.Use(env.procs)
 	res.ServerCPUPerSecond = cpuPercents(readings, time.Second)
 
 	err = errors.Join(errs...)

@@ -35,7 +35,7 @@ func cannedDurabilityReport() *Report {
 		}})
 		lat := stats.Latency{Count: 10, P50: 1500, P99: 9000, Max: 12000}
 		base := DurPhase{Config: tg.Name, Server: tg.Server, Clients: 60, Seconds: 3, Latency: lat,
-			ServerCPU: durabilityF64(1.5), LoadgenCPU: 0.3, MachineCPU: durabilityF64(2.1), LoadAvg: "0.5 0.4 0.3"}
+			CPUUse: load.CPUUse{ServerCPU: durabilityF64(1.5), LoadgenCPU: 0.3, MachineCPU: durabilityF64(2.1)}, LoadAvg: "0.5 0.4 0.3"}
 		create := base
 		create.Phase, create.PerSecond = DurPhaseCreate, []int64{rate - 100, rate, rate + 100}
 		create.Ops, create.OpsPerSec = 3*rate, float64(rate)

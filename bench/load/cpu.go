@@ -143,3 +143,40 @@ func (m *CpuMeter) ServerTotal() time.Duration {
 	}
 	return sum
 }
+
+// CPUUse is what a CpuMeter read over a measured interval, as the
+// results files record it; result types embed it.
+type CPUUse struct {
+	// ServerCPU is the servers' CPU seconds together in the measured
+	// interval; nil when not measured.
+	ServerCPU *float64 `json:"server_cpu_s,omitempty"`
+	// LoadgenCPU is this process's CPU seconds in the measured interval.
+	LoadgenCPU float64 `json:"loadgen_cpu_s"`
+	// MachineCPU is the busy CPU seconds of the whole machine in the
+	// measured interval; nil when not measured. What exceeds server and
+	// load generator ran beside the benchmark and disturbed it.
+	MachineCPU *float64 `json:"machine_cpu_s,omitempty"`
+	// ServerCPUEach is each server's share of ServerCPU.
+	ServerCPUEach []ProcCPU `json:"server_cpu_each,omitempty"`
+}
+
+// Use is the meter's readings after End, each server named by procs
+// (in the order of Pids). A reading that failed is left out.
+func (m *CpuMeter) Use(procs []ServerProc) CPUUse {
+	var u CPUUse
+	if m.SelfErr == nil {
+		u.LoadgenCPU = m.SelfUsed.Seconds()
+	}
+	if m.MachineErr == nil {
+		s := m.MachineUsed.Seconds()
+		u.MachineCPU = &s
+	}
+	if len(m.Pids) > 0 && m.ServerErr == nil {
+		s := m.ServerTotal().Seconds()
+		u.ServerCPU = &s
+		for i, p := range procs {
+			u.ServerCPUEach = append(u.ServerCPUEach, ProcCPU{Server: p.Name, PID: p.PID, CPU: m.ServerUsed[i].Seconds()})
+		}
+	}
+	return u
+}

@@ -91,17 +91,9 @@ type PhaseResult struct {
 	FirstError string   `json:"first_error,omitempty"`
 	OpsPerSec  float64  `json:"ops_per_sec"`
 	stats.Latency
-	// ServerCPU is the server's CPU seconds in the measured interval; nil
-	// when not measured.
-	ServerCPU *float64 `json:"server_cpu_s,omitempty"`
-	// LoadgenCPU is this process's CPU seconds in the measured interval.
-	LoadgenCPU float64 `json:"loadgen_cpu_s"`
-	// MachineCPU is the busy CPU seconds of the whole machine in the
-	// Measured interval; nil when not measured. What exceeds server and
-	// load generator ran beside the benchmark and disturbed it.
-	MachineCPU *float64 `json:"machine_cpu_s,omitempty"`
-	// ServerCPUEach is each ensemble member's share of ServerCPU.
-	ServerCPUEach []ProcCPU `json:"server_cpu_each,omitempty"`
+	// CPUUse is the servers', the load generator's and the machine's CPU
+	// in the measured interval.
+	CPUUse
 	// FsyncsEach is each server's log fsyncs in the measured interval; nil
 	// when not measured.
 	FsyncsEach []ServerFsyncs `json:"fsyncs_each,omitempty"`
@@ -300,20 +292,7 @@ func RunPhase(ctx context.Context, cfg PhaseConfig) (PhaseResult, error) {
 	}
 	res.OpenLoop = openResult(cfg.Rate, windows, perConn)
 	bar.finish(&res)
-	if meter.SelfErr == nil {
-		res.LoadgenCPU = meter.SelfUsed.Seconds()
-	}
-	if meter.MachineErr == nil {
-		s := meter.MachineUsed.Seconds()
-		res.MachineCPU = &s
-	}
-	if len(meter.Pids) > 0 && meter.ServerErr == nil {
-		s := meter.ServerTotal().Seconds()
-		res.ServerCPU = &s
-		for i, p := range cfg.ServerProcs {
-			res.ServerCPUEach = append(res.ServerCPUEach, ProcCPU{Server: p.Name, PID: p.PID, CPU: meter.ServerUsed[i].Seconds()})
-		}
-	}
+	res.CPUUse = meter.Use(cfg.ServerProcs)
 	for i, s := range creators {
 		res.Keys.Counts[i] = s.issued
 	}

@@ -110,7 +110,7 @@ func (f *plotFakeTrials) run(ctx context.Context, spec scale.TrialSpec) (bench.S
 		out = append(out, load.PhaseResult{
 			Target: spec.Target, Phase: string(spec.Load.Workload), Workload: spec.Load.Workload,
 			Conns: spec.Load.Conns, Inflight: spec.Load.Inflight, ValueSize: spec.Load.ValueSize,
-			Seconds: 5, Ops: int64(x * 5), OpsPerSec: x, ServerCPU: &cpu, LoadgenCPU: 1,
+			Seconds: 5, Ops: int64(x * 5), OpsPerSec: x, CPUUse: load.CPUUse{ServerCPU: &cpu, LoadgenCPU: 1},
 			Latency: stats.Latency{Count: int64(x * 5), P50: 900, P99: 2500, P999: 4000, Max: 9000},
 		})
 	}

@@ -404,20 +404,7 @@ func runMixedPhase(ctx context.Context, p mixedPhase) (RatioCell, error) {
 	cell.Latency = hist.Summary()
 	if cell.Seconds > 0 {
 		cell.OpsPerSec = float64(cell.Ops) / cell.Seconds
-		if meter.SelfErr == nil {
-			cell.LoadgenCPU = meter.SelfUsed.Seconds()
-		}
-		if meter.MachineErr == nil {
-			s := meter.MachineUsed.Seconds()
-			cell.MachineCPU = &s
-		}
-		if len(p.Procs) > 0 && meter.ServerErr == nil {
-			s := meter.ServerTotal().Seconds()
-			cell.ServerCPU = &s
-			for i, pr := range p.Procs {
-				cell.ServerCPUEach = append(cell.ServerCPUEach, load.ProcCPU{Server: pr.Name, PID: pr.PID, CPU: meter.ServerUsed[i].Seconds()})
-			}
-		}
+		cell.CPUUse = meter.Use(p.Procs)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fail(fmt.Errorf("bench: %s %s: %w", p.Target, cell.Phase, err))

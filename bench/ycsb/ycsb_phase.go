@@ -42,20 +42,7 @@ func (tg *ycsbTarget) meter() *load.CpuMeter {
 
 // fillCPU copies the meter's readings into res.
 func (tg *ycsbTarget) fillCPU(res *YCSBResult, m *load.CpuMeter) {
-	if m.SelfErr == nil {
-		res.LoadgenCPU = m.SelfUsed.Seconds()
-	}
-	if m.MachineErr == nil {
-		s := m.MachineUsed.Seconds()
-		res.MachineCPU = &s
-	}
-	if len(m.Pids) > 0 && m.ServerErr == nil {
-		s := m.ServerTotal().Seconds()
-		res.ServerCPU = &s
-		for i, p := range tg.procs {
-			res.ServerCPUEach = append(res.ServerCPUEach, load.ProcCPU{Server: p.Name, PID: p.PID, CPU: m.ServerUsed[i].Seconds()})
-		}
-	}
+	res.CPUUse = m.Use(tg.procs)
 }
 
 // setup creates /ycsb and the table node.

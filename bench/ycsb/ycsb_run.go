@@ -206,12 +206,9 @@ type YCSBResult struct {
 	FirstConnError  string         `json:"first_conn_error,omitempty"`
 	TargetOpsPerSec float64        `json:"target_ops_per_sec,omitempty"`
 	PerOp           []YCSBOpResult `json:"per_op"`
-	ServerCPU       *float64       `json:"server_cpu_s,omitempty"`
-	ServerCPUEach   []load.ProcCPU `json:"server_cpu_each,omitempty"`
-	LoadgenCPU      float64        `json:"loadgen_cpu_s"`
-	MachineCPU      *float64       `json:"machine_cpu_s,omitempty"`
-	LoadAvg         string         `json:"load_avg,omitempty"`
-	Err             string         `json:"error,omitempty"`
+	load.CPUUse
+	LoadAvg string `json:"load_avg,omitempty"`
+	Err     string `json:"error,omitempty"`
 }
 
 // YCSBOpResult is one operation kind of a workload.

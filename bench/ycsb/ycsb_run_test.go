@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench/launch"
+	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
 	"github.com/corral-db/corral/internal/fakezk"
 )
@@ -187,9 +188,9 @@ func TestYCSBReportRatios(t *testing.T) {
 	}
 	cpu := func(v float64) *float64 { return &v }
 	rep := &Report{Start: time.Unix(0, 0), Config: DefaultConfig(), Results: []YCSBResult{
-		{Target: launch.TargetCorral, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 2000, OpsPerSec: 2000, ServerCPU: cpu(1),
+		{Target: launch.TargetCorral, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 2000, OpsPerSec: 2000, CPUUse: load.CPUUse{ServerCPU: cpu(1)},
 			PerOp: []YCSBOpResult{{Op: "read", Ops: 1000, OpsPerSec: 1000, Latency: lat(100), Intended: &stats.Latency{Count: 1, P50: 500}}}},
-		{Target: launch.TargetZooKeeper, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 1000, OpsPerSec: 1000, ServerCPU: cpu(1),
+		{Target: launch.TargetZooKeeper, Workload: "A", Distribution: "zipfian", Seconds: 1, Ops: 1000, OpsPerSec: 1000, CPUUse: load.CPUUse{ServerCPU: cpu(1)},
 			PerOp: []YCSBOpResult{{Op: "read", Ops: 500, OpsPerSec: 500, Latency: lat(400)}}},
 	}}
 	var b bytes.Buffer
