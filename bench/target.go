@@ -256,6 +256,47 @@ func (s *ServerInfo) Label() string {
 	return load.RunLabel(s.Target, s.Run)
 }
 
+// WriteDetails writes what a report's list of systems says of this
+// start after its name: the address, the command line, the JVM heap, the
+// version srvr reported, the leader and each member's pid, and a warning
+// or failure. It ends the line.
+func (s *ServerInfo) WriteDetails(w io.Writer) {
+	if s.Addr != "" {
+		fmt.Fprintf(w, " %s", s.Addr)
+	}
+	if len(s.Argv) > 0 {
+		fmt.Fprintf(w, " `%s`", ShownArgv(s.Argv))
+	}
+	if s.JavaHeap != "" {
+		fmt.Fprintf(w, " (JVM heap -Xmx%s)", s.JavaHeap)
+	}
+	if s.Version != "" {
+		fmt.Fprintf(w, "; srvr: %s", s.Version)
+	}
+	if s.Leader != "" {
+		fmt.Fprintf(w, "; leader: %s", s.Leader)
+	}
+	if len(s.Members) > 0 {
+		fmt.Fprintf(w, " (%s)", s.MemberPIDs())
+	}
+	if s.LeaderAfter != "" {
+		fmt.Fprintf(w, "; WARNING: leader changed during the run, to %s", s.LeaderAfter)
+	}
+	if s.Err != "" {
+		fmt.Fprintf(w, "; FAILED: %s", s.Err)
+	}
+	fmt.Fprintln(w)
+}
+
+// MemberPIDs lists an ensemble's members as "server.1 pid 4242, ...".
+func (s *ServerInfo) MemberPIDs() string {
+	var pids []string
+	for _, m := range s.Members {
+		pids = append(pids, fmt.Sprintf("server.%d pid %d", m.ID, m.PID))
+	}
+	return strings.Join(pids, ", ")
+}
+
 // OtherCPU is the machine's busy CPU time not charged to the server or the
 // load generator: other processes that shared the CPUs with the
 // measurement, and kernel threads (journal commits, block I/O completion)

@@ -171,35 +171,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 	}
 	for _, s := range rep.Servers {
 		fmt.Fprintf(w, "- %s:", s.Label())
-		if s.Addr != "" {
-			fmt.Fprintf(w, " %s", s.Addr)
-		}
-		if len(s.Argv) > 0 {
-			fmt.Fprintf(w, " `%s`", bench.ShownArgv(s.Argv))
-		}
-		if s.JavaHeap != "" {
-			fmt.Fprintf(w, " (JVM heap -Xmx%s)", s.JavaHeap)
-		}
-		if s.Version != "" {
-			fmt.Fprintf(w, "; srvr: %s", s.Version)
-		}
-		if s.Leader != "" {
-			fmt.Fprintf(w, "; leader: %s", s.Leader)
-		}
-		if len(s.Members) > 0 {
-			var pids []string
-			for _, m := range s.Members {
-				pids = append(pids, fmt.Sprintf("server.%d pid %d", m.ID, m.PID))
-			}
-			fmt.Fprintf(w, " (%s)", strings.Join(pids, ", "))
-		}
-		if s.LeaderAfter != "" {
-			fmt.Fprintf(w, "; WARNING: leader changed during the run, to %s", s.LeaderAfter)
-		}
-		if s.Err != "" {
-			fmt.Fprintf(w, "; FAILED: %s", s.Err)
-		}
-		fmt.Fprintln(w)
+		s.WriteDetails(w)
 	}
 	if clientOf(rep) == ClientGozk {
 		fmt.Fprintf(w, "- client: github.com/go-zookeeper/zk, synchronous: each connection shared by %d goroutines with one request "+

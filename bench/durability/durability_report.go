@@ -218,33 +218,7 @@ func WriteDurabilityMarkdown(w io.Writer, rep *Report) {
 		c.Servers, e.WorkDir, launch.StopTimeout, c.Timing.OrDefault(), c.GlobalOutstandingLimit)
 	for _, s := range rep.Servers {
 		fmt.Fprintf(w, "- %s: `%s`", s.Target.Name, strings.Join(s.ZooCfg, " "))
-		in := s.Info
-		if len(in.Argv) > 0 {
-			fmt.Fprintf(w, "; `%s`", bench.ShownArgv(in.Argv))
-		}
-		if in.JavaHeap != "" {
-			fmt.Fprintf(w, " (JVM heap -Xmx%s per server)", in.JavaHeap)
-		}
-		if in.Version != "" {
-			fmt.Fprintf(w, "; srvr: %s", in.Version)
-		}
-		if in.Leader != "" {
-			fmt.Fprintf(w, "; leader %s", in.Leader)
-		}
-		if len(in.Members) > 0 {
-			var pids []string
-			for _, m := range in.Members {
-				pids = append(pids, fmt.Sprintf("server.%d pid %d", m.ID, m.PID))
-			}
-			fmt.Fprintf(w, " (%s)", strings.Join(pids, ", "))
-		}
-		if in.LeaderAfter != "" {
-			fmt.Fprintf(w, "; WARNING: leader changed during the run, to %s", in.LeaderAfter)
-		}
-		if in.Err != "" {
-			fmt.Fprintf(w, "; FAILED: %s", in.Err)
-		}
-		fmt.Fprintln(w)
+		s.Info.WriteDetails(w)
 	}
 	// Without a time-series phase (--figs 5.3,5.4) only the tree-size part is written.
 	timed := c.TimePhases() || len(rep.Phases) > 0

@@ -161,11 +161,7 @@ func writeDurTreeMarkdown(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "; leader at the start %s", in.Leader)
 		}
 		if len(in.Members) > 0 {
-			var pids []string
-			for _, m := range in.Members {
-				pids = append(pids, fmt.Sprintf("server.%d pid %d", m.ID, m.PID))
-			}
-			fmt.Fprintf(w, " (%s)", strings.Join(pids, ", "))
+			fmt.Fprintf(w, " (%s)", in.MemberPIDs())
 		}
 		var grown []string
 		for _, g := range t.Growth {

@@ -246,35 +246,7 @@ func WriteYCSBMarkdown(w io.Writer, rep *Report) {
 // does.
 func writeServerLine(w io.Writer, s bench.ServerInfo) {
 	fmt.Fprintf(w, "- %s:", s.Target)
-	if s.Addr != "" {
-		fmt.Fprintf(w, " %s", s.Addr)
-	}
-	if len(s.Argv) > 0 {
-		fmt.Fprintf(w, " `%s`", bench.ShownArgv(s.Argv))
-	}
-	if s.JavaHeap != "" {
-		fmt.Fprintf(w, " (JVM heap -Xmx%s)", s.JavaHeap)
-	}
-	if s.Version != "" {
-		fmt.Fprintf(w, "; srvr: %s", s.Version)
-	}
-	if s.Leader != "" {
-		fmt.Fprintf(w, "; leader: %s", s.Leader)
-	}
-	if len(s.Members) > 0 {
-		var pids []string
-		for _, m := range s.Members {
-			pids = append(pids, fmt.Sprintf("server.%d pid %d", m.ID, m.PID))
-		}
-		fmt.Fprintf(w, " (%s)", strings.Join(pids, ", "))
-	}
-	if s.LeaderAfter != "" {
-		fmt.Fprintf(w, "; WARNING: leader changed during the run, to %s", s.LeaderAfter)
-	}
-	if s.Err != "" {
-		fmt.Fprintf(w, "; FAILED: %s", s.Err)
-	}
-	fmt.Fprintln(w)
+	s.WriteDetails(w)
 }
 
 func ycsbMaxLoadgenShare(rep *Report) (float64, bool) {
