@@ -235,18 +235,11 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 	return Result{Succeeded: true, Version: version}, nil
 }
 
-// stepsBeforeSeek is how many keys trimColumns steps over before it
-// seeks instead.
-const stepsBeforeSeek = 8
-
 // trimColumns removes the versions beyond keep of the columns cols (their
 // prefixes, within the family prefix fp) with point deletes: a put adds
 // one version a column, so it deletes at most one a column. A range
 // tombstone per put would pile up in the memtable, and every later
-// iterator and Get re-fragment all of them. The columns are sought in key
-// order, stepping from one to the next when they are close (a record's
-// columns sit side by side) and seeking when not, so a wide row's other
-// columns are not all read.
+// iterator and Get re-fragment all of them.
 //
 // With oneAdded the caller has added at most one version to each column
 // since the last trim, which left at most keep (every put and ingest
@@ -255,7 +248,17 @@ const stepsBeforeSeek = 8
 // lies past every version trimmed since the last memtable flush, each a
 // set and a point delete the iterator must step over; with a hot row
 // those piled up and the step to the column's end was most of Apply's
-// CPU. After stopping early the next column is sought, not stepped to.
+// CPU.
+//
+// The iterator only ever seeks forward (SeekGE to a column, or to the
+// successor of the key it stands on, never Next): pebble then positions
+// each level from where it stands when it can (TrySeekUsingNext) instead
+// of searching its index again, and a seek to a column the iterator has
+// already reached costs nothing. A record's columns sit side by side, so
+// after the first column the others are mostly in the blocks already
+// positioned; a Next would end that chain (pebble only continues from a
+// SeekGE), and a full seek of every column through every level was most
+// of the trim's CPU.
 func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int, oneAdded bool) error {
 	slices.SortFunc(cols, bytes.Compare)
 	cols = slices.CompactFunc(cols, bytes.Equal)
@@ -264,44 +267,27 @@ func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int, oneAdded bool)
 		return err
 	}
 	var old [][]byte
-	seek := true // the iterator does not stand just past the previous column
+	// succ holds the successor keys sought, appended and never
+	// overwritten (a grown slab leaves earlier keys in the old array).
+	var succ []byte
 	for _, cp := range cols {
-		var ok bool
-		if seek {
-			ok = it.SeekGE(cp)
-		} else {
-			// The iterator stands past the previous column; the next one
-			// written is usually a few keys on, and stepping there costs
-			// less than a seek through every level.
-			ok = it.Valid()
-			for steps := 0; ok && bytes.Compare(it.Key(), cp) < 0; steps++ {
-				if steps == stepsBeforeSeek {
-					ok = it.SeekGE(cp)
+		ok := it.SeekGE(cp)
+		for n := 0; ok && bytes.HasPrefix(it.Key(), cp); n++ {
+			if n >= keep {
+				old = append(old, bytes.Clone(it.Key()))
+				if oneAdded {
 					break
 				}
-				ok = it.Next()
 			}
-		}
-		if !ok {
-			if err := it.Error(); err != nil {
-				return err
-			}
-			break // no keys left in the family: nothing more to trim
-		}
-		n := 0
-		seek = false
-		for ; ok && bytes.HasPrefix(it.Key(), cp); ok = it.Next() {
-			if n >= keep {
-				old = append(old, append([]byte(nil), it.Key()...))
-			}
-			n++
-			if oneAdded && n > keep {
-				seek = true
-				break
-			}
+			var next []byte
+			succ, next = appendSuccessor(succ, it.Key())
+			ok = it.SeekGE(next)
 		}
 		if err := it.Error(); err != nil {
 			return err
+		}
+		if !ok {
+			break // no keys left in the family: nothing more to trim
 		}
 	}
 	for _, k := range old {
@@ -310,6 +296,17 @@ func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int, oneAdded bool)
 		}
 	}
 	return nil
+}
+
+// appendSuccessor appends k's immediate successor (k then a zero byte)
+// to slab and returns the slab and the successor.
+func appendSuccessor(slab, k []byte) ([]byte, []byte) {
+	if cap(slab)-len(slab) < len(k)+1 {
+		slab = make([]byte, 0, max(512, 2*cap(slab), len(k)+1))
+	}
+	n := len(slab)
+	slab = append(append(slab, k...), 0)
+	return slab, slab[n:len(slab):len(slab)]
 }
 
 // deleteVersions point-deletes the versions of the column whose prefix is

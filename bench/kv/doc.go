@@ -85,11 +85,13 @@
 // # Report
 //
 // report.md: the conditions, each member's PID, address and CPU budget,
-// and per workload a table of throughput, mean/p50/p99 latency, errors
-// and server CPU µs per op (the members' utime+stime from /proc over the
-// measured interval ÷ completed operations) with a column per system and
-// corral/etcd ratios. results.jsonl: one object per system and workload,
-// with per-operation latencies and the throughput-over-time series
+// and per workload a table of throughput, mean/p50/p99 latency, errors,
+// server CPU µs per op (the members' utime+stime from /proc over the
+// measured interval ÷ completed operations) and client CPU µs per op (the
+// benchmark process's own, the same way: its client library's cost) with
+// a column per system and corral/etcd ratios. results.jsonl: one object
+// per system and workload, with per-operation latencies and the
+// throughput-over-time series
 // (series_ops_per_100ms). series.csv: system,workload,t_ms,ops per 100 ms;
 // kv-throughput-WORKLOAD.png plots it, a line per system (bench/plot).
 // Without -out the report and the JSON lines go to stdout.

@@ -151,6 +151,10 @@ type Result struct {
 	ServerCPUSeconds float64 `json:"server_cpu_s"`
 	ServerCPUPerOpUs float64 `json:"server_cpu_us_per_op"`
 	CPUError         string  `json:"cpu_error,omitempty"`
+	// ClientCPUPerOpUs is the benchmark process's own utime+stime over
+	// the measured interval ÷ Ops: the client library's cost per op
+	// (with a CPU-bound machine it competes with the members).
+	ClientCPUPerOpUs float64 `json:"client_cpu_us_per_op,omitempty"`
 	// Series is completed operations per SeriesBucket (100 ms) from the
 	// start of the measured interval.
 	Series []int64 `json:"series_ops_per_100ms"`
@@ -257,6 +261,8 @@ var metrics = []metric{
 	{name: "p99 latency (ms)", get: func(r Result) float64 { return float64(r.Latency.P99) }, format: ms},
 	{name: "errors", get: func(r Result) float64 { return float64(r.Errors) }, format: whole},
 	{name: "server CPU µs/op", get: func(r Result) float64 { return r.ServerCPUPerOpUs }, format: func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }},
+	{name: "client CPU µs/op", get: func(r Result) float64 { return r.ClientCPUPerOpUs }, format: func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		na: func(r Result) bool { return r.ClientCPUPerOpUs == 0 }}, // runs stored before it was measured
 	{name: "longest zero-throughput window (ms)", get: func(r Result) float64 { return r.LongestZeroMs }, format: whole, noRatio: true},
 	{name: "leader handovers", get: func(r Result) float64 { return float64(len(r.Handovers)) }, format: whole, na: noHandovers, noRatio: true},
 	{name: "zero window at a handover, max (ms)", get: Result.MaxHandoverZeroMs, format: whole,

@@ -262,10 +262,11 @@ func runPhase(ctx context.Context, cfg *Config, s *System, w Workload, inserts *
 			}
 		}()
 	}
-	var cpu0, cpu1 time.Duration
-	var cpuErr error
+	var cpu0, cpu1, ccpu0, ccpu1 time.Duration
+	var cpuErr, ccpuErr error
 	sleepUntil(pctx, mStart)
 	cpu0, cpuErr = serverCPU(s.pids())
+	ccpu0, ccpuErr = load.ReadProcCPU(os.Getpid())
 	var share *CompactionShare
 	if len(s.metrics) > 0 && cfg.CompactionSample > 0 {
 		// This goroutine samples the members until the interval ends.
@@ -281,6 +282,11 @@ func runPhase(ctx context.Context, cfg *Config, s *System, w Workload, inserts *
 		cpu1 = c
 	} else if cpuErr == nil {
 		cpuErr = err
+	}
+	if c, err := load.ReadProcCPU(os.Getpid()); err == nil {
+		ccpu1 = c
+	} else if ccpuErr == nil {
+		ccpuErr = err
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -301,6 +307,9 @@ func runPhase(ctx context.Context, cfg *Config, s *System, w Workload, inserts *
 		}
 	} else {
 		res.CPUError = cpuErr.Error()
+	}
+	if ccpuErr == nil && res.Ops > 0 {
+		res.ClientCPUPerOpUs = float64((ccpu1 - ccpu0).Microseconds()) / float64(res.Ops)
 	}
 	return res, nil
 }

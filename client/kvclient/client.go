@@ -382,12 +382,21 @@ type writeRequest interface {
 // withID returns req with a request id from the next lane (a copy: the
 // caller's request is not changed), or req itself when the caller set
 // one. done returns the lane.
+//
+// The copy is shallow: its fields are the caller's (the cells and their
+// values are not copied), which the call only reads. A deep copy of a put
+// of ten 100 B cells was a tenth of the client's CPU per write.
 func withID[R writeRequest](l *lanes, req R) (R, func()) {
 	if req.GetRequestId() != nil {
 		return req, func() {}
 	}
 	ln, id := l.next()
-	c := proto.Clone(req).(R)
-	c.ProtoReflect().Set(c.ProtoReflect().Descriptor().Fields().ByName("request_id"), protoreflect.ValueOfMessage(id.ProtoReflect()))
-	return c, func() { l.done(ln) }
+	src := req.ProtoReflect()
+	dst := src.New()
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		dst.Set(fd, v)
+		return true
+	})
+	dst.Set(src.Descriptor().Fields().ByName("request_id"), protoreflect.ValueOfMessage(id.ProtoReflect()))
+	return dst.Interface().(R), func() { l.done(ln) }
 }
