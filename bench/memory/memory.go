@@ -22,6 +22,10 @@ import (
 type Shape struct {
 	Count int64
 	Size  int
+	// JavaHeap, if set, is ZooKeeper's -Xmx for this tree (the smallest
+	// at which it completes the load differs between trees); empty takes
+	// Config.JavaHeap.
+	JavaHeap string
 }
 
 func (s Shape) String() string { return fmt.Sprintf("%d×%dB", s.Count, s.Size) }
@@ -185,13 +189,17 @@ func runOne(ctx context.Context, cfg *Config, work, target string, shape Shape, 
 	if err != nil {
 		return r, err
 	}
+	heap := cfg.JavaHeap
+	if shape.JavaHeap != "" {
+		heap = shape.JavaHeap
+	}
 	lc := launch.LaunchConfig{
 		Dir: filepath.Join(work, fmt.Sprintf("t%02d-%s", n, target)), GlobalOutstandingLimit: launch.DefaultGlobalOutstandingLimit,
-		Timing: cfg.Timing, CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Java: cfg.Java, JavaHeap: cfg.JavaHeap,
+		Timing: cfg.Timing, CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Java: cfg.Java, JavaHeap: heap,
 		Durability: dur, Log: cfg.Log,
 	}
 	if target == launch.TargetZooKeeper {
-		r.JavaHeap = cfg.JavaHeap
+		r.JavaHeap = heap
 	}
 	if err := bench.PrepareLaunch(ctx, target, &lc, work); err != nil {
 		return r, err
