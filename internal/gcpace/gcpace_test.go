@@ -43,12 +43,7 @@ func TestRunSetsAndRestores(t *testing.T) {
 	}
 	orig := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(orig)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Run(ctx, 1<<40, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	}()
+	stop := startRun(1 << 40)
 	testutil.Eventually(t, 10*time.Second, "GOGC above 100 with a 1 TiB headroom", func() bool {
 		runtime.GC()
 		// Reading the setting changes it; put back what was read.
@@ -58,11 +53,22 @@ func TestRunSetsAndRestores(t *testing.T) {
 		}
 		return p > 100
 	})
-	cancel()
-	<-done
+	stop()
 	if p := debug.SetGCPercent(100); p != 100 {
 		t.Fatalf("GOGC after Run returned = %d, want the 100 it found", p)
 	}
+}
+
+// startRun runs Run with headroom in the background; the function it
+// returns stops it and waits for it to return.
+func startRun(headroom uint64) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, headroom, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
+	return func() { cancel(); <-done }
 }
 
 func TestDefaultHeadroom(t *testing.T) {
@@ -156,13 +162,7 @@ func TestRunReturnsFreeHeap(t *testing.T) {
 	}
 	orig := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(orig)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Run(ctx, 1<<30, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	}()
-	defer func() { cancel(); <-done }()
+	defer startRun(1 << 30)()
 	// 64 MiB in 64 KiB blocks (large enough to bypass per-P caches),
 	// then dropped and collected: free heap the runtime keeps.
 	garbage := make([][]byte, 1024)
