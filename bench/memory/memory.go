@@ -135,9 +135,20 @@ func (r Result) maxRSS() int64 {
 	return m
 }
 
+// maxRaw is the largest raw size (paths + data) among r's members.
+func (r Result) maxRaw() int64 {
+	var m int64
+	for _, x := range r.Members {
+		m = max(m, x.Raw)
+	}
+	return m
+}
+
 // Report is the experiment's outcome.
 type Report struct {
 	Config  Config
+	Start   time.Time
+	Env     bench.Env
 	Results []Result
 }
 
@@ -152,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer cleanup()
-	rep := &Report{Config: cfg}
+	rep := &Report{Config: cfg, Start: time.Now(), Env: bench.NewEnv()}
 	var errs []error
 	for _, shape := range cfg.Shapes {
 		for _, target := range cfg.Targets {
@@ -305,9 +316,20 @@ func parseStatus(s string) (rss, hwm int64, err error) {
 
 // Markdown writes the report: a row per member.
 func (r *Report) Markdown(w io.Writer) {
-	fmt.Fprintf(w, "# Resident memory per member\n\n%d server(s), durability %s; RSS read %v after the last create. "+
-		"A target that did not complete its load is marked in bold, its members read as far as it got, and gives no ratio.\n\n",
-		r.Config.Servers, r.Config.Durability, r.Config.Settle)
+	fmt.Fprintf(w, "# Resident memory per member\n\n")
+	if !r.Start.IsZero() {
+		e := r.Env
+		fmt.Fprintf(w, "- started: %s\n", r.Start.UTC().Format(time.RFC3339))
+		fmt.Fprintf(w, "- machine: %s/%s, %d CPUs shared by the servers and the client (GOMAXPROCS %d, %s)",
+			e.GOOS, e.GOARCH, e.CPUs, e.GOMAXPROCS, e.GoVersion)
+		if e.LoadAvg != "" {
+			fmt.Fprintf(w, "; load average at start %s", e.LoadAvg)
+		}
+		fmt.Fprintf(w, "\n\n")
+	}
+	fmt.Fprintf(w, "%d server(s), durability %s, %d connections × %d creates in flight; RSS (VmRSS) read %v after the last create, "+
+		"peak is VmHWM. A target that did not complete its load is marked in bold, its members read as far as it got, and gives no ratio.\n\n",
+		r.Config.Servers, r.Config.Durability, r.Config.Conns, r.Config.Inflight, r.Config.Settle)
 	fmt.Fprintln(w, "| target | tree | member | znodes | raw MB (paths+data) | RSS MB | peak MB | RSS / raw | RSS bytes/znode | Go live heap MB |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	mb := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/1e6) }
@@ -383,12 +405,18 @@ func (r *Report) ratioTable(w io.Writer) {
 		case p.zk.maxRSS() > 0:
 			ratio = fmt.Sprintf("%.2f×", float64(p.corral.maxRSS())/float64(p.zk.maxRSS()))
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", sh, mb(p.corral.maxRSS()), mb(p.zk.maxRSS()), p.zk.JavaHeap, ratio))
+		raw, perRaw := p.corral.maxRaw(), "–"
+		if raw > 0 && !p.corral.Incomplete() {
+			perRaw = fmt.Sprintf("%.2f×", float64(p.corral.maxRSS())/float64(raw))
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", sh, mb(raw), mb(p.corral.maxRSS()), perRaw,
+			mb(p.zk.maxRSS()), p.zk.JavaHeap, ratio))
 	}
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%s\n\n| tree | corral MB | ZooKeeper MB | ZooKeeper -Xmx | corral ÷ ZooKeeper (target ≤ 0.33×) |\n|---|---:|---:|---|---:|\n", HeadingRatios)
+	fmt.Fprintf(w, "%s\n\n| tree | raw MB | corral MB | corral ÷ raw (target ≤ 2×) | ZooKeeper MB | ZooKeeper -Xmx | corral ÷ ZooKeeper (target ≤ 0.33×) |\n"+
+		"|---|---:|---:|---:|---:|---|---:|\n", HeadingRatios)
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
 	}
