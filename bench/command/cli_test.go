@@ -349,6 +349,7 @@ func TestMemoryCLIRejectsBadInvocations(t *testing.T) {
 		{"memory", "--trees", "10x100:"},
 		{"memory", "--trees", "10x100:512q"},
 		{"memory", "--trees", "10x100:mm"},
+		{"memory", "--load-limit", "0s"},
 		{"memory", "--servers", "0"},
 		{"memory", "--launch", "etcd"},
 		{"memory", "--durability", "fast"},

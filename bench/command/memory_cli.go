@@ -14,7 +14,7 @@ import (
 //
 //	corral bench memory [--launch corral|zookeeper|both] [--servers 3]
 //	                    [--trees 1000000x100[:XMX],100000x1024[:XMX]] [--conns 8] [--inflight 32]
-//	                    [--durability sync|async|diskless] [--settle 5s]
+//	                    [--durability sync|async|diskless] [--settle 5s] [--load-limit 5m]
 //	                    [--out DIR] [server flags as for compare] [-q]
 func memoryCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("memory", env)
@@ -27,6 +27,7 @@ func memoryCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections creating the znodes")
 	fs.IntVar(&cfg.Inflight, "inflight", cfg.Inflight, "creates in flight per connection")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait after the last create before reading resident sizes")
+	fs.DurationVar(&cfg.LoadLimit, "load-limit", cfg.LoadLimit, "time allowed for each tree's creates; a target slower than that is reported incomplete")
 	out := fs.String("out", "", "directory for report.md and results.jsonl (default: stdout)")
 	if code, ok := parse(fs, args, env); !ok {
 		return code

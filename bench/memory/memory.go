@@ -44,6 +44,9 @@ type Config struct {
 	// Settle is the wait between the last create and reading the
 	// members' resident sizes (their collectors run meanwhile).
 	Settle time.Duration
+	// LoadLimit bounds each tree's creates in time: a target that has
+	// not created them all by then is reported incomplete.
+	LoadLimit time.Duration
 
 	launch.Settings
 	Log *slog.Logger
@@ -60,6 +63,7 @@ func DefaultConfig() Config {
 		Inflight:   32,
 		Durability: "sync",
 		Settle:     5 * time.Second,
+		LoadLimit:  bench.PopulateLimit,
 		Settings:   launch.DefaultSettings(),
 		Log:        slog.New(slog.DiscardHandler),
 	}
@@ -78,6 +82,8 @@ func (c Config) Validate() error {
 		return errors.New("conns and inflight must be positive")
 	case c.Settle < 0:
 		return errors.New("settle must not be negative")
+	case c.LoadLimit <= 0:
+		return errors.New("load limit must be positive")
 	}
 	for _, s := range c.Shapes {
 		if s.Count < 1 || s.Size < 0 {
@@ -241,7 +247,7 @@ func runOne(ctx context.Context, cfg *Config, work, target string, shape Shape, 
 	pc := load.PhaseConfig{
 		Target: target, Phase: "populate", Addrs: ut.Addrs, Workload: load.WorkloadCreate,
 		Conns: cfg.Conns, Inflight: cfg.Inflight, ValueSize: shape.Size,
-		Duration: bench.PopulateLimit, MaxOps: shape.Count, Log: cfg.Log,
+		Duration: cfg.LoadLimit, MaxOps: shape.Count, Log: cfg.Log,
 	}
 	began := time.Now()
 	pr, loadErr := load.RunPhase(ctx, pc)
@@ -327,9 +333,9 @@ func (r *Report) Markdown(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\n\n")
 	}
-	fmt.Fprintf(w, "%d server(s), durability %s, %d connections × %d creates in flight; RSS (VmRSS) read %v after the last create, "+
+	fmt.Fprintf(w, "%d server(s), durability %s, %d connections × %d creates in flight, at most %v per tree; RSS (VmRSS) read %v after the last create, "+
 		"peak is VmHWM. A target that did not complete its load is marked in bold, its members read as far as it got, and gives no ratio.\n\n",
-		r.Config.Servers, r.Config.Durability, r.Config.Conns, r.Config.Inflight, r.Config.Settle)
+		r.Config.Servers, r.Config.Durability, r.Config.Conns, r.Config.Inflight, r.Config.LoadLimit, r.Config.Settle)
 	fmt.Fprintln(w, "| target | tree | member | znodes | raw MB (paths+data) | RSS MB | peak MB | RSS / raw | RSS bytes/znode | Go live heap MB |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	mb := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/1e6) }

@@ -74,6 +74,7 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.Shapes = []Shape{{Count: 0, Size: 1}} },
 		func(c *Config) { c.Conns = 0 },
 		func(c *Config) { c.Durability = "fast" },
+		func(c *Config) { c.LoadLimit = 0 },
 	} {
 		c := DefaultConfig()
 		mod(&c)
