@@ -346,6 +346,10 @@ func TestMemoryCLIRejectsBadInvocations(t *testing.T) {
 		{"memory", "--trees", "0x100"},
 		{"memory", "--trees", "10x-1"},
 		{"memory", "--trees", "10x2000000"},
+		{"memory", "--trees", "10x100:"},
+		{"memory", "--trees", "10x100:512q"},
+		{"memory", "--trees", "10x100:mm"},
+		{"memory", "--load-limit", "0s"},
 		{"memory", "--servers", "0"},
 		{"memory", "--launch", "etcd"},
 		{"memory", "--durability", "fast"},
@@ -357,5 +361,8 @@ func TestMemoryCLIRejectsBadInvocations(t *testing.T) {
 	}
 	if got, err := parseTrees("1000000x100, 100000x1024"); err != nil || len(got) != 2 || got[1].Count != 100000 || got[1].Size != 1024 {
 		t.Errorf("parseTrees: %v %v", got, err)
+	}
+	if got, err := parseTrees("1000000x100:384m,100000x1024"); err != nil || len(got) != 2 || got[0].JavaHeap != "384m" || got[1].JavaHeap != "" {
+		t.Errorf("parseTrees with -Xmx: %v %v", got, err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/corral-db/corral/bench/memory"
 )
 
 // The reference (BENCHMARKS.md) is generated from the stored reports of
@@ -105,6 +107,16 @@ var refExperiments = []refExperiment{
 		tables:  []refTable{{heading: "## corral bench failover"}},
 	},
 	{
+		title:   "resident memory per member (issue 27)",
+		glob:    "memory-*.md",
+		command: "corral-bench memory --trees 1000000x100:" + memoryHeap1M + ",100000x1024:" + memoryHeap1K + " --settle 30s --load-limit 15m --out DIR",
+		what: "3-server ensembles, sync; each tree created afresh by 8 connections × 32 creates in flight, then each member's VmRSS " +
+			"read 30 s after the last create (an idle member; peak, under the load, in the full report); ZooKeeper at the smallest -Xmx " +
+			"tried at which it completed the load every time (1M × 100 B: 384m and 448m did not, 512m in 2 runs of 3; 100k × 1 KiB: 128m did not); " +
+			"raw is paths + data (mntr's approximate_data_size)",
+		tables: []refTable{{heading: memory.HeadingRatios}},
+	},
+	{
 		title:   "throughput against the read ratio (ZooKeeper paper, Fig. 5 and Table 1)",
 		glob:    "readratio-*.md",
 		command: "corral-bench readratio --out DIR",
@@ -143,6 +155,13 @@ var refExperiments = []refExperiment{
 		tables:  []refTable{{heading: "### Effects and allocation of variation", rows: factorialRow}},
 	},
 }
+
+// memoryHeap1M and memoryHeap1K are ZooKeeper's -Xmx in the stored
+// memory run: the smallest tried at which it completed each load.
+const (
+	memoryHeap1M = "576m"
+	memoryHeap1K = "160m"
+)
 
 // latencyFigures are compare's latency percentile plots stored in dir.
 func latencyFigures(dir string) []string {

@@ -22,6 +22,10 @@ import (
 type Shape struct {
 	Count int64
 	Size  int
+	// JavaHeap, if set, is ZooKeeper's -Xmx for this tree (the smallest
+	// at which it completes the load differs between trees); empty takes
+	// Config.JavaHeap.
+	JavaHeap string
 }
 
 func (s Shape) String() string { return fmt.Sprintf("%d×%dB", s.Count, s.Size) }
@@ -40,6 +44,9 @@ type Config struct {
 	// Settle is the wait between the last create and reading the
 	// members' resident sizes (their collectors run meanwhile).
 	Settle time.Duration
+	// LoadLimit bounds each tree's creates in time: a target that has
+	// not created them all by then is reported incomplete.
+	LoadLimit time.Duration
 
 	launch.Settings
 	Log *slog.Logger
@@ -56,6 +63,7 @@ func DefaultConfig() Config {
 		Inflight:   32,
 		Durability: "sync",
 		Settle:     5 * time.Second,
+		LoadLimit:  bench.PopulateLimit,
 		Settings:   launch.DefaultSettings(),
 		Log:        slog.New(slog.DiscardHandler),
 	}
@@ -74,6 +82,8 @@ func (c Config) Validate() error {
 		return errors.New("conns and inflight must be positive")
 	case c.Settle < 0:
 		return errors.New("settle must not be negative")
+	case c.LoadLimit <= 0:
+		return errors.New("load limit must be positive")
 	}
 	for _, s := range c.Shapes {
 		if s.Count < 1 || s.Size < 0 {
@@ -131,9 +141,20 @@ func (r Result) maxRSS() int64 {
 	return m
 }
 
+// maxRaw is the largest raw size (paths + data) among r's members.
+func (r Result) maxRaw() int64 {
+	var m int64
+	for _, x := range r.Members {
+		m = max(m, x.Raw)
+	}
+	return m
+}
+
 // Report is the experiment's outcome.
 type Report struct {
 	Config  Config
+	Start   time.Time
+	Env     bench.Env
 	Results []Result
 }
 
@@ -148,7 +169,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer cleanup()
-	rep := &Report{Config: cfg}
+	rep := &Report{Config: cfg, Start: time.Now(), Env: bench.NewEnv()}
 	var errs []error
 	for _, shape := range cfg.Shapes {
 		for _, target := range cfg.Targets {
@@ -185,13 +206,17 @@ func runOne(ctx context.Context, cfg *Config, work, target string, shape Shape, 
 	if err != nil {
 		return r, err
 	}
+	heap := cfg.JavaHeap
+	if shape.JavaHeap != "" {
+		heap = shape.JavaHeap
+	}
 	lc := launch.LaunchConfig{
 		Dir: filepath.Join(work, fmt.Sprintf("t%02d-%s", n, target)), GlobalOutstandingLimit: launch.DefaultGlobalOutstandingLimit,
-		Timing: cfg.Timing, CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Java: cfg.Java, JavaHeap: cfg.JavaHeap,
+		Timing: cfg.Timing, CorralBin: cfg.CorralBin, ZKLib: cfg.ZKLib, Java: cfg.Java, JavaHeap: heap,
 		Durability: dur, Log: cfg.Log,
 	}
 	if target == launch.TargetZooKeeper {
-		r.JavaHeap = cfg.JavaHeap
+		r.JavaHeap = heap
 	}
 	if err := bench.PrepareLaunch(ctx, target, &lc, work); err != nil {
 		return r, err
@@ -222,7 +247,7 @@ func runOne(ctx context.Context, cfg *Config, work, target string, shape Shape, 
 	pc := load.PhaseConfig{
 		Target: target, Phase: "populate", Addrs: ut.Addrs, Workload: load.WorkloadCreate,
 		Conns: cfg.Conns, Inflight: cfg.Inflight, ValueSize: shape.Size,
-		Duration: bench.PopulateLimit, MaxOps: shape.Count, Log: cfg.Log,
+		Duration: cfg.LoadLimit, MaxOps: shape.Count, Log: cfg.Log,
 	}
 	began := time.Now()
 	pr, loadErr := load.RunPhase(ctx, pc)
@@ -297,9 +322,20 @@ func parseStatus(s string) (rss, hwm int64, err error) {
 
 // Markdown writes the report: a row per member.
 func (r *Report) Markdown(w io.Writer) {
-	fmt.Fprintf(w, "# Resident memory per member\n\n%d server(s), durability %s; RSS read %v after the last create. "+
-		"A target that did not complete its load is marked in bold, its members read as far as it got, and gives no ratio.\n\n",
-		r.Config.Servers, r.Config.Durability, r.Config.Settle)
+	fmt.Fprintf(w, "# Resident memory per member\n\n")
+	if !r.Start.IsZero() {
+		e := r.Env
+		fmt.Fprintf(w, "- started: %s\n", r.Start.UTC().Format(time.RFC3339))
+		fmt.Fprintf(w, "- machine: %s/%s, %d CPUs shared by the servers and the client (GOMAXPROCS %d, %s)",
+			e.GOOS, e.GOARCH, e.CPUs, e.GOMAXPROCS, e.GoVersion)
+		if e.LoadAvg != "" {
+			fmt.Fprintf(w, "; load average at start %s", e.LoadAvg)
+		}
+		fmt.Fprintf(w, "\n\n")
+	}
+	fmt.Fprintf(w, "%d server(s), durability %s, %d connections × %d creates in flight, at most %v per tree; RSS (VmRSS) read %v after the last create, "+
+		"peak is VmHWM. A target that did not complete its load is marked in bold, its members read as far as it got, and gives no ratio.\n\n",
+		r.Config.Servers, r.Config.Durability, r.Config.Conns, r.Config.Inflight, r.Config.LoadLimit, r.Config.Settle)
 	fmt.Fprintln(w, "| target | tree | member | znodes | raw MB (paths+data) | RSS MB | peak MB | RSS / raw | RSS bytes/znode | Go live heap MB |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	mb := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/1e6) }
@@ -375,12 +411,18 @@ func (r *Report) ratioTable(w io.Writer) {
 		case p.zk.maxRSS() > 0:
 			ratio = fmt.Sprintf("%.2f×", float64(p.corral.maxRSS())/float64(p.zk.maxRSS()))
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", sh, mb(p.corral.maxRSS()), mb(p.zk.maxRSS()), p.zk.JavaHeap, ratio))
+		raw, perRaw := p.corral.maxRaw(), "–"
+		if raw > 0 && !p.corral.Incomplete() {
+			perRaw = fmt.Sprintf("%.2f×", float64(p.corral.maxRSS())/float64(raw))
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", sh, mb(raw), mb(p.corral.maxRSS()), perRaw,
+			mb(p.zk.maxRSS()), p.zk.JavaHeap, ratio))
 	}
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%s\n\n| tree | corral MB | ZooKeeper MB | ZooKeeper -Xmx | corral ÷ ZooKeeper (target ≤ 0.33×) |\n|---|---:|---:|---|---:|\n", HeadingRatios)
+	fmt.Fprintf(w, "%s\n\n| tree | raw MB | corral MB | corral ÷ raw (target ≤ 2×) | ZooKeeper MB | ZooKeeper -Xmx | corral ÷ ZooKeeper (target ≤ 0.33×) |\n"+
+		"|---|---:|---:|---:|---:|---|---:|\n", HeadingRatios)
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
 	}

@@ -74,6 +74,7 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.Shapes = []Shape{{Count: 0, Size: 1}} },
 		func(c *Config) { c.Conns = 0 },
 		func(c *Config) { c.Durability = "fast" },
+		func(c *Config) { c.LoadLimit = 0 },
 	} {
 		c := DefaultConfig()
 		mod(&c)
@@ -91,9 +92,9 @@ func TestValidate(t *testing.T) {
 // gives corral's largest member ÷ ZooKeeper's.
 func TestIncompleteLoadIsMarked(t *testing.T) {
 	member := func(rss int64) []MemberResult {
-		return []MemberResult{{Name: "server.1 leader", RSS: rss, HWM: rss, Znodes: 10, Raw: 1000}, {Name: "server.2 follower", RSS: rss / 2, HWM: rss, Znodes: 10, Raw: 1000}}
+		return []MemberResult{{Name: "server.1 leader", RSS: rss, HWM: rss, Znodes: 10, Raw: 50e6}, {Name: "server.2 follower", RSS: rss / 2, HWM: rss, Znodes: 10, Raw: 50e6}}
 	}
-	rep := &Report{Config: DefaultConfig(), Results: []Result{
+	rep := &Report{Config: DefaultConfig(), Start: time.Unix(0, 0), Results: []Result{
 		{Target: launch.TargetCorral, Shape: "10×100B", Count: 10, Created: 10, Members: member(100e6)},
 		{Target: launch.TargetZooKeeper, Shape: "10×100B", JavaHeap: "1g", Count: 10, Created: 10, Members: member(400e6)},
 		{Target: launch.TargetCorral, Shape: "20×1024B", Count: 20, Created: 20, Members: member(100e6)},
@@ -103,11 +104,12 @@ func TestIncompleteLoadIsMarked(t *testing.T) {
 	rep.Markdown(&md)
 	out := md.String()
 	for _, want := range []string{
-		"| 10×100B | 100.0 | 400.0 | 1g | 0.25× |",
-		"| 20×1024B | 100.0 | 250.0 | 256m | – (ZooKeeper -Xmx256m did not complete its load: 7 of 20) |",
+		"| 10×100B | 50.0 | 100.0 | 2.00× | 400.0 | 1g | 0.25× |",
+		"| 20×1024B | 50.0 | 100.0 | 2.00× | 250.0 | 256m | – (ZooKeeper -Xmx256m did not complete its load: 7 of 20) |",
 		"| **zookeeper -Xmx256m: load incomplete, 7 of 20 created** | 20×1024B | server.1 leader |",
 		"| **zookeeper -Xmx256m: load incomplete, 7 of 20 created** | 20×1024B | error: connection lost |",
 		"| zookeeper -Xmx1g | 10×100B | server.1 leader |",
+		"- started: 1970-01-01T00:00:00Z",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

@@ -18,6 +18,16 @@
 // that is less) so that a small tree is not marked over and over. Setting
 // GOGC in the environment turns it off, so an operator's choice wins.
 //
+// The collector keeps a goal's worth of heap resident, and the runtime's
+// scavenger returns only what lies above the goal, so a server whose
+// write load has stopped would stay at its peak (half as much again as
+// its live heap) for as long as it is idle. Run watches the allocation
+// as well: once the process has allocated less than 4 MiB in 2 s and
+// the heap it holds exceeds the live heap by an eighth (at least
+// 16 MiB), it calls debug.FreeOSMemory, at most every 30 s: one
+// collection, after which resident memory is about the live heap. Under
+// a write load resident memory is still up to the goal.
+//
 // SetMemoryLimit applies zoo.cfg's memory.limit as the runtime's soft
 // memory limit (GOMEMLIMIT, if set, wins): near it the collector runs as
 // often as it must to stay under, whatever the pacing above would do.

@@ -56,15 +56,22 @@ func Run(ctx context.Context, headroom uint64, logger *slog.Logger) {
 	samples := []metrics.Sample{
 		{Name: "/gc/cycles/total:gc-cycles"},
 		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
 	}
 	metrics.Read(samples)
-	if samples[0].Value.Kind() != metrics.KindUint64 || samples[1].Value.Kind() != metrics.KindUint64 {
-		logger.Warn("gcpace: runtime metrics missing; GOGC left as it is")
-		return
+	for _, s := range samples {
+		if s.Value.Kind() != metrics.KindUint64 {
+			logger.Warn("gcpace: runtime metrics missing; GOGC left as it is", "metric", s.Name)
+			return
+		}
 	}
 	prev := debug.SetGCPercent(Percent(samples[1].Value.Uint64(), headroom))
 	defer debug.SetGCPercent(prev)
 	cycles := samples[0].Value.Uint64()
+	var idle idleRelease
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
 	for {
@@ -74,11 +81,74 @@ func Run(ctx context.Context, headroom uint64, logger *slog.Logger) {
 		case <-t.C:
 		}
 		metrics.Read(samples)
+		live := samples[1].Value.Uint64()
 		if c := samples[0].Value.Uint64(); c != cycles {
 			cycles = c
-			debug.SetGCPercent(Percent(samples[1].Value.Uint64(), headroom))
+			debug.SetGCPercent(Percent(live, headroom))
+		}
+		retained := samples[3].Value.Uint64() + samples[4].Value.Uint64() + samples[5].Value.Uint64()
+		if idle.observe(time.Now(), samples[2].Value.Uint64(), live, retained) {
+			start := time.Now()
+			debug.FreeOSMemory()
+			metrics.Read(samples)
+			logger.Debug("gcpace: allocation stopped; returned the free heap to the OS",
+				"retainedBefore", retained>>20, "liveAfter", samples[1].Value.Uint64()>>20, "unit", "MiB", "took", time.Since(start))
 		}
 	}
+}
+
+// quietFor and quietBytes define a quiet process: one that allocated
+// less than quietBytes in the last quietFor (a server whose write load
+// stopped; sessions' pings and reads allocate far less).
+const (
+	quietFor   = 2 * time.Second
+	quietBytes = 4 << 20
+)
+
+// releaseSpacing is the least time between two idle releases: each costs
+// a collection (a mark of the whole tree), so a load that pauses every
+// few seconds pays it at most this often.
+const releaseSpacing = 30 * time.Second
+
+// idleRelease decides when a quiet process returns its free heap to the
+// OS. The collector keeps up to a goal's worth of heap (live + half of
+// it, or the floor) resident, and the runtime's scavenger returns only
+// what lies above the goal: after a burst of writes a server stays at
+// its peak for as long as it is idle, though its live heap is two thirds
+// of that or less. Once allocation has been quiet for quietFor and the
+// heap the runtime holds (objects, dead or alive, and free spans) exceeds
+// the live heap by an eighth of it (at least releaseSlack),
+// debug.FreeOSMemory collects and returns the rest. The next writes
+// fault the pages back in as they need them.
+type idleRelease struct {
+	// since and allocs are the start of the quiet interval: the time and
+	// the process's cumulative allocated bytes then.
+	since  time.Time
+	allocs uint64
+	// last is the time of the last release.
+	last time.Time
+}
+
+// releaseSlack is the least excess of retained heap over live heap worth
+// a release.
+const releaseSlack = 16 << 20
+
+// observe takes a reading (now, cumulative allocated bytes, live heap at
+// the last collection, heap retained from the OS) and reports whether to
+// release now.
+func (r *idleRelease) observe(now time.Time, allocs, live, retained uint64) bool {
+	if r.since.IsZero() || allocs-r.allocs >= quietBytes {
+		r.since, r.allocs = now, allocs
+		return false
+	}
+	if now.Sub(r.since) < quietFor || (!r.last.IsZero() && now.Sub(r.last) < releaseSpacing) {
+		return false
+	}
+	if retained <= live+max(live/8, releaseSlack) {
+		return false
+	}
+	r.last = now
+	return true
 }
 
 // minLive is the live heap Percent assumes at least. The runtime's

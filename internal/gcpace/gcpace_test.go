@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -42,12 +43,7 @@ func TestRunSetsAndRestores(t *testing.T) {
 	}
 	orig := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(orig)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Run(ctx, 1<<40, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	}()
+	stop := startRun(1 << 40)
 	testutil.Eventually(t, 10*time.Second, "GOGC above 100 with a 1 TiB headroom", func() bool {
 		runtime.GC()
 		// Reading the setting changes it; put back what was read.
@@ -57,11 +53,22 @@ func TestRunSetsAndRestores(t *testing.T) {
 		}
 		return p > 100
 	})
-	cancel()
-	<-done
+	stop()
 	if p := debug.SetGCPercent(100); p != 100 {
 		t.Fatalf("GOGC after Run returned = %d, want the 100 it found", p)
 	}
+}
+
+// startRun runs Run with headroom in the background; the function it
+// returns stops it and waits for it to return.
+func startRun(headroom uint64) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, headroom, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
+	return func() { cancel(); <-done }
 }
 
 func TestDefaultHeadroom(t *testing.T) {
@@ -97,4 +104,76 @@ func TestSetMemoryLimit(t *testing.T) {
 	if !set || got != limit {
 		t.Fatalf("SetMemoryLimit(%d): set %v, runtime limit %d", limit, set, got)
 	}
+}
+
+// TestIdleRelease: a release comes once allocation has been quiet for
+// quietFor with the retained heap well above the live heap, not while
+// the process allocates, not for a small excess, and not again within
+// releaseSpacing.
+func TestIdleRelease(t *testing.T) {
+	const mib = 1 << 20
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	var r idleRelease
+	allocs := uint64(0)
+	// A write load: 50 MiB a second, the retained heap 1.5 x live.
+	for i := range 50 {
+		allocs += 5 * mib
+		if r.observe(at(time.Duration(i)*100*time.Millisecond), allocs, 200*mib, 300*mib) {
+			t.Fatalf("released at %d while allocating", i)
+		}
+	}
+	// The load stops: nothing until quietFor has passed.
+	stop := at(5 * time.Second)
+	if r.observe(stop, allocs+mib, 200*mib, 300*mib) {
+		t.Fatal("released as soon as the load stopped")
+	}
+	if r.observe(stop.Add(quietFor/2), allocs+mib, 200*mib, 300*mib) {
+		t.Fatal("released before quietFor")
+	}
+	if !r.observe(stop.Add(quietFor), allocs+2*mib, 200*mib, 300*mib) {
+		t.Fatal("no release after quietFor with 100 MiB retained above a 200 MiB live heap")
+	}
+	// Within releaseSpacing: no second release, whatever is retained.
+	if r.observe(stop.Add(quietFor+releaseSpacing/2), allocs+2*mib, 200*mib, 300*mib) {
+		t.Fatal("released again within releaseSpacing")
+	}
+	// Later, quiet still, but the excess is within an eighth of live.
+	if r.observe(stop.Add(quietFor+2*releaseSpacing), allocs+2*mib, 200*mib, 220*mib) {
+		t.Fatal("released for 20 MiB above a 200 MiB live heap")
+	}
+	// A small heap: the excess must be at least releaseSlack.
+	var small idleRelease
+	small.observe(t0, 0, 8*mib, 20*mib)
+	if small.observe(at(quietFor), 0, 8*mib, 20*mib) {
+		t.Fatal("released 12 MiB above an 8 MiB live heap (under releaseSlack)")
+	}
+	if !small.observe(at(quietFor+time.Second), 0, 8*mib, 8*mib+releaseSlack+1) {
+		t.Fatal("no release for more than releaseSlack above a small live heap")
+	}
+}
+
+// TestRunReturnsFreeHeap: with Run running and the process quiet, heap
+// freed by a collection goes back to the OS, though it is below the heap
+// goal (a 1 GiB headroom), where the runtime's scavenger keeps it.
+func TestRunReturnsFreeHeap(t *testing.T) {
+	if !Enabled() {
+		t.Skip("GOGC is set in the environment")
+	}
+	orig := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(orig)
+	defer startRun(1 << 30)()
+	// 64 MiB in 64 KiB blocks (large enough to bypass per-P caches),
+	// then dropped and collected: free heap the runtime keeps.
+	garbage := make([][]byte, 1024)
+	for i := range garbage {
+		garbage[i] = make([]byte, 64<<10)
+	}
+	garbage = nil
+	runtime.GC()
+	free := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+	testutil.Eventually(t, 30*time.Second, "free heap returned to the OS", func() bool {
+		metrics.Read(free)
+		return free[0].Value.Uint64() < 16<<20
+	})
 }
