@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/rlog/datalog"
@@ -109,13 +110,17 @@ const rlogMaxInflight = 64 << 20
 // openLogData opens the data log under dataLogDir and indexes its records.
 func openLogData(o *Options) (*logData, error) {
 	dir := filepath.Join(o.DataLogDir, "version-2", "rlog")
-	dl, err := datalog.Open(o.FS, dir, datalog.Options{
+	dopts := datalog.Options{
 		Logger:        o.Logger,
 		SegmentSize:   o.rlogSegmentSize,
 		MaxRecordSize: max(o.MaxBuffer, 1<<20),
 		NoFlusher:     o.RlogCoupled,
 		MaxInflight:   rlogMaxInflight,
-	})
+	}
+	if o.rlogLazySync {
+		dopts.SyncBytes, dopts.SyncDelay = rlogMaxInflight, time.Hour
+	}
+	dl, err := datalog.Open(o.FS, dir, dopts)
 	if err != nil {
 		return nil, fmt.Errorf("open the rlog data log: %w", err)
 	}
