@@ -217,6 +217,9 @@ func (c *conn) serve(ctx context.Context) {
 		if !c.handleFrame(frame, frameBuffered(br)) {
 			return
 		}
+		if c.aliasFrame(frame) {
+			frame = nil // the request's data are slices of it
+		}
 	}
 }
 
@@ -257,11 +260,27 @@ func (c *conn) readBody(br *bufio.Reader, n int32, buf []byte) ([]byte, error) {
 	return buf, err
 }
 
+// aliasFrameMin is the frame size from which a request's data (a
+// create's or setData's payload) are decoded as slices of the frame
+// instead of copies; the reader then does not reuse that frame. Below
+// it a copy costs less than a frame allocated for each request.
+const aliasFrameMin = 16 << 10
+
+// aliasFrame says whether frame's request data are decoded as slices of
+// it. Only where the proposal copies them (txn.AppendShared: a member of
+// an ensemble, a diskless server), after which nothing keeps the frame;
+// a standalone server's tree keeps the request's own data, and a small
+// node must not keep a large frame alive.
+func (c *conn) aliasFrame(frame []byte) bool {
+	return len(frame) >= aliasFrameMin && c.s.rep != nil && !c.s.rep.pooled
+}
+
 // handleFrame decodes and dispatches one request frame. It returns false
-// when the connection must stop reading.
+// when the connection must stop reading. A frame of aliasFrameMin bytes
+// or more is the request's from then on.
 func (c *conn) handleFrame(frame []byte, more bool) bool {
 	s := c.s
-	d := wire.Decoder{B: frame, Max: s.opts.MaxBuffer}
+	d := wire.Decoder{B: frame, Max: s.opts.MaxBuffer, Alias: c.aliasFrame(frame)}
 	var h wire.RequestHeader
 	if err := h.Decode(&d); err != nil {
 		c.logDrop(fmt.Errorf("bad request header: %w", err))

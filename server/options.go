@@ -94,6 +94,10 @@ type Options struct {
 	// rlogSegmentSize is the data log's segment size (tests make it
 	// small; 0 is the data log's default).
 	rlogSegmentSize int64
+	// rlogLazySync makes the data log's flusher sync only when asked
+	// (a waiter, or its in-flight bound): tests use it to see that the
+	// commit path, not the flusher's schedule, makes payloads durable.
+	rlogLazySync bool
 	// ExtendedTypesEnabled allows TTL nodes.
 	ExtendedTypesEnabled bool
 	// AuditLog is the audit log's file (audit.enable; see audit.go); ""

@@ -474,7 +474,7 @@ func (rp *replica) send(msgs []zab.Message) {
 // leader's own proposals and this learner's forwarded writes are matched
 // to the requests waiting for them; other servers' get a request without
 // a connection. They are built in dst's array when it is large enough.
-func (rp *replica) committedRequests(dst []*request, ents []zab.Entry) (out, lost []*request) {
+func (rp *replica) committedRequests(dst []*request, ents []zab.Entry, rl *logData) (out, lost []*request) {
 	if len(ents) == 0 {
 		return dst, nil
 	}
@@ -496,7 +496,7 @@ func (rp *replica) committedRequests(dst []*request, ents []zab.Entry) (out, los
 		}
 		var h txn.Header
 		var tx txn.Txn
-		if err := txn.Decode(e.Data, &h, &tx); err != nil {
+		if err := rl.decodeCommitted(e.Data, &h, &tx); err != nil {
 			rp.s.fatal("committed transaction does not decode", fmt.Errorf("%s: %w", hex(z), err))
 			return out, lost
 		}

@@ -51,7 +51,7 @@ func (sm *treeSM) Apply(ents []zab.Entry) error {
 	if inline {
 		dst, sm.scratch = sm.scratch, nil
 	}
-	batch, lost := rp.committedRequests(dst, ents)
+	batch, lost := rp.committedRequests(dst, ents, sm.st.rl)
 	for _, r := range lost {
 		rp.s.abandon(r, errors.New("forwarded request lost on the way to the leader"))
 	}
@@ -166,14 +166,7 @@ type walStore struct {
 
 func (w walStore) Append(ents []zab.Entry) error {
 	for _, e := range ents {
-		data := e.Data
-		if w.st.rl != nil {
-			var err error
-			if data, err = w.st.rl.toWAL(e); err != nil {
-				return err
-			}
-		}
-		if err := w.st.append(int64(e.Zxid), data); err != nil {
+		if err := w.st.appendEntry(e); err != nil {
 			return err
 		}
 		w.rp.s.stats.lastProposalSize.Store(int64(len(e.Data)))
@@ -181,19 +174,8 @@ func (w walStore) Append(ents []zab.Entry) error {
 	return nil
 }
 
-// Sync makes the appended records durable as the mode requires and
-// starts a snapshot if one is due (storage.commit).
-// With logs, the payloads written since the last Sync are synced first
-// (sync durability): an append's data is durable before its commit
-// record, and the member acknowledges only after both.
-func (w walStore) Sync() error {
-	if w.st.rl != nil && w.st.opts.Durability != DurabilityAsync {
-		if err := w.st.rl.syncWritten(); err != nil {
-			return err
-		}
-	}
-	return w.st.commit()
-}
+// Sync makes the appended records durable (storage.syncEntries).
+func (w walStore) Sync() error { return w.st.syncEntries() }
 
 func (w walStore) TruncateAfter(z zab.Zxid) error {
 	if err := w.st.wal.TruncateAfter(int64(z)); err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/rlog/datalog"
@@ -109,13 +110,17 @@ const rlogMaxInflight = 64 << 20
 // openLogData opens the data log under dataLogDir and indexes its records.
 func openLogData(o *Options) (*logData, error) {
 	dir := filepath.Join(o.DataLogDir, "version-2", "rlog")
-	dl, err := datalog.Open(o.FS, dir, datalog.Options{
+	dopts := datalog.Options{
 		Logger:        o.Logger,
 		SegmentSize:   o.rlogSegmentSize,
 		MaxRecordSize: max(o.MaxBuffer, 1<<20),
 		NoFlusher:     o.RlogCoupled,
 		MaxInflight:   rlogMaxInflight,
-	})
+	}
+	if o.rlogLazySync {
+		dopts.SyncBytes, dopts.SyncDelay = rlogMaxInflight, time.Hour
+	}
+	dl, err := datalog.Open(o.FS, dir, dopts)
 	if err != nil {
 		return nil, fmt.Errorf("open the rlog data log: %w", err)
 	}
@@ -292,7 +297,8 @@ func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
 	}
 	var h txn.Header
 	var tx txn.Txn
-	if err := txn.Decode(e.Data, &h, &tx); err != nil {
+	// The payload is only read (store) and then replaced: no copy.
+	if err := txn.DecodeShared(e.Data, &h, &tx); err != nil {
 		return e.Data, nil // the tree's apply reports what does not decode
 	}
 	op := d.appendOp(&tx)
@@ -312,7 +318,7 @@ func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
 func (d *logData) toProposal(data []byte) ([]byte, error) {
 	var h txn.Header
 	var tx txn.Txn
-	if err := txn.Decode(data, &h, &tx); err != nil {
+	if err := txn.DecodeShared(data, &h, &tx); err != nil { // re-encoded below
 		return data, nil
 	}
 	op, ref := d.refOp(&tx)
@@ -325,6 +331,32 @@ func (d *logData) toProposal(data []byte) ([]byte, error) {
 	}
 	op.Data = b
 	return txn.Append(nil, &h, &tx), nil
+}
+
+// decodeCommitted decodes a committed entry for apply (on a member that
+// did not take the request). An append's payload is not copied: forApply
+// writes it to the data log (if the log goroutine has not) and puts the
+// reference in its place, so the tree never holds it. Every other Data is
+// a copy, as txn.Decode makes, so that no node keeps the entry's buffer
+// alive. d may be nil (no rlog.root).
+func (d *logData) decodeCommitted(b []byte, h *txn.Header, tx *txn.Txn) error {
+	if d == nil || len(b) <= rlogInlineMax {
+		return txn.Decode(b, h, tx)
+	}
+	if err := txn.DecodeShared(b, h, tx); err != nil {
+		return err
+	}
+	op := d.appendOp(tx)
+	own := func(t *txn.Txn) {
+		if t != op && t.Data != nil {
+			t.Data = bytes.Clone(t.Data)
+		}
+	}
+	own(tx)
+	for i := range tx.Ops {
+		own(&tx.Ops[i])
+	}
+	return nil
 }
 
 // forApply replaces an append's payload with its reference before the

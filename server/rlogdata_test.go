@@ -134,16 +134,24 @@ func TestLogDataMulti(t *testing.T) {
 	if err != nil || !bytes.Equal(back, prop) {
 		t.Fatalf("toProposal: equal=%v err=%v", bytes.Equal(back, prop), err)
 	}
-	// Apply swaps the same op, and finds the record already written.
+	// Apply (decoded as a member that did not take the request does)
+	// swaps the same op, and finds the record already written.
 	r := &request{hdr: h}
-	if err := txn.Decode(prop, &r.hdr, &r.tx); err != nil {
+	if err := d.decodeCommitted(prop, &r.hdr, &r.tx); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.forApply(r); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := parseRef(r.tx.Ops[2].Data); !ok || got != ref || !bytes.Equal(r.tx.Ops[3].Data, p2) {
-		t.Fatalf("forApply: op 2 ref %v (same %v), op 3 inline %v", ok, got == ref, bytes.Equal(r.tx.Ops[3].Data, p2))
+	// What the tree gets holds no slice of the proposal (the payload's
+	// was not copied, and is replaced): changing it changes nothing.
+	for i := range prop {
+		prop[i] ^= 0xff
+	}
+	if got, ok := parseRef(r.tx.Ops[2].Data); !ok || got != ref || !bytes.Equal(r.tx.Ops[3].Data, p2) ||
+		!bytes.Equal(r.tx.Ops[1].Data, p2[:10]) || string(r.tx.Ops[0].Data) != "zkrl1 start=0 end=12288 sealed=false" {
+		t.Fatalf("forApply: op 2 ref %v (same %v), ops 0, 1 and 3 their own bytes %v %v %v", ok, got == ref,
+			string(r.tx.Ops[0].Data) == "zkrl1 start=0 end=12288 sealed=false", bytes.Equal(r.tx.Ops[1].Data, p2[:10]), bytes.Equal(r.tx.Ops[3].Data, p2))
 	}
 	if n := d.idx.live; n != 1 {
 		t.Fatalf("%d records for one multi", n)

@@ -2,7 +2,14 @@ package server
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"testing"
+
+	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/vfs"
+	"github.com/corral-db/corral/wire"
+	"github.com/corral-db/corral/zab"
 )
 
 // TestLogDataCoupled: with rlog.groupCommit=coupled the data log has no
@@ -39,5 +46,58 @@ func TestLogDataCoupled(t *testing.T) {
 		if err := d.close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestAppendDataDurableBeforeCommitRecord: an append's payload is synced
+// before the WAL record that names it, whatever the data log's flusher
+// does. The flusher here syncs only when asked (rlogLazySync), so the
+// payloads are durable at the power loss after the group's sync only if
+// that sync (syncEntries) waited for them before syncing the WAL: without
+// that wait the restarted member finds WAL records whose payloads are
+// gone and cuts its log before them.
+func TestAppendDataDurableBeforeCommitRecord(t *testing.T) {
+	for _, coupled := range []bool{false, true} {
+		fsys := vfs.NewMem()
+		open := func() *storage {
+			t.Helper()
+			o := &Options{FS: fsys, DataDir: "/data", DataLogDir: "/data", RlogRoot: "/logs", RlogCoupled: coupled,
+				Ensemble: &Ensemble{ID: 1, Voters: []uint64{1, 2, 3}}, Logger: slog.New(slog.DiscardHandler), rlogLazySync: true}
+			o.setDefaults()
+			st, tree, err := openStorage(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := openLogs(st, tree, tree.LastZxid()); err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		st := open()
+		var props [][]byte
+		for i := range 8 {
+			z := int64(0x100000001 + i)
+			h := txn.Header{SessionID: 7, Cxid: int32(i), Zxid: z, Type: wire.OpCreate2}
+			tx := txn.Txn{Type: wire.OpCreate2, Path: fmt.Sprintf("/logs/a/e-%010d", i), Data: payload(64<<10, byte(i)), ACL: []wire.ACL{}}
+			props = append(props, txn.Append(nil, &h, &tx))
+			if err := st.appendEntry(zab.Entry{Zxid: zab.Zxid(z), Data: props[i]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.syncEntries(); err != nil {
+			t.Fatal(err)
+		}
+		fsys.Crash()
+		st.close()
+		st = open()
+		if len(st.recovered) != len(props) {
+			t.Fatalf("coupled=%v: %d of %d synced entries recovered", coupled, len(st.recovered), len(props))
+		}
+		for i, e := range st.recovered {
+			if !bytes.Equal(e.Data, props[i]) {
+				t.Fatalf("coupled=%v: entry %d recovered with other bytes", coupled, i)
+			}
+		}
+		st.close()
 	}
 }

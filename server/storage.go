@@ -195,6 +195,33 @@ func (st *storage) append(zxid int64, data []byte) error {
 	return st.wal.Append(zxid, data)
 }
 
+// appendEntry buffers one proposal's WAL record (log writer): with logs,
+// an append's payload goes to the data log (not synced) and the record
+// keeps a reference.
+func (st *storage) appendEntry(e zab.Entry) error {
+	data := e.Data
+	if st.rl != nil {
+		var err error
+		if data, err = st.rl.toWAL(e); err != nil {
+			return err
+		}
+	}
+	return st.append(int64(e.Zxid), data)
+}
+
+// syncEntries makes the records appendEntry buffered durable as the mode
+// requires (commit). With logs, the payloads written so far are synced
+// first (sync durability): an append's data is durable before its commit
+// record, and the member acknowledges only after both.
+func (st *storage) syncEntries() error {
+	if st.rl != nil && st.opts.Durability != DurabilityAsync {
+		if err := st.rl.syncWritten(); err != nil {
+			return err
+		}
+	}
+	return st.commit()
+}
+
 // commit makes the appended transactions durable as the durability mode
 // requires and drops the log segments purge released (log writer).
 func (st *storage) commit() error {

@@ -176,7 +176,19 @@ func appendACL(dst []byte, acl []wire.ACL) []byte {
 // them (t.Ops' backing array is reused). Nothing in t aliases b. Every
 // error wraps wire.ErrMarshalling; trailing bytes are an error.
 func Decode(b []byte, h *Header, t *Txn) error {
-	d := decoder{b: b}
+	return decode(b, h, t, false)
+}
+
+// DecodeShared is Decode, except that t's Data (and its ops' Data) are
+// slices of b instead of copies: for a caller that only reads them, or
+// replaces them, while b is unchanged (a proposal is never modified). A
+// 64 KiB log append decoded so costs no 64 KiB allocation.
+func DecodeShared(b []byte, h *Header, t *Txn) error {
+	return decode(b, h, t, true)
+}
+
+func decode(b []byte, h *Header, t *Txn, share bool) error {
+	d := decoder{b: b, share: share}
 	if len(b) == 0 {
 		return fmt.Errorf("%w: txn: empty record", wire.ErrMarshalling)
 	}
@@ -197,9 +209,10 @@ func Decode(b []byte, h *Header, t *Txn) error {
 }
 
 type decoder struct {
-	b   []byte
-	off int
-	err error
+	b     []byte
+	off   int
+	err   error
+	share bool // data() returns slices of b (DecodeShared)
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -289,6 +302,11 @@ func (d *decoder) data() []byte {
 	n := d.length(v-1, "data")
 	if d.err != nil {
 		return nil
+	}
+	if d.share {
+		out := d.b[d.off : d.off+n : d.off+n]
+		d.off += n
+		return out
 	}
 	out := make([]byte, n)
 	copy(out, d.b[d.off:])

@@ -120,6 +120,48 @@ func TestDecodeDoesNotAlias(t *testing.T) {
 	}
 }
 
+// TestDecodeShared: DecodeShared's Data are slices of its input, capped
+// so that appending to one cannot write over the bytes after it.
+func TestDecodeShared(t *testing.T) {
+	c := sampleTxns()
+	multi := c[len(c)-2]
+	if multi.t.Type != wire.OpMulti {
+		t.Fatalf("sample %v is not a multi", multi.t.Type)
+	}
+	for _, s := range []struct {
+		h Header
+		t Txn
+	}{{Header{Zxid: 1, Type: wire.OpSetData}, Txn{Type: wire.OpSetData, Path: "/a", Data: []byte("abc"), Version: 1}}, {multi.h, multi.t}} {
+		b := Append(nil, &s.h, &s.t)
+		var h Header
+		var got Txn
+		if err := DecodeShared(b, &h, &got); err != nil {
+			t.Fatal(err)
+		}
+		datas := []*[]byte{&got.Data}
+		for i := range got.Ops {
+			datas = append(datas, &got.Ops[i].Data)
+		}
+		n := 0
+		for _, d := range datas {
+			if len(*d) == 0 {
+				continue
+			}
+			n++
+			if cap(*d) != len(*d) {
+				t.Errorf("%v: data's capacity %d beyond its length %d", s.t.Type, cap(*d), len(*d))
+			}
+			(*d)[0] ^= 0xff
+			if !bytes.Contains(b, *d) {
+				t.Errorf("%v: data is not a slice of the record", s.t.Type)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%v: no data to check", s.t.Type)
+		}
+	}
+}
+
 func TestDecodeReusesOps(t *testing.T) {
 	c := sampleTxns()
 	multi := c[len(c)-2]
@@ -177,6 +219,14 @@ func FuzzDecode(f *testing.F) {
 		var h Header
 		var tx Txn
 		err := Decode(b, &h, &tx)
+		// DecodeShared accepts and refuses exactly what Decode does,
+		// with the same value.
+		var hs Header
+		var txs Txn
+		if errs := DecodeShared(b, &hs, &txs); (errs == nil) != (err == nil) ||
+			err == nil && (hs != h || !reflect.DeepEqual(txs, tx)) {
+			t.Fatalf("DecodeShared (%v) differs from Decode (%v)", errs, err)
+		}
 		if err != nil {
 			if !errors.Is(err, wire.ErrMarshalling) {
 				t.Fatalf("error %v does not wrap wire.ErrMarshalling", err)

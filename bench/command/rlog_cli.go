@@ -16,7 +16,7 @@ import (
 // it):
 //
 //	corral bench rlog [-sizes 1024,...,524288] [-size 65536] [-outstanding 16]
-//	                  [-latency 1,2,4,8,16,32] [-members 3] [-quorums 1,2,3,5]
+//	                  [-latency 1,2,4,8,16,32,64] [-members 3] [-quorums 1,2,3,5]
 //	                  [-durability sync|async] [-memory-durability diskless|async|""]
 //	                  [-group-commit=true] [-warmup 1s] [-duration 4s]
 //	                  [-phase-bytes 268435456] [-grow-bytes 268435456] [-grow-samples 8]

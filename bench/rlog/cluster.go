@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/corral-db/corral/bench"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	corralrlog "github.com/corral-db/corral/rlog"
@@ -60,7 +62,8 @@ type cluster struct {
 	setup     setup
 	dir       string
 	members   []*launch.Server
-	endpoints []string
+	endpoints []string // API endpoints, the leader's first once known
+	clients   []string // the members' client ports (srvr)
 	client    *rlogclient.Client
 	config    string // member 1's zoo.cfg
 }
@@ -101,6 +104,7 @@ func launchCluster(ctx context.Context, cfg *Config, s setup, dir string) (*clus
 		}
 		c.members = append(c.members, srv)
 		c.endpoints = append(c.endpoints, "127.0.0.1:"+strconv.Itoa(api[id-1]))
+		c.clients = append(c.clients, "127.0.0.1:"+strconv.Itoa(client[id-1]))
 	}
 	cl, err := rlogclient.Dial(c.endpoints)
 	if err != nil {
@@ -112,8 +116,33 @@ func launchCluster(ctx context.Context, cfg *Config, s setup, dir string) (*clus
 		c.stop()
 		return nil, err
 	}
+	if err := c.leaderFirst(ctx); err != nil {
+		c.stop()
+		return nil, err
+	}
 	cfg.Log.Info("ensemble ready", "setup", s.Name, "endpoints", strings.Join(c.endpoints, ","))
 	return c, nil
+}
+
+// leaderFirst puts the leader's API endpoint first and dials the client
+// again with that order. The client sends every call to the endpoint
+// that last answered, from the first on; a follower takes an append too
+// but forwards it to the leader, one more hop on every append than the
+// leader's own API server needs. The leader is the member whose srvr
+// says so; without one (an election under way) the order stays.
+func (c *cluster) leaderFirst(ctx context.Context) error {
+	i := bench.ProbeLeader(ctx, c.clients)
+	if i <= 0 {
+		return nil
+	}
+	eps := append(slices.Clone(c.endpoints[i:]), c.endpoints[:i]...)
+	cl, err := rlogclient.Dial(eps)
+	if err != nil {
+		return err
+	}
+	c.client.Close()
+	c.client, c.endpoints = cl, eps
+	return nil
 }
 
 // waitReady creates and stats a log until both succeed.

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/vfs"
 )
 
@@ -303,4 +305,51 @@ func TestCut(t *testing.T) {
 		t.Fatalf("recovered %d records after the cut and 10 more, want %d", n, k+len(more))
 	}
 	checkRecs(t, l, append(recs[:k:k], more...))
+}
+
+// TestFlusherSyncsWhenDue: the flusher syncs for a waiter at once, by
+// itself once SyncBytes are in flight, and after SyncDelay otherwise;
+// every record it reports synced is one written before.
+func TestFlusherSyncsWhenDue(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ctx := context.Background()
+	t.Run("waiter", func(t *testing.T) {
+		l := mustOpen(t, vfs.NewMem(), Options{SyncBytes: 1 << 20, SyncDelay: time.Hour})
+		defer l.Close()
+		_, end, err := l.Append(ctx, Meta{Zxid: 1}, payload(r, 1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.WaitSynced(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+		if l.Synced().Less(end) {
+			t.Fatalf("WaitSynced returned with %v synced, want %v", l.Synced(), end)
+		}
+	})
+	t.Run("bytes", func(t *testing.T) {
+		l := mustOpen(t, vfs.NewMem(), Options{SyncBytes: 16 << 10, SyncDelay: time.Hour})
+		defer l.Close()
+		var end Pos
+		for i := range 5 {
+			var err error
+			if _, end, err = l.Append(ctx, Meta{Zxid: int64(i + 1)}, payload(r, 4<<10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testutil.Eventually(t, 10*time.Second, "the flusher syncs once SyncBytes are in flight", func() bool {
+			return !l.Synced().Less(end) || l.Inflight() < 16<<10
+		})
+	})
+	t.Run("delay", func(t *testing.T) {
+		l := mustOpen(t, vfs.NewMem(), Options{SyncBytes: 1 << 20, SyncDelay: time.Millisecond})
+		defer l.Close()
+		_, end, err := l.Append(ctx, Meta{Zxid: 1}, payload(r, 1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 10*time.Second, "the flusher syncs after SyncDelay", func() bool {
+			return !l.Synced().Less(end)
+		})
+	})
 }

@@ -32,9 +32,12 @@
 // application buffer) and returns its position; it does not sync. A
 // flusher goroutine syncs in groups: it takes the written end W, fdatasyncs
 // the segment, then publishes W as the synced end (Synced, WaitSynced,
-// Options.OnSync); every byte written while a sync runs goes into the next
-// group, so the group grows with the load (the thesis's FlushRP, §3, with
-// an adaptive window). Bytes written but not yet synced are "in flight";
+// Options.OnSync). It syncs when someone waits (WaitSynced, an Append short
+// of room), once Options.SyncBytes are in flight, or Options.SyncDelay
+// after a write nobody waits for; every byte written meanwhile, and while
+// a sync runs, goes into the next group, so the group grows with the load
+// (the thesis's FlushRP, §3, whose fixed count T is SyncBytes here, with
+// the waiter as the adaptive end). Bytes written but not yet synced are "in flight";
 // Append blocks while a record would take them above Options.MaxInflight,
 // so memory (the page cache's dirty bytes) is bounded, never a queue.
 //

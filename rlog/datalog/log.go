@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/corral-db/corral/vfs"
 )
@@ -58,10 +59,13 @@ type Log struct {
 	closed   bool
 	changed  chan struct{} // closed and replaced when synced, err or closed change
 	reported Pos           // the last position handed to OnSync
+	syncing  bool          // a sync runs that makes syncTo durable
+	syncTo   Pos
 
-	kick chan struct{} // wakes the flusher; capacity 1
-	stop chan struct{} // closed by Close
-	done chan struct{} // closed when the flusher has returned
+	kick  chan struct{} // a sync is wanted now (a waiter, SyncBytes); capacity 1
+	wrote chan struct{} // something was written: sync within SyncDelay; capacity 1
+	stop  chan struct{} // closed by Close
+	done  chan struct{} // closed when the flusher has returned
 }
 
 func (l *Log) path(seq uint64) string { return filepath.Join(l.dir, segmentName(seq)) }
@@ -103,10 +107,15 @@ func (l *Log) Append(ctx context.Context, m Meta, payload []byte) (pos, end Pos,
 	cur.live += size
 	l.written = Pos{cur.seq, cur.end}
 	l.wTotal += size
+	full := l.wTotal-l.sTotal >= l.opts.SyncBytes
 	l.mu.Unlock()
-	select {
-	case l.kick <- struct{}{}:
-	default:
+	if full {
+		l.wantSync()
+	} else {
+		select {
+		case l.wrote <- struct{}{}:
+		default:
+		}
 	}
 	return Pos{cur.seq, off}, Pos{cur.seq, off + size}, nil
 }
@@ -127,11 +136,20 @@ func (l *Log) waitRoom(ctx context.Context, size int64) error {
 		}
 		ch := l.changed
 		l.mu.Unlock()
+		l.wantSync()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// wantSync asks the flusher for a sync now.
+func (l *Log) wantSync() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -253,11 +271,12 @@ func (l *Log) WaitSynced(ctx context.Context, end Pos) error {
 			l.mu.Unlock()
 			return err
 		}
+		// A sync already running that covers end needs no other.
+		covered := l.syncing && !l.syncTo.Less(end)
 		ch := l.changed
 		l.mu.Unlock()
-		select {
-		case l.kick <- struct{}{}:
-		default:
+		if !covered {
+			l.wantSync()
 		}
 		select {
 		case <-ch:
@@ -298,10 +317,12 @@ func (l *Log) syncOnce() (Pos, error) {
 		l.rmu.RUnlock()
 		return s, nil
 	}
+	l.syncing, l.syncTo = true, w
 	l.mu.Unlock()
 	err := seg.f.Sync()
 	l.rmu.RUnlock()
 	l.mu.Lock()
+	l.syncing = false
 	if err != nil {
 		err = l.failLocked(fmt.Errorf("syncing %s: %w", segmentName(seg.seq), err))
 		l.mu.Unlock()
@@ -326,24 +347,48 @@ func (l *Log) syncOnce() (Pos, error) {
 	return s, nil
 }
 
-// flush is the flusher goroutine: whenever something was written, it
-// syncs it all, again and again while writes keep coming.
+// flush is the flusher goroutine. It syncs when asked (a waiter, or
+// SyncBytes in flight) and otherwise SyncDelay after a write, so the
+// writes between two syncs share one: a sync per write would add
+// fdatasyncs the WAL's group does not need (each member's WAL sync waits
+// for the data log's, docs/design/rlog.md).
 func (l *Log) flush() {
 	defer close(l.done)
+	timer := time.NewTimer(l.opts.SyncDelay)
+	timer.Stop()
+	armed := false
 	for {
 		select {
 		case <-l.stop:
+			timer.Stop()
 			return
+		case <-l.wrote:
+			if !armed {
+				timer.Reset(l.opts.SyncDelay)
+				armed = true
+			}
+			continue
+		case <-timer.C:
+			armed = false
 		case <-l.kick:
 		}
 		for {
-			l.mu.Lock()
-			idle := !l.synced.Less(l.written) || l.usableLocked() != nil
-			l.mu.Unlock()
-			if idle {
-				break
-			}
 			if _, err := l.syncOnce(); err != nil {
+				break // sticky: every waiter and writer sees it
+			}
+			l.mu.Lock()
+			inflight := l.wTotal - l.sTotal
+			l.mu.Unlock()
+			if inflight < l.opts.SyncBytes {
+				// What was written during the sync waits for its delay
+				// or a waiter.
+				if inflight > 0 && !armed {
+					timer.Reset(l.opts.SyncDelay)
+					armed = true
+				} else if inflight == 0 && armed {
+					timer.Stop()
+					armed = false
+				}
 				break
 			}
 		}

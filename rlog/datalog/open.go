@@ -22,6 +22,7 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, error) {
 		fs: fsys, dir: dir, opts: opts, log: opts.Logger,
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
+		wrote:   make(chan struct{}, 1),
 	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("datalog: %w", err)

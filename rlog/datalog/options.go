@@ -1,6 +1,9 @@
 package datalog
 
-import "log/slog"
+import (
+	"log/slog"
+	"time"
+)
 
 // Options configure a data log. The zero value is usable.
 type Options struct {
@@ -10,6 +13,14 @@ type Options struct {
 	// 0): Append blocks while a record would go above it. A record larger
 	// than the bound is written alone, once nothing else is in flight.
 	MaxInflight int64
+	// SyncBytes and SyncDelay are when the flusher syncs without being
+	// asked: once SyncBytes are written and not synced (1 MiB if 0,
+	// capped at MaxInflight), or SyncDelay after the oldest such write
+	// (2 ms if 0). A waiter (WaitSynced, an Append short of room) gets a
+	// sync at once. Between them, writes accumulate into one group
+	// instead of each starting a sync of its own.
+	SyncBytes int64
+	SyncDelay time.Duration
 	// MaxRecordSize bounds one payload (64 MiB if 0).
 	MaxRecordSize int
 	// PrepareInline zero-fills each new segment in the Append that rolls
@@ -35,6 +46,13 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxInflight <= 0 {
 		o.MaxInflight = 64 << 20
+	}
+	if o.SyncBytes <= 0 {
+		o.SyncBytes = 1 << 20
+	}
+	o.SyncBytes = min(o.SyncBytes, o.MaxInflight)
+	if o.SyncDelay <= 0 {
+		o.SyncDelay = 2 * time.Millisecond
 	}
 	if o.MaxRecordSize <= 0 {
 		o.MaxRecordSize = 64 << 20
