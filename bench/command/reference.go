@@ -198,13 +198,23 @@ func ratioRows(experiment, run string, tabs []mdTable) []headlineRow {
 		return nil
 	}
 	col := slices.IndexFunc(t.header, func(h string) bool { return strings.HasPrefix(h, "corral/zookeeper") })
-	var out []headlineRow
+	var phases, ratios []string
 	for _, r := range t.rows {
 		if col >= 0 && len(r) > col && len(r) > 1 && r[1] == "ops/s" {
-			out = append(out, headlineRow{experiment, r[0] + " ops/s", r[col], run})
+			phases, ratios = append(phases, r[0]), append(ratios, r[col])
 		}
 	}
-	return out
+	return joinedRow(experiment, phases, " ops/s", ratios, run)
+}
+
+// joinedRow is one headline row for several measures of one run, side
+// by side ("create / set ops/s", "2.1x / 2.4x"); none when there are no
+// measures.
+func joinedRow(experiment string, names []string, unit string, ratios []string, run string) []headlineRow {
+	if len(names) == 0 {
+		return nil
+	}
+	return []headlineRow{{experiment, strings.Join(names, " / ") + unit, strings.Join(ratios, " / "), run}}
 }
 
 // mdTable is one Markdown table of a report and the heading above it.

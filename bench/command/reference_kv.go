@@ -78,18 +78,31 @@ var kvRefExperiments = []refExperiment{
 	},
 }
 
-// kvEtcdRows are the one-RG throughput ratios of a corral ÷ etcd table.
+// kvEtcdRows are the one-RG throughput ratios of a corral ÷ etcd table,
+// one row for each corral system (durability), its workloads side by
+// side ("A / B / C").
 func kvEtcdRows(experiment, run string, tabs []mdTable) []headlineRow {
 	t := findTable(tabs, kv.HeadingEtcd)
 	if t == nil {
 		return nil
 	}
 	var out []headlineRow
+	var workloads, ratios []string
+	flush := func(system string) {
+		out = append(out, joinedRow(experiment, workloads, " ops/s, "+system+" ÷ etcd", ratios, run)...)
+		workloads, ratios = nil, nil
+	}
+	system := ""
 	for _, r := range t.rows {
 		if len(r) > 8 && !strings.Contains(r[1], "g=") {
-			out = append(out, headlineRow{experiment, r[0] + " ops/s, " + r[1] + " ÷ etcd", r[4], run})
+			if r[1] != system {
+				flush(system)
+				system = r[1]
+			}
+			workloads, ratios = append(workloads, r[0]), append(ratios, r[4])
 		}
 	}
+	flush(system)
 	return out
 }
 
@@ -102,11 +115,16 @@ func kvPolicyRows(run string, tabs []mdTable) []headlineRow {
 		return nil
 	}
 	col := slices.Index(t.header, "÷ fixed")
-	var out []headlineRow
+	var policies, ratios []string
+	workload := ""
 	for _, r := range t.rows {
 		if col > 0 && len(r) > col && r[col] != "–" && r[1] == "sync" {
-			out = append(out, headlineRow{"kv leader change", r[0] + " ops/s, " + r[2] + " ÷ fixed, " + r[1], r[col], run})
+			if workload != "" && r[0] != workload {
+				break // one workload's policies in the headline
+			}
+			workload = r[0]
+			policies, ratios = append(policies, r[2]), append(ratios, r[col])
 		}
 	}
-	return out
+	return joinedRow("kv leader change", policies, " ÷ fixed, "+workload+" ops/s, sync", ratios, run)
 }
