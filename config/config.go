@@ -62,6 +62,11 @@ const (
 	DefaultAutopurgeSnapRetainCount = 3
 	MinAutopurgeSnapRetainCount     = 3 // PurgeTxnLog will not keep fewer
 	MinSnapCount                    = 2 // ZooKeeperServer.getSnapCount resets lower values to 2
+	// DefaultSnapSizeLimitKB is corral's default snapSizeLimitInKb, 64
+	// MiB. ZooKeeper's is 4 GiB of log files, which it only keeps on
+	// disk; corral keeps the log since the last snapshot in memory too
+	// (learners catch up from it), so its default bounds that memory.
+	DefaultSnapSizeLimitKB          = 64 << 10
 	DefaultMaxClientCnxns           = 60
 	DefaultGlobalOutstandingLimit   = 1000
 	DefaultJuteMaxBuffer            = 0xfffff
@@ -187,6 +192,11 @@ type Config struct {
 	QuorumListenOnAllIPs bool // quorumListenOnAllIPs; default false
 
 	SnapCount int // snapCount; default 100000, at least 2
+	// SnapSizeLimitKB is snapSizeLimitInKb: a snapshot starts once the
+	// log written since the last one holds between half this many KiB
+	// and all of them; 0 or less: no byte trigger. Default
+	// DefaultSnapSizeLimitKB (not ZooKeeper's 4 GiB).
+	SnapSizeLimitKB int64
 
 	AutopurgeSnapRetainCount int // autopurge.snapRetainCount; default 3, at least 3
 	AutopurgePurgeInterval   int // autopurge.purgeInterval, hours; 0 disables
@@ -405,6 +415,7 @@ func Default() *Config {
 		StandaloneEnabled:        true,
 		SyncEnabled:              true,
 		SnapCount:                DefaultSnapCount,
+		SnapSizeLimitKB:          DefaultSnapSizeLimitKB,
 		AutopurgeSnapRetainCount: DefaultAutopurgeSnapRetainCount,
 		MaxClientCnxns:           DefaultMaxClientCnxns,
 		GlobalOutstandingLimit:   DefaultGlobalOutstandingLimit,

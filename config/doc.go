@@ -6,7 +6,7 @@
 // repeated keys winning. The keys QuorumPeerConfig knows (tickTime,
 // dataDir, clientPort, server.N, autopurge.*, ...) are matched exactly. Any
 // other key k ZooKeeper turns into the system property zookeeper.k; for the
-// ones corral honours (snapCount, forceSync, globalOutstandingLimit,
+// ones corral honours (snapCount, snapSizeLimitInKb, forceSync, globalOutstandingLimit,
 // 4lw.commands.whitelist, extendedTypesEnabled,
 // DigestAuthenticationProvider.superDigest, jute.maxbuffer,
 // znode.container.*, admin.*) both k and zookeeper.k are accepted; the

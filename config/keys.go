@@ -70,7 +70,6 @@ var unsupportedKeys = map[string]bool{
 	"maxCnxns":                           true,
 	"readonlymode.enabled":               true,
 	"leaderServes":                       true,
-	"snapSizeLimitInKb":                  true,
 	"txnLogSizeLimitInKb":                true,
 	"closeSessionTxn.enabled":            true,
 	"enableEagerACLCheck":                true,

@@ -131,6 +131,7 @@ func canonicalKey(key string) string {
 // znode.container.*); both spellings are accepted.
 var sysPropKeys = map[string]bool{
 	"snapCount":                                true,
+	"snapSizeLimitInKb":                        true,
 	"forceSync":                                true,
 	"globalOutstandingLimit":                   true,
 	"4lw.commands.whitelist":                   true,
@@ -405,6 +406,12 @@ func (p *parser) applySysProp(key, canon, value string, line int) error {
 			v = MinSnapCount
 		}
 		c.SnapCount = int(v)
+		return err
+	case "snapSizeLimitInKb":
+		// SyncRequestProcessor: a value of 0 or less turns the byte
+		// trigger off.
+		v, err := javaDecode(key, value, 64)
+		c.SnapSizeLimitKB = v
 		return err
 	case "forceSync":
 		// ZooKeeper's FileTxnLog: forceSync is off iff the value is "no".

@@ -82,6 +82,9 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 
 	b.WriteString("# ZooKeeper reads these as the system properties zookeeper.<key>.\n")
 	put("snapCount", itoa(c.SnapCount))
+	if c.SnapSizeLimitKB != DefaultSnapSizeLimitKB {
+		put("snapSizeLimitInKb", strconv.FormatInt(c.SnapSizeLimitKB, 10))
+	}
 	forceSync := c.ForceSync
 	if c.Durability == DurabilityAsync || c.Durability == DurabilityDiskless {
 		forceSync = false

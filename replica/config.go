@@ -169,6 +169,15 @@ type Schedule struct {
 	// fifth of a core). Above that rate the SnapCount cadence rules.
 	// Default 1 s; negative turns it off.
 	MaxExposure time.Duration
+	// SnapBytes: a busy snapshot also starts once the entries written
+	// since the newest snapshot started hold a random number of bytes
+	// between SnapBytes/2 and SnapBytes (entry data, as ZooKeeper's
+	// snapSizeLimitInKb counts its log files). The driver keeps the
+	// entries since the snapshot before last in memory (zab reads them
+	// for DIFF), so this bounds that log by bytes as SnapCount does by
+	// count: with large entries SnapCount alone let it grow to
+	// gigabytes. 0 (the default): no byte trigger.
+	SnapBytes int64
 }
 
 func (s *Schedule) setDefaults() {

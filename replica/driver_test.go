@@ -14,13 +14,47 @@ import (
 	"github.com/corral-db/corral/zab"
 )
 
+// A busy snapshot comes due by bytes written (Schedule.SnapBytes) long
+// before the count when entries are large, at a point between half the
+// bytes and all of them; without SnapBytes bytes never make one due.
+func TestSchedulerSnapBytes(t *testing.T) {
+	now := time.Unix(0, 0)
+	for range 20 {
+		s := newScheduler(Schedule{SnapCount: 100000, SnapBytes: 1 << 20}, false, testRand())
+		written := int64(0)
+		for {
+			if _, ok := s.due(now); ok {
+				break
+			}
+			if written > 1<<20 {
+				t.Fatalf("not due after %d bytes with SnapBytes 1 MiB", written)
+			}
+			s.wrote(1, 64<<10, now)
+			written += 64 << 10
+		}
+		if written < 512<<10 {
+			t.Fatalf("due after %d bytes, below SnapBytes/2", written)
+		}
+		s.start(snapBusy)
+		s.finish(now, 0)
+		if _, ok := s.due(now); ok {
+			t.Fatal("due again with nothing written since the snapshot started")
+		}
+	}
+	s := newScheduler(Schedule{SnapCount: 100000}, false, testRand())
+	s.wrote(10, 1<<40, now)
+	if _, ok := s.due(now); ok {
+		t.Fatal("due by bytes without SnapBytes")
+	}
+}
+
 func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {
 	s := newScheduler(Schedule{SnapCount: 10, Spacing: 4}, false, testRand())
 	now := time.Unix(0, 0)
 	if _, ok := s.due(now); ok {
 		t.Fatal("due with no writes")
 	}
-	s.wrote(10, now)
+	s.wrote(10, 0, now)
 	if k, ok := s.due(now); !ok || k != snapBusy {
 		t.Fatalf("after snapCount writes: due=%v kind=%v", ok, k)
 	}
@@ -29,7 +63,7 @@ func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {
 		t.Fatal("due while one runs")
 	}
 	s.finish(now.Add(time.Second), time.Second)
-	s.wrote(10, now.Add(time.Second))
+	s.wrote(10, 0, now.Add(time.Second))
 	if _, ok := s.due(now.Add(4 * time.Second)); ok {
 		t.Fatal("due within the spacing (4 x the last snapshot's second)")
 	}
@@ -41,14 +75,14 @@ func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {
 func TestSchedulerDisklessIdleSnapshots(t *testing.T) {
 	s := newScheduler(Schedule{SnapCount: 1000, IdleQuiet: 100 * time.Millisecond, IdleMin: 5, MaxExposure: -1}, true, testRand())
 	now := time.Unix(0, 0)
-	s.wrote(3, now)
+	s.wrote(3, 0, now)
 	if _, ok := s.due(now.Add(time.Second)); ok {
 		t.Fatal("idle snapshot below IdleMin writes")
 	}
 	if s.idleDeclined() == 0 {
 		t.Fatal("the lull below IdleMin was not counted as declined")
 	}
-	s.wrote(3, now)
+	s.wrote(3, 0, now)
 	if _, ok := s.due(now.Add(50 * time.Millisecond)); ok {
 		t.Fatal("idle snapshot before the lull lasted IdleQuiet")
 	}
@@ -58,7 +92,7 @@ func TestSchedulerDisklessIdleSnapshots(t *testing.T) {
 	}
 	s.start(k)
 	s.finish(now.Add(200*time.Millisecond), 100*time.Millisecond)
-	s.wrote(10, now.Add(200*time.Millisecond))
+	s.wrote(10, 0, now.Add(200*time.Millisecond))
 	if _, ok := s.due(now.Add(400 * time.Millisecond)); ok {
 		t.Fatal("idle snapshot within the spacing")
 	}
@@ -68,7 +102,7 @@ func TestSchedulerDisklessIdleSnapshots(t *testing.T) {
 	// Busy diskless snapshots are not spaced.
 	s.start(snapIdle)
 	s.finish(now.Add(time.Second), time.Hour)
-	s.wrote(1000, now.Add(time.Second))
+	s.wrote(1000, 0, now.Add(time.Second))
 	if k, ok := s.due(now.Add(time.Second)); !ok || k != snapBusy {
 		t.Fatal("a diskless busy snapshot waited for the spacing")
 	}
@@ -287,19 +321,19 @@ func TestSchedulerDisklessExposureBound(t *testing.T) {
 	now := time.Unix(0, 0)
 	// One write every 50 ms: never a 100 ms lull, never IdleMin (1000).
 	for i := 0; i < 19; i++ {
-		s.wrote(1, now.Add(time.Duration(i)*50*time.Millisecond))
+		s.wrote(1, 0, now.Add(time.Duration(i)*50*time.Millisecond))
 		if _, ok := s.due(now.Add(time.Duration(i) * 50 * time.Millisecond)); ok {
 			t.Fatalf("snapshot due after %d writes in %v", i+1, time.Duration(i)*50*time.Millisecond)
 		}
 	}
-	s.wrote(1, now.Add(time.Second))
+	s.wrote(1, 0, now.Add(time.Second))
 	if k, ok := s.due(now.Add(time.Second)); !ok || k != snapIdle {
 		t.Fatalf("the oldest write waited the bound: due=%v kind=%v", ok, k)
 	}
 	s.start(snapIdle)
 	s.finish(now.Add(time.Second+300*time.Millisecond), 300*time.Millisecond)
 	// The bound grows to 5x the last snapshot (1.5 s), the spacing to 4x.
-	s.wrote(1, now.Add(2*time.Second))
+	s.wrote(1, 0, now.Add(2*time.Second))
 	if _, ok := s.due(now.Add(3 * time.Second)); ok {
 		t.Fatal("snapshot before 5x the last snapshot's duration")
 	}
@@ -312,7 +346,7 @@ func TestSchedulerDisklessExposureBound(t *testing.T) {
 	h := newScheduler(Schedule{SnapCount: 100000, IdleQuiet: 100 * time.Millisecond, MaxExposure: time.Second}, true, testRand())
 	for i := 0; i <= 100; i++ {
 		at := now.Add(time.Duration(i) * 10 * time.Millisecond)
-		h.wrote(200, at)
+		h.wrote(200, 0, at)
 		if k, ok := h.due(at); ok {
 			t.Fatalf("snapshot (%v) at %v under sustained load below the count", k, at)
 		}

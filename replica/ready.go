@@ -140,7 +140,7 @@ func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState, by process
 		}
 		if !d.diskless {
 			d.lq.push(logOp{entries: rd.Entries, gen: gen}, by != byDrive, by != byLogWriter)
-			d.sched.wrote(len(rd.Entries), d.env.Clock.Now())
+			d.sched.wrote(len(rd.Entries), entryBytes(rd.Entries), d.env.Clock.Now())
 		}
 	}
 	if rd.HardState != nil {
@@ -170,7 +170,7 @@ func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState, by process
 				return fmt.Errorf("replica: apply: %w", err)
 			}
 			if d.diskless {
-				d.sched.wrote(len(ents), d.env.Clock.Now())
+				d.sched.wrote(len(ents), entryBytes(ents), d.env.Clock.Now())
 			}
 		}
 	}
@@ -199,4 +199,13 @@ func (d *Driver) softChanged(prev, cur zab.SoftState) error {
 		d.cfg.OnSoftState(prev, cur)
 	}
 	return nil
+}
+
+// entryBytes is the size of the entries' data together.
+func entryBytes(ents []zab.Entry) int64 {
+	var n int64
+	for _, e := range ents {
+		n += int64(len(e.Data))
+	}
+	return n
 }

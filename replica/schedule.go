@@ -35,8 +35,10 @@ type scheduler struct {
 	// rand picks the snapshot points.
 	rand *rand.Rand
 	// since counts writes since the newest snapshot started; at is the
-	// randomised count that makes a busy snapshot due.
-	since, at int
+	// randomised count that makes a busy snapshot due. bytes and atBytes
+	// are the same for the writes' bytes (Schedule.SnapBytes).
+	since, at      int
+	bytes, atBytes int64
 	// lastWrite is when a write was last counted; oldest is when the
 	// oldest write since the newest snapshot started was counted.
 	lastWrite, oldest time.Time
@@ -55,7 +57,24 @@ func newScheduler(cfg Schedule, diskless bool, r *rand.Rand) *scheduler {
 	cfg.setDefaults()
 	s := &scheduler{cfg: cfg, diskless: diskless, rand: r}
 	s.at = s.nextAtLocked()
+	s.atBytes = s.nextAtBytesLocked()
 	return s
+}
+
+// nextAtBytesLocked randomises the byte point between SnapBytes/2 and
+// SnapBytes, as nextAtLocked the count; no draw without a byte trigger.
+func (s *scheduler) nextAtBytesLocked() int64 {
+	if s.cfg.SnapBytes <= 0 {
+		return 0
+	}
+	half := max(s.cfg.SnapBytes/2, 1)
+	return half + s.rand.Int64N(half)
+}
+
+// busyDueLocked reports whether the writes since the newest snapshot
+// started reached the count or the byte point.
+func (s *scheduler) busyDueLocked() bool {
+	return s.since >= s.at || (s.atBytes > 0 && s.bytes >= s.atBytes)
 }
 
 // nextAtLocked randomises the snapshot point between SnapCount/2 and
@@ -66,8 +85,8 @@ func (s *scheduler) nextAtLocked() int {
 	return half + s.rand.IntN(half)
 }
 
-// wrote counts n writes at now.
-func (s *scheduler) wrote(n int, now time.Time) {
+// wrote counts n writes of size bytes together at now.
+func (s *scheduler) wrote(n int, size int64, now time.Time) {
 	if n == 0 {
 		return
 	}
@@ -76,6 +95,7 @@ func (s *scheduler) wrote(n int, now time.Time) {
 		s.oldest = now
 	}
 	s.since += n
+	s.bytes += size
 	s.lastWrite = now
 	s.mu.Unlock()
 }
@@ -87,7 +107,7 @@ func (s *scheduler) due(now time.Time) (snapKind, bool) {
 	if s.running || s.since == 0 {
 		return 0, false
 	}
-	if s.since >= s.at {
+	if s.busyDueLocked() {
 		// Diskless busy snapshots are not spaced: a checkpoint writes
 		// every entry since the newest snapshot, and its size is the
 		// restoration time after a leader failure. With a log, the
@@ -141,9 +161,10 @@ func (s *scheduler) start(kind snapKind) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.running = true
-	s.since = 0
+	s.since, s.bytes = 0, 0
 	if kind == snapBusy {
 		s.at = s.nextAtLocked()
+		s.atBytes = s.nextAtBytesLocked()
 	}
 }
 

@@ -70,7 +70,11 @@ type Options struct {
 	// that does not read is disconnected past it.
 	MaxOutBuffer int
 
-	SnapCount       int
+	SnapCount int
+	// SnapBytes starts a snapshot once the log written since the last
+	// holds between half and all of this many bytes (zoo.cfg's
+	// snapSizeLimitInKb); 0 or less: none.
+	SnapBytes       int64
 	SnapRetainCount int
 	PurgeInterval   time.Duration
 	Durability      Durability

@@ -236,7 +236,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*re
 		SyncProgressEvery: s.opts.TickTime,
 		// The driver schedules snapshots (busy by count, diskless idle
 		// lulls, spacing); the snapshot goroutine asks it (driveSnapshots).
-		Schedule: repl.Schedule{SnapCount: s.opts.SnapCount, IdleQuiet: st.idleQuiet, IdleMin: int(st.idleSnapMin())},
+		Schedule: repl.Schedule{SnapCount: s.opts.SnapCount, SnapBytes: max(s.opts.SnapBytes, 0), IdleQuiet: st.idleQuiet, IdleMin: int(st.idleSnapMin())},
 		// The driver knows why it took a snapshot: it counts them by
 		// kind (takeSnapshot counts only the snapshots it decides on).
 		OnSnapshot: func(_ zab.Zxid, busy bool) {

@@ -329,7 +329,7 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 	}
 	sched := replica.Schedule{SnapCount: 1 << 30, IdleQuiet: -1}
 	if c.opts.SnapCount > 0 && (c.opts.Compact || c.opts.Mode == ModeDiskless) && !c.opts.NoBusySnapshots {
-		sched = replica.Schedule{SnapCount: c.opts.SnapCount, IdleQuiet: 100, IdleMin: max(1, c.opts.SnapCount/8)}
+		sched = replica.Schedule{SnapCount: c.opts.SnapCount, SnapBytes: c.opts.SnapBytes, IdleQuiet: 100, IdleMin: max(1, c.opts.SnapCount/8)}
 	}
 	d, err := replica.New(replica.Config{
 		ID:             s.id,

@@ -33,8 +33,10 @@ type Options struct {
 	MaxBatchBytes uint64 // zab.Config.MaxBatchBytes (0: default)
 	Compact       bool   // take snapshots and compact logs
 	// SnapCount is the snapshot scheduler's write count (Compact in sync
-	// and async modes; busy snapshots in diskless mode).
+	// and async modes; busy snapshots in diskless mode), SnapBytes its
+	// byte trigger (replica.Schedule.SnapBytes; 0: none).
 	SnapCount int
+	SnapBytes int64
 	// Breaks deliberately break a rule of the driver (the simulator's
 	// self-test, bite_test.go).
 	Breaks replica.Breaks
@@ -90,9 +92,9 @@ type Options struct {
 }
 
 func (o Options) String() string {
-	s := fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d settle=%d tick=%d maxCounter=%d maxBatch=%d compact=%v snapCount=%d "+
+	s := fmt.Sprintf("seed=%d voters=%d observers=%d mode=%v duration=%d settle=%d tick=%d maxCounter=%d maxBatch=%d compact=%v snapCount=%d snapBytes=%d "+
 		"drift=%.2f maxDelay=%d maxSyncDelay=%d rates(propose=%.3f crash=%.4f partition=%.4f break=%.4f pause=%.4f slow=%.4f leader=%.4f transfer=%.4f) clients=%d reconfig=%.4f spares=%d",
-		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.Settle, o.TickEvery, o.MaxCounter, o.MaxBatchBytes, o.Compact, o.SnapCount,
+		o.Seed, o.Voters, o.Observers, o.Mode, o.Duration, o.Settle, o.TickEvery, o.MaxCounter, o.MaxBatchBytes, o.Compact, o.SnapCount, o.SnapBytes,
 		o.ClockDrift, o.MaxDelay, o.MaxSyncDelay, o.ProposeRate, o.CrashRate, o.PartitionRate, o.BreakRate, o.PauseRate, o.SlowRate,
 		o.LeaderFaultRate, o.TransferRate, o.Clients, o.ReconfigRate, o.Spares)
 	// The self-tests' switches, only when set.
@@ -193,6 +195,11 @@ func RandomOptions(seed uint64) Options {
 	if r.IntN(3) == 0 {
 		o.SnapTransfer = initLimit*o.TickEvery/2 + r.Int64N(4*initLimit*o.TickEvery)
 		o.SnapStall = r.Float64() * 0.3
+	}
+	// Drawn after everything else, for the same reason: a third of the
+	// runs also snapshot by bytes written, a few entries' worth.
+	if r.IntN(3) == 0 {
+		o.SnapBytes = 256 + r.Int64N(8192)
 	}
 	return o
 }

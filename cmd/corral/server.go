@@ -278,6 +278,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
 		MaxBuffer:              cfg.JuteMaxBuffer,
 		SnapCount:              cfg.SnapCount,
+		SnapBytes:              cfg.SnapSizeLimitKB << 10,
 		SnapRetainCount:        cfg.AutopurgeSnapRetainCount,
 		PurgeInterval:          time.Duration(cfg.AutopurgePurgeInterval) * time.Hour,
 		FourLetterWords:        map[string]bool{},
