@@ -141,6 +141,10 @@ type Breaks struct {
 	// then gets InitLimit ticks for a SNAP however large, and one that
 	// takes longer never completes.
 	IgnoreProgress bool
+	// SendSlim hands zab the in-memory log's slim entries (Slimmer) as
+	// they are, without rebuilding them: learners brought up by DIFF get
+	// the small forms.
+	SendSlim bool
 }
 
 // Schedule is the snapshot policy.
@@ -176,7 +180,8 @@ type Schedule struct {
 	// entries since the snapshot before last in memory (zab reads them
 	// for DIFF), so this bounds that log by bytes as SnapCount does by
 	// count: with large entries SnapCount alone let it grow to
-	// gigabytes. 0 (the default): no byte trigger.
+	// gigabytes. Entries a Slimmer log store slimmed count with their
+	// slim size. 0 (the default): no byte trigger.
 	SnapBytes int64
 }
 

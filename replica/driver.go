@@ -52,8 +52,18 @@ type Driver struct {
 	// mu guards the node and everything that changes with it.
 	mu   sync.Mutex
 	node *zab.Node
-	// ms is the in-memory log zab reads; written under mu only.
+	// ms is the in-memory log; written under mu only. zs is ms as zab
+	// reads it: ms itself, or a slimLog when the log store is a Slimmer
+	// (slim.go).
 	ms *zab.MemoryStorage
+	zs zab.Storage
+	// slimmer is the log store as a Slimmer (nil: entries stay whole).
+	// durable is the last zxid the store holds durably in the current
+	// generation (persisted); slimmed is the last zxid slim went through.
+	// Both under mu.
+	slimmer Slimmer
+	durable zab.Zxid
+	slimmed zab.Zxid
 	// gen counts the Readys that truncated the log or installed a
 	// snapshot: a Persisted report for entries appended before is stale.
 	gen uint64
@@ -122,6 +132,14 @@ func New(cfg Config) (*Driver, error) {
 	if err := d.ms.Append(ents); err != nil {
 		return nil, fmt.Errorf("replica: the log loaded at start: %w", err)
 	}
+	d.zs = d.ms
+	if sl, ok := cfg.Env.Log.(Slimmer); ok && !diskless {
+		d.slimmer = sl
+		d.zs = &slimLog{ms: d.ms, sl: sl, sendSlim: cfg.Breaks.SendSlim}
+		// The log loaded at start is the store's: durable.
+		d.durable, _ = d.ms.LastZxid()
+		d.slimmed = applied
+	}
 	hs := cfg.HardState
 	// A diskless member restarted from a busy (fuzzy) snapshot holds an
 	// unknown prefix of what it acknowledged: it must not vote or count
@@ -144,7 +162,7 @@ func New(cfg Config) (*Driver, error) {
 		MaxBatchBytes:    cfg.MaxBatchBytes,
 		MaxCounter:       cfg.MaxCounter,
 		KeepEpoch:        cfg.KeepEpoch,
-		Storage:          d.ms,
+		Storage:          d.zs,
 		Applied:          applied,
 		Recovering:       recovering,
 		// A diskless member acknowledges at once and is CPU-bound under
@@ -357,7 +375,8 @@ func (d *Driver) SnapInstalls() int {
 	return d.snapInstalls
 }
 
-// Entry returns the log entry z if the in-memory log holds it.
+// Entry returns the log entry z if the in-memory log holds it (its slim
+// form, if the log store slimmed it).
 func (d *Driver) Entry(z zab.Zxid) (zab.Entry, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -46,6 +46,19 @@ func TestSchedulerSnapBytes(t *testing.T) {
 	if _, ok := s.due(now); ok {
 		t.Fatal("due by bytes without SnapBytes")
 	}
+	// Entries slimmed in the in-memory log count with their slim size.
+	s = newScheduler(Schedule{SnapCount: 100000, SnapBytes: 1 << 20}, false, testRand())
+	for range 100 {
+		s.wrote(1, 64<<10, now)
+		s.shrank(64<<10 - 100)
+	}
+	if _, ok := s.due(now); ok {
+		t.Fatal("due by bytes the in-memory log no longer holds")
+	}
+	s.wrote(16, 1<<20, now)
+	if _, ok := s.due(now); !ok {
+		t.Fatal("not due after 1 MiB more")
+	}
 }
 
 func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {
@@ -209,18 +222,7 @@ func TestLogCut(t *testing.T) {
 func TestSnapInstall(t *testing.T) {
 	g := newGroup(t, 3, Sync, Schedule{SnapCount: 2})
 	g.write(3)
-	l := g.stable()
-	var f uint64
-	for _, id := range g.ids {
-		if id != l {
-			f = id
-			break
-		}
-	}
-	// Cut off as a broken TCP connection is: both ends learn it.
-	g.cut[f] = true
-	g.m[l].d.ReportUnreachable(f)
-	g.m[f].d.ReportUnreachable(l)
+	l, f := g.isolateFollower()
 	z := g.write(10)
 	if ok, err := g.m[l].d.MaybeSnapshot(context.Background()); err != nil || !ok {
 		t.Fatalf("leader took no snapshot: %v %v", ok, err)
@@ -249,14 +251,7 @@ func TestSnapInstall(t *testing.T) {
 func TestCheckpointTriggers(t *testing.T) {
 	g := newGroup(t, 3, Diskless, Schedule{IdleQuiet: -1})
 	z := g.write(5)
-	l := g.stable()
-	var f uint64
-	for _, id := range g.ids {
-		if id != l {
-			f = id
-			break
-		}
-	}
+	l, f := g.follower()
 	fm := g.m[f]
 	if fm.ckpt.complete {
 		t.Fatal("a following member's checkpoint is complete")
@@ -601,5 +596,44 @@ func TestSoloKickAndLogGoroutineCommit(t *testing.T) {
 	}
 	if mb.log.synced != last {
 		t.Fatalf("log synced to %v, want %v", mb.log.synced, last)
+	}
+}
+
+// With a Slimmer log store, the in-memory log keeps the slim form of
+// every entry that is durable and applied, and a member brought up to
+// date by DIFF from it gets the entries whole.
+func TestSlimLog(t *testing.T) {
+	g := newGroup(t, 3, Sync, Schedule{})
+	g.slim = true
+	for _, id := range g.ids {
+		g.restart(id)
+	}
+	g.write(3)
+	l, f := g.isolateFollower()
+	z := g.write(10)
+	for range 5 {
+		g.step() // the last round's Process slims what the last sync made durable
+	}
+	for _, id := range g.ids {
+		if id == f {
+			continue
+		}
+		for _, e := range g.m[id].sm.applied {
+			got, ok := g.m[id].d.Entry(e.Zxid)
+			if !ok || string(got.Data) != string(fakeSlimForm(e.Zxid)) {
+				t.Fatalf("member %d keeps entry %v as %q, want its slim form", id, e.Zxid, got.Data)
+			}
+		}
+	}
+	delete(g.cut, f)
+	if !g.runUntil(3000, func() bool { return g.m[f].sm.Applied() >= z }) {
+		t.Fatalf("member %d did not catch up: %s", f, g.describe())
+	}
+	if n := g.m[f].d.SnapInstalls(); n != 0 {
+		t.Fatalf("member %d installed %d snapshots, want a DIFF", f, n)
+	}
+	want := g.m[l].sm.applied
+	if got := g.m[f].sm.applied; !slices.EqualFunc(got, want, func(a, b zab.Entry) bool { return a.Zxid == b.Zxid && string(a.Data) == string(b.Data) }) {
+		t.Fatalf("after DIFF member %d applied %v, leader %v", f, got, want)
 	}
 }

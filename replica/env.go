@@ -47,6 +47,24 @@ type LogStore interface {
 	TruncateAfter(z zab.Zxid) error
 }
 
+// Slimmer is implemented by a LogStore that can rebuild an entry it holds
+// durably from a smaller form of it. The driver keeps every entry since the
+// log's cut in memory for learners (DIFF); with a Slimmer it keeps the small
+// form of each entry that is both durable in the store and applied, and
+// rebuilds the entry when zab reads it. The logs' data log (server,
+// rlog.root) keeps a reference there in place of a 64 KiB payload, so the
+// in-memory log does not hold every payload until the cut (issue 24, §4).
+type Slimmer interface {
+	// Slim returns the form of e to keep in memory; ok false keeps e whole.
+	// The driver calls it only for entries the store has made durable (Sync
+	// returned after their Append) and not truncated since.
+	Slim(e zab.Entry) (data []byte, ok bool)
+	// Expand returns e's data as proposed from what Slim returned; an
+	// entry Slim left whole comes back as it is. An error means the store
+	// lost what it made durable (a damaged disk).
+	Expand(e zab.Entry) ([]byte, error)
+}
+
 // HardStateStore persists zab's epochs.
 type HardStateStore interface {
 	// SaveHardState writes hs durably before it returns.

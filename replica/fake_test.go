@@ -135,6 +135,31 @@ func (l *fakeLog) TruncateAfter(z zab.Zxid) error {
 	return nil
 }
 
+// slimFakeLog is a fakeLog that is a Slimmer: the slim form of an entry
+// is "slim" and its zxid, which Expand looks up.
+type slimFakeLog struct{ *fakeLog }
+
+func fakeSlimForm(z zab.Zxid) []byte { return fmt.Appendf(nil, "slim %v", z) }
+
+func (l slimFakeLog) Slim(e zab.Entry) ([]byte, bool) {
+	if e.Zxid > l.synced {
+		panic(fmt.Sprintf("slim of %v, synced up to %v", e.Zxid, l.synced))
+	}
+	return fakeSlimForm(e.Zxid), true
+}
+
+func (l slimFakeLog) Expand(e zab.Entry) ([]byte, error) {
+	if string(e.Data) != string(fakeSlimForm(e.Zxid)) {
+		return e.Data, nil
+	}
+	for _, le := range l.ents {
+		if le.Zxid == e.Zxid {
+			return le.Data, nil
+		}
+	}
+	return nil, fmt.Errorf("no entry %v", e.Zxid)
+}
+
 type fakeHS struct{ hs zab.HardState }
 
 func (h *fakeHS) SaveHardState(hs zab.HardState) error { h.hs = hs; return nil }
@@ -193,6 +218,7 @@ type group struct {
 	sched   Schedule
 	breaks  Breaks
 	noSync  bool // leave log syncs to the test (SyncLog)
+	slim    bool // log stores are Slimmers (slimFakeLog)
 	tickNum int
 }
 
@@ -219,6 +245,8 @@ func (g *group) start(id uint64, mb *member, complete bool) {
 	}
 	if g.mode == Diskless {
 		env.Checkpoints = mb.ckpt
+	} else if g.slim {
+		env.Log = slimFakeLog{mb.log}
 	} else {
 		env.Log = mb.log
 	}
@@ -246,6 +274,30 @@ func (g *group) start(id uint64, mb *member, complete bool) {
 	mb.d = d
 	mb.down = false
 	g.m[id] = mb
+}
+
+// follower returns the stable leader and one of its followers.
+func (g *group) follower() (leader, follower uint64) {
+	g.t.Helper()
+	l := g.stable()
+	for _, id := range g.ids {
+		if id != l {
+			return l, id
+		}
+	}
+	g.t.Fatal("a group of one has no follower")
+	return l, 0
+}
+
+// isolateFollower cuts a follower of the stable leader off, as a broken
+// TCP connection is (both ends learn it), and returns both.
+func (g *group) isolateFollower() (leader, follower uint64) {
+	g.t.Helper()
+	l, f := g.follower()
+	g.cut[f] = true
+	g.m[l].d.ReportUnreachable(f)
+	g.m[f].d.ReportUnreachable(l)
+	return l, f
 }
 
 // crash stops a member: its state machine keeps only what is durable.

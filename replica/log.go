@@ -170,6 +170,7 @@ func (d *Driver) truncateLog(z zab.Zxid) error {
 func (d *Driver) persisted(gen uint64, z zab.Zxid, quiet bool) {
 	d.mu.Lock()
 	if gen == d.gen {
+		d.durable = max(d.durable, z)
 		d.node.Persisted(z)
 		if msgs := d.node.TakeMessages(); len(msgs) > 0 {
 			d.attachSnapshotsLocked(msgs)

@@ -64,6 +64,12 @@ func (d *Driver) processLocked(by processor) error {
 		if rd.Truncate != nil || rd.Snapshot != nil {
 			d.gen++
 		}
+		if rd.Truncate != nil {
+			d.slimDurableLocked(*rd.Truncate)
+		}
+		if rd.Snapshot != nil {
+			d.slimDurableLocked(rd.Snapshot.Zxid)
+		}
 		gen := d.gen
 		prev := d.soft
 		if rd.SoftState != nil {
@@ -74,6 +80,7 @@ func (d *Driver) processLocked(by processor) error {
 		if err := d.handle(rd, gen, prev, by); err != nil {
 			return err
 		}
+		d.slim()
 
 		d.mu.Lock()
 		d.node.RecycleMessages(rd.Messages)

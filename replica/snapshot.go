@@ -199,7 +199,7 @@ func (d *Driver) Checkpoint() error {
 		if last <= after {
 			return nil, nil
 		}
-		return d.ms.Entries(after, last, math.MaxUint64)
+		return d.zs.Entries(after, last, math.MaxUint64)
 	})
 }
 
@@ -228,6 +228,7 @@ func (d *Driver) Restored(z zab.Zxid) error {
 	if err == nil {
 		// A Persisted report for the entries before is stale.
 		d.gen++
+		d.slimDurableLocked(z)
 		d.ms.ApplySnapshot(zab.Snapshot{Zxid: z})
 		d.prevSnap = z
 	}

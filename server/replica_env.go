@@ -184,6 +184,18 @@ func (w walStore) TruncateAfter(z zab.Zxid) error {
 	return w.st.wal.Sync()
 }
 
+// slimWALStore is walStore on a member with logs in a data log
+// (rlog.root): as a replica.Slimmer it lets the driver's in-memory log
+// keep an append's WAL form (the payload's reference) once the payload is
+// durable and applied, and rebuilds the proposal from the data log when a
+// learner needs it (DIFF). The payloads then live on disk only, not in
+// memory until the log's cut (issue 24, §4).
+type slimWALStore struct{ walStore }
+
+func (w slimWALStore) Slim(e zab.Entry) ([]byte, bool) { return w.st.rl.slim(e) }
+
+func (w slimWALStore) Expand(e zab.Entry) ([]byte, error) { return w.st.rl.toProposal(e.Data) }
+
 // hardStateFile is the epoch files as the driver's HardStateStore.
 type hardStateFile struct {
 	st   *storage

@@ -292,25 +292,51 @@ func (d *logData) refOp(tx *txn.Txn) (*txn.Txn, entryRef) {
 // toWAL turns a proposal (payload inside) into its WAL record (reference
 // inside), writing the payload to the data log; other entries pass.
 func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
+	b, ok, err := d.withRef(e, d.store)
+	if !ok {
+		return e.Data, err
+	}
+	return b, err
+}
+
+// slim returns the WAL form of a proposal whose payload this member's
+// data log holds (the driver's in-memory log keeps it, replica.Slimmer),
+// without writing anything; ok false for other entries.
+func (d *logData) slim(e zab.Entry) ([]byte, bool) {
+	b, ok, err := d.withRef(e, func(zxid int64, payload []byte) (entryRef, error) {
+		d.mu.Lock()
+		_, held := d.idx.find(zxid)
+		d.mu.Unlock()
+		if !held {
+			return entryRef{}, errNoPayload
+		}
+		return entryRef{zxid: zxid, length: uint32(len(payload)), crc: crc32.Checksum(payload, castagnoli)}, nil
+	})
+	return b, ok && err == nil
+}
+
+// withRef re-encodes a proposal with ref's answer in place of its
+// append's payload; ok false (and e's data) for an entry without one.
+func (d *logData) withRef(e zab.Entry, ref func(zxid int64, payload []byte) (entryRef, error)) ([]byte, bool, error) {
 	if len(e.Data) <= rlogInlineMax {
-		return e.Data, nil
+		return nil, false, nil
 	}
 	var h txn.Header
 	var tx txn.Txn
-	// The payload is only read (store) and then replaced: no copy.
+	// The payload is only read (ref) and then replaced: no copy.
 	if err := txn.DecodeShared(e.Data, &h, &tx); err != nil {
-		return e.Data, nil // the tree's apply reports what does not decode
+		return nil, false, nil // the tree's apply reports what does not decode
 	}
 	op := d.appendOp(&tx)
 	if op == nil {
-		return e.Data, nil
+		return nil, false, nil
 	}
-	ref, err := d.store(int64(e.Zxid), op.Data)
+	r, err := ref(int64(e.Zxid), op.Data)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	op.Data = ref.encode()
-	return txn.Append(nil, &h, &tx), nil
+	op.Data = r.encode()
+	return txn.Append(nil, &h, &tx), true, nil
 }
 
 // toProposal turns a WAL record back into the proposal (payload inside)

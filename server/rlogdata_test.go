@@ -418,3 +418,40 @@ func TestLogDataRewrittenProposal(t *testing.T) {
 		t.Fatalf("11 after the sweep: %v", err)
 	}
 }
+
+// TestLogDataSlim: the driver's in-memory log (replica.Slimmer) gets an
+// append's WAL form only once the data log holds its payload, the same
+// bytes appendEntry writes to the WAL, and the proposal back from it;
+// other entries are not slimmed and come back unchanged.
+func TestLogDataSlim(t *testing.T) {
+	d := openTestLogData(t, t.TempDir())
+	defer d.close()
+	w := slimWALStore{walStore{st: &storage{rl: d}}}
+	p := payload(64<<10, 3)
+	h := txn.Header{SessionID: 7, Cxid: 3, Zxid: 0x100000007, Type: wire.OpCreate2}
+	tx := txn.Txn{Type: wire.OpCreate2, Path: "/logs/a/e-0000000001", Data: p, ACL: []wire.ACL{}}
+	prop := zab.Entry{Zxid: 0x100000007, Data: txn.Append(nil, &h, &tx)}
+	if _, ok := w.Slim(prop); ok {
+		t.Fatal("slimmed an append whose payload the data log does not hold")
+	}
+	walRec, err := d.toWAL(prop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slim, ok := w.Slim(prop)
+	if !ok || !bytes.Equal(slim, walRec) {
+		t.Fatalf("slim form: ok=%v, equal to the WAL record: %v", ok, bytes.Equal(slim, walRec))
+	}
+	back, err := w.Expand(zab.Entry{Zxid: prop.Zxid, Data: slim})
+	if err != nil || !bytes.Equal(back, prop.Data) {
+		t.Fatalf("expand: equal=%v err=%v", bytes.Equal(back, prop.Data), err)
+	}
+	other := txn.Txn{Type: wire.OpSetData, Path: "/logs/a/e-0000000001", Data: p, Version: 1}
+	rec := zab.Entry{Zxid: 0x100000008, Data: txn.Append(nil, &h, &other)}
+	if _, ok := w.Slim(rec); ok {
+		t.Fatal("slimmed a setData")
+	}
+	if back, err := w.Expand(rec); err != nil || !bytes.Equal(back, rec.Data) {
+		t.Fatalf("expand of a whole entry: equal=%v err=%v", bytes.Equal(back, rec.Data), err)
+	}
+}

@@ -42,6 +42,7 @@ func TestSimulatorBites(t *testing.T) {
 		{"join progress never expires", ModeSync, replica.Breaks{ProgressForever: true}, false, true, 200},
 		{"SNAP transfer progress ignored", ModeSync, replica.Breaks{IgnoreProgress: true}, false, true, 200},
 		{"reads without leadership confirmation", ModeSync, replica.Breaks{}, true, true, 200},
+		{"slim log entries sent as they are", ModeSync, replica.Breaks{SendSlim: true}, false, true, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := tc.bound
@@ -54,6 +55,7 @@ func TestSimulatorBites(t *testing.T) {
 				o.Breaks = tc.brk
 				o.StaleReads = tc.stale
 				o.OutcomesOnly = tc.outcomes
+				o.Slim = o.Slim || tc.brk.SendSlim
 				if _, err := Run(o); err != nil {
 					t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)
 					return

@@ -324,6 +324,8 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 	}
 	if c.opts.Mode == ModeDiskless {
 		env.Checkpoints = s.disk
+	} else if c.opts.Slim {
+		env.Log = slimDisk{s.disk, c.fail}
 	} else {
 		env.Log = s.disk
 	}

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -119,6 +122,51 @@ func (d *disk) Checkpoint(entries func(after zab.Zxid) ([]zab.Entry, error)) err
 func (d *disk) Invalidate() error {
 	d.complete = false
 	return nil
+}
+
+// slimDisk is a disk that slims the driver's in-memory log
+// (replica.Slimmer): an entry's slim form is a token naming its zxid, and
+// Expand reads the entry back from the disk. A Slim of an entry the disk
+// does not hold durably, or an Expand of one it lost, is a failure of the
+// driver's rules (replica/slim.go).
+type slimDisk struct {
+	*disk
+	fail func(error)
+}
+
+// slimToken is the slim form of the entry z: no entry's data.
+func slimToken(z zab.Zxid) []byte {
+	return binary.BigEndian.AppendUint64([]byte("\xffslim:"), uint64(z))
+}
+
+// find returns the index of z in the disk's log, or -1.
+func (d *disk) find(z zab.Zxid) int {
+	i, ok := slices.BinarySearchFunc(d.ents, z, func(e zab.Entry, z zab.Zxid) int { return cmp.Compare(e.Zxid, z) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+func (d slimDisk) Slim(e zab.Entry) ([]byte, bool) {
+	if i := d.find(e.Zxid); i < 0 || i >= d.synced || !bytes.Equal(d.ents[i].Data, e.Data) {
+		d.fail(fmt.Errorf("driver slims log entry %v, which the disk does not hold durably", e.Zxid))
+		return nil, false
+	}
+	return slimToken(e.Zxid), true
+}
+
+func (d slimDisk) Expand(e zab.Entry) ([]byte, error) {
+	if !bytes.Equal(e.Data, slimToken(e.Zxid)) {
+		return e.Data, nil
+	}
+	i := d.find(e.Zxid)
+	if i < 0 {
+		err := fmt.Errorf("driver rebuilds slim log entry %v, which the disk no longer holds", e.Zxid)
+		d.fail(err)
+		return nil, err
+	}
+	return d.ents[i].Data, nil
 }
 
 // snapshot writes m as the newest snapshot. Diskless: a busy (fuzzy)

@@ -37,6 +37,10 @@ type Options struct {
 	// byte trigger (replica.Schedule.SnapBytes; 0: none).
 	SnapCount int
 	SnapBytes int64
+	// Slim makes each server's disk a replica.Slimmer (slimDisk): the
+	// driver keeps a token in place of every entry durable and applied,
+	// and the disk rebuilds it.
+	Slim bool
 	// Breaks deliberately break a rule of the driver (the simulator's
 	// self-test, bite_test.go).
 	Breaks replica.Breaks
@@ -109,6 +113,9 @@ func (o Options) String() string {
 	}
 	if o.NoBusySnapshots {
 		s += " noBusySnapshots"
+	}
+	if o.Slim {
+		s += " slim"
 	}
 	if o.SnapTransfer > 0 {
 		s += fmt.Sprintf(" snapTransfer=%d snapStall=%.2f", o.SnapTransfer, o.SnapStall)
@@ -201,5 +208,8 @@ func RandomOptions(seed uint64) Options {
 	if r.IntN(3) == 0 {
 		o.SnapBytes = 256 + r.Int64N(8192)
 	}
+	// Drawn after everything else, for the same reason: half the runs
+	// slim the in-memory log (replica.Slimmer; no effect in diskless).
+	o.Slim = r.IntN(2) == 0
 	return o
 }

@@ -101,6 +101,21 @@ func (s *MemoryStorage) Entry(z Zxid) (Entry, bool) {
 	return Entry{}, false
 }
 
+// SetData replaces the data of the entry with zxid z, in place, and
+// reports whether the log holds it. Slices Entries handed out earlier
+// share the log's array and see the change: a caller that uses SetData
+// must not hand those slices on (replica's slimLog copies them).
+func (s *MemoryStorage) SetData(z Zxid, data []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.ents), func(i int) bool { return s.ents[i].Zxid >= z })
+	if i < len(s.ents) && s.ents[i].Zxid == z {
+		s.ents[i].Data = data
+		return true
+	}
+	return false
+}
+
 // Append adds entries after the last one; their zxids must increase.
 func (s *MemoryStorage) Append(ents []Entry) error {
 	s.mu.Lock()

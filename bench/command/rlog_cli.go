@@ -43,7 +43,7 @@ func rlogCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.BoolVar(&cfg.ZooKeeper, "zookeeper", cfg.ZooKeeper, "also write the same payloads as sequential znodes to a ZooKeeper 3.9.3 ensemble of -members")
 	fs.BoolVar(&cfg.Anchors, "anchors", cfg.Anchors, "measure the disk and loopback anchors")
 	fs.DurationVar(&cfg.AnchorDuration, "anchor-duration", cfg.AnchorDuration, "duration of each anchor")
-	fs.IntVar(&cfg.SnapCount, "snap-count", cfg.SnapCount, "the members' snapCount (the driver keeps payloads in memory until the cut after a snapshot)")
+	fs.IntVar(&cfg.SnapCount, "snap-count", cfg.SnapCount, "the members' snapCount (the in-memory log is cut after each snapshot)")
 	fs.StringVar(&cfg.CorralBin, "corral-bin", env.CorralBinary, "corral binary to start (default: the corral beside corral-bench, or built from ./cmd/corral)")
 	fs.StringVar(&cfg.ZKLib, "zk-lib", "", "directory of ZooKeeper 3.9.3's jars (default: .cache/zookeeper/lib, fetched by make zookeeper)")
 	fs.StringVar(&cfg.Java, "java", cfg.Java, "java command")

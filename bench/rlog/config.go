@@ -52,9 +52,9 @@ type Config struct {
 	Anchors bool
 	// AnchorDuration bounds each anchor.
 	AnchorDuration time.Duration
-	// SnapCount is the members' snapCount: the driver keeps every
-	// proposal, payload included, in memory until the cut after a
-	// snapshot, so at large appends the default would hold gigabytes.
+	// SnapCount is the members' snapCount: how many appends the driver's
+	// in-memory log holds (their WAL forms; payloads only until durable
+	// and applied) before a snapshot cuts it.
 	SnapCount int
 	// CorralBin is the corral binary; ZKLib, Java and JavaHeap start
 	// ZooKeeper.
