@@ -234,7 +234,7 @@ func (r *Report) Markdown(w io.Writer) {
 	}
 	table("Fig. 5.1: throughput vs append size", "The main ensemble; one new log per size.", sel("5.1"))
 	table("Figs. 5.2/5.3: latency vs appends in flight", "Disk (the main ensemble) and memory configurations.", sel("5.2"))
-	table("Fig. 5.4: quorum size and group commit", fmt.Sprintf("%s appends; coupled = the data log's sync and the commit records' sync as one step per group (rlog.groupCommit=coupled).", mib(int64(c.Size))), sel("5.4"))
+	table("Fig. 5.4: quorum size and group commit", fmt.Sprintf("%s appends, each setup's first phase (a fresh ensemble); coupled = the data log's sync and the commit records' sync as one step per group (rlog.groupCommit=coupled).", mib(int64(c.Size))), sel("5.4"))
 	table("§5.1.2: sequential read", fmt.Sprintf("One reader, %s reads from the start of the Fig. 5.4 log to its committed end (size = bytes per read).", mib(readChunk)), sel("read"))
 	table("ZooKeeper 3.9.3: the same payloads as sequential znodes", fmt.Sprintf("forceSync=yes, %d sessions over the members (go-zookeeper, one create in flight each). Version: %s.", c.Outstanding, r.ZooKeeperVersion), sel("zookeeper"))
 	if g := r.Growth; g != nil {
