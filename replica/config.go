@@ -180,8 +180,10 @@ type Schedule struct {
 	// entries since the snapshot before last in memory (zab reads them
 	// for DIFF), so this bounds that log by bytes as SnapCount does by
 	// count: with large entries SnapCount alone let it grow to
-	// gigabytes. Entries a Slimmer log store slimmed count with their
-	// slim size. 0 (the default): no byte trigger.
+	// gigabytes. Entries a Slimmer log store slimmed still count whole:
+	// the bound is also on what a DIFF may have to read back and send
+	// (ZooKeeper's counts its log files, which hold the whole
+	// transactions). 0 (the default): no byte trigger.
 	SnapBytes int64
 }
 

@@ -46,19 +46,6 @@ func TestSchedulerSnapBytes(t *testing.T) {
 	if _, ok := s.due(now); ok {
 		t.Fatal("due by bytes without SnapBytes")
 	}
-	// Entries slimmed in the in-memory log count with their slim size.
-	s = newScheduler(Schedule{SnapCount: 100000, SnapBytes: 1 << 20}, false, testRand())
-	for range 100 {
-		s.wrote(1, 64<<10, now)
-		s.shrank(64<<10 - 100)
-	}
-	if _, ok := s.due(now); ok {
-		t.Fatal("due by bytes the in-memory log no longer holds")
-	}
-	s.wrote(16, 1<<20, now)
-	if _, ok := s.due(now); !ok {
-		t.Fatal("not due after 1 MiB more")
-	}
 }
 
 func TestSchedulerBusySnapshotsAreSpaced(t *testing.T) {

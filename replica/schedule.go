@@ -100,17 +100,6 @@ func (s *scheduler) wrote(n int, size int64, now time.Time) {
 	s.mu.Unlock()
 }
 
-// shrank takes size bytes off the bytes counted since the newest
-// snapshot started: the in-memory log replaced entries by smaller slim
-// forms (slim.go), so the byte trigger bounds what it holds. Entries
-// written before that snapshot started may be among them; the count
-// stops at zero.
-func (s *scheduler) shrank(size int64) {
-	s.mu.Lock()
-	s.bytes = max(0, s.bytes-size)
-	s.mu.Unlock()
-}
-
 // due reports whether a snapshot should start now, and which kind.
 func (s *scheduler) due(now time.Time) (snapKind, bool) {
 	s.mu.Lock()

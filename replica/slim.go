@@ -96,25 +96,20 @@ func (d *Driver) slim() {
 		data []byte
 	}
 	out := make([]slimmed, 0, len(ents))
-	var saved int64
 	for _, e := range ents {
 		if data, ok := d.slimmer.Slim(e); ok {
 			out = append(out, slimmed{e.Zxid, data})
-			saved += int64(len(e.Data) - len(data))
 		}
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.slimmed != from || d.durable < to {
 		// A truncation or a snapshot came in between: leave it to the
 		// next round.
-		d.mu.Unlock()
 		return
 	}
 	for _, s := range out {
 		d.ms.SetData(s.z, s.data)
 	}
 	d.slimmed = to
-	d.mu.Unlock()
-	// The byte trigger counts what the in-memory log holds.
-	d.sched.shrank(saved)
 }
