@@ -35,19 +35,39 @@ type spareCandidate struct {
 
 var spareCandidates = []spareCandidate{
 	{"zero", prepareZeroBench},
-	{"falloc", prepareFallocBench(0)},
+	{"falloc", prepareFallocSpare},
 	{"zerorange", prepareFallocBench(unix.FALLOC_FL_ZERO_RANGE)},
 	{"writezeroes", prepareFallocBench(0x80)}, // FALLOC_FL_WRITE_ZEROES, Linux 6.17
 	{"zerodirect", prepareZeroDirectBench},
 }
 
-// prepareZeroBench is the data log's own preparation (prepareSpare):
-// 64 KiB zero writes, an fdatasync every MiB, a directory sync.
+// prepareZeroBench is how the data log prepared a spare before it used
+// fallocate (and how wal/spare.go still does): 64 KiB zero writes, an
+// fdatasync every MiB, a directory sync.
 func prepareZeroBench(dir, name string, size int64) (int, error) {
-	if err := prepareSpare(vfs.OS(), dir, size, nil); err != nil {
+	const syncEvery = 1 << 20
+	f, err := vfs.OS().Create(name)
+	if err != nil {
 		return 0, err
 	}
-	return int((size + zeroSyncEvery - 1) / zeroSyncEvery), nil
+	defer f.Close()
+	syncs := 0
+	for off := int64(0); off < size; off += syncEvery {
+		if err := vfs.WriteZeros(f, off, min(off+syncEvery, size), nil); err != nil {
+			return 0, err
+		}
+		if err := f.Sync(); err != nil {
+			return 0, err
+		}
+		syncs++
+	}
+	return syncs, vfs.OS().SyncDir(dir)
+}
+
+// prepareFallocSpare is the data log's prepareSpare: fallocate, one
+// fdatasync, a directory sync.
+func prepareFallocSpare(dir, name string, size int64) (int, error) {
+	return 1, prepareSpare(vfs.OS(), dir, size, nil)
 }
 
 // prepareFallocBench allocates the spare with fallocate(mode) (unwritten
