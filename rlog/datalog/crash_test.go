@@ -40,7 +40,7 @@ func crashWorkload(fsys vfs.FS, seed uint64) (written []rec, acked Pos) {
 
 // TestCrashAtEveryStep crashes the file system before each mutating call
 // an append workload makes (writes of headers and payloads, syncs, the
-// spare's creation and zero fill, renames, directory syncs), keeping a
+// spare's creation and allocation, renames, directory syncs), keeping a
 // random part of what was not synced, and checks after reopening that
 // every record the log reported synced reads back with its exact bytes,
 // and that every record recovered is one that was written, intact.

@@ -20,11 +20,31 @@
 // bytes are. A record is addressed by its Pos, (segment seq, file offset of
 // its header): positions are a member's own, never replicated.
 //
-// Segments are preallocated as the WAL's are (see wal/doc.go): a goroutine
-// zero-fills and syncs a spare file, data.next.tmp, ahead of time, and a
-// roll renames it, so the fdatasync of appended bytes never journals
-// metadata. An all-zero record header ends a segment. A record larger than
-// a segment gets a segment of its own, sized to fit.
+// An all-zero record header ends a segment. A record larger than a
+// segment gets a segment of its own, sized to fit.
+//
+// # Preallocation
+//
+// A goroutine prepares a spare file, data.next.tmp, ahead of time, and a
+// roll renames it to the next segment's name. The spare is allocated with
+// fallocate (vfs.File.Preallocate), not written: on ext4 and XFS its
+// blocks are unwritten extents, which read as zeros, and one fdatasync
+// and a directory sync make the allocation, the size and the name
+// durable. An append never changes a segment's size. It does write into
+// unwritten extents, so the fdatasync after it also commits their
+// conversion to written in the journal: one small journal commit per
+// sync, whatever the group's size. The WAL (wal/doc.go) writes zeros
+// instead, because its records are small and that commit is most of an
+// fdatasync's cost there; here records are large (64 KiB appends), and
+// zeros would write every byte to the disk twice, once as zeros and once
+// as the record, on a disk the members of a group share.
+// BenchmarkSparePrep compares the two. Where fallocate is not supported,
+// Preallocate writes the zeros.
+//
+// Until an unwritten extent's conversion is committed it reads as zeros,
+// so a crash leaves the tail of the last segment as zeros or as bytes
+// that were written, never as stale blocks: the torn-tail rule below is
+// unchanged.
 //
 // # Write and sync decoupled
 //

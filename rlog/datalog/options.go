@@ -23,7 +23,7 @@ type Options struct {
 	SyncDelay time.Duration
 	// MaxRecordSize bounds one payload (64 MiB if 0).
 	MaxRecordSize int
-	// PrepareInline zero-fills each new segment in the Append that rolls
+	// PrepareInline allocates each new segment in the Append that rolls
 	// to it instead of in a goroutine ahead of time (tests use it to make
 	// every step of a roll happen in a known order).
 	PrepareInline bool

@@ -9,19 +9,15 @@ import (
 	"github.com/corral-db/corral/vfs"
 )
 
-// zeroSyncEvery is how many zero bytes are written between two fdatasyncs
-// of the spare (wal/spare.go says why a MiB).
-const zeroSyncEvery = 1 << 20
-
 type spareState int
 
 const (
 	spareNone    spareState = iota // no spare, none being prepared
 	sparePending                   // the preparer owes a result on res
-	spareReady                     // the spare is zero-filled and durable
+	spareReady                     // the spare is allocated and durable
 )
 
-// preparer zero-fills the next segment's file ahead of time. It touches
+// preparer allocates the next segment's file ahead of time. It touches
 // only the spare file and the directory; the Log, holding wmu, sends one
 // request on kick and takes its outcome from res, so neither blocks.
 type preparer struct {
@@ -57,19 +53,33 @@ func (p *preparer) halt() {
 	<-p.done
 }
 
-// prepareSpare creates (or truncates) the spare and fills it with size
-// durable zero bytes, then makes its name durable.
+// prepareSpare creates (or truncates) the spare, allocates size bytes
+// that read as zeros (fallocate: unwritten extents, no data written; see
+// "Preallocation" in doc.go), makes them and the size durable, then the
+// name. stop is checked before each step that writes.
 func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) error {
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	if stopped() {
+		return vfs.ErrStopped
+	}
 	name := filepath.Join(dir, spareName)
 	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", spareName, err)
 	}
-	for off := int64(0); off < size && err == nil; off += zeroSyncEvery {
-		err = vfs.WriteZeros(f, off, min(off+zeroSyncEvery, size), stop)
-		if err == nil {
-			err = f.Sync()
-		}
+	err = f.Preallocate(size)
+	if err == nil && stopped() {
+		err = vfs.ErrStopped
+	}
+	if err == nil {
+		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -92,7 +102,7 @@ func (l *Log) kickPreparer() {
 	l.spare = sparePending
 }
 
-// takeSpare returns once the spare file exists, zero-filled and durable,
+// takeSpare returns once the spare file exists, allocated and durable,
 // with at least size bytes. wmu is held.
 func (l *Log) takeSpare(size int64) error {
 	if l.spare == sparePending {
