@@ -121,9 +121,11 @@ func TestLinearizableUnderLeaderKills(t *testing.T) {
 	)
 	// The load runs until the kills are over and the group has settled
 	// minOK operations, however long a loaded machine takes for them
-	// (bounded by loadWait); each client stops after 500 operations.
+	// (bounded by loadWait); each client stops after maxOps operations, more
+	// than a quiet machine gets through before the kills are over.
 	const minOK, minAfter = 50, 10
 	const loadWait = 120 * time.Second
+	const maxOps = 20000
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
@@ -133,7 +135,7 @@ func TestLinearizableUnderLeaderKills(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(cl), 7))
 			var seen int64
-			for n := 0; n < 500 && ctx.Err() == nil; n++ {
+			for n := 0; n < maxOps && ctx.Err() == nil; n++ {
 				in := regInput{kind: regKind(rng.IntN(3)), key: rng.IntN(keys), value: next.Add(1), expect: seen}
 				row := []byte(fmt.Sprintf("k%d", in.key))
 				cell := []*kvpb.Cell{{Family: "cf", Qualifier: []byte("q"), Value: []byte(strconv.FormatInt(in.value, 10))}}
