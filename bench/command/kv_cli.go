@@ -19,6 +19,7 @@ import (
 //	                [-members 3] [-durability sync,async,diskless] [-tick-time 500]
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt k=v]...
 //	                [-groups 1,2,4] [-routing routed,forwarded] [-compaction-sample 100ms]
+//	                [-no-coalesce]
 //	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
@@ -36,6 +37,7 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	groups := fs.String("groups", "1", "comma-separated replica-group counts, corral run once per count (and policy); more than 1 launches `corral kv cluster -spawn` with threads and records scaled by the count, and fits the USL over three or more counts")
 	routing := fs.String("routing", kv.RoutingRouted, "comma-separated routing of sharded runs (groups > 1), each run once per entry: routed (the client sends each row to its RG's leader) or forwarded (to the endpoints, which forward it)")
 	fs.DurationVar(&cfg.CompactionSample, "compaction-sample", cfg.CompactionSample, "how often a one-RG corral run reads each member's compaction state (its Prometheus endpoint) while measuring; 0: never")
+	fs.BoolVar(&cfg.NoCoalesce, "no-coalesce", false, "corral's client sends each Get alone instead of coalescing concurrent Gets into MultiGets")
 	var opts stringsFlag
 	fs.Var(&opts, "server-opt", "extra zoo.cfg line key=value for every corral member (repeatable)")
 	fs.BoolVar(&cfg.CPUBudget, "cpu-budget", cfg.CPUBudget, "give each member its own CPU budget: GOMAXPROCS=1 and a cgroup v2 cpu.max, else taskset to one CPU")

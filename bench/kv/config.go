@@ -42,6 +42,9 @@ type Config struct {
 	// sends it to the endpoints, which forward it to the owner's leader
 	// (the paper's Table II baseline). One RG has nothing to route.
 	Routing []string
+	// NoCoalesce turns off the corral client's coalescing of concurrent
+	// Gets into MultiGets (kvclient.Config.NoCoalesce), for an A/B.
+	NoCoalesce bool
 	// ServerOpts are extra zoo.cfg lines (key=value) for every corral
 	// member.
 	ServerOpts []string

@@ -119,7 +119,7 @@ func launchCorral(ctx context.Context, cfg *Config, name, policy, dir string, bg
 // attempt applied counts). With forward, row requests go to the
 // endpoints, which forward them (kvclient.Config.Forward).
 func (s *System) connectCorral(ctx context.Context, cfg *Config, endpoints []string, forward bool) error {
-	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints, Forward: forward})
+	c, err := kvclient.New(kvclient.Config{Endpoints: endpoints, Forward: forward, NoCoalesce: cfg.NoCoalesce})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@
 //	                [-members 3] [-durability sync,async,diskless] [-tick-time 500]
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt key=value]...
 //	                [-groups 1,2,4] [-routing routed,forwarded] [-compaction-sample 100ms]
+//	                [-no-coalesce]
 //	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 //
@@ -26,7 +27,8 @@
 //     127.0.0.1 (the zoo.cfg `corral kv ensemble` writes, with
 //     durability=-durability and tickTime=-tick-time), driven through
 //     the Go client (client/kvclient), which sends every call to the
-//     leader. -leader-policy P adds the line kv.leaderPolicy=P (the
+//     leader and sends concurrent reads together as one MultiGet
+//     (-no-coalesce: each alone). -leader-policy P adds the line kv.leaderPolicy=P (the
 //     compaction-aware leader change's policy; fixed never moves the
 //     leader for a compaction); -server-opt key=value adds any other
 //     line. A key the server does not know is logged and ignored by it.

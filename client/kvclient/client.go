@@ -38,6 +38,15 @@ type Config struct {
 	// forward each to the owning RG's leader (server-side forwarding),
 	// instead of the client routing them itself.
 	Forward bool
+	// NoCoalesce turns off the coalescing of concurrent Gets. By
+	// default a Get that finds another call of its line (same table,
+	// same read options, same replica group) in flight waits for it to
+	// complete and then leaves with the Gets queued meanwhile as one
+	// MultiGet (at most maxCoalesce rows), each Get answered with its own
+	// row or NotFound; a Get that finds its line free is sent at once,
+	// alone, so an idle client adds no latency. With Forward, Gets are
+	// not coalesced.
+	NoCoalesce bool
 }
 
 // Client is safe for concurrent use.
@@ -54,7 +63,8 @@ type Client struct {
 	discovered bool
 	shard      *sharded
 
-	lanes lanes // request ids of writes
+	lanes    lanes     // request ids of writes
+	coalesce coalescer // concurrent Gets sent as MultiGets (coalesce.go)
 }
 
 // New makes a client; it connects lazily.
@@ -68,7 +78,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = 50 * time.Millisecond
 	}
-	return &Client{cfg: cfg, conns: make(map[string]*grpc.ClientConn), leader: cfg.Endpoints[0]}, nil
+	c := &Client{cfg: cfg, conns: make(map[string]*grpc.ClientConn), leader: cfg.Endpoints[0]}
+	c.coalesce.lines = make(map[lineKey]*line)
+	return c, nil
 }
 
 // Close closes every connection.
@@ -315,7 +327,16 @@ func (c *Client) Delete(ctx context.Context, req *kvpb.DeleteRequest) (resp *kvp
 }
 
 // Get reads one row; IsNotFound(err) when it has no selected cell.
-func (c *Client) Get(ctx context.Context, req *kvpb.GetRequest) (resp *kvpb.GetResponse, err error) {
+// Concurrent Gets may be sent together as one MultiGet (Config.NoCoalesce).
+func (c *Client) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
+	if k, ok := c.coalesceKey(ctx, req); ok {
+		return c.getCoalesced(ctx, k, req)
+	}
+	return c.getAlone(ctx, req)
+}
+
+// getAlone sends a Get as one call.
+func (c *Client) getAlone(ctx context.Context, req *kvpb.GetRequest) (resp *kvpb.GetResponse, err error) {
 	err = c.doRow(ctx, req.GetRow(), true, func(ctx context.Context, kc kvpb.KVClient) error {
 		resp, err = kc.Get(ctx, req)
 		return err

@@ -23,6 +23,15 @@
 // unknown to the caller); once the lane's next write has applied, the
 // group refuses the old one (FAILED_PRECONDITION).
 //
+// Coalescing (coalesce.go): concurrent Gets of one table with the same
+// read options, bound for one replica group, are sent together. A Get
+// whose line is free goes at once, alone; Gets arriving while a call of
+// the line is in flight wait, and leave as one MultiGet when it
+// completes (send when the line is free, without a timer), retried and
+// routed as a MultiGet is. Each Get gets its own row, NotFound, or the
+// batch's error, and leaves on its own context. Config.NoCoalesce turns
+// it off.
+//
 // Sharded clusters: on first use the client asks an endpoint (the Cluster
 // call) whether it belongs to one. If so it reads the ring and the RGs'
 // leaders from the configuration manager and keeps them current with one
