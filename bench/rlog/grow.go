@@ -23,6 +23,8 @@ type Growth struct {
 	Samples []RSSSample `json:"samples"`
 	Seconds float64     `json:"seconds"`
 	Errors  int64       `json:"errors"`
+	// FirstError is the first failed append's error, if any.
+	FirstError string `json:"first_error,omitempty"`
 	// Spread is, per member, (max - min) / min of its RSS over the
 	// samples: the first is taken when the log holds Target/GrowSamples
 	// (1 GiB of 8 GiB with 8 samples), the last at Target.
@@ -84,7 +86,16 @@ func (c *cluster) growPhase(ctx context.Context, cfg *Config, name string) (*Gro
 				_, err := c.client.Append(actx, name, data, nil)
 				acancel()
 				if err != nil {
-					if ctx.Err() == nil && errs.Add(1) > 100 {
+					if ctx.Err() != nil {
+						continue
+					}
+					mu.Lock()
+					if g.FirstError == "" {
+						g.FirstError = err.Error()
+						cfg.Log.Warn("append failed in the memory phase", "err", err)
+					}
+					mu.Unlock()
+					if errs.Add(1) > 100 {
 						cancel()
 					}
 					continue
@@ -114,7 +125,7 @@ func (c *cluster) growPhase(ctx context.Context, cfg *Config, name string) (*Gro
 		g.Spread = append(g.Spread, RSSSpread(v))
 	}
 	if g.Errors > 100 {
-		return g, fmt.Errorf("bench: the memory phase failed %d appends", g.Errors)
+		return g, fmt.Errorf("bench: the memory phase failed %d appends, the first with %s", g.Errors, g.FirstError)
 	}
 	return g, nil
 }

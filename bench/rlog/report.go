@@ -238,7 +238,11 @@ func (r *Report) Markdown(w io.Writer) {
 	table("§5.1.2: sequential read", fmt.Sprintf("One reader, %s reads from the start of the Fig. 5.4 log to its committed end (size = bytes per read).", mib(readChunk)), sel("read"))
 	table("ZooKeeper 3.9.3: the same payloads as sequential znodes", fmt.Sprintf("forceSync=yes, %d sessions over the members (go-zookeeper, one create in flight each). Version: %s.", c.Outstanding, r.ZooKeeperVersion), sel("zookeeper"))
 	if g := r.Growth; g != nil {
-		fmt.Fprintf(w, "## Resident memory while one log grows\n\n%s appends to one log up to %s in %.1f s (%d errors); each member's VmRSS in MiB.\n\n| log bytes |", mib(int64(g.Size)), mib(g.Target), g.Seconds, g.Errors)
+		first := ""
+		if g.FirstError != "" {
+			first = fmt.Sprintf(" (the first: %s)", g.FirstError)
+		}
+		fmt.Fprintf(w, "## Resident memory while one log grows\n\n%s appends to one log up to %s in %.1f s (%d errors%s); each member's VmRSS in MiB.\n\n| log bytes |", mib(int64(g.Size)), mib(g.Target), g.Seconds, g.Errors, first)
 		for i := range g.Spread {
 			fmt.Fprintf(w, " m%d |", i+1)
 		}

@@ -201,8 +201,13 @@ func runSetup(ctx context.Context, cfg *Config, s setup, main bool, dir string, 
 			if g != nil {
 				rep.Growth = g
 			}
-			if err != nil {
+			if err != nil && g == nil {
 				return err
+			}
+			if err != nil {
+				// The report shows the failed appends and the first
+				// error; the other setups still run.
+				cfg.Log.Warn("the memory phase failed", "err", err)
 			}
 		}
 	}
