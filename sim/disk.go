@@ -221,16 +221,8 @@ func (d *disk) durable(z zab.Zxid) bool {
 	if z <= d.snap.zxid {
 		return true
 	}
-	_, ok := slices.BinarySearchFunc(d.ents[:d.synced], z, func(e zab.Entry, z zab.Zxid) int {
-		switch {
-		case e.Zxid < z:
-			return -1
-		case e.Zxid > z:
-			return 1
-		}
-		return 0
-	})
-	return ok
+	i := d.find(z)
+	return i >= 0 && i < d.synced
 }
 
 // simSM is the state machine a simulated server's driver feeds: the hash
