@@ -194,10 +194,9 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 	t.raiseParent(parent, parentPath, tx.ParentCVersion, h.Zxid)
 
 	z := h.Zxid
-	data, own := withName(tx.Data, name)
-	n := t.newNode(own, acl, data,
+	n := t.newNode(name, acl, tx.Data,
 		PStat{Czxid: z, Mzxid: z, Ctime: h.Time, Mtime: h.Time, EphemeralOwner: owner, Pzxid: z})
-	parent.addChild(n)
+	parent.addChild(&t.nodes, n)
 	t.index(path, n)
 	t.quotaCreated(path, n)
 	n.Stat(st)
@@ -281,9 +280,7 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 	t.quotaDataChanged(tx.Path, int64(len(tx.Data)-n.dataSize()))
 	t.nodeSum -= n.term(tx.Path)
 	t.dataSize += int64(len(tx.Data) - n.dataSize())
-	// Kept as given, not copied as a create's is: setData is the hot
-	// path that allocates nothing (see Apply).
-	n.setData(tx.Data)
+	t.recs.put(n, n.baseName(), tx.Data)
 	n.version = tx.Version
 	n.mzxid = h.Zxid
 	n.mtime = h.Time

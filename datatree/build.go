@@ -40,9 +40,7 @@ func (b *Builder) AddNode(path string, data []byte, acl []wire.ACL, st PStat) er
 		return fmt.Errorf("datatree: node %q added twice", path)
 	}
 	b.seen[path] = struct{}{}
-	// The node keeps its own copy, as a created one does.
-	data, name := withName(data, BaseName(path))
-	n := b.t.newNode(name, b.t.acls.intern(acl), data, st)
+	n := b.t.newNode(BaseName(path), b.t.acls.intern(acl), data, st)
 	b.recs = append(b.recs, nodeRec{path: path, n: n})
 	return nil
 }

@@ -21,13 +21,14 @@ import (
 // h mod 2^(L+1) if that is below nb, else in h mod 2^L: buckets below
 // nb-2^L have been split in this round, the others not yet.
 //
-// Per child this costs the next pointer in the node and 8 bytes of bucket
-// for every one to two children (the load stays between minLoad and
+// Per child this costs the next reference in the node and 4 bytes of
+// bucket for every one to two children (the load stays between minLoad and
 // maxLoad).
 type childTable struct {
-	n    int32 // children
-	nb   int32 // buckets, at least 1
-	segs [][]*Node
+	nodes *nodeAlloc // where the children live
+	n     int32      // children
+	nb    int32      // buckets, at least 1
+	segs  [][]nodeRef
 }
 
 const (
@@ -49,8 +50,8 @@ var nameSeed = maphash.MakeSeed()
 
 func nameHash(name string) uint64 { return maphash.String(nameSeed, name) }
 
-func newChildTable() *childTable {
-	return &childTable{nb: 1, segs: [][]*Node{make([]*Node, 1)}}
+func newChildTable(a *nodeAlloc) *childTable {
+	return &childTable{nodes: a, nb: 1, segs: [][]nodeRef{make([]nodeRef, 1)}}
 }
 
 // bucketOf is the bucket of hash h in a table of nb buckets.
@@ -63,7 +64,7 @@ func bucketOf(h uint64, nb int32) int32 {
 	return b
 }
 
-func (c *childTable) bucket(b int32) **Node {
+func (c *childTable) bucket(b int32) *nodeRef {
 	return &c.segs[b>>segShift][b&segMask]
 }
 
@@ -74,7 +75,7 @@ func (c *childTable) bucket(b int32) **Node {
 func (c *childTable) get(name string) *Node {
 	h := nameHash(name)
 	tag := uint8(h >> 56)
-	for n := *c.bucket(bucketOf(h, c.nb)); n != nil; n = n.next {
+	for n := c.nodes.node(*c.bucket(bucketOf(h, c.nb))); n != nil; n = c.nodes.node(n.next) {
 		if n.tag() == tag && int(n.nameLen) == len(name) && n.baseName() == name {
 			return n
 		}
@@ -88,7 +89,7 @@ func (c *childTable) add(n *Node) {
 	n.setTag(uint8(h >> 56))
 	head := c.bucket(bucketOf(h, c.nb))
 	n.next = *head
-	*head = n
+	*head = c.nodes.ref(n)
 	c.n++
 	if c.n > maxLoad*c.nb {
 		c.split()
@@ -97,10 +98,11 @@ func (c *childTable) add(n *Node) {
 
 // remove takes n out of the table, if it is there.
 func (c *childTable) remove(n *Node) {
-	for p := c.bucket(bucketOf(nameHash(n.baseName()), c.nb)); *p != nil; p = &(*p).next {
-		if *p == n {
+	r := c.nodes.ref(n)
+	for p := c.bucket(bucketOf(nameHash(n.baseName()), c.nb)); *p != 0; p = &c.nodes.node(*p).next {
+		if *p == r {
 			*p = n.next
-			n.next = nil
+			n.next = 0
 			c.n--
 			// At most two: the load was in bounds before.
 			for c.nb > 1 && c.n*minLoadInv < c.nb {
@@ -120,18 +122,19 @@ func (c *childTable) split() {
 	c.appendBucket()
 	mask := uint64(1)<<(level+1) - 1
 	src, dst := c.bucket(from), c.bucket(to)
-	n := *src
-	*src = nil
-	for n != nil {
+	r := *src
+	*src = 0
+	for r != 0 {
+		n := c.nodes.node(r)
 		next := n.next
 		if int32(nameHash(n.baseName())&mask) == to {
 			n.next = *dst
-			*dst = n
+			*dst = r
 		} else {
 			n.next = *src
-			*src = n
+			*src = r
 		}
-		n = next
+		r = next
 	}
 	c.nb++
 }
@@ -143,13 +146,14 @@ func (c *childTable) merge() {
 	level := uint(bits.Len32(uint32(last)) - 1)
 	into := c.bucket(last - 1<<level)
 	src := c.bucket(last)
-	for n := *src; n != nil; {
+	for r := *src; r != 0; {
+		n := c.nodes.node(r)
 		next := n.next
 		n.next = *into
-		*into = n
-		n = next
+		*into = r
+		r = next
 	}
-	*src = nil
+	*src = 0
 	c.dropBucket()
 	c.nb--
 }
@@ -159,9 +163,9 @@ func (c *childTable) merge() {
 func (c *childTable) appendBucket() {
 	s := int(c.nb >> segShift)
 	if s == len(c.segs) {
-		c.segs = append(c.segs, make([]*Node, 0, segSize))
+		c.segs = append(c.segs, make([]nodeRef, 0, segSize))
 	}
-	c.segs[s] = append(c.segs[s], nil)
+	c.segs[s] = append(c.segs[s], 0)
 }
 
 // dropBucket removes the (empty) bucket at index nb-1, releasing a
@@ -176,19 +180,20 @@ func (c *childTable) dropBucket() {
 		c.segs[s] = nil
 		c.segs = c.segs[:s]
 	case s == 0 && cap(c.segs[0]) > 8 && len(c.segs[0]) < cap(c.segs[0])/4:
-		c.segs[0] = append([]*Node(nil), c.segs[0]...)
+		c.segs[0] = append([]nodeRef(nil), c.segs[0]...)
 	}
 }
 
 // each calls f with every child. f must not add or remove children, but
-// may free the node it is given (its next pointer is read before).
+// may free the node it is given (its next reference is read before).
 func (c *childTable) each(f func(n *Node)) {
 	for _, seg := range c.segs {
-		for _, n := range seg {
-			for n != nil {
+		for _, r := range seg {
+			for r != 0 {
+				n := c.nodes.node(r)
 				next := n.next
 				f(n)
-				n = next
+				r = next
 			}
 		}
 	}

@@ -13,8 +13,10 @@ import (
 func TestChildTableAgainstAModel(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		r := rand.New(rand.NewPCG(seed, 0))
-		c := newChildTable()
-		parent := &Node{ext: &nodeExt{kids: c}}
+		var na nodeAlloc
+		c := newChildTable(&na)
+		parent := na.alloc()
+		parent.ext = &nodeExt{kids: c}
 		model := map[string]*Node{}
 		limit := 1 + r.IntN(300)
 		for step := 0; step < 2000; step++ {
@@ -23,8 +25,9 @@ func TestChildTableAgainstAModel(t *testing.T) {
 				c.remove(k)
 				delete(model, name)
 			} else if !ok {
-				k := &Node{parent: parent}
-				k.setName(name)
+				k := na.alloc()
+				k.parent = na.ref(parent)
+				k.setTestName(name)
 				c.add(k)
 				model[name] = k
 			}

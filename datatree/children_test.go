@@ -2,7 +2,9 @@ package datatree
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestChildTableGrowsOneBucketAtATime: a parent's table never rehashes as
@@ -12,14 +14,17 @@ import (
 // emptied of many children shrinks back to one bucket.
 func TestChildTableGrowsOneBucketAtATime(t *testing.T) {
 	const n = 5 * segSize * maxLoad
-	c := newChildTable()
-	parent := &Node{ext: &nodeExt{kids: c}}
+	var na nodeAlloc
+	c := newChildTable(&na)
+	parent := na.alloc()
+	parent.ext = &nodeExt{kids: c}
 	nodes := make([]*Node, n)
 	// The first bucket of each full segment, to check it never moves.
-	firsts := map[int]**Node{}
+	firsts := map[int]*nodeRef{}
 	for i := range nodes {
-		k := &Node{parent: parent}
-		k.setName(fmt.Sprintf("c%d", i))
+		k := na.alloc()
+		k.parent = na.ref(parent)
+		k.setTestName(fmt.Sprintf("c%d", i))
 		nodes[i] = k
 		before := c.nb
 		c.add(k)
@@ -73,11 +78,12 @@ func TestChildTableGrowsOneBucketAtATime(t *testing.T) {
 // TestChildTableLookupWithCollidingPrefixes: names that differ only in
 // length or in their last byte are told apart.
 func TestChildTableLookupWithCollidingPrefixes(t *testing.T) {
-	c := newChildTable()
+	var na nodeAlloc
+	c := newChildTable(&na)
 	names := []string{"a", "aa", "aaa", "ab", "b", "ba", "a\x00", "é", "e"}
 	for _, name := range names {
-		k := &Node{}
-		k.setName(name)
+		k := na.alloc()
+		k.setTestName(name)
 		c.add(k)
 	}
 	for _, name := range names {
@@ -90,4 +96,10 @@ func TestChildTableLookupWithCollidingPrefixes(t *testing.T) {
 			t.Errorf("get(%q) found a node", name)
 		}
 	}
+}
+
+// setTestName gives a node made outside any tree the base name name (a
+// record of its own, null data).
+func (n *Node) setTestName(name string) {
+	n.rec, n.nameLen, n.dataLen = unsafe.StringData(strings.Clone(name)), int32(len(name)), -1
 }

@@ -11,8 +11,9 @@
 // Each node keeps its base name and its parent, not its path; a parent
 // indexes its children by name in a table that grows one bucket at a time
 // (children.go), and a path is found by walking its segments. Nodes are
-// allocated in slabs (slab.go), which the snapshot walks; node.go says how
-// a node is kept small. Apply follows ZooKeeper 3.9's DataTree.processTxn, including the
+// allocated in slabs (slab.go), which the snapshot walks, and refer to
+// each other by slab and slot; a node's name and data are one record in an
+// arena of chunks (arena.go); node.go says how a node is kept small. Apply follows ZooKeeper 3.9's DataTree.processTxn, including the
 // stat quirks clients can observe: the stored cversion is a child-create
 // counter and clients see 2*counter - numChildren; the ephemeralOwner of
 // container and TTL nodes is stored with ZooKeeper's markers and shown as 0.

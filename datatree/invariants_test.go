@@ -21,7 +21,7 @@ func checkInvariants(t testing.TB, tr *Tree) {
 }
 
 func invariantError(tr *Tree) error {
-	if tr.root == nil || tr.root.isFree() || tr.root.parent != nil || tr.lookup(RootPath) != tr.root {
+	if tr.root == nil || tr.root.isFree() || tr.root.parent != 0 || tr.lookup(RootPath) != tr.root {
 		return fmt.Errorf("root missing or stale")
 	}
 	var sum uint64
@@ -41,7 +41,7 @@ func invariantError(tr *Tree) error {
 			return fmt.Errorf("%s: reached twice", p)
 		}
 		paths[n] = p
-		if got := pathOf(n); got != p {
+		if got := tr.pathOf(n); got != p {
 			return fmt.Errorf("%s: node's path rebuilds as %s", p, got)
 		}
 		if tr.lookup(p) != n {
@@ -157,9 +157,9 @@ func childTableError(p string, n *Node) error {
 		}
 		for bi, head := range seg {
 			b := int32(buckets + bi)
-			for k := head; k != nil; k = k.next {
+			for k := c.nodes.node(head); k != nil; k = c.nodes.node(k.next) {
 				count++
-				if k.parent != n {
+				if c.nodes.node(k.parent) != n {
 					return fmt.Errorf("%s: child %q has another parent", p, k.baseName())
 				}
 				if h := nameHash(k.baseName()); k.tag() != uint8(h>>56) {
@@ -221,7 +221,7 @@ func slabError(tr *Tree, linked map[*Node]string) error {
 			}
 		}
 		free := 0
-		for n := info.free; n != nil; n = n.next {
+		for n := info.free; n != nil; n = tr.nodes.node(n.next) {
 			if !n.isFree() || n.slab() != si {
 				return fmt.Errorf("slab %d's free list holds a live or foreign slot", si)
 			}

@@ -2,7 +2,6 @@ package datatree
 
 import (
 	"math"
-	"strings"
 	"unsafe"
 
 	"github.com/corral-db/corral/wire"
@@ -68,13 +67,14 @@ func kindOf(owner int64) ownerKind {
 // never modified in place (setData and setACL replace them), so they may be
 // used after the lock is released; the stat and children may not.
 //
-// A node is 96 bytes, allocated in slabs (slab.go), and a tree of a million
-// znodes spends most of its heap on them. No full path is stored: a node
-// holds its base name and its parent, and is found by walking the path's
-// segments through each parent's child table (children.go); the few places
-// that need a node's path (the snapshot, the ephemeral and container
-// indexes' callers) rebuild it from the parents. The data is a pointer and
-// a length rather than a slice header. The stat fields that nearly every
+// A node is 80 bytes, allocated in slabs (slab.go), and a tree of a million
+// znodes spends most of its heap on them and their records. No full path is
+// stored: a node holds its base name and its parent, and is found by walking
+// the path's segments through each parent's child table (children.go); the
+// few places that need a node's path (the snapshot, the ephemeral and
+// container indexes' callers) rebuild it from the parents. The base name and
+// the data are one record in the tree's arena (arena.go), reached by one
+// pointer and two lengths. The stat fields that nearly every
 // leaf leaves at their initial value (pzxid = czxid, the child-create
 // counter, aversion and ephemeralOwner 0) and the child table live in an
 // extension allocated only for the nodes that need one: parents,
@@ -82,23 +82,23 @@ func kindOf(owner int64) ownerKind {
 // digest term is not stored either; a change recomputes it before and
 // after (see term).
 type Node struct {
-	parent *Node
-	// next is the next node in the parent's bucket chain, or, for a free
-	// slot, the next free slot of the slab.
-	next *Node
-	// name (nameLen bytes) is the node's base name; nil for the root.
-	name *byte
-	// data and dataLen are the node's data, dataLen -1 for null data (see
-	// setData and Data).
-	data *byte
+	// rec is the node's record in the tree's arena (arena.go): its base
+	// name (nameLen bytes; none for the root) followed by its data
+	// (dataLen bytes, -1 for null data). Nil only for a free slot.
+	rec *byte
 	// acl is nil only for a free slot.
 	acl *aclEntry
 	ext *nodeExt
 
 	czxid, mzxid, ctime, mtime int64
-	version                    int32
-	dataLen                    int32
-	nameLen                    int32
+	// parent is the node's parent (none for the root). next is the next
+	// node in the parent's bucket chain, or, for a free slot, the next
+	// free slot of the slab. References, not pointers: half the size, and
+	// nothing for the collector to trace.
+	parent, next nodeRef
+	version      int32
+	dataLen      int32
+	nameLen      int32
 	// slabTag is the index of the node's slab in Tree.nodes (low
 	// slabBits) and the top byte of its name's hash (see
 	// childTable.get).
@@ -194,68 +194,12 @@ func (n *Node) setStat(s PStat) {
 	e.pzxid, e.owner, e.cversion, e.aversion = s.Pzxid, s.EphemeralOwner, s.CVersion, s.Aversion
 }
 
-// setName makes name (which the node then owns; it must not be modified)
-// the node's base name.
-func (n *Node) setName(name string) {
-	n.name, n.nameLen = unsafe.StringData(name), int32(len(name))
-}
-
-// withName returns a copy of data (nil for nil) and name, sharing one
-// allocation where data's size class leaves room for the name after it:
-// 100 bytes of data take a 112-byte allocation, so a name of up to 12
-// bytes costs nothing, where an allocation of its own would cost a 16-byte
-// block of the tiny allocator. The name is copied on its own otherwise.
-func withName(data []byte, name string) ([]byte, string) {
-	if data == nil {
-		return nil, strings.Clone(name)
-	}
-	// append, unlike make, rounds the capacity up to the size class.
-	buf := append([]byte{}, data...)
-	return buf, nameAfter(buf, name)
-}
-
-// nameAfter stores name in buf's spare capacity if it fits there, and
-// returns it; otherwise it returns a copy of name. buf must be the
-// caller's own, its spare capacity unused.
-func nameAfter(buf []byte, name string) string {
-	if name == "" {
-		return ""
-	}
-	if len(buf) == 0 || cap(buf)-len(buf) < len(name) {
-		return strings.Clone(name)
-	}
-	full := append(buf, name...)
-	return unsafe.String(&full[len(buf)], len(name))
-}
-
-// nameInData reports whether the name is kept right after the data, in
-// its allocation (withName). Comparing addresses can only err towards yes
-// (a name allocated on its own right after another allocation holding the
-// data), which costs a needless copy of the name.
-func (n *Node) nameInData() bool {
-	return n.dataLen > 0 && n.nameLen > 0 &&
-		uintptr(unsafe.Pointer(n.data))+uintptr(n.dataLen) == uintptr(unsafe.Pointer(n.name))
-}
-
 // baseName returns the node's name within its parent ("" for the root).
-// The string shares the node's storage, which is never modified.
-func (n *Node) baseName() string { return unsafe.String(n.name, n.nameLen) }
+// The string shares the node's record, which is never modified.
+func (n *Node) baseName() string { return unsafe.String(n.rec, n.nameLen) }
 
-// setData makes b the node's data; a nil b is null data. A name kept in
-// the old data's allocation (withName) moves to one of its own first, so
-// that the old data is not kept alive for it.
-func (n *Node) setData(b []byte) {
-	if n.nameInData() {
-		n.setName(strings.Clone(n.baseName()))
-	}
-	if b == nil {
-		n.data, n.dataLen = nil, -1
-		return
-	}
-	// SliceData of a non-nil empty slice is not nil, so an empty value
-	// stays distinct from a null one.
-	n.data, n.dataLen = unsafe.SliceData(b), int32(len(b))
-}
+// recSize is the size of the node's record: name and data.
+func (n *Node) recSize() int { return int(n.nameLen) + n.dataSize() }
 
 // dataSize is len(n.Data()).
 func (n *Node) dataSize() int { return int(max(n.dataLen, 0)) }
@@ -276,13 +220,14 @@ func (n *Node) child(name string) *Node {
 	return n.ext.kids.get(name)
 }
 
-// addChild adds c, which has its name and no parent yet, to n's children.
-func (n *Node) addChild(c *Node) {
+// addChild adds c, which has its name and no parent yet, to n's children;
+// a holds both.
+func (n *Node) addChild(a *nodeAlloc, c *Node) {
 	e := n.extension()
 	if e.kids == nil {
-		e.kids = newChildTable()
+		e.kids = newChildTable(a)
 	}
-	c.parent = n
+	c.parent = a.ref(n)
 	e.kids.add(c)
 }
 
@@ -306,10 +251,13 @@ func (n *Node) eachChild(f func(c *Node)) {
 // Data returns the node's data (nil if the node was created with null
 // data). Callers must not modify it.
 func (n *Node) Data() []byte {
-	if n.dataLen < 0 {
+	switch {
+	case n.dataLen < 0:
 		return nil
+	case n.dataLen == 0:
+		return emptyData
 	}
-	return unsafe.Slice(n.data, n.dataLen)
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(n.rec), n.nameLen)), n.dataLen)
 }
 
 // ACL returns the node's ACL list, shared with every node that has the

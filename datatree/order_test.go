@@ -49,7 +49,7 @@ func orderPaths(tr *Tree) []string {
 		}
 		for j := range s {
 			if !s[j].isFree() {
-				out = append(out, pathOf(&s[j]))
+				out = append(out, tr.pathOf(&s[j]))
 			}
 		}
 	}

@@ -196,7 +196,7 @@ func (t *Tree) recountQuota(path string) {
 func (t *Tree) setQuotaData(path string, n *Node, data []byte) {
 	t.nodeSum -= n.term(path)
 	t.dataSize += int64(len(data) - n.dataSize())
-	n.setData(data)
+	t.recs.put(n, n.baseName(), data)
 	t.nodeSum += n.term(path)
 }
 

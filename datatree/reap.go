@@ -21,7 +21,7 @@ func (t *Tree) ReapCandidates(nowMs int64, maxNeverUsedMs int64, dst []string) [
 			continue
 		}
 		if n.cversion() > 0 || (maxNeverUsedMs > 0 && nowMs-n.mtime > maxNeverUsedMs) {
-			dst = append(dst, pathOf(n))
+			dst = append(dst, t.pathOf(n))
 		}
 	}
 	for n := range t.ttls {
@@ -29,7 +29,7 @@ func (t *Tree) ReapCandidates(nowMs int64, maxNeverUsedMs int64, dst []string) [
 			continue
 		}
 		if ttl, ok := n.TTL(); ok && ttl != 0 && nowMs-n.mtime > ttl {
-			dst = append(dst, pathOf(n))
+			dst = append(dst, t.pathOf(n))
 		}
 	}
 	slices.Sort(dst[start:])

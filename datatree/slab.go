@@ -1,8 +1,11 @@
 package datatree
 
+import "unsafe"
+
 // The tree allocates its nodes in slabs of slabNodes: an array of nodes is
-// one heap object whose size (64 × 96 bytes, 6 KiB) is one of the
-// allocator's size classes, so a node costs exactly its 96 bytes. The
+// one heap object whose size (102 × 80 bytes, 8160 bytes) fits the
+// allocator's 8 KiB size class, so a node costs its 80 bytes and a slab
+// wastes 32. The
 // slabs also give the snapshot its walk: in slab order a snapshot visits
 // the nodes in memory order, and a node never moves while it lives, so a
 // walk that releases the lock between chunks visits every node that exists
@@ -17,12 +20,23 @@ package datatree
 // thousand keeps up to a slab for each.
 
 const (
-	slabNodes = 64
+	slabNodes = 102
+	// slotBits is the bits of a handle (nodeAlloc.handle) that hold the
+	// node's slot in its slab.
+	slotBits  = 7
 	infoShift = 8
 	infoChunk = 1 << infoShift
 )
 
 type slab [slabNodes]Node
+
+// A slab must fit the 8 KiB size class, and handles must leave the
+// arena's dead bit free.
+var (
+	_ [8192 - unsafe.Sizeof(slab{})]byte
+	_ [1<<slotBits - slabNodes]byte
+	_ [31 - slabBits - slotBits]byte
+)
 
 // slabInfo is one slab's bookkeeping.
 type slabInfo struct {
@@ -58,8 +72,8 @@ func (a *nodeAlloc) alloc() *Node {
 	si := a.partial[len(a.partial)-1]
 	info := a.info(si)
 	n := info.free
-	info.free = n.next
-	n.next = nil
+	info.free = a.node(n.next)
+	n.next = 0
 	info.used++
 	a.live++
 	if info.free == nil {
@@ -88,13 +102,13 @@ func (a *nodeAlloc) grow() {
 		}
 	}
 	s := new(slab)
-	var free *Node
-	for i := slabNodes - 1; i >= 0; i-- {
+	for i := range s {
 		s[i].slabTag = uint32(si)
-		s[i].next = free
-		free = &s[i]
+		if i+1 < slabNodes {
+			s[i].next = nodeRef(uint32(si)<<slotBits|uint32(i+1)) + 1
+		}
 	}
-	*a.info(si) = slabInfo{s: s, free: free, partial: int32(len(a.partial))}
+	*a.info(si) = slabInfo{s: s, free: &s[0], partial: int32(len(a.partial))}
 	a.partial = append(a.partial, si)
 }
 
@@ -103,7 +117,7 @@ func (a *nodeAlloc) grow() {
 func (a *nodeAlloc) release(n *Node) {
 	si := n.slab()
 	info := a.info(si)
-	*n = Node{slabTag: uint32(si), next: info.free}
+	*n = Node{slabTag: uint32(si), next: a.ref(info.free)}
 	info.free = n
 	info.used--
 	a.live--
@@ -130,6 +144,39 @@ func (a *nodeAlloc) info(si int32) *slabInfo {
 
 // slabAt returns slab si, nil if it is released; si must be below a.n.
 func (a *nodeAlloc) slabAt(si int32) *slab { return a.info(si).s }
+
+// handle is n's identity for as long as it lives, in 31 bits: its slab's
+// index and its slot there. The arena's record headers hold it.
+func (a *nodeAlloc) handle(n *Node) uint32 {
+	si := n.slab()
+	slot := (uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(&a.info(si).s[0]))) / unsafe.Sizeof(Node{})
+	return uint32(si)<<slotBits | uint32(slot)
+}
+
+// at returns the node of handle h.
+func (a *nodeAlloc) at(h uint32) *Node {
+	return &a.info(int32(h >> slotBits)).s[h&(1<<slotBits-1)]
+}
+
+// nodeRef refers to a node of a nodeAlloc: its handle plus one, 0 for
+// none.
+type nodeRef uint32
+
+// ref returns n's reference, 0 for nil.
+func (a *nodeAlloc) ref(n *Node) nodeRef {
+	if n == nil {
+		return 0
+	}
+	return nodeRef(a.handle(n)) + 1
+}
+
+// node returns the node r refers to, nil for 0.
+func (a *nodeAlloc) node(r nodeRef) *Node {
+	if r == 0 {
+		return nil
+	}
+	return a.at(uint32(r) - 1)
+}
 
 // isFree reports whether a slot holds no node.
 func (n *Node) isFree() bool { return n.acl == nil }

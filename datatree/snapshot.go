@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/corral-db/corral/wire"
@@ -80,7 +81,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 	// root), which its siblings next to it in the slab share; it is
 	// forgotten whenever the lock is released, since the parent may then
 	// be deleted and its slot reused.
-	var lastParent *Node
+	var lastParent nodeRef
 	var prefix, path []byte
 
 	count := 0
@@ -89,7 +90,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 		if count%snapYieldEvery != 0 && len(sw.buf) < snapChunkBytes {
 			return nil
 		}
-		lastParent = nil
+		lastParent = 0
 		if yield == nil {
 			sw.flush()
 		} else {
@@ -129,14 +130,14 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 				continue
 			}
 			switch {
-			case n.parent == nil:
+			case n.parent == 0:
 				path = append(path[:0], '/')
 			default:
 				if n.parent != lastParent {
 					lastParent = n.parent
 					prefix = prefix[:0]
-					if n.parent.parent != nil {
-						prefix = appendPath(prefix, n.parent)
+					if p := t.nodes.node(n.parent); p.parent != 0 {
+						prefix = t.appendPath(prefix, p)
 					}
 				}
 				path = append(append(append(path[:0], prefix...), '/'), n.baseName()...)
@@ -284,6 +285,7 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 	defs := make(map[uint64]*aclDef)
 	recs := make([]nodeRec, 0, hint)
 	nodes := uint64(0)
+	scratch := make([]byte, 0, 1024)
 	for sr.err == nil {
 		tag := sr.byte()
 		if sr.err != nil {
@@ -324,7 +326,10 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 			path := sr.string()
 			var data []byte
 			if dl := sr.uvarint(); dl > 0 {
-				data = sr.bytes(int(min(dl-1, maxSnapField+1)))
+				// The node copies its data (newNode), so one buffer serves
+				// every node.
+				scratch = sr.appendBytes(scratch[:0], int(min(dl-1, maxSnapField+1)))
+				data = scratch
 			}
 			ref := sr.uvarint()
 			var st PStat
@@ -354,7 +359,7 @@ func readSnapshot(sr *snapReader) (*Tree, error) {
 			}
 			// The node is allocated now, in the file's order, and linked
 			// once every record is in (link).
-			n := t.newNode(nameAfter(data, BaseName(path)), def.entry, data, st)
+			n := t.newNode(BaseName(path), def.entry, data, st)
 			recs = append(recs, nodeRec{path: path, n: n})
 			nodes++
 		case tagEnd:
@@ -449,6 +454,7 @@ func (t *Tree) link(recs []nodeRec) error {
 		}
 		if lastParent == nil {
 			t.acls.release(n.acl)
+			t.recs.free(n)
 			t.nodes.release(n)
 			continue
 		}
@@ -457,7 +463,7 @@ func (t *Tree) link(recs []nodeRec) error {
 			lastParent.removeChild(old)
 			t.remove(r.path, old)
 		}
-		lastParent.addChild(n)
+		lastParent.addChild(&t.nodes, n)
 		t.index(r.path, n)
 	}
 	t.setupQuota()
@@ -567,9 +573,13 @@ func (s *snapReader) int32() int32 {
 	return int32(v)
 }
 
-// bytes reads exactly n bytes into a new slice, growing it as data arrives
-// so that a corrupt length cannot force a huge allocation.
-func (s *snapReader) bytes(n int) []byte {
+// bytes reads exactly n bytes into a new slice.
+func (s *snapReader) bytes(n int) []byte { return s.appendBytes([]byte{}, n) }
+
+// appendBytes reads exactly n bytes, appending them to dst (which must not
+// be nil, so that zero bytes read are not null data). The slice grows as
+// data arrives, so that a corrupt length cannot force a huge allocation.
+func (s *snapReader) appendBytes(dst []byte, n int) []byte {
 	if s.err != nil {
 		return nil
 	}
@@ -578,23 +588,21 @@ func (s *snapReader) bytes(n int) []byte {
 		return nil
 	}
 	if n <= s.end-s.pos {
-		// append rounds the capacity up to the allocator's size class,
-		// which lets a node keep its name there (nameAfter).
-		out := append([]byte{}, s.buf[s.pos:s.pos+n]...)
+		dst = append(dst, s.buf[s.pos:s.pos+n]...)
 		s.pos += n
-		return out
+		return dst
 	}
 	const chunk = 1 << 20
-	out := make([]byte, 0, min(n, chunk))
-	for len(out) < n {
+	dst = slices.Grow(dst, min(n, chunk))
+	for want := len(dst) + n; len(dst) < want; {
 		if s.pos == s.end && !s.fill() {
 			return nil
 		}
-		k := min(n-len(out), s.end-s.pos)
-		out = append(out, s.buf[s.pos:s.pos+k]...)
+		k := min(want-len(dst), s.end-s.pos)
+		dst = append(dst, s.buf[s.pos:s.pos+k]...)
 		s.pos += k
 	}
-	return out
+	return dst
 }
 
 func (s *snapReader) string() string {

@@ -17,6 +17,8 @@ type Tree struct {
 	root *Node
 	// nodes holds the nodes' memory (slab.go); the snapshot walks it.
 	nodes nodeAlloc
+	// recs holds the nodes' names and data (arena.go).
+	recs arena
 
 	// ephemerals indexes the ephemeral nodes by session. An emptied set
 	// stays until the session closes (as in ZooKeeper), so a session that
@@ -47,13 +49,15 @@ type Tree struct {
 }
 
 func newEmptyTree() *Tree {
-	return &Tree{
+	t := &Tree{
 		ephemerals: make(map[int64]map[*Node]struct{}),
 		containers: make(map[*Node]struct{}),
 		ttls:       make(map[*Node]struct{}),
 		sessions:   make(map[int64]int32),
 		acls:       newACLCache(),
 	}
+	t.recs.nodes = &t.nodes
+	return t
 }
 
 // New returns the tree a fresh ZooKeeper 3.9 server starts with: "/",
@@ -75,25 +79,22 @@ func New() *Tree {
 func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int32) {
 	n := t.nodes.alloc()
 	n.acl = t.acls.intern(acl)
-	n.setData(data)
+	t.recs.put(n, BaseName(path), data)
 	n.setAversion(aversion)
 	if path == RootPath {
 		t.root = n
 	} else {
-		n.setName(BaseName(path))
-		t.lookup(ParentPath(path)).addChild(n)
+		t.lookup(ParentPath(path)).addChild(&t.nodes, n)
 	}
 	t.index(path, n)
 }
 
-// newNode allocates a node with the given name and data (neither of
-// which the caller may modify afterwards; see withName), ACL (already
-// referenced) and stat.
+// newNode allocates a node with the given name and data (copied into
+// the node's record), ACL (already referenced) and stat.
 func (t *Tree) newNode(name string, acl *aclEntry, data []byte, st PStat) *Node {
 	n := t.nodes.alloc()
 	n.acl = acl
-	n.setData(data)
-	n.setName(name)
+	t.recs.put(n, name, data)
 	n.setStat(st)
 	return n
 }
@@ -139,6 +140,7 @@ func (t *Tree) remove(path string, n *Node) {
 	case kindTTL:
 		delete(t.ttls, n)
 	}
+	t.recs.free(n)
 	t.nodes.release(n)
 }
 
@@ -171,18 +173,18 @@ func (t *Tree) lookup(path string) *Node {
 
 // appendPath appends n's full path to dst, rebuilding it from the names of
 // n and its ancestors.
-func appendPath(dst []byte, n *Node) []byte {
-	if n.parent == nil {
+func (t *Tree) appendPath(dst []byte, n *Node) []byte {
+	if n.parent == 0 {
 		return append(dst, '/')
 	}
 	size := 0
-	for a := n; a.parent != nil; a = a.parent {
+	for a := n; a.parent != 0; a = t.nodes.node(a.parent) {
 		size += 1 + int(a.nameLen)
 	}
 	start := len(dst)
 	dst = slices.Grow(dst, size)[:start+size]
 	end := len(dst)
-	for a := n; a.parent != nil; a = a.parent {
+	for a := n; a.parent != 0; a = t.nodes.node(a.parent) {
 		end -= int(a.nameLen)
 		copy(dst[end:], a.baseName())
 		end--
@@ -192,7 +194,7 @@ func appendPath(dst []byte, n *Node) []byte {
 }
 
 // pathOf returns n's full path.
-func pathOf(n *Node) string { return string(appendPath(nil, n)) }
+func (t *Tree) pathOf(n *Node) string { return string(t.appendPath(nil, n)) }
 
 // Get returns the node at path, or nil. Like ZooKeeper, which keeps the
 // root under both "" and "/", Get("") is the root.
@@ -231,7 +233,7 @@ func (t *Tree) appendEphemerals(dst []string, session int64) []string {
 	}
 	start := len(dst)
 	for n := range set {
-		dst = append(dst, pathOf(n))
+		dst = append(dst, t.pathOf(n))
 	}
 	slices.Sort(dst[start:])
 	return dst
@@ -321,7 +323,7 @@ func (t *Tree) SetLocalConfig(data []byte, version, mtime int64) {
 		return
 	}
 	t.nodeSum -= n.term(ConfigPath)
-	n.setData(data)
+	t.recs.put(n, n.baseName(), data)
 	n.version = -1
 	n.mzxid = version
 	n.mtime = mtime

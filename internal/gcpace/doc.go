@@ -23,8 +23,8 @@
 // write load has stopped would stay at its peak (half as much again as
 // its live heap) for as long as it is idle. Run watches the allocation
 // as well: once the process has allocated less than 4 MiB in 2 s and
-// the heap it holds exceeds the live heap by an eighth (at least
-// 16 MiB), it calls debug.FreeOSMemory, at most every 30 s: one
+// the heap it holds exceeds the live heap by a thirty-second (at least
+// 8 MiB), it calls debug.FreeOSMemory, at most every 30 s: one
 // collection, after which resident memory is about the live heap. Under
 // a write load resident memory is still up to the goal.
 //

@@ -111,13 +111,15 @@ const (
 const releaseSpacing = 30 * time.Second
 
 // idleRelease decides when a quiet process returns its free heap to the
-// OS. The collector keeps up to a goal's worth of heap (live + half of
+// OS. Resident memory is what operators read, so the excess worth a
+// release is small: a release costs one collection, at most every
+// releaseSpacing, and only while the process is quiet. The collector keeps up to a goal's worth of heap (live + half of
 // it, or the floor) resident, and the runtime's scavenger returns only
 // what lies above the goal: after a burst of writes a server stays at
 // its peak for as long as it is idle, though its live heap is two thirds
 // of that or less. Once allocation has been quiet for quietFor and the
 // heap the runtime holds (objects, dead or alive, and free spans) exceeds
-// the live heap by an eighth of it (at least releaseSlack),
+// the live heap by a thirty-second of it (at least releaseSlack),
 // debug.FreeOSMemory collects and returns the rest. The next writes
 // fault the pages back in as they need them.
 type idleRelease struct {
@@ -131,7 +133,7 @@ type idleRelease struct {
 
 // releaseSlack is the least excess of retained heap over live heap worth
 // a release.
-const releaseSlack = 16 << 20
+const releaseSlack = 8 << 20
 
 // observe takes a reading (now, cumulative allocated bytes, live heap at
 // the last collection, heap retained from the OS) and reports whether to
@@ -144,7 +146,7 @@ func (r *idleRelease) observe(now time.Time, allocs, live, retained uint64) bool
 	if now.Sub(r.since) < quietFor || (!r.last.IsZero() && now.Sub(r.last) < releaseSpacing) {
 		return false
 	}
-	if retained <= live+max(live/8, releaseSlack) {
+	if retained <= live+max(live/32, releaseSlack) {
 		return false
 	}
 	r.last = now
