@@ -200,8 +200,6 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*re
 	}
 	if rp.diskless {
 		env.Checkpoints = checkpointFiles{rp: rp, st: st}
-	} else if st.rl != nil && st.rl.dl != nil {
-		env.Log = slimWALStore{walStore{rp: rp, st: st}}
 	} else {
 		env.Log = walStore{rp: rp, st: st}
 	}

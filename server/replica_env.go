@@ -178,23 +178,12 @@ func (w walStore) Append(ents []zab.Entry) error {
 func (w walStore) Sync() error { return w.st.syncEntries() }
 
 func (w walStore) TruncateAfter(z zab.Zxid) error {
+	w.st.positions.dropAfter(int64(z))
 	if err := w.st.wal.TruncateAfter(int64(z)); err != nil {
 		return err
 	}
 	return w.st.wal.Sync()
 }
-
-// slimWALStore is walStore on a member with logs in a data log
-// (rlog.root): as a replica.Slimmer it lets the driver's in-memory log
-// keep an append's WAL form (the payload's reference) once the payload is
-// durable and applied, and rebuilds the proposal from the data log when a
-// learner needs it (DIFF). The payloads then live on disk only, not in
-// memory until the log's cut (issue 24, §4).
-type slimWALStore struct{ walStore }
-
-func (w slimWALStore) Slim(e zab.Entry) ([]byte, bool) { return w.st.rl.slim(e) }
-
-func (w slimWALStore) Expand(e zab.Entry) ([]byte, error) { return w.st.rl.toProposal(e.Data) }
 
 // hardStateFile is the epoch files as the driver's HardStateStore.
 type hardStateFile struct {

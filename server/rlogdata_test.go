@@ -426,7 +426,7 @@ func TestLogDataRewrittenProposal(t *testing.T) {
 func TestLogDataSlim(t *testing.T) {
 	d := openTestLogData(t, t.TempDir())
 	defer d.close()
-	w := slimWALStore{walStore{st: &storage{rl: d}}}
+	w := walStore{st: &storage{rl: d}}
 	p := payload(64<<10, 3)
 	h := txn.Header{SessionID: 7, Cxid: 3, Zxid: 0x100000007, Type: wire.OpCreate2}
 	tx := txn.Txn{Type: wire.OpCreate2, Path: "/logs/a/e-0000000001", Data: p, ACL: []wire.ACL{}}

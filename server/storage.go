@@ -50,6 +50,11 @@ type storage struct {
 	fsyncs atomic.Int64
 	// rl holds the logs' payloads (rlog.root), nil without logs.
 	rl *logData
+	// positions are the WAL positions of entries not yet slimmed
+	// (walslim.go); walReads counts the entries read back from the WAL
+	// for learners.
+	positions walPositions
+	walReads  atomic.Int64
 	// replayed is how many log records recovery applied.
 	replayed int
 	// recovered is, in an ensemble, the log after the snapshot, not
@@ -186,15 +191,6 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	return st, tree, nil
 }
 
-// append buffers one transaction (log writer).
-func (st *storage) append(zxid int64, data []byte) error {
-	if st.wal == nil {
-		return nil // diskless
-	}
-	st.dirty = true
-	return st.wal.Append(zxid, data)
-}
-
 // appendEntry buffers one proposal's WAL record (log writer): with logs,
 // an append's payload goes to the data log (not synced) and the record
 // keeps a reference.
@@ -206,7 +202,15 @@ func (st *storage) appendEntry(e zab.Entry) error {
 			return err
 		}
 	}
-	return st.append(int64(e.Zxid), data)
+	if st.wal == nil {
+		return nil // diskless
+	}
+	st.dirty = true
+	p, err := st.wal.AppendPos(int64(e.Zxid), data)
+	if err == nil {
+		st.positions.add(int64(e.Zxid), p)
+	}
+	return err
 }
 
 // syncEntries makes the records appendEntry buffered durable as the mode

@@ -26,8 +26,16 @@ type Log struct {
 	err      error      // sticky I/O failure
 	closed   bool
 	prep     *preparer // nil with Options.PrepareInline
-	spare    spareState
-	stats    Stats
+
+	// ReadAt's own state, under rmu (taken after mu where both are held):
+	// its handle on a segment file (or nil), that segment's base, and
+	// whether Close has run.
+	rmu     sync.Mutex
+	rf      vfs.File
+	rfBase  int64
+	rclosed bool
+	spare   spareState
+	stats   Stats
 }
 
 // Stats counts segment creations since Open.
@@ -62,6 +70,12 @@ func (l *Log) usable() error {
 // its buffer fills (a write) or a segment fills (the old segment is synced
 // and closed, a new one created).
 func (l *Log) Append(zxid int64, data []byte) error {
+	return l.appendRec(zxid, data, nil)
+}
+
+// appendRec is Append, and stores where the record goes in pos if not
+// nil. It takes l.mu.
+func (l *Log) appendRec(zxid int64, data []byte, pos *Pos) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
@@ -83,6 +97,9 @@ func (l *Log) Append(zxid int64, data []byte) error {
 		if err := l.createSegmentLocked(zxid, n); err != nil {
 			return err
 		}
+	}
+	if pos != nil {
+		*pos = Pos{Base: l.cur.base, Off: l.cur.end + int64(len(l.buf)), Len: len(data)}
 	}
 	l.buf = appendRecord(l.buf, zxid, data)
 	l.cur.last, l.last = zxid, zxid
@@ -201,6 +218,9 @@ func (l *Log) Close() error {
 	}
 	if cerr := l.closeFile(); err == nil && cerr != nil {
 		err = fmt.Errorf("wal: %w", cerr)
+	}
+	if cerr := l.closeReader(true); err == nil && cerr != nil {
+		err = cerr
 	}
 	// The spare, ready or half-filled, is not part of the log; Open would
 	// remove it anyway.

@@ -15,6 +15,9 @@ func (l *Log) PurgeBefore(zxid int64) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
+	if err := l.closeReader(false); err != nil {
+		return err
+	}
 	removed := 0
 	var err error
 	for len(l.segs) > 1 && l.segs[0].last < zxid {
@@ -52,6 +55,9 @@ func (l *Log) TruncateAfter(zxid int64) error {
 		return err
 	}
 	if err := l.closeFile(); err != nil {
+		return l.fail(err)
+	}
+	if err := l.closeReader(false); err != nil {
 		return l.fail(err)
 	}
 	removed := false
