@@ -206,8 +206,8 @@ func TestACLInterning(t *testing.T) {
 	h, tx = hdr(3, wire.OpCreate), createTxn("/b", nil, 2)
 	tx.ACL = []wire.ACL{acl(31, "world", "anyone")}
 	tr.Apply(h, tx, &r)
-	a, b := tr.Get("/a").ACL(), tr.Get("/b").ACL()
-	if &a[0] != &b[0] || &a[0] != &tr.Get("/").ACL()[0] {
+	a, b := tr.ACL(tr.Get("/a")), tr.ACL(tr.Get("/b"))
+	if &a[0] != &b[0] || &a[0] != &tr.ACL(tr.Get("/"))[0] {
 		t.Error("equal ACL lists are not shared")
 	}
 	if n := tr.acls.size(); n != 2 { // open, read-only (/zookeeper/config)

@@ -12,6 +12,7 @@ import (
 // interned, which is what lets Node.ACL and Event.ACL hand it out without
 // copying.
 type aclEntry struct {
+	id   aclID // the entry's index in aclCache.ids
 	acl  []wire.ACL
 	hash uint64 // xxh64 of the list; part of node digests
 	refs int
@@ -23,11 +24,22 @@ type aclEntry struct {
 // present allocates nothing.
 type aclCache struct {
 	m map[uint64]*aclEntry
+	// ids indexes the entries by id, which is what a node keeps (4 bytes
+	// where a pointer is 8); ids[0] is nil, so a zero id is no list (a
+	// free node slot). free lists the ids of forgotten entries.
+	ids  []*aclEntry
+	free []aclID
 }
 
+// aclID names an entry of a tree's aclCache.
+type aclID uint32
+
 func newACLCache() aclCache {
-	return aclCache{m: make(map[uint64]*aclEntry)}
+	return aclCache{m: make(map[uint64]*aclEntry), ids: []*aclEntry{nil}}
 }
+
+// entry returns the entry of id.
+func (c *aclCache) entry(id aclID) *aclEntry { return c.ids[id] }
 
 func hashACL(acl []wire.ACL) uint64 {
 	h := uint64(len(acl))
@@ -58,6 +70,14 @@ func (c *aclCache) intern(acl []wire.ACL) *aclEntry {
 	own := make([]wire.ACL, len(acl))
 	copy(own, acl)
 	e := &aclEntry{acl: own, hash: h, refs: 1, next: c.m[h]}
+	if k := len(c.free); k > 0 {
+		e.id = c.free[k-1]
+		c.free = c.free[:k-1]
+		c.ids[e.id] = e
+	} else {
+		e.id = aclID(len(c.ids))
+		c.ids = append(c.ids, e)
+	}
 	c.m[h] = e
 	return e
 }
@@ -68,6 +88,8 @@ func (c *aclCache) release(e *aclEntry) {
 	if e.refs > 0 {
 		return
 	}
+	c.ids[e.id] = nil
+	c.free = append(c.free, e.id)
 	head := c.m[e.hash]
 	if head == e {
 		if e.next == nil {

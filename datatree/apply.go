@@ -184,10 +184,10 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 		// parent's counter and pzxid if the txn's counter is higher. (It
 		// does the latter only for OpCreate; the reason applies to every
 		// create type, so we do it for all.)
-		t.nodeSum -= existing.term(path)
-		t.acls.release(existing.acl)
-		existing.acl = acl
-		t.nodeSum += existing.term(path)
+		t.nodeSum -= t.term(existing, path)
+		t.acls.release(t.acls.entry(existing.acl))
+		existing.acl = acl.id
+		t.nodeSum += t.term(existing, path)
 		t.raiseParent(parent, parentPath, tx.ParentCVersion, h.Zxid)
 		return wire.CodeNodeExists
 	}
@@ -202,7 +202,7 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 	n.Stat(st)
 	*ev = append(*ev,
 		Event{Type: wire.EventNodeCreated, Path: path, Zxid: z, ACL: acl.acl},
-		Event{Type: wire.EventNodeChildrenChanged, Path: parentPath, Zxid: z, ACL: parent.acl.acl})
+		Event{Type: wire.EventNodeChildrenChanged, Path: parentPath, Zxid: z, ACL: t.ACL(parent)})
 	return wire.CodeOK
 }
 
@@ -216,11 +216,11 @@ func (t *Tree) raiseParent(parent *Node, parentPath string, cversion int32, zxid
 	if cversion <= parent.cversion() {
 		return
 	}
-	t.nodeSum -= parent.term(parentPath)
+	t.nodeSum -= t.term(parent, parentPath)
 	e := parent.extension()
 	e.cversion = cversion
 	e.pzxid = zxid
-	t.nodeSum += parent.term(parentPath)
+	t.nodeSum += t.term(parent, parentPath)
 }
 
 // delete is DataTree.deleteNode. The parent's pzxid moves forward even if
@@ -236,9 +236,9 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 		return wire.CodeNoNode
 	}
 	if zxid > parent.pzxid() {
-		t.nodeSum -= parent.term(parentPath)
+		t.nodeSum -= t.term(parent, parentPath)
 		parent.setPzxid(zxid)
-		t.nodeSum += parent.term(parentPath)
+		t.nodeSum += t.term(parent, parentPath)
 	}
 
 	n := parent.child(BaseName(path))
@@ -246,7 +246,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 		return wire.CodeNoNode
 	}
 	parent.removeChild(n)
-	acl := n.acl.acl
+	acl := t.ACL(n)
 	if n.numChildren() > 0 {
 		// Only in replay: the snapshot caught children created after this
 		// delete (in a later incarnation of the node). Later txns in the log
@@ -257,7 +257,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 	t.remove(path, n)
 	*ev = append(*ev,
 		Event{Type: wire.EventNodeDeleted, Path: path, Zxid: zxid, ACL: acl},
-		Event{Type: wire.EventNodeChildrenChanged, Path: parentPath, Zxid: zxid, ACL: parent.acl.acl})
+		Event{Type: wire.EventNodeChildrenChanged, Path: parentPath, Zxid: zxid, ACL: t.ACL(parent)})
 	return wire.CodeOK
 }
 
@@ -278,15 +278,15 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 		return wire.CodeNoNode
 	}
 	t.quotaDataChanged(tx.Path, int64(len(tx.Data)-n.dataSize()))
-	t.nodeSum -= n.term(tx.Path)
+	t.nodeSum -= t.term(n, tx.Path)
 	t.dataSize += int64(len(tx.Data) - n.dataSize())
 	t.recs.put(n, n.baseName(), tx.Data)
 	n.version = tx.Version
 	n.mzxid = h.Zxid
 	n.mtime = h.Time
-	t.nodeSum += n.term(tx.Path)
+	t.nodeSum += t.term(n, tx.Path)
 	n.Stat(st)
-	*ev = append(*ev, Event{Type: wire.EventNodeDataChanged, Path: tx.Path, Zxid: h.Zxid, ACL: n.acl.acl})
+	*ev = append(*ev, Event{Type: wire.EventNodeDataChanged, Path: tx.Path, Zxid: h.Zxid, ACL: t.ACL(n)})
 	return wire.CodeOK
 }
 
@@ -298,11 +298,11 @@ func (t *Tree) setACL(tx *txn.Txn, st *wire.Stat) wire.Code {
 	// Intern before releasing so that re-setting the same list does not
 	// drop it from the cache and copy it again.
 	acl := t.acls.intern(tx.ACL)
-	t.nodeSum -= n.term(tx.Path)
-	t.acls.release(n.acl)
-	n.acl = acl
+	t.nodeSum -= t.term(n, tx.Path)
+	t.acls.release(t.acls.entry(n.acl))
+	n.acl = acl.id
 	n.setAversion(tx.Version)
-	t.nodeSum += n.term(tx.Path)
+	t.nodeSum += t.term(n, tx.Path)
 	n.Stat(st)
 	return wire.CodeOK
 }

@@ -101,11 +101,11 @@ func TestInitialTree(t *testing.T) {
 	if s := statOf(t, tr, "/zookeeper/config"); s != (wire.Stat{Aversion: -1}) {
 		t.Errorf("/zookeeper/config stat %+v", s)
 	}
-	if !reflect.DeepEqual(cfg.ACL(), wire.ReadACLUnsafe) || cfg.Data() == nil || len(cfg.Data()) != 0 {
-		t.Errorf("/zookeeper/config acl %v data %v", cfg.ACL(), cfg.Data())
+	if !reflect.DeepEqual(tr.ACL(cfg), wire.ReadACLUnsafe) || cfg.Data() == nil || len(cfg.Data()) != 0 {
+		t.Errorf("/zookeeper/config acl %v data %v", tr.ACL(cfg), cfg.Data())
 	}
-	if !reflect.DeepEqual(tr.Get("/").ACL(), wire.OpenACLUnsafe) {
-		t.Errorf("root acl %v", tr.Get("/").ACL())
+	if !reflect.DeepEqual(tr.ACL(tr.Get("/")), wire.OpenACLUnsafe) {
+		t.Errorf("root acl %v", tr.ACL(tr.Get("/")))
 	}
 	if got := slices.Sorted(slices.Values(tr.Get("/zookeeper").Children(nil))); !slices.Equal(got, []string{"config", "quota"}) {
 		t.Errorf("/zookeeper children %v", got)
@@ -486,8 +486,8 @@ func TestReplayCreateExisting(t *testing.T) {
 		t.Errorf("replayed create: %v %v", r.Err, r.Events)
 	}
 	n := a.tr.Get("/p/c")
-	if string(n.Data()) != "data" || !reflect.DeepEqual(n.ACL(), wire.ReadACLUnsafe) {
-		t.Errorf("existing node: data %q acl %v (ZooKeeper keeps data, takes the ACL)", n.Data(), n.ACL())
+	if string(n.Data()) != "data" || !reflect.DeepEqual(a.tr.ACL(n), wire.ReadACLUnsafe) {
+		t.Errorf("existing node: data %q acl %v (ZooKeeper keeps data, takes the ACL)", n.Data(), a.tr.ACL(n))
 	}
 	if a.tr.Get("/p").Persisted() != old {
 		t.Error("older create moved the parent")

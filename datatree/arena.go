@@ -7,20 +7,22 @@ import (
 	"unsafe"
 )
 
-// A node's name and data are one record, the name first, kept in an arena
-// of chunks (RAMCloud's log-structured memory, without the log): a record
-// is appended to the head chunk and never written again, a freed record
-// is only marked, and a chunk that freeing has left less than half live is
-// evacuated: its live records are copied to the head and the chunk is
-// dropped, for the collector to reclaim once nothing refers to it.
+// A node's name and data are one record (the name's length as a uvarint,
+// the name, the data), kept in an arena of chunks (RAMCloud's
+// log-structured memory, without the log): a record is appended to the
+// head chunk and never written again, a freed record is only marked, and
+// a chunk that freeing has left less than half live is evacuated: its live
+// records are copied to the head and the chunk is dropped, for the
+// collector to reclaim once nothing refers to it.
 //
 // Against one heap allocation for the data and one for the name (what the
 // tree did before), a record costs its exact size plus a 4-byte header,
 // where the allocator rounds each allocation up to its size class: a
-// million znodes of 100 bytes with 20-byte names took 112 + 24 bytes each
-// and now take 124, and the node needs one pointer less. A record larger
-// than largeRecord gets an allocation of its own (without a header); the
-// size classes above it waste less than an arena would at its chunks' ends.
+// million znodes of 100 bytes with 17-byte names took 112 + 24 bytes each
+// and now take 122, and the node holds one pointer instead of a pointer
+// for each and the name's length. A record larger than largeRecord gets an
+// allocation of its own (without a header); the size classes above it
+// waste less than an arena would at its chunks' ends.
 //
 // Nothing is modified in place, so Node.Data and the names Children
 // returns stay valid after the tree's lock is released even if their
@@ -77,27 +79,28 @@ var emptyData = []byte{}
 // the old record may evacuate one holding the new: the node must name its
 // current record, with its sizes, whenever the arena can move records.
 func (a *arena) put(n *Node, name string, data []byte) {
-	size := len(name) + len(data)
-	rec := &emptyRec // no bytes to keep: no record, no header
-	switch {
-	case size == 0:
-	case size > largeRecord:
-		b := make([]byte, size)
-		copy(b, name)
-		copy(b[len(name):], data)
+	size := uvarintLen(len(name)) + len(name) + len(data)
+	var rec *byte
+	if size > largeRecord {
+		b := binary.AppendUvarint(make([]byte, 0, size), uint64(len(name)))
+		b = append(b, name...)
+		b = append(b, data...)
 		rec = &b[0]
-	default:
+	} else {
 		c := a.room(recHeader + size)
 		start := len(c.buf)
 		c.buf = binary.LittleEndian.AppendUint32(c.buf, a.nodes.handle(n))
+		c.buf = binary.AppendUvarint(c.buf, uint64(len(name)))
 		c.buf = append(c.buf, name...)
 		c.buf = append(c.buf, data...)
 		c.live += recHeader + size
 		rec = &c.buf[start+recHeader]
 	}
-	old, oldSize := n.rec, n.recSize()
+	old, oldSize := n.rec, 0
+	if old != nil {
+		oldSize = n.recSize()
+	}
 	n.rec = rec
-	n.nameLen = int32(len(name))
 	n.dataLen = int32(len(data))
 	if data == nil {
 		n.dataLen = -1
@@ -106,9 +109,6 @@ func (a *arena) put(n *Node, name string, data []byte) {
 		a.release(old, oldSize)
 	}
 }
-
-// emptyRec is the record of a node with no name and no data (the root).
-var emptyRec byte
 
 // free releases n's record (the node is being released).
 func (a *arena) free(n *Node) {
@@ -142,9 +142,6 @@ func (a *arena) room(size int) *chunk {
 // release marks the record at rec (size bytes of name and data) freed,
 // evacuating its chunk if that leaves it less than half live.
 func (a *arena) release(rec *byte, size int) {
-	if rec == &emptyRec {
-		return
-	}
 	c, i := a.chunkOf(rec)
 	if c == nil {
 		return // an allocation of its own; the collector frees it
@@ -206,4 +203,13 @@ func (a *arena) evacuateAt(c *chunk, i int) {
 	}
 	// c is garbage now; slices of its records handed out earlier keep it
 	// alive until they are dropped.
+}
+
+// uvarintLen is the length of n's uvarint encoding.
+func uvarintLen(n int) int {
+	k := 1
+	for ; n >= 0x80; n >>= 7 {
+		k++
+	}
+	return k
 }

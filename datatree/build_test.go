@@ -38,7 +38,7 @@ func TestBuilderMatchesApply(t *testing.T) {
 	paths := []string{"/a/e", "/a", "/c", "/t", "/zookeeper/config", "/zookeeper/quota", "/zookeeper", "/"}
 	for _, p := range paths {
 		n := src.Get(p)
-		if err := b.AddNode(p, n.Data(), n.ACL(), n.Persisted()); err != nil {
+		if err := b.AddNode(p, n.Data(), src.ACL(n), n.Persisted()); err != nil {
 			t.Fatal(err)
 		}
 	}

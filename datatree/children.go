@@ -76,7 +76,7 @@ func (c *childTable) get(name string) *Node {
 	h := nameHash(name)
 	tag := uint8(h >> 56)
 	for n := c.nodes.node(*c.bucket(bucketOf(h, c.nb))); n != nil; n = c.nodes.node(n.next) {
-		if n.tag() == tag && int(n.nameLen) == len(name) && n.baseName() == name {
+		if n.tag() == tag && n.baseName() == name {
 			return n
 		}
 	}

@@ -1,10 +1,9 @@
 package datatree
 
 import (
+	"encoding/binary"
 	"fmt"
-	"strings"
 	"testing"
-	"unsafe"
 )
 
 // TestChildTableGrowsOneBucketAtATime: a parent's table never rehashes as
@@ -101,5 +100,6 @@ func TestChildTableLookupWithCollidingPrefixes(t *testing.T) {
 // setTestName gives a node made outside any tree the base name name (a
 // record of its own, null data).
 func (n *Node) setTestName(name string) {
-	n.rec, n.nameLen, n.dataLen = unsafe.StringData(strings.Clone(name)), int32(len(name)), -1
+	rec := binary.AppendUvarint(nil, uint64(len(name)))
+	n.rec, n.dataLen = &append(rec, name...)[0], -1
 }

@@ -30,7 +30,7 @@ func invariantError(tr *Tree) error {
 	ephCount := 0
 	containers := map[string]struct{}{}
 	ttls := map[string]struct{}{}
-	refs := map[*aclEntry]int{}
+	refs := map[aclID]int{}
 	paths := map[*Node]string{}
 	var walk func(p string, n *Node) error
 	walk = func(p string, n *Node) error {
@@ -50,7 +50,7 @@ func invariantError(tr *Tree) error {
 		if err := childTableError(p, n); err != nil {
 			return err
 		}
-		sum += n.term(p)
+		sum += tr.term(n, p)
 		size += int64(len(p) + n.dataSize())
 		refs[n.acl]++
 		switch owner := n.owner(); kindOf(owner) {
@@ -108,8 +108,11 @@ func invariantError(tr *Tree) error {
 			if e.hash != h || hashACL(e.acl) != h {
 				return fmt.Errorf("acl entry in wrong bucket")
 			}
-			if e.refs != refs[e] {
-				return fmt.Errorf("acl %v refs %d, used by %d nodes", e.acl, e.refs, refs[e])
+			if e.refs != refs[e.id] {
+				return fmt.Errorf("acl %v refs %d, used by %d nodes", e.acl, e.refs, refs[e.id])
+			}
+			if tr.acls.entry(e.id) != e {
+				return fmt.Errorf("acl %v: its id %d names another entry", e.acl, e.id)
 			}
 		}
 	}
@@ -278,7 +281,7 @@ func dumpTree(tr *Tree) map[string]dumpNode {
 	out := map[string]dumpNode{}
 	var walk func(p string, n *Node)
 	walk = func(p string, n *Node) {
-		out[p] = dumpNode{path: p, data: n.Data(), acl: n.ACL(), st: n.Persisted()}
+		out[p] = dumpNode{path: p, data: n.Data(), acl: tr.ACL(n), st: n.Persisted()}
 		n.eachChild(func(c *Node) {
 			prefix := p
 			if p == RootPath {

@@ -63,18 +63,19 @@ func kindOf(owner int64) ownerKind {
 // Node is a znode. Callers get it from Tree.Get and read it under the same
 // lock that protected the Get; they must not modify it or anything it
 // returns, nor keep it: once the node is deleted its memory holds another
-// node. The slices Data and ACL return and the names Children returns are
-// never modified in place (setData and setACL replace them), so they may be
-// used after the lock is released; the stat and children may not.
+// node. The slices Data and Tree.ACL return and the names Children
+// returns are never modified in place (setData and setACL replace them),
+// so they may be used after the lock is released; the stat and children
+// may not.
 //
-// A node is 80 bytes, allocated in slabs (slab.go), and a tree of a million
+// A node is 72 bytes, allocated in slabs (slab.go), and a tree of a million
 // znodes spends most of its heap on them and their records. No full path is
 // stored: a node holds its base name and its parent, and is found by walking
 // the path's segments through each parent's child table (children.go); the
 // few places that need a node's path (the snapshot, the ephemeral and
 // container indexes' callers) rebuild it from the parents. The base name and
 // the data are one record in the tree's arena (arena.go), reached by one
-// pointer and two lengths. The stat fields that nearly every
+// pointer (the data's length is the node's, the name's the record's). The stat fields that nearly every
 // leaf leaves at their initial value (pzxid = czxid, the child-create
 // counter, aversion and ephemeralOwner 0) and the child table live in an
 // extension allocated only for the nodes that need one: parents,
@@ -82,12 +83,10 @@ func kindOf(owner int64) ownerKind {
 // digest term is not stored either; a change recomputes it before and
 // after (see term).
 type Node struct {
-	// rec is the node's record in the tree's arena (arena.go): its base
-	// name (nameLen bytes; none for the root) followed by its data
+	// rec is the node's record in the tree's arena (arena.go): the length
+	// of its base name (a uvarint; 0 for the root), the name, and its data
 	// (dataLen bytes, -1 for null data). Nil only for a free slot.
 	rec *byte
-	// acl is nil only for a free slot.
-	acl *aclEntry
 	ext *nodeExt
 
 	czxid, mzxid, ctime, mtime int64
@@ -96,9 +95,11 @@ type Node struct {
 	// free slot of the slab. References, not pointers: half the size, and
 	// nothing for the collector to trace.
 	parent, next nodeRef
-	version      int32
-	dataLen      int32
-	nameLen      int32
+	// acl is the node's ACL list in the tree's aclCache; 0 only for a
+	// free slot.
+	acl     aclID
+	version int32
+	dataLen int32
 	// slabTag is the index of the node's slab in Tree.nodes (low
 	// slabBits) and the top byte of its name's hash (see
 	// childTable.get).
@@ -196,10 +197,35 @@ func (n *Node) setStat(s PStat) {
 
 // baseName returns the node's name within its parent ("" for the root).
 // The string shares the node's record, which is never modified.
-func (n *Node) baseName() string { return unsafe.String(n.rec, n.nameLen) }
+func (n *Node) baseName() string {
+	l, k := n.nameLen()
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(n.rec), k)), l)
+}
 
-// recSize is the size of the node's record: name and data.
-func (n *Node) recSize() int { return int(n.nameLen) + n.dataSize() }
+// nameLen decodes the length of the node's name at the start of its
+// record: the length, and the bytes its uvarint takes.
+func (n *Node) nameLen() (l, k int) {
+	p := unsafe.Pointer(n.rec)
+	if b := *(*byte)(p); b < 0x80 {
+		return int(b), 1
+	}
+	var x uint64
+	var s uint
+	for i := 0; ; i++ {
+		b := *(*byte)(unsafe.Add(p, i))
+		if b < 0x80 {
+			return int(x | uint64(b)<<s), i + 1
+		}
+		x |= uint64(b&0x7f) << s
+		s += 7
+	}
+}
+
+// recSize is the size of the node's record.
+func (n *Node) recSize() int {
+	l, k := n.nameLen()
+	return k + l + n.dataSize()
+}
 
 // dataSize is len(n.Data()).
 func (n *Node) dataSize() int { return int(max(n.dataLen, 0)) }
@@ -257,12 +283,9 @@ func (n *Node) Data() []byte {
 	case n.dataLen == 0:
 		return emptyData
 	}
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(n.rec), n.nameLen)), n.dataLen)
+	l, k := n.nameLen()
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(n.rec), k+l)), n.dataLen)
 }
-
-// ACL returns the node's ACL list, shared with every node that has the
-// same list. Callers must not modify it.
-func (n *Node) ACL() []wire.ACL { return n.acl.acl }
 
 // Persisted returns the stored stat.
 func (n *Node) Persisted() PStat {
@@ -330,8 +353,8 @@ func (n *Node) TTL() (int64, bool) {
 // the caller knows: the txn names it), data, ACL and stat. It is not
 // stored (8 bytes a node): a change subtracts the term before and adds it
 // after, hashing the path and data twice.
-func (n *Node) term(path string) uint64 {
-	h := mix(contentHash(path, n.Data()), n.acl.hash)
+func (t *Tree) term(n *Node, path string) uint64 {
+	h := mix(contentHash(path, n.Data()), t.acls.entry(n.acl).hash)
 	h = mix(h, uint64(n.czxid))
 	h = mix(h, uint64(n.mzxid))
 	h = mix(h, uint64(n.ctime))

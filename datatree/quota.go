@@ -194,10 +194,10 @@ func (t *Tree) recountQuota(path string) {
 // setQuotaData replaces a stats node's data without changing its stat,
 // keeping the digest and the data size right.
 func (t *Tree) setQuotaData(path string, n *Node, data []byte) {
-	t.nodeSum -= n.term(path)
+	t.nodeSum -= t.term(n, path)
 	t.dataSize += int64(len(data) - n.dataSize())
 	t.recs.put(n, n.baseName(), data)
-	t.nodeSum += n.term(path)
+	t.nodeSum += t.term(n, path)
 }
 
 // setupQuota rebuilds the quota index and recomputes every stats node from

@@ -113,7 +113,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 		}
 	}
 
-	refs := make(map[*aclEntry]uint64)
+	refs := make(map[aclID]uint64)
 	nodes := 0
 	// The slabs may be added, released and reused between chunks, while
 	// the lock is released, but a node never moves (slab.go): a node that
@@ -148,8 +148,9 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 				refs[n.acl] = ref
 				b = append(b[:0], tagACL)
 				b = binary.AppendUvarint(b, ref)
-				b = binary.AppendUvarint(b, uint64(len(n.acl.acl)))
-				for _, a := range n.acl.acl {
+				acl := t.ACL(n)
+				b = binary.AppendUvarint(b, uint64(len(acl)))
+				for _, a := range acl {
 					b = binary.AppendVarint(b, int64(a.Perms))
 					b = appendSnapString(b, a.ID.Scheme)
 					b = appendSnapString(b, a.ID.ID)
@@ -453,7 +454,7 @@ func (t *Tree) link(recs []nodeRec) error {
 			lastPP, lastParent = pp, t.lookup(pp)
 		}
 		if lastParent == nil {
-			t.acls.release(n.acl)
+			t.acls.release(t.acls.entry(n.acl))
 			t.recs.free(n)
 			t.nodes.release(n)
 			continue

@@ -78,7 +78,7 @@ func New() *Tree {
 
 func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int32) {
 	n := t.nodes.alloc()
-	n.acl = t.acls.intern(acl)
+	n.acl = t.acls.intern(acl).id
 	t.recs.put(n, BaseName(path), data)
 	n.setAversion(aversion)
 	if path == RootPath {
@@ -89,11 +89,16 @@ func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int
 	t.index(path, n)
 }
 
+// ACL returns n's ACL list, shared with every node of the tree that has
+// the same list. Callers must not modify it; it may be used after the
+// lock is released (the list is never modified).
+func (t *Tree) ACL(n *Node) []wire.ACL { return t.acls.entry(n.acl).acl }
+
 // newNode allocates a node with the given name and data (copied into
 // the node's record), ACL (already referenced) and stat.
 func (t *Tree) newNode(name string, acl *aclEntry, data []byte, st PStat) *Node {
 	n := t.nodes.alloc()
-	n.acl = acl
+	n.acl = acl.id
 	t.recs.put(n, name, data)
 	n.setStat(st)
 	return n
@@ -102,7 +107,7 @@ func (t *Tree) newNode(name string, acl *aclEntry, data []byte, st PStat) *Node 
 // index accounts for n, already linked under path, in the sums and
 // indexes.
 func (t *Tree) index(path string, n *Node) {
-	t.nodeSum += n.term(path)
+	t.nodeSum += t.term(n, path)
 	t.dataSize += int64(len(path) + n.dataSize())
 	switch owner := n.owner(); kindOf(owner) {
 	case kindEphemeral:
@@ -124,9 +129,9 @@ func (t *Tree) index(path string, n *Node) {
 // its ACL reference and frees it. The caller has taken it out of its
 // parent and taken care of its children.
 func (t *Tree) remove(path string, n *Node) {
-	t.nodeSum -= n.term(path)
+	t.nodeSum -= t.term(n, path)
 	t.dataSize -= int64(len(path) + n.dataSize())
-	t.acls.release(n.acl)
+	t.acls.release(t.acls.entry(n.acl))
 	switch owner := n.owner(); kindOf(owner) {
 	case kindEphemeral:
 		if set := t.ephemerals[owner]; set != nil {
@@ -179,14 +184,15 @@ func (t *Tree) appendPath(dst []byte, n *Node) []byte {
 	}
 	size := 0
 	for a := n; a.parent != 0; a = t.nodes.node(a.parent) {
-		size += 1 + int(a.nameLen)
+		size += 1 + len(a.baseName())
 	}
 	start := len(dst)
 	dst = slices.Grow(dst, size)[:start+size]
 	end := len(dst)
 	for a := n; a.parent != 0; a = t.nodes.node(a.parent) {
-		end -= int(a.nameLen)
-		copy(dst[end:], a.baseName())
+		name := a.baseName()
+		end -= len(name)
+		copy(dst[end:], name)
 		end--
 		dst[end] = '/'
 	}
@@ -304,7 +310,7 @@ func countUnder(n *Node) int {
 func (t *Tree) Digest() uint64 {
 	sum := t.nodeSum
 	if n := t.lookup(ConfigPath); n != nil {
-		sum -= n.term(ConfigPath)
+		sum -= t.term(n, ConfigPath)
 	}
 	return sum + mix(t.sessionSum, 0x73657373) // "sess"
 }
@@ -322,12 +328,12 @@ func (t *Tree) SetLocalConfig(data []byte, version, mtime int64) {
 	if n == nil {
 		return
 	}
-	t.nodeSum -= n.term(ConfigPath)
+	t.nodeSum -= t.term(n, ConfigPath)
 	t.recs.put(n, n.baseName(), data)
 	n.version = -1
 	n.mzxid = version
 	n.mtime = mtime
-	t.nodeSum += n.term(ConfigPath)
+	t.nodeSum += t.term(n, ConfigPath)
 }
 
 func sessionHash(id int64, timeout int32) uint64 {

@@ -194,7 +194,7 @@ func zkSnapshotOf(tree *datatree.Tree) *zkfmt.Snapshot {
 		if n == nil {
 			return
 		}
-		acl := n.ACL()
+		acl := tree.ACL(n)
 		key := aclKey(acl)
 		ref, ok := refs[key]
 		if !ok {

@@ -137,7 +137,7 @@ func (s *Server) AdminAuthorized(scheme, auth, ip, path string, perm int32) (aut
 	if n == nil {
 		return true, false
 	}
-	return true, datatree.CheckPerm(n.ACL(), perm, ids)
+	return true, datatree.CheckPerm(s.tree.ACL(n), perm, ids)
 }
 
 // WriteSnapshotFile writes a consistent snapshot of the tree (exact at

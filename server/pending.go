@@ -58,7 +58,7 @@ func (s *Server) record(path string) (change, bool) {
 		exists:      true,
 		stat:        n.Persisted(),
 		numChildren: n.NumChildren(),
-		acl:         n.ACL(),
+		acl:         s.tree.ACL(n),
 	}
 	if s.store.rl != nil && s.store.rl.logPath(path) {
 		c.data = n.Data()

@@ -97,7 +97,7 @@ func (s *Server) readExists(c *conn, req *wire.PathWatchRequest) (wire.Record, w
 		return nil, wire.CodeBadArguments
 	}
 	n := s.tree.Get(req.Path)
-	if n != nil && !datatree.CheckPerm(n.ACL(), wire.PermRead, c.authIDs()) {
+	if n != nil && !datatree.CheckPerm(s.tree.ACL(n), wire.PermRead, c.authIDs()) {
 		return nil, wire.CodeNoAuth
 	}
 	if req.Watch {
@@ -122,7 +122,7 @@ func (s *Server) readGetData(c *conn, req *wire.PathWatchRequest) (wire.Record, 
 	if n == nil {
 		return nil, wire.CodeNoNode
 	}
-	if !datatree.CheckPerm(n.ACL(), wire.PermRead, c.authIDs()) {
+	if !datatree.CheckPerm(s.tree.ACL(n), wire.PermRead, c.authIDs()) {
 		return nil, wire.CodeNoAuth
 	}
 	resp := &wire.GetDataResponse{Data: n.Data()}
@@ -149,7 +149,7 @@ func (s *Server) readGetChildren(c *conn, op wire.Op, req *wire.PathWatchRequest
 	if n == nil {
 		return nil, wire.CodeNoNode
 	}
-	if !datatree.CheckPerm(n.ACL(), wire.PermRead, c.authIDs()) {
+	if !datatree.CheckPerm(s.tree.ACL(n), wire.PermRead, c.authIDs()) {
 		return nil, wire.CodeNoAuth
 	}
 	children := n.Children(make([]string, 0, n.NumChildren()))
@@ -170,7 +170,7 @@ func (s *Server) readGetACL(c *conn, path string) (wire.Record, wire.Code) {
 		return nil, wire.CodeNoNode
 	}
 	ids := c.authIDs()
-	acl := n.ACL()
+	acl := s.tree.ACL(n)
 	if !datatree.CheckPerm(acl, wire.PermRead|wire.PermAdmin, ids) {
 		return nil, wire.CodeNoAuth
 	}
@@ -188,7 +188,7 @@ func (s *Server) readAllChildrenNumber(c *conn, path string) (wire.Record, wire.
 	if n == nil {
 		return nil, wire.CodeNoNode
 	}
-	if !datatree.CheckPerm(n.ACL(), wire.PermRead, c.authIDs()) {
+	if !datatree.CheckPerm(s.tree.ACL(n), wire.PermRead, c.authIDs()) {
 		return nil, wire.CodeNoAuth
 	}
 	return &wire.GetAllChildrenNumberResponse{TotalNumber: int32(s.tree.CountDescendants(path))}, wire.CodeOK

@@ -208,10 +208,10 @@ func (s *Server) droppedSessions(t *datatree.Tree) []*conn {
 func (s *Server) fireRestored(old, cur *datatree.Tree, zxid int64) {
 	dataPaths, childPaths := s.watches.watchedPaths()
 	var evs []datatree.Event
-	ev := func(typ int32, path string, n *datatree.Node) {
+	ev := func(typ int32, path string, t *datatree.Tree, n *datatree.Node) {
 		e := datatree.Event{Type: typ, Path: path, Zxid: zxid}
 		if n != nil {
-			e.ACL = n.ACL()
+			e.ACL = t.ACL(n)
 		}
 		evs = append(evs, e)
 	}
@@ -220,21 +220,21 @@ func (s *Server) fireRestored(old, cur *datatree.Tree, zxid int64) {
 		o, n := old.Get(p), cur.Get(p)
 		switch {
 		case o == nil && n != nil:
-			ev(wire.EventNodeCreated, p, n)
+			ev(wire.EventNodeCreated, p, cur, n)
 		case o != nil && n == nil:
-			ev(wire.EventNodeDeleted, p, o)
+			ev(wire.EventNodeDeleted, p, old, o)
 			deleted[p] = true
 		case o != nil && n != nil && !sameData(o, n):
-			ev(wire.EventNodeDataChanged, p, n)
+			ev(wire.EventNodeDataChanged, p, cur, n)
 		}
 	}
 	for _, p := range childPaths {
 		o, n := old.Get(p), cur.Get(p)
 		switch {
 		case o != nil && n == nil && !deleted[p]:
-			ev(wire.EventNodeDeleted, p, o)
+			ev(wire.EventNodeDeleted, p, old, o)
 		case o != nil && n != nil && !sameChildren(o, n):
-			ev(wire.EventNodeChildrenChanged, p, n)
+			ev(wire.EventNodeChildrenChanged, p, cur, n)
 		}
 	}
 	for i := range evs {

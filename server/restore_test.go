@@ -38,7 +38,7 @@ func dumpTree(s *Server) map[string]dumpedNode {
 		if n == nil {
 			return
 		}
-		out[p] = dumpedNode{data: bytes.Clone(n.Data()), stat: n.Persisted(), acl: slices.Clone(n.ACL())}
+		out[p] = dumpedNode{data: bytes.Clone(n.Data()), stat: n.Persisted(), acl: slices.Clone(s.tree.ACL(n))}
 		for _, c := range n.Children(nil) {
 			if p == "/" {
 				walk("/" + c)

@@ -23,10 +23,11 @@
 // write load has stopped would stay at its peak (half as much again as
 // its live heap) for as long as it is idle. Run watches the allocation
 // as well: once the process has allocated less than 4 MiB in 2 s and
-// the heap it holds exceeds the live heap by a thirty-second (at least
-// 8 MiB), it calls debug.FreeOSMemory, at most every 30 s: one
-// collection, after which resident memory is about the live heap. Under
-// a write load resident memory is still up to the goal.
+// what a collection would return to the OS (dead objects and free spans)
+// exceeds a thirty-second of the live heap (at least 4 MiB), it calls
+// debug.FreeOSMemory, at most every 30 s: one collection, after which
+// resident memory is about the live heap. Under a write load resident
+// memory is still up to the goal.
 //
 // SetMemoryLimit applies zoo.cfg's memory.limit as the runtime's soft
 // memory limit (GOMEMLIMIT, if set, wins): near it the collector runs as

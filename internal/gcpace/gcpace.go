@@ -86,13 +86,20 @@ func Run(ctx context.Context, headroom uint64, logger *slog.Logger) {
 			cycles = c
 			debug.SetGCPercent(Percent(live, headroom))
 		}
-		retained := samples[3].Value.Uint64() + samples[4].Value.Uint64() + samples[5].Value.Uint64()
-		if idle.observe(time.Now(), samples[2].Value.Uint64(), live, retained) {
+		// What a release can return: dead objects and free spans. Unused
+		// bytes inside spans in use stay, so they are not counted: a
+		// fragmented heap would otherwise be released over and over.
+		objects, free := samples[3].Value.Uint64(), samples[5].Value.Uint64()
+		releasable := free
+		if objects > live {
+			releasable += objects - live
+		}
+		if idle.observe(time.Now(), samples[2].Value.Uint64(), live, releasable) {
 			start := time.Now()
 			debug.FreeOSMemory()
 			metrics.Read(samples)
 			logger.Debug("gcpace: allocation stopped; returned the free heap to the OS",
-				"retainedBefore", retained>>20, "liveAfter", samples[1].Value.Uint64()>>20, "unit", "MiB", "took", time.Since(start))
+				"releasableBefore", releasable>>20, "liveAfter", samples[1].Value.Uint64()>>20, "unit", "MiB", "took", time.Since(start))
 		}
 	}
 }
@@ -117,9 +124,9 @@ const releaseSpacing = 30 * time.Second
 // it, or the floor) resident, and the runtime's scavenger returns only
 // what lies above the goal: after a burst of writes a server stays at
 // its peak for as long as it is idle, though its live heap is two thirds
-// of that or less. Once allocation has been quiet for quietFor and the
-// heap the runtime holds (objects, dead or alive, and free spans) exceeds
-// the live heap by a thirty-second of it (at least releaseSlack),
+// of that or less. Once allocation has been quiet for quietFor and what a
+// collection and a release would return (dead objects and free spans)
+// exceeds a thirty-second of the live heap (at least releaseSlack),
 // debug.FreeOSMemory collects and returns the rest. The next writes
 // fault the pages back in as they need them.
 type idleRelease struct {
@@ -131,14 +138,13 @@ type idleRelease struct {
 	last time.Time
 }
 
-// releaseSlack is the least excess of retained heap over live heap worth
-// a release.
-const releaseSlack = 8 << 20
+// releaseSlack is the least releasable heap worth a release.
+const releaseSlack = 4 << 20
 
 // observe takes a reading (now, cumulative allocated bytes, live heap at
-// the last collection, heap retained from the OS) and reports whether to
-// release now.
-func (r *idleRelease) observe(now time.Time, allocs, live, retained uint64) bool {
+// the last collection, heap a release would return) and reports whether
+// to release now.
+func (r *idleRelease) observe(now time.Time, allocs, live, releasable uint64) bool {
 	if r.since.IsZero() || allocs-r.allocs >= quietBytes {
 		r.since, r.allocs = now, allocs
 		return false
@@ -146,7 +152,7 @@ func (r *idleRelease) observe(now time.Time, allocs, live, retained uint64) bool
 	if now.Sub(r.since) < quietFor || (!r.last.IsZero() && now.Sub(r.last) < releaseSpacing) {
 		return false
 	}
-	if retained <= live+max(live/32, releaseSlack) {
+	if releasable <= max(live/32, releaseSlack) {
 		return false
 	}
 	r.last = now

@@ -107,7 +107,7 @@ func TestSetMemoryLimit(t *testing.T) {
 }
 
 // TestIdleRelease: a release comes once allocation has been quiet for
-// quietFor with the retained heap well above the live heap, not while
+// quietFor with much to return beside the live heap, not while
 // the process allocates, not for a small excess, and not again within
 // releaseSpacing.
 func TestIdleRelease(t *testing.T) {
@@ -116,40 +116,40 @@ func TestIdleRelease(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	var r idleRelease
 	allocs := uint64(0)
-	// A write load: 50 MiB a second, the retained heap 1.5 x live.
+	// A write load: 50 MiB a second, half the live heap returnable.
 	for i := range 50 {
 		allocs += 5 * mib
-		if r.observe(at(time.Duration(i)*100*time.Millisecond), allocs, 200*mib, 300*mib) {
+		if r.observe(at(time.Duration(i)*100*time.Millisecond), allocs, 200*mib, 100*mib) {
 			t.Fatalf("released at %d while allocating", i)
 		}
 	}
 	// The load stops: nothing until quietFor has passed.
 	stop := at(5 * time.Second)
-	if r.observe(stop, allocs+mib, 200*mib, 300*mib) {
+	if r.observe(stop, allocs+mib, 200*mib, 100*mib) {
 		t.Fatal("released as soon as the load stopped")
 	}
-	if r.observe(stop.Add(quietFor/2), allocs+mib, 200*mib, 300*mib) {
+	if r.observe(stop.Add(quietFor/2), allocs+mib, 200*mib, 100*mib) {
 		t.Fatal("released before quietFor")
 	}
-	if !r.observe(stop.Add(quietFor), allocs+2*mib, 200*mib, 300*mib) {
-		t.Fatal("no release after quietFor with 100 MiB retained above a 200 MiB live heap")
+	if !r.observe(stop.Add(quietFor), allocs+2*mib, 200*mib, 100*mib) {
+		t.Fatal("no release after quietFor with 100 MiB to return beside a 200 MiB live heap")
 	}
-	// Within releaseSpacing: no second release, whatever is retained.
-	if r.observe(stop.Add(quietFor+releaseSpacing/2), allocs+2*mib, 200*mib, 300*mib) {
+	// Within releaseSpacing: no second release, whatever there is to return.
+	if r.observe(stop.Add(quietFor+releaseSpacing/2), allocs+2*mib, 200*mib, 100*mib) {
 		t.Fatal("released again within releaseSpacing")
 	}
 	// Later, quiet still, but the excess is within a thirty-second of
 	// live.
-	if r.observe(stop.Add(quietFor+2*releaseSpacing), allocs+2*mib, 200*mib, 206*mib) {
+	if r.observe(stop.Add(quietFor+2*releaseSpacing), allocs+2*mib, 200*mib, 6*mib) {
 		t.Fatal("released for 6 MiB above a 200 MiB live heap")
 	}
 	// A small heap: the excess must be at least releaseSlack.
 	var small idleRelease
-	small.observe(t0, 0, 8*mib, 14*mib)
-	if small.observe(at(quietFor), 0, 8*mib, 14*mib) {
-		t.Fatal("released 6 MiB above an 8 MiB live heap (under releaseSlack)")
+	small.observe(t0, 0, 8*mib, 3*mib)
+	if small.observe(at(quietFor), 0, 8*mib, 3*mib) {
+		t.Fatal("released 3 MiB above an 8 MiB live heap (under releaseSlack)")
 	}
-	if !small.observe(at(quietFor+time.Second), 0, 8*mib, 8*mib+releaseSlack+1) {
+	if !small.observe(at(quietFor+time.Second), 0, 8*mib, releaseSlack+1) {
 		t.Fatal("no release for more than releaseSlack above a small live heap")
 	}
 }
