@@ -65,34 +65,79 @@ func Free(t TB) int {
 	return p
 }
 
+// Range returns the first of n consecutive loopback TCP ports that were
+// free a moment ago and that this process has not handed out before, for
+// a command that takes a base port and uses the n from it. Like Free's,
+// the ports lie below the ephemeral range, where no outgoing connection
+// takes one meanwhile, and are locked against other test processes.
+func Range(t TB, n int) int {
+	t.Helper()
+	p, err := pickRange(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // Addr is Free as "127.0.0.1:port".
 func Addr(t TB) string {
 	t.Helper()
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(Free(t)))
 }
 
-func pick() (int, error) {
+func pick() (int, error) { return pickRange(1) }
+
+func pickRange(n int) (int, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	for range 1000 {
-		p := low + rand.IntN(high-low)
-		if _, ok := handed[p]; ok {
-			continue
-		}
-		lock, ok := claim(p)
-		if !ok {
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err != nil {
-			lock.Close()
-			continue
-		}
-		l.Close()
-		handed[p] = lock
-		return p, nil
+	if n < 1 || n > (high-low)/2 {
+		return 0, fmt.Errorf("testport: cannot hand out %d consecutive ports", n)
 	}
-	return 0, fmt.Errorf("testport: no free port in [%d, %d) after 1000 tries", low, high)
+	for range 1000 {
+		base := low + rand.IntN(high-low-n+1)
+		locks := make([]*os.File, 0, n)
+		for p := base; p < base+n; p++ {
+			lock, ok := takePort(p)
+			if !ok {
+				break
+			}
+			locks = append(locks, lock)
+		}
+		if len(locks) < n {
+			for _, l := range locks {
+				if l != nil {
+					l.Close()
+				}
+			}
+			continue
+		}
+		for i, l := range locks {
+			handed[base+i] = l
+		}
+		return base, nil
+	}
+	return 0, fmt.Errorf("testport: no %d free ports in [%d, %d) after 1000 tries", n, low, high)
+}
+
+// takePort claims p and checks that it can be bound; mu is held. ok
+// false leaves nothing claimed.
+func takePort(p int) (*os.File, bool) {
+	if _, ok := handed[p]; ok {
+		return nil, false
+	}
+	lock, ok := claim(p)
+	if !ok {
+		return nil, false
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, false
+	}
+	l.Close()
+	return lock, true
 }
 
 // lockDir holds one lock file per port handed out by any test process on

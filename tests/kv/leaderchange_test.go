@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/admin/promcheck"
+	"github.com/corral-db/corral/internal/testport"
 	"github.com/corral-db/corral/internal/testutil"
 	kvstore "github.com/corral-db/corral/kv"
 )
@@ -33,7 +34,7 @@ func TestLeaderChangeEnsemble(t *testing.T) {
 		t.Skip("runs a 3-member group under load")
 	}
 	dir := t.TempDir()
-	p := startCorral(t, "kv", "ensemble", "-n", "3", "-tick", "100ms", "-dir", dir, "-metrics-port", fmt.Sprint(freePorts(t, 3)),
+	p := startCorral(t, "kv", "ensemble", "-n", "3", "-tick", "100ms", "-dir", dir, "-metrics-port", fmt.Sprint(testport.Range(t, 3)),
 		"-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536", "-log-level", "info")
 	printed := p.Await(60*time.Second, "kv endpoints: ", "kv metrics: ")
 	endpoints, metrics := printed[0], strings.Split(printed[1], ",")

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -20,34 +19,8 @@ import (
 	"github.com/corral-db/corral/admin/promcheck"
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testport"
 )
-
-// freePorts returns the first of n consecutive loopback ports that are
-// free now.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		ok := base+n-1 <= 65535
-		for p := base; ok && p < base+n; p++ {
-			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err != nil {
-				ok = false
-			} else {
-				l.Close()
-			}
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
 
 // runPrinting starts corral with args and returns the values of its
 // "kv endpoints:" and "kv metrics:" lines; SIGINT stops it at the end.
@@ -167,7 +140,7 @@ func sum(scrapes []map[string]*dto.MetricFamily, name string, want ...string) fl
 // exactly one member of each RG leads, and every scrape passes promlint.
 func TestMetricsEndpoints(t *testing.T) {
 	t.Run("ensemble", func(t *testing.T) {
-		base := freePorts(t, 3)
+		base := testport.Range(t, 3)
 		eps, ms := runPrinting(t, "kv", "ensemble", "-n", "3", "-tick", "100ms", "-dir", t.TempDir(), "-metrics-port", strconv.Itoa(base))
 		if want := fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", base, base+1, base+2); ms != want {
 			t.Fatalf("kv metrics: %s, want %s", ms, want)
@@ -175,7 +148,7 @@ func TestMetricsEndpoints(t *testing.T) {
 		checkMetrics(t, eps, ms, 1)
 	})
 	t.Run("cluster", func(t *testing.T) {
-		base := freePorts(t, 3)
+		base := testport.Range(t, 3)
 		eps, ms := runPrinting(t, "kv", "cluster", "-groups", "2", "-replicas", "3", "-cm", "1", "-tick", "100ms",
 			"-spawn", "-dir", t.TempDir(), "-metrics-port", strconv.Itoa(base))
 		checkMetrics(t, eps, ms, 2)
