@@ -119,24 +119,28 @@ func (a *arena) free(n *Node) {
 }
 
 // room returns a chunk with size bytes of room: the head, or a new head.
+// The caller appends to it at once (a chunk's buf must never grow past
+// its capacity, which would move its records).
 func (a *arena) room(size int) *chunk {
-	if h := a.head; h != nil && cap(h.buf)-len(h.buf) >= size {
-		return h
+	for {
+		if h := a.head; h != nil && cap(h.buf)-len(h.buf) >= size {
+			return h
+		}
+		c := &chunk{buf: make([]byte, 0, chunkSize)}
+		a.bytes += chunkSize
+		i, _ := slices.BinarySearchFunc(a.chunks, c.base(), func(x *chunk, b uintptr) int {
+			return cmp.Compare(x.base(), b)
+		})
+		a.chunks = slices.Insert(a.chunks, i, c)
+		prev := a.head
+		a.head = c
+		// The old head may already be mostly free; it was not evacuated
+		// while it was the head. Its records go to the new head, so the
+		// loop checks the room again.
+		if prev != nil && prev.live*2 < len(prev.buf) {
+			a.evacuate(prev)
+		}
 	}
-	c := &chunk{buf: make([]byte, 0, chunkSize)}
-	a.bytes += chunkSize
-	i, _ := slices.BinarySearchFunc(a.chunks, c.base(), func(x *chunk, b uintptr) int {
-		return cmp.Compare(x.base(), b)
-	})
-	a.chunks = slices.Insert(a.chunks, i, c)
-	prev := a.head
-	a.head = c
-	// The old head may already be mostly free; it was not evacuated while
-	// it was the head.
-	if prev != nil && prev.live*2 < len(prev.buf) {
-		a.evacuate(prev)
-	}
-	return c
 }
 
 // release marks the record at rec (size bytes of name and data) freed,
