@@ -80,6 +80,16 @@
 // After Open returns, every record it reports is durable (Open syncs the
 // tail segment and the directory), and no garbage follows the last one.
 //
+// # Reading
+//
+// ReadFrom reads the records in order from a zxid (recovery, tests).
+// ReadAt reads one record at the position AppendPos returned for it
+// (segment base, offset, length): the driver's in-memory log keeps that
+// position instead of an entry once the entry is durable and applied, and
+// a learner's DIFF reads the entry back. ReadAt has a file handle and a
+// lock of its own, so it never waits for an append or a sync holding the
+// Log's; a record it reads must have been written (Flush or Sync).
+//
 // # Errors
 //
 // An I/O error while writing, syncing, rolling or truncating leaves the
