@@ -201,8 +201,14 @@ func slabError(tr *Tree, linked map[*Node]string) error {
 	for _, si := range a.spare {
 		spare[si] = true
 	}
+	if len(a.ptrs) != int(a.n) {
+		return fmt.Errorf("%d slab pointers for %d slab indexes", len(a.ptrs), a.n)
+	}
 	for si := int32(0); si < a.n; si++ {
 		info := a.info(si)
+		if a.ptrs[si] != info.s {
+			return fmt.Errorf("slab %d: pointer out of step with its bookkeeping", si)
+		}
 		if info.s == nil {
 			if !spare[si] || partial[si] {
 				return fmt.Errorf("released slab %d not spare, or partial", si)
