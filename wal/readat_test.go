@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/corral-db/corral/vfs"
 )
 
 // TestReadAt: every record written reads back at the position AppendPos
@@ -81,5 +83,34 @@ func TestReadAt(t *testing.T) {
 	}
 	if _, err := l.ReadAt(p, all[120].zxid); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("ReadAt of a damaged record: %v", err)
+	}
+}
+
+// BenchmarkReadAt: reading back 150-byte records in order by position, as
+// a learner's DIFF does (from the page cache; OS files).
+func BenchmarkReadAt(b *testing.B) {
+	l, err := Open(vfs.OS(), b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	const n = 10000
+	pos := make([]Pos, n)
+	data := make([]byte, 150)
+	for i := range pos {
+		if pos[i], err = l.AppendPos(int64(i+1), data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	i := 0
+	for b.Loop() {
+		if _, err := l.ReadAt(pos[i%n], int64(i%n+1)); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
