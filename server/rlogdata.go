@@ -101,10 +101,6 @@ type logData struct {
 	// (releaseUpTo): then no restart from a kept snapshot replays their
 	// create, and no DIFF sends it (the driver's log starts later).
 	dead deadQueue
-	// recent holds the references store computed that slim has not
-	// taken yet, so that an entry's payload is checksummed once; cleared
-	// whole if entries that are never slimmed (truncated ones) fill it.
-	recent map[int64]entryRef
 }
 
 // rlogMaxInflight bounds a member's payload bytes written but not yet
@@ -194,13 +190,6 @@ func (d *logData) store(zxid int64, payload []byte) (entryRef, error) {
 	if _, ok := d.idx.find(zxid); ok {
 		return ref, nil
 	}
-	if len(d.recent) >= maxRecentRefs {
-		clear(d.recent)
-	}
-	if d.recent == nil {
-		d.recent = make(map[int64]entryRef)
-	}
-	d.recent[zxid] = ref
 	if d.coupled && d.dl.Inflight()+datalog.RecordSize(len(payload)) > rlogMaxInflight {
 		// No flusher frees room: a group larger than the bound syncs
 		// its payloads so far here rather than wait forever in Append.
@@ -215,10 +204,6 @@ func (d *logData) store(zxid int64, payload []byte) (entryRef, error) {
 	d.idx.add(zxid, p, len(payload))
 	return ref, nil
 }
-
-// maxRecentRefs bounds logData.recent: a few times the entries between
-// a payload's write and its slimming (those in flight and not applied).
-const maxRecentRefs = 8192
 
 // errNoPayload: this member's data log lacks an entry's payload.
 var errNoPayload = errors.New("rlog: payload not in this member's data log")
@@ -316,19 +301,17 @@ func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
 
 // slim returns the WAL form of a proposal whose payload this member's
 // data log holds (the driver's in-memory log keeps it, replica.Slimmer),
-// without writing anything; ok false for other entries.
+// without writing anything; ok false for other entries. walStore.Slim
+// uses it only for entries whose WAL position it does not know (those
+// recovered from the WAL at start-up), so it checksums the payload again
+// rather than keep every reference store computed.
 func (d *logData) slim(e zab.Entry) ([]byte, bool) {
 	b, ok, err := d.withRef(e, func(zxid int64, payload []byte) (entryRef, error) {
 		d.mu.Lock()
 		_, held := d.idx.find(zxid)
-		ref, known := d.recent[zxid]
-		delete(d.recent, zxid)
 		d.mu.Unlock()
 		if !held {
 			return entryRef{}, errNoPayload
-		}
-		if known && ref.length == uint32(len(payload)) {
-			return ref, nil
 		}
 		return entryRef{zxid: zxid, length: uint32(len(payload)), crc: crc32.Checksum(payload, castagnoli)}, nil
 	})

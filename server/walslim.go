@@ -122,18 +122,15 @@ func parseWALSlimForm(b []byte) (p wal.Pos, ok bool, err error) {
 // Slim implements replica.Slimmer: the entry's WAL position if the store
 // knows it, else (with logs) the append's WAL form, else nothing.
 func (w walStore) Slim(e zab.Entry) ([]byte, bool) {
-	var form []byte
-	ok := false
-	if w.st.rl != nil {
-		// Also forgets the payload's checksum kept for it.
-		form, ok = w.st.rl.slim(e)
-	}
 	if len(e.Data) > 0 && e.Data[0] == txn.CodecVersion {
 		if p, known := w.st.positions.take(int64(e.Zxid)); known {
 			return walSlimForm(p), true
 		}
 	}
-	return form, ok
+	if w.st.rl != nil {
+		return w.st.rl.slim(e)
+	}
+	return nil, false
 }
 
 // Expand implements replica.Slimmer: the proposal, read back from the WAL
