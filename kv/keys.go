@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 )
@@ -87,6 +88,16 @@ func decodeEscaped(b []byte) (s, rest []byte, err error) {
 	return nil, nil, errBadKey
 }
 
+// decodeEscapedView is decodeEscaped without a copy of a string that has
+// no escapes: s is then a slice of b (its capacity capped).
+func decodeEscapedView(b []byte) (s, rest []byte, err error) {
+	i := bytes.IndexByte(b, 0)
+	if i >= 0 && i+1 < len(b) && b[i+1] == 0x01 {
+		return b[:i:i], b[i+2:], nil
+	}
+	return decodeEscaped(b)
+}
+
 var errBadKey = errors.New("kv: malformed data key")
 
 func tablePrefix(table uint32) []byte {
@@ -161,12 +172,22 @@ func decodeCellKey(k []byte) (cellKeyParts, error) {
 // decodeCellKeyRest decodes what follows a data key's escaped row: the
 // family, the qualifier and the version (table and row left unset).
 func decodeCellKeyRest(rest []byte) (cellKeyParts, error) {
+	return decodeRest(rest, decodeEscaped)
+}
+
+// decodeCellKeyRestView is decodeCellKeyRest with a qualifier that is a
+// slice of rest unless it has escapes: valid only as long as rest is.
+func decodeCellKeyRestView(rest []byte) (cellKeyParts, error) {
+	return decodeRest(rest, decodeEscapedView)
+}
+
+func decodeRest(rest []byte, decode func([]byte) ([]byte, []byte, error)) (cellKeyParts, error) {
 	p := cellKeyParts{rest: rest}
 	if len(rest) < 4 {
 		return p, errBadKey
 	}
 	p.family = binary.BigEndian.Uint32(rest)
-	qual, rest, err := decodeEscaped(rest[4:])
+	qual, rest, err := decode(rest[4:])
 	if err != nil {
 		return p, err
 	}

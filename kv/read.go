@@ -161,6 +161,18 @@ func (sel *selector) wants(fid uint32, qual []byte) bool {
 // readRows reads the rows of v in [lo, hi) (pebble keys), up to limit
 // rows (0: no limit), repositioning v's iterator. Values and qualifiers
 // are copied into one buffer per call, the row key decoded once per row.
+//
+// The iterator moves only by SeekGE after First: to the end of a column
+// once the read has the versions it wants of it (or wants none), to the
+// end of a row it skips, else to the successor of the key it stands on
+// (what Next would reach). A column's older versions are point-deleted
+// as puts trim them (apply.go, trimColumns), and until a flush and a
+// compaction drop them every one is a set and a tombstone the iterator
+// would step over one by one with Next: with a hot row that was most of
+// a read's CPU. A seek past the column skips them in one search. Seeking
+// forward from where it stands lets pebble try a few steps first
+// (TrySeekUsingNext) before searching each level again, so a successor
+// seek costs about what Next does; a Next would end that chain.
 func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 	it := v.it
 	it.SetBounds(lo, hi)
@@ -170,14 +182,19 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 	var colFam uint32
 	var colQual []byte
 	var arena []byte
+	// slab holds the keys sought, appended and never overwritten (a
+	// grown slab leaves earlier keys in the old array).
+	var slab []byte
 	versions := 0
 	full := false // cur reached CellLimit
-	for ok := it.First(); ok; ok = it.Next() {
+	// A SeekGE, not First: the chain of forward seeks starts here.
+	ok := it.SeekGE(lo)
+	for ok {
 		k := it.Key()
 		var p cellKeyParts
 		var err error
 		if rowRaw != nil && len(k) > len(rowRaw) && bytes.Equal(k[:len(rowRaw)], rowRaw) {
-			p, err = decodeCellKeyRest(k[len(rowRaw):])
+			p, err = decodeCellKeyRestView(k[len(rowRaw):])
 			p.row = cur.Key
 		} else {
 			p, err = decodeCellKey(k)
@@ -193,48 +210,57 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 				}
 			}
 			if sel.keep != nil && !sel.keep(p.row) {
-				// Skip the row: land on its last key (SeekLT clamps to
-				// the upper bound), so that Next leaves it.
 				cur, rowRaw = nil, nil
-				if !it.SeekLT(escapedEnd(k[:len(k)-len(p.rest)])) {
-					break
-				}
+				slab, ok = seekEnd(it, slab, k[:len(k)-len(p.rest)])
 				continue
 			}
 			cur = &Row{Key: p.row}
 			rowRaw = append(rowRaw[:0], k[:len(k)-len(p.rest)]...)
-			colQual, versions, full = nil, 0, false
+			versions, full = 0, false
 		}
 		if full {
+			slab, ok = seekEnd(it, slab, rowRaw)
 			continue
 		}
+		// col is the key's column prefix: all but its 8-byte version.
+		col := k[:len(k)-8]
 		f := v.t.familyByID(p.family)
 		if f == nil || !sel.wants(p.family, p.qual) {
-			continue // a dropped family's leftovers, or not selected
+			// A dropped family's leftovers, or not selected.
+			slab, ok = seekEnd(it, slab, col)
+			continue
 		}
 		if sel.o.AsOf != 0 && p.version > sel.o.AsOf {
+			slab, ok = seekSuccessor(it, slab, k)
 			continue
 		}
-		if colQual == nil || colFam != p.family || !bytes.Equal(colQual, p.qual) {
-			colFam, colQual, versions = p.family, p.qual, 0
+		if versions == 0 || colFam != p.family || !bytes.Equal(colQual, p.qual) {
+			versions = 0 // a new column
 		}
-		if versions >= sel.o.MaxVersions {
-			continue
-		}
-		versions++
 		val, err := it.ValueAndErr()
 		if err != nil {
 			return nil, err
 		}
-		var qual, value []byte
-		arena, qual = appendCopy(arena, p.qual)
+		if versions == 0 { // copy the column's qualifier once
+			arena, colQual = appendCopy(arena, p.qual)
+			colFam = p.family
+		}
+		versions++
+		qual := colQual
+		var value []byte
 		arena, value = appendCopy(arena, val)
 		if cur.Cells == nil {
 			cur.Cells = make([]CellVersion, 0, 16)
 		}
 		cur.Cells = append(cur.Cells, CellVersion{Family: f.name, Qualifier: qual, Version: p.version, Value: value})
-		if sel.o.CellLimit > 0 && len(cur.Cells) >= sel.o.CellLimit {
+		switch {
+		case sel.o.CellLimit > 0 && len(cur.Cells) >= sel.o.CellLimit:
 			full = true
+			slab, ok = seekEnd(it, slab, rowRaw)
+		case versions >= sel.o.MaxVersions:
+			slab, ok = seekEnd(it, slab, col)
+		default:
+			slab, ok = seekSuccessor(it, slab, k)
 		}
 	}
 	if err := it.Error(); err != nil {
@@ -244,6 +270,36 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 		rows = append(rows, *cur)
 	}
 	return rows, nil
+}
+
+// seekEnd positions it at the first key after every key that begins with
+// p, an escaped prefix ending in its terminator (a row's or a column's),
+// the end's bytes kept in slab.
+func seekEnd(it *pebble.Iterator, slab, p []byte) ([]byte, bool) {
+	slab, end := appendKey(slab, p, 0)
+	end[len(end)-1] = 0x02 // escapedEnd
+	return slab, it.SeekGE(end)
+}
+
+// seekSuccessor positions it at the first key after k (where Next goes),
+// the successor's bytes kept in slab.
+func seekSuccessor(it *pebble.Iterator, slab, k []byte) ([]byte, bool) {
+	slab, succ := appendKey(slab, k, 1) // k then a zero byte
+	return slab, it.SeekGE(succ)
+}
+
+// appendKey appends k and extra zero bytes to slab and returns the slab
+// and the copy (its capacity capped).
+func appendKey(slab, k []byte, extra int) ([]byte, []byte) {
+	if cap(slab)-len(slab) < len(k)+extra {
+		slab = make([]byte, 0, max(512, 2*cap(slab), len(k)+extra))
+	}
+	n := len(slab)
+	slab = append(slab, k...)
+	for range extra {
+		slab = append(slab, 0)
+	}
+	return slab, slab[n:len(slab):len(slab)]
 }
 
 // readArenaMin is the least a read's copy buffer grows by: a 1 KiB row of
