@@ -205,61 +205,129 @@ func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
 }
 
 func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
-	fams := make([]*family, len(m.Cells))
+	rp := rowPrefix(t.id, m.Row)
+	cells := make([]putCell, len(m.Cells))
+	var slab []byte
 	for i, c := range m.Cells {
-		if fams[i] = t.family(c.Family); fams[i] == nil {
+		f := t.family(c.Family)
+		if f == nil {
 			return Result{Err: fmt.Errorf("family %q of table %q: %w", c.Family, t.name, ErrNoFamily)}, nil
 		}
+		n := len(slab)
+		slab = binary.BigEndian.AppendUint32(append(slab, rp...), f.id)
+		slab = binary.BigEndian.AppendUint64(appendEscaped(slab, c.Qualifier), ^version)
+		cells[i] = putCell{key: slab[n:len(slab):len(slab)], value: c.Value, f: f}
 	}
-	for i, c := range m.Cells {
-		if err := a.b.Set(cellKey(t.id, m.Row, fams[i].id, c.Qualifier, version), c.Value, nil); err != nil {
+	// Key order, which groups the cells by family and column; a column
+	// written twice keeps its last value, as two Sets of one key would.
+	slices.SortStableFunc(cells, func(x, y putCell) int { return bytes.Compare(x.key, y.key) })
+	w := 0
+	for i := range cells {
+		if w > 0 && bytes.Equal(cells[w-1].key, cells[i].key) {
+			w--
+		}
+		cells[w] = cells[i]
+		w++
+	}
+	cells = cells[:w]
+	fpLen := len(rp) + 4
+	for lo := 0; lo < len(cells); {
+		hi := lo + 1
+		for hi < len(cells) && cells[hi].f == cells[lo].f {
+			hi++
+		}
+		fp := cells[lo].key[:fpLen]
+		if err := a.putFamily(fp, cells[lo:hi], version, int(max(cells[lo].f.maxVersions, 1))); err != nil {
 			return Result{}, err
 		}
-	}
-	// One trim per family written, over one iterator reused by the whole
-	// Apply: building an iterator costs more than the seeks it serves.
-	for i, f := range fams {
-		if slices.Index(fams, f) < i {
-			continue
-		}
-		var cols [][]byte
-		for k, c := range m.Cells {
-			if fams[k] == f {
-				cols = append(cols, columnPrefix(t.id, m.Row, f.id, c.Qualifier))
-			}
-		}
-		if err := a.trimColumns(familyPrefix(t.id, m.Row, f.id), cols, int(max(f.maxVersions, 1)), true); err != nil {
-			return Result{}, err
-		}
+		lo = hi
 	}
 	return Result{Succeeded: true, Version: version}, nil
 }
 
+// putCell is one cell of a put: its key (the column prefix, then the
+// version), its value and its family.
+type putCell struct {
+	key, value []byte
+	f          *family
+}
+
+// putFamily writes one family's cells of a put (cells in key order, all
+// of version) and trims each column to keep versions with a point delete
+// of the one the new version displaces. Every put and ingest trims, so a
+// column holds at most keep versions before this one: the keep-th
+// existing version, if any, is the only one to delete, found with at
+// most keep seeks, before the new version is written. A range tombstone
+// per put would pile up in the memtable, and every later iterator and
+// Get re-fragment all of them.
+//
+// The family's iterator (one per Apply, applier.iter) only ever seeks
+// forward (SeekGE to a column, or to the successor of the key it stands
+// on, never Next): pebble then positions each level from where it stands
+// when it can (TrySeekUsingNext) instead of searching its index again. A
+// record's columns sit side by side, so after the first column the
+// others are mostly in the blocks already positioned; a full seek of
+// every column through every level was most of a put's CPU.
+//
+// The batch receives each column's new version and then the version it
+// displaces, which sorts right after it: one put's writes arrive in key
+// order, so the memtable inserts each from where the last one landed.
+func (a *applier) putFamily(fp []byte, cells []putCell, version uint64, keep int) error {
+	it, err := a.iter(fp, prefixEnd(fp))
+	if err != nil {
+		return err
+	}
+	// succ holds the keys sought and the displaced keys, appended and
+	// never overwritten (a grown slab leaves earlier keys in the old
+	// array).
+	var succ []byte
+	more := true // the family may have keys at or after the next column
+	for _, c := range cells {
+		cp := c.key[:len(c.key)-8]
+		var old []byte
+		ok := more && it.SeekGE(cp)
+		for n := 0; ok && bytes.HasPrefix(it.Key(), cp); {
+			k := it.Key()
+			// An escaped qualifier is no other's prefix: the rest of k
+			// is its version.
+			if len(k) != len(cp)+8 {
+				return errBadKey
+			}
+			if ^binary.BigEndian.Uint64(k[len(cp):]) < version {
+				if n == keep-1 {
+					succ, old = appendKeyCopy(succ, k)
+					break
+				}
+				n++
+			}
+			var next []byte
+			succ, next = appendSuccessor(succ, k)
+			ok = it.SeekGE(next)
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+		if !ok && old == nil {
+			more = false // nothing left in the family at or after cp
+		}
+		if err := a.b.Set(c.key, c.value, nil); err != nil {
+			return err
+		}
+		if old != nil {
+			if err := a.b.Delete(old, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // trimColumns removes the versions beyond keep of the columns cols (their
-// prefixes, within the family prefix fp) with point deletes: a put adds
-// one version a column, so it deletes at most one a column. A range
-// tombstone per put would pile up in the memtable, and every later
-// iterator and Get re-fragment all of them.
-//
-// With oneAdded the caller has added at most one version to each column
-// since the last trim, which left at most keep (every put and ingest
-// trims): a column then holds at most keep+1 versions and the scan stops
-// at the (keep+1)th instead of reading on to the column's end. That end
-// lies past every version trimmed since the last memtable flush, each a
-// set and a point delete the iterator must step over; with a hot row
-// those piled up and the step to the column's end was most of Apply's
-// CPU.
-//
-// The iterator only ever seeks forward (SeekGE to a column, or to the
-// successor of the key it stands on, never Next): pebble then positions
-// each level from where it stands when it can (TrySeekUsingNext) instead
-// of searching its index again, and a seek to a column the iterator has
-// already reached costs nothing. A record's columns sit side by side, so
-// after the first column the others are mostly in the blocks already
-// positioned; a Next would end that chain (pebble only continues from a
-// SeekGE), and a full seek of every column through every level was most
-// of the trim's CPU.
-func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int, oneAdded bool) error {
+// prefixes, within the family prefix fp) with point deletes, reading each
+// column to its end: what an ingest that may add several versions of a
+// column needs (a put uses putFamily). The iterator only seeks forward,
+// as putFamily's does.
+func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int) error {
 	slices.SortFunc(cols, bytes.Compare)
 	cols = slices.CompactFunc(cols, bytes.Equal)
 	it, err := a.iter(fp, prefixEnd(fp))
@@ -267,17 +335,12 @@ func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int, oneAdded bool)
 		return err
 	}
 	var old [][]byte
-	// succ holds the successor keys sought, appended and never
-	// overwritten (a grown slab leaves earlier keys in the old array).
 	var succ []byte
 	for _, cp := range cols {
 		ok := it.SeekGE(cp)
 		for n := 0; ok && bytes.HasPrefix(it.Key(), cp); n++ {
 			if n >= keep {
 				old = append(old, bytes.Clone(it.Key()))
-				if oneAdded {
-					break
-				}
 			}
 			var next []byte
 			succ, next = appendSuccessor(succ, it.Key())
@@ -296,6 +359,17 @@ func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int, oneAdded bool)
 		}
 	}
 	return nil
+}
+
+// appendKeyCopy appends a copy of k to slab and returns the slab and the
+// copy (its capacity capped).
+func appendKeyCopy(slab, k []byte) ([]byte, []byte) {
+	if cap(slab)-len(slab) < len(k) {
+		slab = make([]byte, 0, max(512, 2*cap(slab), len(k)))
+	}
+	n := len(slab)
+	slab = append(slab, k...)
+	return slab, slab[n:len(slab):len(slab)]
 }
 
 // appendSuccessor appends k's immediate successor (k then a zero byte)

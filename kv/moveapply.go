@@ -251,7 +251,7 @@ func (a *applier) ingest(mv *MoveOp) (Result, error) {
 			continue
 		}
 		trimmed[string(cp)] = true
-		if err := a.trimColumns(familyPrefix(ts[i].tid, c.Row, ts[i].fid), [][]byte{cp}, ts[i].keep, false); err != nil {
+		if err := a.trimColumns(familyPrefix(ts[i].tid, c.Row, ts[i].fid), [][]byte{cp}, ts[i].keep); err != nil {
 			return Result{}, err
 		}
 	}

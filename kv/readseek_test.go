@@ -21,29 +21,8 @@ func TestReadRowsSeeksMatchSteps(t *testing.T) {
 	s := openMem(t, vfs.NewMem(), "db")
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(7, 11))
-	z := zab.Zxid(1)
-	mustApply(t, s, entry(t, z, createTable("t", FamilySpec{Name: "a", MaxVersions: 3}, FamilySpec{Name: "b"}, FamilySpec{Name: "c", MaxVersions: 2})))
-	rows := []string{"r0", "r1", "r1\x00", "r2", "r3\xff"}
-	quals := []string{"", "q", "q\x00", "q1", "zz"}
-	fams := []string{"a", "b", "c"}
-	var zxids []zab.Zxid
-	for range 3000 {
-		z++
-		zxids = append(zxids, z)
-		row := rows[rng.IntN(len(rows))]
-		switch rng.IntN(20) {
-		case 0:
-			mustApply(t, s, entry(t, z, &Mutation{Op: OpDelete, Table: "t", Row: []byte(row), Delete: Delete{Scope: ScopeColumn, Family: fams[rng.IntN(3)], Qualifier: []byte(quals[rng.IntN(len(quals))])}}))
-		case 1:
-			mustApply(t, s, entry(t, z, &Mutation{Op: OpDelete, Table: "t", Row: []byte(row), Delete: Delete{Scope: ScopeFamily, Family: fams[rng.IntN(3)]}}))
-		default:
-			var cells []string
-			for range 1 + rng.IntN(6) {
-				cells = append(cells, fams[rng.IntN(3)], quals[rng.IntN(len(quals))], fmt.Sprintf("v%d", z))
-			}
-			mustApply(t, s, entry(t, z, put("t", row, cells...)))
-		}
-	}
+	rows, quals, fams := hotRows, hotQuals, hotFams
+	zxids, _ := hotWorkload(t, s, rng)
 	randOptions := func() (ReadOptions, func(row []byte) bool, int) {
 		var o ReadOptions
 		o.MaxVersions = rng.IntN(4)
@@ -100,6 +79,84 @@ func TestReadRowsSeeksMatchSteps(t *testing.T) {
 		if g, w := rowsString(got), rowsString(want); g != w {
 			t.Fatalf("read %d (%+v, limit %d):\n got %s\nwant %s", i, o, limit, g, w)
 		}
+	}
+}
+
+var (
+	hotRows  = []string{"r0", "r1", "r1\x00", "r2", "r3\xff"}
+	hotQuals = []string{"", "q", "q\x00", "q1", "zz"}
+	hotFams  = []string{"a", "b", "c"}
+)
+
+// hotWorkload creates table t (families a, b, c keeping 3, 1 and 2
+// versions) and applies 3,000 random puts (up to six cells, a column
+// sometimes twice) and column and family deletes to five rows. It
+// returns the zxids applied and what the table must hold: row, family,
+// qualifier to the kept versions, newest first.
+func hotWorkload(t *testing.T, s *Store, rng *rand.Rand) ([]zab.Zxid, map[[3]string][]CellVersion) {
+	keep := map[string]int{"a": 3, "b": 1, "c": 2}
+	model := make(map[[3]string][]CellVersion)
+	z := zab.Zxid(1)
+	mustApply(t, s, entry(t, z, createTable("t", FamilySpec{Name: "a", MaxVersions: 3}, FamilySpec{Name: "b"}, FamilySpec{Name: "c", MaxVersions: 2})))
+	var zxids []zab.Zxid
+	for range 3000 {
+		z++
+		zxids = append(zxids, z)
+		row := hotRows[rng.IntN(len(hotRows))]
+		switch rng.IntN(20) {
+		case 0:
+			f, q := hotFams[rng.IntN(3)], hotQuals[rng.IntN(len(hotQuals))]
+			mustApply(t, s, entry(t, z, &Mutation{Op: OpDelete, Table: "t", Row: []byte(row), Delete: Delete{Scope: ScopeColumn, Family: f, Qualifier: []byte(q)}}))
+			delete(model, [3]string{row, f, q})
+		case 1:
+			f := hotFams[rng.IntN(3)]
+			mustApply(t, s, entry(t, z, &Mutation{Op: OpDelete, Table: "t", Row: []byte(row), Delete: Delete{Scope: ScopeFamily, Family: f}}))
+			for _, q := range hotQuals {
+				delete(model, [3]string{row, f, q})
+			}
+		default:
+			var cells []string
+			last := make(map[[3]string]string)
+			for range 1 + rng.IntN(6) {
+				f, q, v := hotFams[rng.IntN(3)], hotQuals[rng.IntN(len(hotQuals))], fmt.Sprintf("v%d.%d", z, rng.IntN(100))
+				cells = append(cells, f, q, v)
+				last[[3]string{row, f, q}] = v
+			}
+			mustApply(t, s, entry(t, z, put("t", row, cells...)))
+			for k, v := range last {
+				vs := append([]CellVersion{{Family: k[1], Qualifier: []byte(k[2]), Version: uint64(z), Value: []byte(v)}}, model[k]...)
+				model[k] = vs[:min(len(vs), keep[k[1]])]
+			}
+		}
+	}
+	return zxids, model
+}
+
+// TestPutsKeepTheNewestVersions: after hotWorkload, every column holds
+// exactly its family's newest versions, the last value of a column
+// written twice in one put, and nothing deleted.
+func TestPutsKeepTheNewestVersions(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	_, model := hotWorkload(t, s, rand.New(rand.NewPCG(3, 5)))
+	got, err := s.Scan("t", nil, nil, 0, ReadOptions{MaxVersions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Row
+	for _, r := range hotRows {
+		row := Row{Key: []byte(r)}
+		for _, f := range hotFams {
+			for _, q := range []string{"", "q", "q\x00", "q1", "zz"} { // key order
+				row.Cells = append(row.Cells, model[[3]string{r, f, q}]...)
+			}
+		}
+		if len(row.Cells) > 0 {
+			want = append(want, row)
+		}
+	}
+	if g, w := rowsString(got), rowsString(want); g != w {
+		t.Fatalf("table:\n got %s\nwant %s", g, w)
 	}
 }
 
