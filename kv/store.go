@@ -136,7 +136,7 @@ func (s *Store) pebbleOptions() *pebble.Options {
 		FS:            s.fs,
 		DisableWAL:    !s.opts.PebbleWAL,
 		Logger:        pebbleLogger{s.log},
-		EventListener: s.events.listener(),
+		EventListener: s.events.listener(s.log),
 	}
 	if s.opts.MemTableSize > 0 {
 		po.MemTableSize = s.opts.MemTableSize

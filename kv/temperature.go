@@ -1,7 +1,9 @@
 package kv
 
 import (
+	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -22,6 +24,11 @@ type Temperature struct {
 	Compacting int64
 	// Flushes and Compactions count the finished ones since Open.
 	Flushes, Compactions int64
+	// WriteStalls counts pebble's write stalls since Open (a commit
+	// waiting for a memtable to flush or for L0 to shrink), and
+	// WriteStallTime is their total length, the one under way included.
+	WriteStalls    int64
+	WriteStallTime time.Duration
 	// Heat is max(L0Sublevels / L0CompactionThreshold, CompactionDebt /
 	// debtThreshold): 1 or more means a compaction is due.
 	Heat float64
@@ -48,6 +55,20 @@ type eventCounts struct {
 	// compacting counts the data-rewriting compactions begun and not
 	// ended.
 	compacting atomic.Int64
+	// stalls counts write stalls begun; stalled sums the ended ones'
+	// nanoseconds; stallSince is when the one under way began (Unix
+	// nanoseconds; 0: none). pebble begins and ends stalls in turn.
+	stalls, stalled, stallSince atomic.Int64
+}
+
+// stallTime is the total length of the write stalls, the one under way
+// included, at now.
+func (c *eventCounts) stallTime(now time.Time) time.Duration {
+	d := c.stalled.Load()
+	if since := c.stallSince.Load(); since != 0 {
+		d += max(now.UnixNano()-since, 0)
+	}
+	return time.Duration(d)
 }
 
 // rewrites reports whether a compaction of this reason rewrites data
@@ -60,11 +81,26 @@ func rewrites(reason string) bool {
 	return true
 }
 
-func (c *eventCounts) listener() *pebble.EventListener {
+func (c *eventCounts) listener(log *slog.Logger) *pebble.EventListener {
 	return &pebble.EventListener{
+		// A stall stops every commit, so apply: an operator sees each in
+		// the log and in corral_kv_write_stalls_total.
+		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
+			c.stalls.Add(1)
+			c.stallSince.Store(time.Now().UnixNano())
+			log.Info("pebble write stall", "reason", info.Reason)
+		},
+		WriteStallEnd: func() {
+			if since := c.stallSince.Swap(0); since != 0 {
+				d := max(time.Now().UnixNano()-since, 0)
+				c.stalled.Add(d)
+				log.Info("pebble write stall ended", "took", time.Duration(d))
+			}
+		},
 		FlushEnd: func(info pebble.FlushInfo) {
 			if info.Err == nil {
 				c.flushes.Add(1)
+				log.Debug("pebble flush", "took", info.TotalDuration, "tables", len(info.Output))
 			}
 		},
 		CompactionBegin: func(info pebble.CompactionInfo) {
@@ -78,6 +114,7 @@ func (c *eventCounts) listener() *pebble.EventListener {
 			}
 			if info.Err == nil {
 				c.compactions.Add(1)
+				log.Debug("pebble compaction", "reason", info.Reason, "took", info.TotalDuration, "from", len(info.Input), "to", info.Output.Level)
 			}
 		},
 	}
@@ -102,6 +139,8 @@ func (s *Store) Temperature(debtThreshold uint64) (Temperature, error) {
 		CompactionsInProgress: m.Compact.NumInProgress,
 		Compacting:            max(s.events.compacting.Load(), 0),
 		Flushes:               s.events.flushes.Load(),
+		WriteStalls:           s.events.stalls.Load(),
+		WriteStallTime:        s.events.stallTime(time.Now()),
 		Compactions:           s.events.compactions.Load(),
 	}
 	threshold := s.l0CompactionThreshold

@@ -199,6 +199,8 @@ var (
 	descGateGranted = desc("corral_kv_compaction_gate_granted_total", "Compactions the gate let start")
 	descFlushes     = desc("corral_kv_flushes_total", "Memtable flushes completed")
 	descCompactions = desc("corral_kv_compactions_total", "Compactions completed")
+	descStalls      = desc("corral_kv_write_stalls_total", "pebble write stalls: commits waiting for a memtable flush or for L0 to shrink")
+	descStallSecs   = desc("corral_kv_write_stall_seconds_total", "Total length of pebble's write stalls")
 
 	descLevelTables  = desc("corral_kv_pebble_level_tables", "sstables per LSM level", "level")
 	descLevelBytes   = desc("corral_kv_pebble_level_bytes", "Bytes of sstables per LSM level", "level")
@@ -218,7 +220,7 @@ var (
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descApplied, descCommitted, descDurable, descEpoch, descIsLeader, descLeaderID,
 		descRounds, descRoundReads, descHeat, descL0Sub, descDebt, descCompacting, descNearStall, descGateHeld,
-		descWaiting, descGateHolds, descGateRel, descGateRefused, descGateGranted, descFlushes, descCompactions,
+		descWaiting, descGateHolds, descGateRel, descGateRefused, descGateGranted, descFlushes, descCompactions, descStalls, descStallSecs,
 		descLevelTables, descLevelBytes, descReadAmp, descMemBytes, descMemTables, descCacheBytes, descCacheHits,
 		descCacheMisses, descDiskBytes, descTableIters, descSnapshots, descFlushedBytes, descCompactBytes} {
 		ch <- d
@@ -271,6 +273,8 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descGateGranted, float64(t.GrantedCompactions))
 	counter(descFlushes, float64(t.Flushes))
 	counter(descCompactions, float64(t.Compactions))
+	counter(descStalls, float64(t.WriteStalls))
+	counter(descStallSecs, t.WriteStallTime.Seconds())
 	for i := range sm.LevelTables {
 		l := strconv.Itoa(i)
 		gauge(descLevelTables, float64(sm.LevelTables[i]), l)
