@@ -161,7 +161,8 @@ type Config struct {
 	// default (30 s).
 	KVLeaderChangeMinIntervalMs int64
 	// KVMemTableSize is kv.memTableSize: pebble's memtable size in bytes
-	// (K, M, G suffixes as memory.limit); 0 is the kv server's default (16 MiB).
+	// (K, M, G suffixes as memory.limit); 0 is the kv server's default (16 MiB
+	// and a quarter more per member id, so that members flush apart).
 	KVMemTableSize int64
 	// APIAddrs are the apiAddress.N=host:port lines: every member's API
 	// address, which a member that does not lead names in its NotLeader

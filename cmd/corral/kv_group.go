@@ -80,7 +80,7 @@ func registerKVTuning(fs *flag.FlagSet) kvTuningFlags {
 		policy:      fs.String("leader-policy", "fixed", "compaction-aware leader change of every replicated group: fixed|random|roundrobin|coolest"),
 		threshold:   fs.Float64("leader-threshold", 0, "heat at which a leader hands over before compacting (0: 1, a compaction due)"),
 		minInterval: fs.Duration("leader-min-interval", 0, "least time between two leader changes of a group, a cluster's leader balancer's too (0: 30s)"),
-		memtable:    fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: kvserver.DefaultMemTableSize, 16 MiB)"),
+		memtable:    fs.Int64("memtable-size", 0, "pebble memtable size in bytes (0: 16 MiB and a quarter more per member id, kvserver.DefaultMemTableSize)"),
 	}
 }
 
