@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -57,24 +58,24 @@ func TestWriteStallsCounted(t *testing.T) {
 		}
 		done <- nil
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var stalled Temperature
+	finished := false
+	testutil.Eventually(t, 30*time.Second, "a write stall counted, or the puts done", func() bool {
 		tp, err := s.Temperature(0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tp.WriteStalls > 0 {
-			break
-		}
+		stalled = tp
 		select {
 		case err := <-done:
-			t.Fatalf("the puts finished (%v) without a write stall counted: %+v", err, tp)
+			done <- err
+			finished = true
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no write stall counted: %+v", tp)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return tp.WriteStalls > 0 || finished
+	})
+	if stalled.WriteStalls == 0 {
+		t.Fatalf("the puts finished without a write stall counted: %+v", stalled)
 	}
 	close(g.open)
 	if err := <-done; err != nil {
