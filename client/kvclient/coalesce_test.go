@@ -151,6 +151,10 @@ func get(ctx context.Context, c *kvclient.Client, i int) (*kvpb.GetResponse, err
 // holdGet), and returns once the server has it; wait returns its error.
 func holdFirst(t *testing.T, s *counting, c *kvclient.Client) (wait func() error) {
 	t.Helper()
+	// A coalesced call of an earlier test frees its line only after
+	// answering its Gets: a Get sent before then would queue behind it
+	// and leave in a MultiGet.
+	testutil.Eventually(t, 10*time.Second, "no coalescing line taken", func() bool { return kvclient.BusyLines(c) == 0 })
 	errc := make(chan error, 1)
 	go func() {
 		resp, err := get(context.Background(), c, 0)

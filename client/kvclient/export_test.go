@@ -13,3 +13,12 @@ func QueuedGets(c *Client) int {
 	}
 	return n
 }
+
+// BusyLines is the number of c's coalescing lines taken: a call in
+// flight, or a coalesced call's sender not yet done (it frees the line
+// after answering its waiters).
+func BusyLines(c *Client) int {
+	c.coalesce.mu.Lock()
+	defer c.coalesce.mu.Unlock()
+	return len(c.coalesce.lines)
+}
