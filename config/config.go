@@ -164,6 +164,10 @@ type Config struct {
 	// (K, M, G suffixes as memory.limit); 0 is the kv server's default (16 MiB
 	// and a quarter more per member id, so that members flush apart).
 	KVMemTableSize int64
+	// KVRowCacheSize is kv.rowCacheSize: the bytes of rows a replica
+	// group's store keeps for plain reads (K, M, G suffixes); 0, unset,
+	// is the store's default (32 MiB); -1, written "off" or 0, none.
+	KVRowCacheSize int64
 	// APIAddrs are the apiAddress.N=host:port lines: every member's API
 	// address, which a member that does not lead names in its NotLeader
 	// answers.

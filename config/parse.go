@@ -358,6 +358,17 @@ func (p *parser) apply(key, value string, line int) error {
 		}
 		c.KVMemTableSize = v
 		return err
+	case "kv.rowCacheSize":
+		if value == "off" {
+			c.KVRowCacheSize = -1
+			return nil
+		}
+		v, err := parseBytes(key, value)
+		if v == 0 {
+			v = -1 // written 0: none
+		}
+		c.KVRowCacheSize = v
+		return err
 	}
 	if strings.HasPrefix(key, serverKeyPrefix) {
 		return p.addServer(key, value)

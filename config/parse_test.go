@@ -344,6 +344,25 @@ func TestKVLeaderChangeKeys(t *testing.T) {
 	}
 }
 
+// TestKVRowCacheKey: kv.rowCacheSize takes a size, or "off" or 0 for
+// none, and refuses anything else naming the key.
+func TestKVRowCacheKey(t *testing.T) {
+	for in, want := range map[string]int64{"64M": 64 << 20, "1048576": 1 << 20, "off": -1, "0": -1} {
+		if c, _ := mustParse(t, base+"kv.rowCacheSize="+in+"\n"); c.KVRowCacheSize != want {
+			t.Errorf("kv.rowCacheSize=%s: %d, want %d", in, c.KVRowCacheSize, want)
+		}
+	}
+	if c, _ := mustParse(t, base); c.KVRowCacheSize != 0 {
+		t.Errorf("unset: %d, want 0 (the default)", c.KVRowCacheSize)
+	}
+	for _, bad := range []string{"kv.rowCacheSize=-1", "kv.rowCacheSize=lots", "kv.rowCacheSize="} {
+		_, _, err := parse(t, base+bad+"\n")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "kv.rowCacheSize") {
+			t.Errorf("%s: %v, want an error naming the key", bad, err)
+		}
+	}
+}
+
 func TestDurabilityForceSyncConflictWarns(t *testing.T) {
 	_, warnings := mustParse(t, base+"forceSync=no\ndurability=sync\n")
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "forceSync=no has no effect") {

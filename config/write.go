@@ -64,6 +64,12 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 	if c.KVLeaderChangeMinIntervalMs != 0 {
 		put("kv.leaderChangeMinIntervalMs", strconv.FormatInt(c.KVLeaderChangeMinIntervalMs, 10))
 	}
+	switch {
+	case c.KVRowCacheSize < 0:
+		put("kv.rowCacheSize", "off")
+	case c.KVRowCacheSize > 0:
+		put("kv.rowCacheSize", strconv.FormatInt(c.KVRowCacheSize, 10))
+	}
 	if c.KVMemTableSize != 0 {
 		put("kv.memTableSize", strconv.FormatInt(c.KVMemTableSize, 10))
 	}

@@ -67,6 +67,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 				continue
 			}
 		}
+		a.touch(m)
 		res, err := a.apply(m, e.Zxid)
 		if err != nil {
 			return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
@@ -102,6 +103,14 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		wo = pebble.Sync
 	}
 	s.mu.Lock()
+	// The row cache forgets what this batch writes before the batch is
+	// visible (rowcache.go).
+	s.seq++
+	if a.clearRows {
+		s.rows.clear(s.seq)
+	} else {
+		s.rows.invalidate(s.seq, a.touched)
+	}
 	err := a.b.Commit(wo)
 	if err == nil {
 		s.tables = a.tables
@@ -143,6 +152,24 @@ type applier struct {
 	it *pebble.Iterator
 	// mv is this Apply's view of the range-move state (moveapply.go).
 	mv moveApply
+	// touched are the row cache keys of the rows this Apply writes;
+	// clearRows, that it may write rows it does not name (a schema
+	// change or a range move): the whole cache goes.
+	touched   []string
+	clearRows bool
+}
+
+// touch records the rows m may write for the row cache, before m applies
+// (a dropped table is gone from a.tables after).
+func (a *applier) touch(m *Mutation) {
+	switch m.Op {
+	case OpPut, OpDelete, OpCheckAndPut, OpCheckAndDelete:
+		if t, ok := a.tables[m.Table]; ok {
+			a.touched = append(a.touched, rowCacheKey(t.id, m.Row))
+		}
+	default:
+		a.clearRows = true
+	}
 }
 
 // iter returns the applier's iterator bounded to [lo, hi), its view of

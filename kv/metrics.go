@@ -24,6 +24,10 @@ type StoreMetrics struct {
 	// BytesFlushed and BytesCompacted are the bytes written by flushes
 	// and by compactions since open, over every level.
 	BytesFlushed, BytesCompacted uint64
+	// RowCacheHits and RowCacheMisses count the plain reads of a row
+	// that the row cache answered and did not; RowCacheBytes is what it
+	// holds.
+	RowCacheHits, RowCacheMisses, RowCacheBytes int64
 }
 
 // Metrics reads the store's pebble figures and its temperature (with
@@ -51,6 +55,7 @@ func (s *Store) Metrics(debtThreshold uint64) (StoreMetrics, error) {
 		TableIters:       m.TableIters,
 		Snapshots:        m.Snapshots.Count,
 	}
+	sm.RowCacheHits, sm.RowCacheMisses, sm.RowCacheBytes = s.rows.stats()
 	for i := range m.Levels {
 		if i >= len(sm.LevelTables) {
 			break

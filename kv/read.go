@@ -61,6 +61,8 @@ const (
 type view struct {
 	t  *table
 	it *pebble.Iterator
+	// seq is the store's commit count when the view was opened.
+	seq uint64
 }
 
 func (s *Store) openView(name string) (*view, func(), error) {
@@ -76,6 +78,7 @@ func (s *Store) openView(name string) (*view, func(), error) {
 	if ok {
 		it, err = s.db.NewIter(nil)
 	}
+	seq := s.seq
 	s.mu.RUnlock()
 	if !ok || err != nil {
 		s.dbMu.RUnlock()
@@ -84,7 +87,7 @@ func (s *Store) openView(name string) (*view, func(), error) {
 		}
 		return nil, nil, fmt.Errorf("table %q: %w", name, ErrNoTable)
 	}
-	return &view{t: t, it: it}, func() {
+	return &view{t: t, it: it, seq: seq}, func() {
 		it.Close()
 		s.dbMu.RUnlock()
 	}, nil
@@ -324,6 +327,12 @@ func (s *Store) Get(tableName string, row []byte, o ReadOptions) ([]CellVersion,
 	if err := checkRow(row); err != nil {
 		return nil, err
 	}
+	plain := o.plain()
+	if plain {
+		if cells, ok := s.cachedRow(tableName, row); ok {
+			return cells, nil
+		}
+	}
 	v, done, err := s.openView(tableName)
 	if err != nil {
 		return nil, err
@@ -341,7 +350,33 @@ func (s *Store) Get(tableName string, row []byte, o ReadOptions) ([]CellVersion,
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("row %q of table %q: %w", row, tableName, ErrNotFound)
 	}
+	if plain {
+		s.rows.fill(rowCacheKey(v.t.id, row), v.seq, rows[0].Cells)
+	}
 	return rows[0].Cells, nil
+}
+
+// plain reports whether o reads what the row cache keeps: every family,
+// the newest version, no bounds.
+func (o *ReadOptions) plain() bool {
+	return len(o.Columns) == 0 && o.MaxVersions <= 1 && o.MaxVersions >= 0 && o.AsOf == 0 &&
+		len(o.QualifierFrom) == 0 && len(o.QualifierTo) == 0 && o.CellLimit == 0
+}
+
+// cachedRow returns the cached cells of a row of the named table.
+func (s *Store) cachedRow(tableName string, row []byte) ([]CellVersion, bool) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.db == nil {
+		return nil, false
+	}
+	s.mu.RLock()
+	t, ok := s.tables[tableName]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return s.rows.get(rowCacheKey(t.id, row))
 }
 
 // Scan reads the rows in [from, to) in key order (an empty from starts at
@@ -397,21 +432,60 @@ func (s *Store) MultiGet(tableName string, rowKeys [][]byte, o ReadOptions) ([]R
 			return nil, err
 		}
 	}
-	v, done, err := s.openView(tableName)
+	// The cached rows and the view are taken under one hold of mu, with
+	// no commit between them: the rows are read at one point.
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.db == nil {
+		return nil, errClosed
+	}
+	s.mu.RLock()
+	t, ok := s.tables[tableName]
+	if !ok {
+		s.mu.RUnlock()
+		return nil, fmt.Errorf("table %q: %w", tableName, ErrNoTable)
+	}
+	cached := make([][]CellVersion, len(rowKeys))
+	hit := make([]bool, len(rowKeys))
+	misses := len(rowKeys)
+	plain := o.plain()
+	if plain {
+		for i, r := range rowKeys {
+			if cached[i], hit[i] = s.rows.get(rowCacheKey(t.id, r)); hit[i] {
+				misses--
+			}
+		}
+	}
+	var it *pebble.Iterator
+	var err error
+	if misses > 0 || len(rowKeys) == 0 {
+		it, err = s.db.NewIter(nil)
+	}
+	v := &view{t: t, it: it, seq: s.seq}
+	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	if it != nil {
+		defer it.Close()
+	}
 	sel, err := compile(v.t, o)
 	if err != nil {
 		return nil, err
 	}
-	var out []Row
-	for _, r := range rowKeys {
+	out := make([]Row, 0, len(rowKeys))
+	for i, r := range rowKeys {
+		if hit[i] {
+			out = append(out, Row{Key: r, Cells: cached[i]})
+			continue
+		}
 		lo := rowPrefix(v.t.id, r)
 		rows, err := readRows(v, sel, lo, escapedEnd(lo), 1)
 		if err != nil {
 			return nil, err
+		}
+		if plain && len(rows) == 1 {
+			s.rows.fill(rowCacheKey(v.t.id, r), v.seq, rows[0].Cells)
 		}
 		out = append(out, rows...)
 	}

@@ -36,6 +36,10 @@ type Options struct {
 	// store that no replication log precedes (LocalGroup). Durable is then
 	// Applied. A replica group leaves it off: the zab log is the WAL.
 	PebbleWAL bool
+	// RowCacheSize is the byte budget of the cache of rows that plain
+	// reads returned (rowcache.go): DefaultRowCacheSize when 0, none
+	// when negative.
+	RowCacheSize int64
 	// GateCompactions installs a compaction scheduler that
 	// HoldCompactions can hold: a leader holds its compactions until it
 	// hands leadership over (the compaction-aware leader change). Off,
@@ -82,6 +86,10 @@ type Store struct {
 
 	mu     sync.RWMutex
 	tables map[string]*table // guarded by mu; replaced, never changed in place
+	// seq counts the commits of Apply batches and database opens: a
+	// view's seq orders it against the row cache's marks (rowcache.go).
+	seq  uint64 // guarded by mu
+	rows *rowCache
 
 	nextID  uint32 // apply goroutine only
 	clients int    // apply goroutine only: entries of the deduplication table
@@ -119,6 +127,11 @@ func Open(o Options) (*Store, error) {
 		return nil, errors.New("kv: no directory")
 	}
 	s := &Store{opts: o, fs: o.FS, log: o.Logger}
+	rc := o.RowCacheSize
+	if rc == 0 {
+		rc = DefaultRowCacheSize
+	}
+	s.rows = newRowCache(max(rc, 0))
 	if o.GateCompactions {
 		s.gate = newCompactionGate()
 	}
@@ -178,6 +191,8 @@ func (s *Store) openDB() error {
 	s.db = db
 	s.mu.Lock()
 	s.tables = tables
+	s.seq++
+	s.rows.clear(s.seq)
 	s.mu.Unlock()
 	s.nextID = nextID
 	s.applied.Store(uint64(applied))

@@ -60,6 +60,7 @@ func kvMemberConfig(cfg *config.Config, logger *slog.Logger) (kvserver.Config, e
 		return kc, err
 	}
 	kc.LeaderChange, kc.MemTableSize = lc, uint64(cfg.KVMemTableSize)
+	kc.RowCacheSize = cfg.KVRowCacheSize
 	switch cfg.Durability {
 	case config.DurabilityAsync:
 		kc.Mode = replica.Async

@@ -94,6 +94,9 @@ type Config struct {
 	// staggered by member id: staggeredMemTable), CacheSize its block
 	// cache (DefaultCacheSize when 0).
 	MemTableSize uint64
+	// RowCacheSize is the store's row cache (kv.Options.RowCacheSize:
+	// its default when 0, none when negative).
+	RowCacheSize int64
 	CacheSize    int64
 	// OnLeaderChange, if set, learns each act of the leader change
 	// (a transfer started, a turn to compacting in place).
@@ -255,7 +258,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 		cache = DefaultCacheSize
 	}
 	store, err := kv.Open(kv.Options{Dir: filepath.Join(cfg.Dir, "kv"), Logger: log,
-		MemTableSize: memTable, CacheSize: cache, GateCompactions: cfg.LeaderChange.Policy != kv.PolicyFixed})
+		MemTableSize: memTable, CacheSize: cache, RowCacheSize: cfg.RowCacheSize, GateCompactions: cfg.LeaderChange.Policy != kv.PolicyFixed})
 	if err != nil {
 		return nil, err
 	}

@@ -215,6 +215,9 @@ var (
 	descSnapshots    = desc("corral_kv_pebble_snapshots", "pebble snapshots open")
 	descFlushedBytes = desc("corral_kv_pebble_flushed_bytes_total", "Bytes written by flushes")
 	descCompactBytes = desc("corral_kv_pebble_compacted_bytes_total", "Bytes written by compactions")
+	descRowHits      = desc("corral_kv_row_cache_hits_total", "Plain row reads the row cache answered")
+	descRowMisses    = desc("corral_kv_row_cache_misses_total", "Plain row reads the row cache did not answer")
+	descRowBytes     = desc("corral_kv_row_cache_bytes", "Bytes the row cache holds")
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -222,7 +225,7 @@ func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 		descRounds, descRoundReads, descHeat, descL0Sub, descDebt, descCompacting, descNearStall, descGateHeld,
 		descWaiting, descGateHolds, descGateRel, descGateRefused, descGateGranted, descFlushes, descCompactions, descStalls, descStallSecs,
 		descLevelTables, descLevelBytes, descReadAmp, descMemBytes, descMemTables, descCacheBytes, descCacheHits,
-		descCacheMisses, descDiskBytes, descTableIters, descSnapshots, descFlushedBytes, descCompactBytes} {
+		descCacheMisses, descDiskBytes, descTableIters, descSnapshots, descFlushedBytes, descCompactBytes, descRowHits, descRowMisses, descRowBytes} {
 		ch <- d
 	}
 }
@@ -291,6 +294,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descSnapshots, float64(sm.Snapshots))
 	counter(descFlushedBytes, float64(sm.BytesFlushed))
 	counter(descCompactBytes, float64(sm.BytesCompacted))
+	counter(descRowHits, float64(sm.RowCacheHits))
+	counter(descRowMisses, float64(sm.RowCacheMisses))
+	gauge(descRowBytes, float64(sm.RowCacheBytes))
 }
 
 // newMetricsRegistry is one member's registry: its replica's state and
