@@ -67,10 +67,13 @@ func (s *Store) Apply(ents []zab.Entry) error {
 				continue
 			}
 		}
-		a.touch(m)
+		w := a.touch(m)
 		res, err := a.apply(m, e.Zxid)
 		if err != nil {
 			return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
+		}
+		if w >= 0 {
+			a.touched[w].res = res
 		}
 		res.Zxid = e.Zxid
 		if m.Client != 0 {
@@ -109,7 +112,7 @@ func (s *Store) Apply(ents []zab.Entry) error {
 	if a.clearRows {
 		s.rows.clear(s.seq)
 	} else {
-		s.rows.invalidate(s.seq, a.touched)
+		s.rows.write(s.seq, a.touched)
 	}
 	err := a.b.Commit(wo)
 	if err == nil {
@@ -152,24 +155,26 @@ type applier struct {
 	it *pebble.Iterator
 	// mv is this Apply's view of the range-move state (moveapply.go).
 	mv moveApply
-	// touched are the row cache keys of the rows this Apply writes;
-	// clearRows, that it may write rows it does not name (a schema
-	// change or a range move): the whole cache goes.
-	touched   []string
+	// touched are the row mutations of this Apply, in order, for the
+	// row cache; clearRows, that it may write rows it does not name (a
+	// schema change or a range move): the whole cache goes.
+	touched   []rowWrite
 	clearRows bool
 }
 
-// touch records the rows m may write for the row cache, before m applies
-// (a dropped table is gone from a.tables after).
-func (a *applier) touch(m *Mutation) {
+// touch records m for the row cache before it applies (a dropped table
+// is gone from a.tables after) and returns its index in a.touched, or -1.
+func (a *applier) touch(m *Mutation) int {
 	switch m.Op {
 	case OpPut, OpDelete, OpCheckAndPut, OpCheckAndDelete:
 		if t, ok := a.tables[m.Table]; ok {
-			a.touched = append(a.touched, rowCacheKey(t.id, m.Row))
+			a.touched = append(a.touched, rowWrite{key: rowCacheKey(t.id, m.Row), t: t, m: m})
+			return len(a.touched) - 1
 		}
 	default:
 		a.clearRows = true
 	}
+	return -1
 }
 
 // iter returns the applier's iterator bounded to [lo, hi), its view of

@@ -22,7 +22,7 @@ func TestReadRowsSeeksMatchSteps(t *testing.T) {
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(7, 11))
 	rows, quals, fams := hotRows, hotQuals, hotFams
-	zxids, _ := hotWorkload(t, s, rng)
+	zxids, _ := hotWorkload(t, s, rng, nil)
 	randOptions := func() (ReadOptions, func(row []byte) bool, int) {
 		var o ReadOptions
 		o.MaxVersions = rng.IntN(4)
@@ -92,8 +92,9 @@ var (
 // versions) and applies 3,000 random puts (up to six cells, a column
 // sometimes twice) and column and family deletes to five rows. It
 // returns the zxids applied and what the table must hold: row, family,
-// qualifier to the kept versions, newest first.
-func hotWorkload(t *testing.T, s *Store, rng *rand.Rand) ([]zab.Zxid, map[[3]string][]CellVersion) {
+// qualifier to the kept versions, newest first. between, if set, runs
+// after each mutation.
+func hotWorkload(t *testing.T, s *Store, rng *rand.Rand, between func()) ([]zab.Zxid, map[[3]string][]CellVersion) {
 	keep := map[string]int{"a": 3, "b": 1, "c": 2}
 	model := make(map[[3]string][]CellVersion)
 	z := zab.Zxid(1)
@@ -128,6 +129,9 @@ func hotWorkload(t *testing.T, s *Store, rng *rand.Rand) ([]zab.Zxid, map[[3]str
 				model[k] = vs[:min(len(vs), keep[k[1]])]
 			}
 		}
+		if between != nil {
+			between()
+		}
 	}
 	return zxids, model
 }
@@ -138,7 +142,7 @@ func hotWorkload(t *testing.T, s *Store, rng *rand.Rand) ([]zab.Zxid, map[[3]str
 func TestPutsKeepTheNewestVersions(t *testing.T) {
 	s := openMem(t, vfs.NewMem(), "db")
 	defer s.Close()
-	_, model := hotWorkload(t, s, rand.New(rand.NewPCG(3, 5)))
+	_, model := hotWorkload(t, s, rand.New(rand.NewPCG(3, 5)), nil)
 	got, err := s.Scan("t", nil, nil, 0, ReadOptions{MaxVersions: 10})
 	if err != nil {
 		t.Fatal(err)

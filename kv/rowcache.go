@@ -1,8 +1,11 @@
 package kv
 
 import (
+	"bytes"
+	"cmp"
 	"container/list"
 	"encoding/binary"
+	"slices"
 	"sync"
 )
 
@@ -89,10 +92,7 @@ func (c *rowCache) fill(key string, seq uint64, cells []CellVersion) {
 	if c.max <= 0 {
 		return
 	}
-	size := int64(rowEntryOverhead + len(key))
-	for _, cv := range cells {
-		size += int64(48 + len(cv.Qualifier) + len(cv.Value))
-	}
+	size := rowSize(key, cells)
 	if size > c.max/8 {
 		return // one row may not push out most of the others
 	}
@@ -109,17 +109,106 @@ func (c *rowCache) fill(key string, seq uint64, cells []CellVersion) {
 	c.put(&rowEntry{key: key, seq: seq, cells: cells, size: size})
 }
 
-// invalidate marks the rows keys as written by the commit seq. The
-// caller holds Store.mu exclusively, before the commit is visible.
-func (c *rowCache) invalidate(seq uint64, keys []string) {
-	if c.max <= 0 || len(keys) == 0 {
+// rowWrite is a row mutation of an Apply batch and its result.
+type rowWrite struct {
+	key string
+	t   *table
+	m   *Mutation
+	res Result
+}
+
+// write brings the cache to the commit seq of the row mutations ws, in
+// their order. The caller holds Store.mu exclusively, before the commit
+// is visible. A cached row that a put or a column or family delete
+// changes gets its new cells (write-through: a read-modify-write or a
+// read after a write still hits); any other written row gets a mark; a
+// failed condition or an error result wrote nothing and changes nothing.
+func (c *rowCache) write(seq uint64, ws []rowWrite) {
+	if c.max <= 0 || len(ws) == 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, k := range keys {
-		c.put(&rowEntry{key: k, seq: seq, mark: true, size: int64(rowEntryOverhead + len(k))})
+	for i := range ws {
+		w := &ws[i]
+		if w.res.Err != nil || !w.res.Succeeded {
+			continue
+		}
+		var cells []CellVersion
+		if el, ok := c.entries[w.key]; ok && !el.Value.(*rowEntry).mark {
+			cells = written(w, el.Value.(*rowEntry).cells)
+		}
+		if len(cells) == 0 {
+			c.put(&rowEntry{key: w.key, seq: seq, mark: true, size: int64(rowEntryOverhead + len(w.key))})
+			continue
+		}
+		if size := rowSize(w.key, cells); size <= c.max/8 {
+			c.put(&rowEntry{key: w.key, seq: seq, cells: cells, size: size})
+		} else {
+			c.put(&rowEntry{key: w.key, seq: seq, mark: true, size: int64(rowEntryOverhead + len(w.key))})
+		}
 	}
+}
+
+// written returns the cells a plain read returns of a row that held old
+// once w applied, or nil when they are not derived here (a row delete).
+// old is not modified; the cells returned own their bytes.
+func written(w *rowWrite, old []CellVersion) []CellVersion {
+	m := w.m
+	fid := func(name string) uint32 {
+		if f := w.t.family(name); f != nil {
+			return f.id
+		}
+		return 0
+	}
+	var cells []CellVersion
+	switch m.Op {
+	case OpPut, OpCheckAndPut:
+		cells = slices.Clone(old)
+		for _, nc := range m.Cells {
+			cv := CellVersion{Family: nc.Family, Qualifier: bytes.Clone(nc.Qualifier), Version: w.res.Version, Value: bytes.Clone(nc.Value)}
+			if cv.Qualifier == nil {
+				cv.Qualifier = []byte{}
+			}
+			if cv.Value == nil {
+				cv.Value = []byte{}
+			}
+			j := slices.IndexFunc(cells, func(x CellVersion) bool {
+				return x.Family == nc.Family && bytes.Equal(x.Qualifier, nc.Qualifier)
+			})
+			if j >= 0 {
+				cells[j] = cv
+			} else {
+				cells = append(cells, cv)
+			}
+		}
+		slices.SortStableFunc(cells, func(x, y CellVersion) int {
+			if a, b := fid(x.Family), fid(y.Family); a != b {
+				return cmp.Compare(a, b)
+			}
+			return bytes.Compare(x.Qualifier, y.Qualifier)
+		})
+	case OpDelete, OpCheckAndDelete:
+		d := m.Delete
+		switch d.Scope {
+		case ScopeFamily:
+			cells = slices.DeleteFunc(slices.Clone(old), func(x CellVersion) bool { return x.Family == d.Family })
+		case ScopeColumn:
+			cells = slices.DeleteFunc(slices.Clone(old), func(x CellVersion) bool {
+				return x.Family == d.Family && bytes.Equal(x.Qualifier, d.Qualifier)
+			})
+		}
+	}
+	return cells
+}
+
+// rowSize is the bytes a cached row of cells under key counts for.
+func rowSize(key string, cells []CellVersion) int64 {
+	size := int64(rowEntryOverhead + len(key))
+	for _, cv := range cells {
+		size += int64(48 + len(cv.Qualifier) + len(cv.Value))
+	}
+	return size
 }
 
 // clear drops every entry; fills from views older than seq are refused.
