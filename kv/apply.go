@@ -327,19 +327,19 @@ func (a *applier) putFamily(fp []byte, cells []putCell, version uint64, keep int
 			}
 			if ^binary.BigEndian.Uint64(k[len(cp):]) < version {
 				if n == keep-1 {
-					succ, old = appendKeyCopy(succ, k)
+					succ, old = appendKey(succ, k, 0)
 					break
 				}
 				n++
 			}
 			var next []byte
-			succ, next = appendSuccessor(succ, k)
+			succ, next = appendKey(succ, k, 1)
 			ok = it.SeekGE(next)
 		}
 		if err := it.Error(); err != nil {
 			return err
 		}
-		if !ok && old == nil {
+		if !ok {
 			more = false // nothing left in the family at or after cp
 		}
 		if err := a.b.Set(c.key, c.value, nil); err != nil {
@@ -375,7 +375,7 @@ func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int) error {
 				old = append(old, bytes.Clone(it.Key()))
 			}
 			var next []byte
-			succ, next = appendSuccessor(succ, it.Key())
+			succ, next = appendKey(succ, it.Key(), 1)
 			ok = it.SeekGE(next)
 		}
 		if err := it.Error(); err != nil {
@@ -393,25 +393,19 @@ func (a *applier) trimColumns(fp []byte, cols [][]byte, keep int) error {
 	return nil
 }
 
-// appendKeyCopy appends a copy of k to slab and returns the slab and the
-// copy (its capacity capped).
-func appendKeyCopy(slab, k []byte) ([]byte, []byte) {
-	if cap(slab)-len(slab) < len(k) {
-		slab = make([]byte, 0, max(512, 2*cap(slab), len(k)))
+// appendKey appends k and extra zero bytes to slab and returns the slab
+// and the copy (its capacity capped): with extra 1, k's immediate
+// successor. Callers keep appending to one slab and never overwrite it
+// (a grown slab leaves earlier keys in the old array, still valid).
+func appendKey(slab, k []byte, extra int) ([]byte, []byte) {
+	if cap(slab)-len(slab) < len(k)+extra {
+		slab = make([]byte, 0, max(512, 2*cap(slab), len(k)+extra))
 	}
 	n := len(slab)
 	slab = append(slab, k...)
-	return slab, slab[n:len(slab):len(slab)]
-}
-
-// appendSuccessor appends k's immediate successor (k then a zero byte)
-// to slab and returns the slab and the successor.
-func appendSuccessor(slab, k []byte) ([]byte, []byte) {
-	if cap(slab)-len(slab) < len(k)+1 {
-		slab = make([]byte, 0, max(512, 2*cap(slab), len(k)+1))
+	for range extra {
+		slab = append(slab, 0)
 	}
-	n := len(slab)
-	slab = append(append(slab, k...), 0)
 	return slab, slab[n:len(slab):len(slab)]
 }
 

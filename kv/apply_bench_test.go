@@ -13,7 +13,8 @@ import (
 )
 
 // benchStore is a store of benchRows records of ten 100 B columns (one
-// version kept), flushed to sstables: `corral bench kv`'s records.
+// version kept), flushed to sstables: `corral bench kv`'s records;
+// newBenchStore's rowCache is Options.RowCacheSize.
 type benchStore struct {
 	*Store
 	b     *testing.B
@@ -23,8 +24,8 @@ type benchStore struct {
 
 const benchRows = 10000
 
-func newBenchStore(b *testing.B, memTable uint64) *benchStore {
-	s, err := Open(Options{Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler), CacheSize: 64 << 20, MemTableSize: memTable})
+func newBenchStore(b *testing.B, memTable uint64, rowCache int64) *benchStore {
+	s, err := Open(Options{Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler), CacheSize: 64 << 20, MemTableSize: memTable, RowCacheSize: rowCache})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func (bs *benchStore) record(row int) *Mutation {
 // version kept: `corral bench kv` workload W) to a store of 10,000 records
 // flushed to sstables, 16 puts an Apply, rows drawn at random.
 func BenchmarkPut(b *testing.B) {
-	bs := newBenchStore(b, 16<<20)
+	bs := newBenchStore(b, 16<<20, 0)
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()
 	cpu0 := cpuTime(b)

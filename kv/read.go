@@ -165,11 +165,11 @@ func (sel *selector) wants(fid uint32, qual []byte) bool {
 // rows (0: no limit), repositioning v's iterator. Values and qualifiers
 // are copied into one buffer per call, the row key decoded once per row.
 //
-// The iterator moves only by SeekGE after First: to the end of a column
+// The iterator moves only by SeekGE: to lo, then to the end of a column
 // once the read has the versions it wants of it (or wants none), to the
-// end of a row it skips, else to the successor of the key it stands on
-// (what Next would reach). A column's older versions are point-deleted
-// as puts trim them (apply.go, trimColumns), and until a flush and a
+// end of a row it skips or has filled, else to the successor of the key
+// it stands on (what Next would reach). A column's older versions are
+// point-deleted as puts displace them (apply.go, putFamily), and until a flush and a
 // compaction drop them every one is a set and a tombstone the iterator
 // would step over one by one with Next: with a hot row that was most of
 // a read's CPU. A seek past the column skips them in one search. Seeking
@@ -291,20 +291,6 @@ func seekSuccessor(it *pebble.Iterator, slab, k []byte) ([]byte, bool) {
 	return slab, it.SeekGE(succ)
 }
 
-// appendKey appends k and extra zero bytes to slab and returns the slab
-// and the copy (its capacity capped).
-func appendKey(slab, k []byte, extra int) ([]byte, []byte) {
-	if cap(slab)-len(slab) < len(k)+extra {
-		slab = make([]byte, 0, max(512, 2*cap(slab), len(k)+extra))
-	}
-	n := len(slab)
-	slab = append(slab, k...)
-	for range extra {
-		slab = append(slab, 0)
-	}
-	return slab, slab[n:len(slab):len(slab)]
-}
-
 // readArenaMin is the least a read's copy buffer grows by: a 1 KiB row of
 // ten columns takes one allocation.
 const readArenaMin = 4 << 10
@@ -327,31 +313,12 @@ func (s *Store) Get(tableName string, row []byte, o ReadOptions) ([]CellVersion,
 	if err := checkRow(row); err != nil {
 		return nil, err
 	}
-	plain := o.plain()
-	if plain {
-		if cells, ok := s.cachedRow(tableName, row); ok {
-			return cells, nil
-		}
-	}
-	v, done, err := s.openView(tableName)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	sel, err := compile(v.t, o)
-	if err != nil {
-		return nil, err
-	}
-	lo := rowPrefix(v.t.id, row)
-	rows, err := readRows(v, sel, lo, escapedEnd(lo), 1)
+	rows, err := s.readPoint(tableName, [][]byte{row}, o)
 	if err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("row %q of table %q: %w", row, tableName, ErrNotFound)
-	}
-	if plain {
-		s.rows.fill(rowCacheKey(v.t.id, row), v.seq, rows[0].Cells)
 	}
 	return rows[0].Cells, nil
 }
@@ -363,20 +330,69 @@ func (o *ReadOptions) plain() bool {
 		len(o.QualifierFrom) == 0 && len(o.QualifierTo) == 0 && o.CellLimit == 0
 }
 
-// cachedRow returns the cached cells of a row of the named table.
-func (s *Store) cachedRow(tableName string, row []byte) ([]CellVersion, bool) {
+// readPoint reads the rows rowKeys (checked) of a table at one point: the
+// row cache's hits and the pebble view for the misses are taken under
+// one hold of mu, with no commit between them. A row with no selected
+// cell is left out. The misses that plain reads read fill the cache
+// before the view is released (rowcache.go).
+func (s *Store) readPoint(tableName string, rowKeys [][]byte, o ReadOptions) ([]Row, error) {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
 	if s.db == nil {
-		return nil, false
+		return nil, errClosed
 	}
 	s.mu.RLock()
 	t, ok := s.tables[tableName]
-	s.mu.RUnlock()
 	if !ok {
-		return nil, false
+		s.mu.RUnlock()
+		return nil, fmt.Errorf("table %q: %w", tableName, ErrNoTable)
 	}
-	return s.rows.get(rowCacheKey(t.id, row))
+	plain := o.plain()
+	var cached [][]CellVersion
+	misses := len(rowKeys)
+	if plain {
+		cached = make([][]CellVersion, len(rowKeys))
+		for i, r := range rowKeys {
+			var hit bool
+			if cached[i], hit = s.rows.get(rowCacheKey(t.id, r)); hit {
+				misses--
+			}
+		}
+	}
+	var it *pebble.Iterator
+	var err error
+	if misses > 0 || len(rowKeys) == 0 {
+		it, err = s.db.NewIter(nil)
+	}
+	v := &view{t: t, it: it, seq: s.seq}
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if it != nil {
+		defer it.Close()
+	}
+	sel, err := compile(v.t, o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Row, 0, len(rowKeys))
+	for i, r := range rowKeys {
+		if cached != nil && cached[i] != nil {
+			out = append(out, Row{Key: r, Cells: cached[i]})
+			continue
+		}
+		lo := rowPrefix(v.t.id, r)
+		rows, err := readRows(v, sel, lo, escapedEnd(lo), 1)
+		if err != nil {
+			return nil, err
+		}
+		if plain && len(rows) == 1 {
+			s.rows.fill(rowCacheKey(v.t.id, r), v.seq, rows[0].Cells)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
 }
 
 // Scan reads the rows in [from, to) in key order (an empty from starts at
@@ -432,62 +448,5 @@ func (s *Store) MultiGet(tableName string, rowKeys [][]byte, o ReadOptions) ([]R
 			return nil, err
 		}
 	}
-	// The cached rows and the view are taken under one hold of mu, with
-	// no commit between them: the rows are read at one point.
-	s.dbMu.RLock()
-	defer s.dbMu.RUnlock()
-	if s.db == nil {
-		return nil, errClosed
-	}
-	s.mu.RLock()
-	t, ok := s.tables[tableName]
-	if !ok {
-		s.mu.RUnlock()
-		return nil, fmt.Errorf("table %q: %w", tableName, ErrNoTable)
-	}
-	cached := make([][]CellVersion, len(rowKeys))
-	hit := make([]bool, len(rowKeys))
-	misses := len(rowKeys)
-	plain := o.plain()
-	if plain {
-		for i, r := range rowKeys {
-			if cached[i], hit[i] = s.rows.get(rowCacheKey(t.id, r)); hit[i] {
-				misses--
-			}
-		}
-	}
-	var it *pebble.Iterator
-	var err error
-	if misses > 0 || len(rowKeys) == 0 {
-		it, err = s.db.NewIter(nil)
-	}
-	v := &view{t: t, it: it, seq: s.seq}
-	s.mu.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	if it != nil {
-		defer it.Close()
-	}
-	sel, err := compile(v.t, o)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Row, 0, len(rowKeys))
-	for i, r := range rowKeys {
-		if hit[i] {
-			out = append(out, Row{Key: r, Cells: cached[i]})
-			continue
-		}
-		lo := rowPrefix(v.t.id, r)
-		rows, err := readRows(v, sel, lo, escapedEnd(lo), 1)
-		if err != nil {
-			return nil, err
-		}
-		if plain && len(rows) == 1 {
-			s.rows.fill(rowCacheKey(v.t.id, r), v.seq, rows[0].Cells)
-		}
-		out = append(out, rows...)
-	}
-	return out, nil
+	return s.readPoint(tableName, rowKeys, o)
 }

@@ -16,10 +16,11 @@ import (
 // skips the pebble iterator and its seek through every level.
 //
 // Consistency. Every commit of a batch increments Store.seq under
-// Store.mu; a read's view (openView) notes the seq it was opened at. A
-// commit that writes a row replaces the row's entry with a mark holding
-// the commit's seq, under Store.mu and before the commit is visible, so
-// that no read after the commit finds the row's old cells. A read that
+// Store.mu; a read's view notes the seq it was opened at. A commit that
+// writes a row replaces the row's entry, under Store.mu and before the
+// commit is visible, with the row's new cells or a mark, either holding
+// the commit's seq (write), so that no read after the commit finds the
+// row's old cells. A read that
 // missed fills the entry with what its view read only if no commit after
 // its view wrote the row: the row's entry, if any, is older than the
 // view, and floor (the newest seq of a mark evicted or of a clear) is not

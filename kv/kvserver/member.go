@@ -33,6 +33,11 @@ import (
 // write than 16 MiB; docs/bench/notes/kv-write-path.md). Pebble grows a
 // database's memtables from 256 KiB up to the size, so idle stores of a
 // sharded node stay small.
+const (
+	DefaultMemTableSize = 16 << 20
+	DefaultCacheSize    = 64 << 20
+)
+
 // staggeredMemTable is the default memtable size of member id: the
 // members of a group apply the same entries, so with one size their
 // memtables fill at the same zxid and all of them flush, then compact,
@@ -42,11 +47,6 @@ import (
 func staggeredMemTable(id uint64) uint64 {
 	return DefaultMemTableSize + DefaultMemTableSize/4*((id+3)%4)
 }
-
-const (
-	DefaultMemTableSize = 16 << 20
-	DefaultCacheSize    = 64 << 20
-)
 
 // Config configures one member.
 type Config struct {
@@ -94,10 +94,10 @@ type Config struct {
 	// staggered by member id: staggeredMemTable), CacheSize its block
 	// cache (DefaultCacheSize when 0).
 	MemTableSize uint64
+	CacheSize    int64
 	// RowCacheSize is the store's row cache (kv.Options.RowCacheSize:
 	// its default when 0, none when negative).
 	RowCacheSize int64
-	CacheSize    int64
 	// OnLeaderChange, if set, learns each act of the leader change
 	// (a transfer started, a turn to compacting in place).
 	OnLeaderChange func(LeaderChangeEvent)
