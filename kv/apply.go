@@ -239,16 +239,31 @@ func (a *applier) apply(m *Mutation, z zab.Zxid) (Result, error) {
 func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 	rp := rowPrefix(t.id, m.Row)
 	cells := make([]putCell, len(m.Cells))
-	var slab []byte
+	// slab holds the keys, vslab one-key columns' values (version first).
+	var slab, vslab []byte
 	for i, c := range m.Cells {
 		f := t.family(c.Family)
 		if f == nil {
 			return Result{Err: fmt.Errorf("family %q of table %q: %w", c.Family, t.name, ErrNoFamily)}, nil
 		}
 		n := len(slab)
-		slab = binary.BigEndian.AppendUint32(append(slab, rp...), f.id)
-		slab = binary.BigEndian.AppendUint64(appendEscaped(slab, c.Qualifier), ^version)
-		cells[i] = putCell{key: slab[n:len(slab):len(slab)], value: c.Value, f: f}
+		slab = appendEscaped(binary.BigEndian.AppendUint32(append(slab, rp...), f.id), c.Qualifier)
+		value := c.Value
+		if f.oneKey {
+			if vslab == nil {
+				n := 8 * len(m.Cells)
+				for _, c := range m.Cells {
+					n += len(c.Value)
+				}
+				vslab = make([]byte, 0, n)
+			}
+			nv := len(vslab)
+			vslab = oneKeyValue(vslab, version, c.Value)
+			value = vslab[nv:len(vslab):len(vslab)]
+		} else {
+			slab = binary.BigEndian.AppendUint64(slab, ^version)
+		}
+		cells[i] = putCell{key: slab[n:len(slab):len(slab)], value: value, f: f}
 	}
 	// Key order, which groups the cells by family and column; a column
 	// written twice keeps its last value, as two Sets of one key would.
@@ -268,6 +283,16 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 		for hi < len(cells) && cells[hi].f == cells[lo].f {
 			hi++
 		}
+		if cells[lo].f.oneKey {
+			// Each column's one key is overwritten: nothing to trim.
+			for _, c := range cells[lo:hi] {
+				if err := a.b.Set(c.key, c.value, nil); err != nil {
+					return Result{}, err
+				}
+			}
+			lo = hi
+			continue
+		}
 		fp := cells[lo].key[:fpLen]
 		if err := a.putFamily(fp, cells[lo:hi], version, int(max(cells[lo].f.maxVersions, 1))); err != nil {
 			return Result{}, err
@@ -278,7 +303,7 @@ func (a *applier) put(t *table, m *Mutation, version uint64) (Result, error) {
 }
 
 // putCell is one cell of a put: its key (the column prefix, then the
-// version), its value and its family.
+// version unless the family is one-key), its stored value and its family.
 type putCell struct {
 	key, value []byte
 	f          *family
@@ -485,10 +510,10 @@ func (a *applier) createTable(m *Mutation) (Result, error) {
 	if _, ok := a.tables[m.Table]; ok {
 		return Result{Err: fmt.Errorf("table %q: %w", m.Table, ErrTableExists)}, nil
 	}
-	t := &table{name: m.Table, id: a.nextID}
+	t := newTable(m.Table, a.nextID)
 	a.nextID++
 	for _, f := range m.Families {
-		t.families = append(t.families, family{name: f.Name, id: a.nextID, maxVersions: max(f.MaxVersions, 1)})
+		t.addFamily(f.Name, a.nextID, max(f.MaxVersions, 1))
 		a.nextID++
 	}
 	if err := a.b.Set(tableMetaKey(t.name), encodeTable(t), nil); err != nil {
@@ -535,6 +560,11 @@ func newestValue(src iterSource, tid uint32, row []byte, fid uint32, qual []byte
 	v, err := it.ValueAndErr()
 	if err != nil {
 		return nil, false, err
+	}
+	if len(it.Key()) == len(lo) { // a one-key column (keys.go)
+		if _, v, err = splitOneKeyValue(v); err != nil {
+			return nil, false, err
+		}
 	}
 	return append([]byte(nil), v...), true, nil
 }

@@ -13,6 +13,7 @@ import (
 //	metaNextID                               next table/family id (4 B BE)
 //	metaTable | name                         table descriptor (schema.go)
 //	dataPrefix | table(4) | esc(row) 00 01 | family(4) | esc(qual) 00 01 | ^version(8)
+//	dataPrefix | table(4) | esc(row) 00 01 | family(4) | esc(qual) 00 01   (one-key column)
 //
 // esc doubles as a terminator-safe escape: 0x00 becomes 00 FF and the
 // string ends with 00 01, so escaped strings sort as the raw strings do
@@ -20,6 +21,15 @@ import (
 // sit in [rowPrefix, rowPrefix with its last byte 01 -> 02), and likewise
 // for a family within a row and a column within a family. The version is
 // stored complemented so the newest version of a column sorts first.
+//
+// A family that keeps one version stores each column under one key, the
+// column prefix itself, and its value is version(8 BE) | value (a table
+// descriptor says whether its families do: schema.go, oneKey). A put
+// then overwrites the column with one Set: no seek for the version it
+// displaces, no tombstone for it, and a flush keeps only a hot column's
+// last write where the versioned layout flushes every version and the
+// tombstone that deleted it. The two forms are told apart by what follows
+// the escaped qualifier: nothing, or 8 bytes.
 const (
 	prefixMeta byte = 0x01
 	prefixData byte = 0x02
@@ -98,7 +108,10 @@ func decodeEscapedView(b []byte) (s, rest []byte, err error) {
 	return decodeEscaped(b)
 }
 
-var errBadKey = errors.New("kv: malformed data key")
+var (
+	errBadKey   = errors.New("kv: malformed data key")
+	errBadValue = errors.New("kv: malformed one-key column value")
+)
 
 func tablePrefix(table uint32) []byte {
 	k := make([]byte, 5, 64)
@@ -151,6 +164,9 @@ type cellKeyParts struct {
 	family  uint32
 	qual    []byte
 	version uint64
+	// oneKey: the key is a one-key column's (no version in it); the
+	// version is the value's first 8 bytes (cellValue).
+	oneKey bool
 	// rest is the key after its escaped row: a key's row prefix is
 	// k[:len(k)-len(rest)].
 	rest []byte
@@ -192,9 +208,45 @@ func decodeRest(rest []byte, decode func([]byte) ([]byte, []byte, error)) (cellK
 		return p, err
 	}
 	p.qual = qual
-	if len(rest) != 8 {
+	switch len(rest) {
+	case 0:
+		p.oneKey = true
+	case 8:
+		p.version = ^binary.BigEndian.Uint64(rest)
+	default:
 		return p, errBadKey
 	}
-	p.version = ^binary.BigEndian.Uint64(rest)
 	return p, nil
+}
+
+// columnOf returns the column prefix of k, a data key decoded into p: k
+// itself for a one-key column, else all but its version.
+func (p *cellKeyParts) columnOf(k []byte) []byte {
+	if p.oneKey {
+		return k
+	}
+	return k[:len(k)-8]
+}
+
+// cellValue returns the version and value of the cell whose key decoded
+// into p and whose stored value is v: a one-key column's value carries its
+// version in front. The value is a slice of v.
+func (p *cellKeyParts) cellValue(v []byte) (uint64, []byte, error) {
+	if !p.oneKey {
+		return p.version, v, nil
+	}
+	return splitOneKeyValue(v)
+}
+
+// oneKeyValue appends a one-key column's stored value to dst.
+func oneKeyValue(dst []byte, version uint64, value []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(dst, version), value...)
+}
+
+// splitOneKeyValue splits a one-key column's stored value.
+func splitOneKeyValue(v []byte) (uint64, []byte, error) {
+	if len(v) < 8 {
+		return 0, nil, errBadValue
+	}
+	return binary.BigEndian.Uint64(v), v[8:], nil
 }

@@ -222,6 +222,7 @@ func (a *applier) ingest(mv *MoveOp) (Result, error) {
 	type target struct {
 		tid, fid uint32
 		keep     int
+		oneKey   bool
 	}
 	ts := make([]target, len(mv.Cells))
 	for i, c := range mv.Cells {
@@ -233,10 +234,14 @@ func (a *applier) ingest(mv *MoveOp) (Result, error) {
 		if f == nil {
 			return Result{Err: fmt.Errorf("family %q of table %q: %w", c.Family, c.Table, ErrNoFamily)}, nil
 		}
-		ts[i] = target{t.id, f.id, int(max(f.maxVersions, 1))}
+		ts[i] = target{t.id, f.id, int(max(f.maxVersions, 1)), f.oneKey}
 	}
 	for i, c := range mv.Cells {
-		if err := a.b.Set(cellKey(ts[i].tid, c.Row, ts[i].fid, c.Qualifier, c.Version), c.Value, nil); err != nil {
+		if ts[i].oneKey {
+			if err := a.ingestOneKey(columnPrefix(ts[i].tid, c.Row, ts[i].fid, c.Qualifier), c.Version, c.Value); err != nil {
+				return Result{}, err
+			}
+		} else if err := a.b.Set(cellKey(ts[i].tid, c.Row, ts[i].fid, c.Qualifier, c.Version), c.Value, nil); err != nil {
 			return Result{}, err
 		}
 		if c.Version > a.mv.floor {
@@ -246,6 +251,9 @@ func (a *applier) ingest(mv *MoveOp) (Result, error) {
 	}
 	trimmed := make(map[string]bool, len(mv.Cells))
 	for i, c := range mv.Cells {
+		if ts[i].oneKey {
+			continue // ingestOneKey kept the newer version alone
+		}
 		cp := columnPrefix(ts[i].tid, c.Row, ts[i].fid, c.Qualifier)
 		if trimmed[string(cp)] {
 			continue
@@ -261,6 +269,28 @@ func (a *applier) ingest(mv *MoveOp) (Result, error) {
 		}
 	}
 	return Result{Succeeded: true}, nil
+}
+
+// ingestOneKey writes a moved version of a one-key column (key, its
+// column prefix) unless the column holds that version or a newer one: a
+// resent chunk, or a chunk read before a later one, changes nothing.
+func (a *applier) ingestOneKey(key []byte, version uint64, value []byte) error {
+	old, closer, err := a.b.Get(key)
+	switch {
+	case err == pebble.ErrNotFound:
+	case err != nil:
+		return err
+	default:
+		have, _, err := splitOneKeyValue(old)
+		closer.Close()
+		if err != nil {
+			return err
+		}
+		if have >= version {
+			return nil
+		}
+	}
+	return a.b.Set(key, oneKeyValue(nil, version, value), nil)
 }
 
 // mergeClient adopts a copied deduplication record when its sequence is

@@ -109,11 +109,15 @@ func (s *Store) ExportRange(move uint64, r ring.Range, after []byte, maxBytes in
 				ok = it.SeekGE(escapedEnd(rowPrefix(p.table, p.row)))
 				continue
 			}
-			v, err := it.ValueAndErr()
+			stored, err := it.ValueAndErr()
 			if err != nil {
 				return MoveChunk{}, err
 			}
-			c.Cells = append(c.Cells, MovedCell{Table: t.name, Family: f.name, Row: p.row, Qualifier: p.qual, Version: p.version, Value: append([]byte(nil), v...)})
+			version, v, err := p.cellValue(stored)
+			if err != nil {
+				return MoveChunk{}, err
+			}
+			c.Cells = append(c.Cells, MovedCell{Table: t.name, Family: f.name, Row: p.row, Qualifier: p.qual, Version: version, Value: append([]byte(nil), v...)})
 			size += 32 + len(t.name) + len(f.name) + len(p.row) + len(p.qual) + len(v)
 			ok = it.Next()
 		}

@@ -168,7 +168,7 @@ func (sel *selector) wants(fid uint32, qual []byte) bool {
 // The iterator moves only by SeekGE: to lo, then to the end of a column
 // once the read has the versions it wants of it (or wants none), to the
 // end of a row it skips or has filled, else to the successor of the key
-// it stands on (what Next would reach). A column's older versions are
+// it stands on (what Next would reach). A versioned column's older versions are
 // point-deleted as puts displace them (apply.go, putFamily), and until a flush and a
 // compaction drop them every one is a set and a tombstone the iterator
 // would step over one by one with Next: with a hot row that was most of
@@ -225,24 +225,28 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 			slab, ok = seekEnd(it, slab, rowRaw)
 			continue
 		}
-		// col is the key's column prefix: all but its 8-byte version.
-		col := k[:len(k)-8]
+		// col is the key's column prefix (all but a versioned key's version).
+		col := p.columnOf(k)
 		f := v.t.familyByID(p.family)
 		if f == nil || !sel.wants(p.family, p.qual) {
 			// A dropped family's leftovers, or not selected.
 			slab, ok = seekEnd(it, slab, col)
 			continue
 		}
-		if sel.o.AsOf != 0 && p.version > sel.o.AsOf {
+		stored, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		version, val, err := p.cellValue(stored)
+		if err != nil {
+			return nil, err
+		}
+		if sel.o.AsOf != 0 && version > sel.o.AsOf {
 			slab, ok = seekSuccessor(it, slab, k)
 			continue
 		}
 		if versions == 0 || colFam != p.family || !bytes.Equal(colQual, p.qual) {
 			versions = 0 // a new column
-		}
-		val, err := it.ValueAndErr()
-		if err != nil {
-			return nil, err
 		}
 		if versions == 0 { // copy the column's qualifier once
 			arena, colQual = appendCopy(arena, p.qual)
@@ -255,7 +259,7 @@ func readRows(v *view, sel *selector, lo, hi []byte, limit int) ([]Row, error) {
 		if cur.Cells == nil {
 			cur.Cells = make([]CellVersion, 0, 16)
 		}
-		cur.Cells = append(cur.Cells, CellVersion{Family: f.name, Qualifier: qual, Version: p.version, Value: value})
+		cur.Cells = append(cur.Cells, CellVersion{Family: f.name, Qualifier: qual, Version: version, Value: value})
 		switch {
 		case sel.o.CellLimit > 0 && len(cur.Cells) >= sel.o.CellLimit:
 			full = true

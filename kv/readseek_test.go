@@ -194,14 +194,18 @@ func refReadRows(s *Store, v *view, sel *selector, lo, hi []byte, limit int) ([]
 		if sel.keep != nil && !sel.keep(p.row) {
 			continue
 		}
+		version, value, err := p.cellValue(it.Value())
+		if err != nil {
+			return nil, err
+		}
 		f := v.t.familyByID(p.family)
-		if f == nil || !sel.wants(p.family, p.qual) || (sel.o.AsOf != 0 && p.version > sel.o.AsOf) {
+		if f == nil || !sel.wants(p.family, p.qual) || (sel.o.AsOf != 0 && version > sel.o.AsOf) {
 			continue
 		}
 		if sel.o.CellLimit > 0 && len(cur.Cells) >= sel.o.CellLimit {
 			continue
 		}
-		col := it.Key()[:len(it.Key())-8]
+		col := p.columnOf(it.Key())
 		if !bytes.Equal(col, lastCol) {
 			lastCol, versions = bytes.Clone(col), 0
 		}
@@ -209,7 +213,7 @@ func refReadRows(s *Store, v *view, sel *selector, lo, hi []byte, limit int) ([]
 			continue
 		}
 		versions++
-		cur.Cells = append(cur.Cells, CellVersion{Family: f.name, Qualifier: p.qual, Version: p.version, Value: bytes.Clone(it.Value())})
+		cur.Cells = append(cur.Cells, CellVersion{Family: f.name, Qualifier: p.qual, Version: version, Value: bytes.Clone(value)})
 	}
 	if cur != nil && len(cur.Cells) > 0 && (limit <= 0 || len(rows) < limit) {
 		rows = append(rows, *cur)
