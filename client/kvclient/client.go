@@ -38,7 +38,8 @@ type Config struct {
 	// forward each to the owning RG's leader (server-side forwarding),
 	// instead of the client routing them itself.
 	Forward bool
-	// NoCoalesce turns off the coalescing of concurrent Gets. By
+	// NoCoalesce turns off the coalescing of concurrent Gets, and of
+	// concurrent Puts (sent as MultiPuts likewise: putcoalesce.go). By
 	// default a Get that finds another call of its line (same table,
 	// same read options, same replica group) in flight waits for it to
 	// complete and then leaves with the Gets queued meanwhile as one
@@ -63,8 +64,9 @@ type Client struct {
 	discovered bool
 	shard      *sharded
 
-	lanes    lanes     // request ids of writes
-	coalesce coalescer // concurrent Gets sent as MultiGets (coalesce.go)
+	lanes    lanes        // request ids of writes
+	coalesce coalescer    // concurrent Gets sent as MultiGets (coalesce.go)
+	putCo    putCoalescer // concurrent Puts sent as MultiPuts (putcoalesce.go)
 }
 
 // New makes a client; it connects lazily.
@@ -80,6 +82,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, conns: make(map[string]*grpc.ClientConn), leader: cfg.Endpoints[0]}
 	c.coalesce.lines = make(map[lineKey]*line)
+	c.putCo.lines = make(map[uint32]*putLine)
 	return c, nil
 }
 
@@ -304,15 +307,15 @@ func (c *Client) ListTables(ctx context.Context) (resp *kvpb.ListTablesResponse,
 	return resp, err
 }
 
-// Put writes columns of one row atomically.
-func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (resp *kvpb.PutResponse, err error) {
+// Put writes columns of one row atomically. Concurrent Puts may be sent
+// together as one MultiPut, each still its own put (Config.NoCoalesce).
+func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {
 	req, done := withID(&c.lanes, req)
 	defer done()
-	err = c.doRow(ctx, req.GetRow(), true, func(ctx context.Context, kc kvpb.KVClient) error {
-		resp, err = kc.Put(ctx, req)
-		return err
-	})
-	return resp, err
+	if g, ok := c.putLineKey(ctx, req); ok {
+		return c.putCoalesced(ctx, g, req)
+	}
+	return c.putAlone(ctx, req)
 }
 
 // Delete removes a row, a family of a row or a column.

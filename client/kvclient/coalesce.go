@@ -54,16 +54,112 @@ type coalescer struct {
 	lines map[lineKey]*line // guarded by mu; a line is deleted when freed
 }
 
+// waitBase is what a queued Get and a queued Put share: the caller's
+// context, the answer's signal, and how it leaves a call in flight.
+type waitBase struct {
+	ctx  context.Context
+	done chan struct{} // closed once the answer is set
+	// left is called when the waiter gives up (its context ended); set
+	// before the call is sent, under the coalescer's mutex.
+	left func()
+}
+
+func newWaitBase(ctx context.Context) waitBase {
+	return waitBase{ctx: ctx, done: make(chan struct{})}
+}
+
+// await waits for w's answer. If w's context ends first, w leaves (its
+// call is cancelled once every waiter of it has left); await reports
+// whether the answer came all the same.
+func (w *waitBase) await(mu *sync.Mutex) bool {
+	select {
+	case <-w.done:
+		return true
+	case <-w.ctx.Done():
+	}
+	mu.Lock()
+	left := w.left
+	w.left = nil // the waiter leaves once; nil while still queued
+	mu.Unlock()
+	if left != nil {
+		left()
+	}
+	select {
+	case <-w.done: // answered meanwhile: the answer stands
+		return true
+	default:
+		return false
+	}
+}
+
+func (w *waitBase) live() bool { return w.ctx.Err() == nil }
+
+// drain empties the queue q and returns its waiters whose context has
+// not ended.
+func drain[W interface{ live() bool }](q *[]W) []W {
+	var b []W
+	for _, w := range *q {
+		if w.live() {
+			b = append(b, w)
+		}
+	}
+	clear(*q)
+	*q = (*q)[:0]
+	return b
+}
+
+// callContext returns the context of one call for the waiters ws: it
+// runs until the latest of their deadlines (timeout from now for one
+// without) and is cancelled when every one of them has left. The caller
+// holds no lock; ws's left are set here, under mu.
+func callContext(mu *sync.Mutex, timeout time.Duration, ws []*waitBase) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(timeout)
+	var latest time.Time
+	for _, w := range ws {
+		d, ok := w.ctx.Deadline()
+		if !ok {
+			d = deadline
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), latest)
+	live := len(ws)
+	mu.Lock()
+	for _, w := range ws {
+		w.left = func() {
+			mu.Lock()
+			live--
+			all := live == 0
+			mu.Unlock()
+			if all {
+				cancel()
+			}
+		}
+	}
+	mu.Unlock()
+	// A waiter whose context ended before its left was set leaves now.
+	for _, w := range ws {
+		if w.ctx.Err() != nil {
+			mu.Lock()
+			left := w.left
+			w.left = nil
+			mu.Unlock()
+			if left != nil {
+				left()
+			}
+		}
+	}
+	return ctx, cancel
+}
+
 // waiter is a Get waiting in a queue or in a coalesced call.
 type waiter struct {
-	ctx  context.Context
+	waitBase
 	row  []byte
-	done chan struct{} // closed once resp or err is set
 	resp *kvpb.GetResponse
 	err  error
-	// left is called when the waiter gives up (its context ended); set
-	// before the call is sent, under coalescer.mu.
-	left func()
 }
 
 // coalesceKey is the line for req, or false if req goes alone: a
@@ -125,28 +221,13 @@ func (c *Client) getCoalesced(ctx context.Context, k lineKey, req *kvpb.GetReque
 		co.mu.Unlock()
 		return c.getAlone(ctx, req)
 	}
-	w := &waiter{ctx: ctx, row: req.GetRow(), done: make(chan struct{})}
+	w := &waiter{waitBase: newWaitBase(ctx), row: req.GetRow()}
 	l.queue = append(l.queue, w)
 	co.mu.Unlock()
-
-	select {
-	case <-w.done:
-		return w.resp, w.err
-	case <-ctx.Done():
+	if !w.await(&co.mu) {
+		return nil, status.FromContextError(ctx.Err()).Err()
 	}
-	co.mu.Lock()
-	left := w.left
-	w.left = nil // the waiter leaves once; nil while still queued
-	co.mu.Unlock()
-	if left != nil {
-		left()
-	}
-	select {
-	case <-w.done: // answered meanwhile: the answer stands
-		return w.resp, w.err
-	default:
-	}
-	return nil, status.FromContextError(ctx.Err()).Err()
+	return w.resp, w.err
 }
 
 // take is called when a call on line l completes: it returns the
@@ -155,14 +236,7 @@ func (c *Client) getCoalesced(ctx context.Context, k lineKey, req *kvpb.GetReque
 func (co *coalescer) take(k lineKey, l *line) []*waiter {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	var b []*waiter
-	for _, w := range l.queue {
-		if w.ctx.Err() == nil {
-			b = append(b, w)
-		}
-	}
-	clear(l.queue)
-	l.queue = l.queue[:0]
+	b := drain(&l.queue)
 	if len(b) == 0 {
 		l.busy = false
 		delete(co.lines, k)
@@ -185,50 +259,19 @@ func (c *Client) runLine(k lineKey, l *line, req *kvpb.GetRequest, b []*waiter) 
 // runs until the latest of the waiters' deadlines, and is cancelled when
 // every waiter has left.
 func (c *Client) sendBatch(like *kvpb.GetRequest, b []*waiter) {
-	deadline := time.Now().Add(c.cfg.RequestTimeout)
-	var latest time.Time
-	for _, w := range b {
-		d, ok := w.ctx.Deadline()
-		if !ok {
-			d = deadline
-		}
-		if d.After(latest) {
-			latest = d
-		}
+	ws := make([]*waitBase, len(b))
+	for i, w := range b {
+		ws[i] = &w.waitBase
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), latest)
+	ctx, cancel := callContext(&c.coalesce.mu, c.cfg.RequestTimeout, ws)
 	defer cancel()
 
 	req := &kvpb.MultiGetRequest{Table: like.GetTable(), Options: like.GetOptions()}
 	seen := make(map[string]bool, len(b))
-	live := len(b)
-	c.coalesce.mu.Lock()
 	for _, w := range b {
-		w.left = func() {
-			c.coalesce.mu.Lock()
-			live--
-			all := live == 0
-			c.coalesce.mu.Unlock()
-			if all {
-				cancel()
-			}
-		}
 		if !seen[string(w.row)] {
 			seen[string(w.row)] = true
 			req.Rows = append(req.Rows, w.row)
-		}
-	}
-	c.coalesce.mu.Unlock()
-	// A waiter whose context ended before its left was set leaves now.
-	for _, w := range b {
-		if w.ctx.Err() != nil {
-			c.coalesce.mu.Lock()
-			left := w.left
-			w.left = nil
-			c.coalesce.mu.Unlock()
-			if left != nil {
-				left()
-			}
 		}
 	}
 

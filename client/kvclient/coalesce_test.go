@@ -33,18 +33,27 @@ type counting struct {
 }
 
 func (s *counting) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
-	n := s.gets.Add(1)
-	s.mu.Lock()
-	hold := s.holdGet
-	s.mu.Unlock()
-	if n == 1 && hold != nil {
-		select {
-		case <-hold:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := holdFirstCall(ctx, s.gets.Add(1), &s.mu, &s.holdGet); err != nil {
+		return nil, err
 	}
 	return s.KVServer.Get(ctx, req)
+}
+
+// holdFirstCall holds the first call (n == 1) until *hold, read under mu, is
+// closed, if it is set.
+func holdFirstCall(ctx context.Context, n int32, mu *sync.Mutex, hold *chan struct{}) error {
+	mu.Lock()
+	h := *hold
+	mu.Unlock()
+	if n != 1 || h == nil {
+		return nil
+	}
+	select {
+	case <-h:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (s *counting) MultiGet(ctx context.Context, req *kvpb.MultiGetRequest) (*kvpb.MultiGetResponse, error) {

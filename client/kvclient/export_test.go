@@ -22,3 +22,21 @@ func BusyLines(c *Client) int {
 	defer c.coalesce.mu.Unlock()
 	return len(c.coalesce.lines)
 }
+
+// QueuedPuts is the number of Puts waiting in c's put coalescing queues.
+func QueuedPuts(c *Client) int {
+	c.putCo.mu.Lock()
+	defer c.putCo.mu.Unlock()
+	n := 0
+	for _, l := range c.putCo.lines {
+		n += len(l.queue)
+	}
+	return n
+}
+
+// BusyPutLines is the number of c's put lines taken.
+func BusyPutLines(c *Client) int {
+	c.putCo.mu.Lock()
+	defer c.putCo.mu.Unlock()
+	return len(c.putCo.lines)
+}

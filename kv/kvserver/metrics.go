@@ -14,8 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/apisrv"
 	"github.com/corral-db/corral/zab"
 )
@@ -45,10 +47,10 @@ func newRequestMetrics() *requestMetrics {
 	return &requestMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "corral_kv_requests_total",
-			Help: "KV API calls answered by this member, by method (op) and gRPC status code (code)",
+			Help: "KV API calls answered by this member, by method (op) and gRPC status code (code); each put of a MultiPut also counts as a Put with its own outcome's code",
 		}, []string{"op", "code"}),
 		readLat:  sum("corral_kv_read_latency_seconds", "Latency of the reads this member answered (Get, MultiGet, Scan, ListTables), confirmation round included"),
-		writeLat: sum("corral_kv_write_latency_seconds", "Latency of the writes this member answered (Put, Delete, CheckAndPut, CheckAndDelete, CreateTable, DropTable), until applied here"),
+		writeLat: sum("corral_kv_write_latency_seconds", "Latency of the writes this member answered (Put, MultiPut, Delete, CheckAndPut, CheckAndDelete, CreateTable, DropTable), until applied here"),
 	}
 }
 
@@ -58,7 +60,7 @@ func opKind(op string) string {
 	switch op {
 	case "Get", "MultiGet", "Scan", "ListTables":
 		return "read"
-	case "Put", "Delete", "CheckAndPut", "CheckAndDelete", "CreateTable", "DropTable":
+	case "Put", "MultiPut", "Delete", "CheckAndPut", "CheckAndDelete", "CreateTable", "DropTable":
 		return "write"
 	}
 	return ""
@@ -70,6 +72,11 @@ func (m *requestMetrics) interceptor(ctx context.Context, req any, info *grpc.Un
 	resp, err := h(ctx, req)
 	op := info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:]
 	m.requests.WithLabelValues(op, status.Code(err).String()).Inc()
+	if mp, ok := resp.(*kvpb.MultiPutResponse); ok && err == nil {
+		for _, o := range mp.GetOutcomes() {
+			m.requests.WithLabelValues("Put", codes.Code(o.GetCode()).String()).Inc()
+		}
+	}
 	switch opKind(op) {
 	case "read":
 		m.readLat.Observe(time.Since(start).Seconds())

@@ -721,6 +721,171 @@ func (x *PutResponse) GetVersion() uint64 {
 	return 0
 }
 
+type MultiPutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Puts          []*PutRequest          `protobuf:"bytes,1,rep,name=puts,proto3" json:"puts,omitempty"` // at most 1000
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MultiPutRequest) Reset() {
+	*x = MultiPutRequest{}
+	mi := &file_kv_v1_kv_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MultiPutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MultiPutRequest) ProtoMessage() {}
+
+func (x *MultiPutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kv_v1_kv_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MultiPutRequest.ProtoReflect.Descriptor instead.
+func (*MultiPutRequest) Descriptor() ([]byte, []int) {
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *MultiPutRequest) GetPuts() []*PutRequest {
+	if x != nil {
+		return x.Puts
+	}
+	return nil
+}
+
+type MultiPutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outcomes      []*PutOutcome          `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"` // one per put, in the request's order
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MultiPutResponse) Reset() {
+	*x = MultiPutResponse{}
+	mi := &file_kv_v1_kv_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MultiPutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MultiPutResponse) ProtoMessage() {}
+
+func (x *MultiPutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kv_v1_kv_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MultiPutResponse.ProtoReflect.Descriptor instead.
+func (*MultiPutResponse) Descriptor() ([]byte, []int) {
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *MultiPutResponse) GetOutcomes() []*PutOutcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+// PutOutcome is one put's answer: what Put would have returned.
+type PutOutcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Response      *PutResponse           `protobuf:"bytes,1,opt,name=response,proto3" json:"response,omitempty"` // set when code is 0
+	Code          uint32                 `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`        // the gRPC status code Put would have returned
+	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	NotLeader     *NotLeader             `protobuf:"bytes,4,opt,name=not_leader,json=notLeader,proto3" json:"not_leader,omitempty"`    // set with Unavailable from a non-leader
+	WrongRange    *WrongRange            `protobuf:"bytes,5,opt,name=wrong_range,json=wrongRange,proto3" json:"wrong_range,omitempty"` // set with OutOfRange from a node not owning the row
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutOutcome) Reset() {
+	*x = PutOutcome{}
+	mi := &file_kv_v1_kv_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutOutcome) ProtoMessage() {}
+
+func (x *PutOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_kv_v1_kv_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutOutcome.ProtoReflect.Descriptor instead.
+func (*PutOutcome) Descriptor() ([]byte, []int) {
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PutOutcome) GetResponse() *PutResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *PutOutcome) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *PutOutcome) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *PutOutcome) GetNotLeader() *NotLeader {
+	if x != nil {
+		return x.NotLeader
+	}
+	return nil
+}
+
+func (x *PutOutcome) GetWrongRange() *WrongRange {
+	if x != nil {
+		return x.WrongRange
+	}
+	return nil
+}
+
 // A delete's scope: no family deletes the row; a family without a
 // qualifier deletes that family of the row; both delete one column.
 type DeleteRequest struct {
@@ -736,7 +901,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[13]
+	mi := &file_kv_v1_kv_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +913,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[13]
+	mi := &file_kv_v1_kv_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +926,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{13}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteRequest) GetTable() string {
@@ -808,7 +973,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[14]
+	mi := &file_kv_v1_kv_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +985,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[14]
+	mi := &file_kv_v1_kv_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +998,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{14}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteResponse) GetZxid() uint64 {
@@ -854,7 +1019,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_kv_v1_kv_proto_msgTypes[15]
+	mi := &file_kv_v1_kv_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +1031,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[15]
+	mi := &file_kv_v1_kv_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +1044,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{15}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Column) GetFamily() string {
@@ -910,7 +1075,7 @@ type ReadOptions struct {
 
 func (x *ReadOptions) Reset() {
 	*x = ReadOptions{}
-	mi := &file_kv_v1_kv_proto_msgTypes[16]
+	mi := &file_kv_v1_kv_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1087,7 @@ func (x *ReadOptions) String() string {
 func (*ReadOptions) ProtoMessage() {}
 
 func (x *ReadOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[16]
+	mi := &file_kv_v1_kv_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1100,7 @@ func (x *ReadOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOptions.ProtoReflect.Descriptor instead.
 func (*ReadOptions) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{16}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReadOptions) GetColumns() []*Column {
@@ -991,7 +1156,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[17]
+	mi := &file_kv_v1_kv_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1168,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[17]
+	mi := &file_kv_v1_kv_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1181,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{17}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetRequest) GetTable() string {
@@ -1049,7 +1214,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[18]
+	mi := &file_kv_v1_kv_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1226,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[18]
+	mi := &file_kv_v1_kv_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1239,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{18}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetResponse) GetCells() []*Cell {
@@ -1095,7 +1260,7 @@ type MultiGetRequest struct {
 
 func (x *MultiGetRequest) Reset() {
 	*x = MultiGetRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[19]
+	mi := &file_kv_v1_kv_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1272,7 @@ func (x *MultiGetRequest) String() string {
 func (*MultiGetRequest) ProtoMessage() {}
 
 func (x *MultiGetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[19]
+	mi := &file_kv_v1_kv_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1285,7 @@ func (x *MultiGetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiGetRequest.ProtoReflect.Descriptor instead.
 func (*MultiGetRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{19}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MultiGetRequest) GetTable() string {
@@ -1153,7 +1318,7 @@ type MultiGetResponse struct {
 
 func (x *MultiGetResponse) Reset() {
 	*x = MultiGetResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[20]
+	mi := &file_kv_v1_kv_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1165,7 +1330,7 @@ func (x *MultiGetResponse) String() string {
 func (*MultiGetResponse) ProtoMessage() {}
 
 func (x *MultiGetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[20]
+	mi := &file_kv_v1_kv_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1178,7 +1343,7 @@ func (x *MultiGetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiGetResponse.ProtoReflect.Descriptor instead.
 func (*MultiGetResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{20}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MultiGetResponse) GetRows() []*Row {
@@ -1210,7 +1375,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[21]
+	mi := &file_kv_v1_kv_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1222,7 +1387,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[21]
+	mi := &file_kv_v1_kv_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1235,7 +1400,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{21}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ScanRequest) GetTable() string {
@@ -1296,7 +1461,7 @@ type ScanResponse struct {
 
 func (x *ScanResponse) Reset() {
 	*x = ScanResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[22]
+	mi := &file_kv_v1_kv_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1473,7 @@ func (x *ScanResponse) String() string {
 func (*ScanResponse) ProtoMessage() {}
 
 func (x *ScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[22]
+	mi := &file_kv_v1_kv_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1486,7 @@ func (x *ScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanResponse.ProtoReflect.Descriptor instead.
 func (*ScanResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{22}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ScanResponse) GetRows() []*Row {
@@ -1345,7 +1510,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_kv_v1_kv_proto_msgTypes[23]
+	mi := &file_kv_v1_kv_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1357,7 +1522,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[23]
+	mi := &file_kv_v1_kv_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1370,7 +1535,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{23}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Condition) GetFamily() string {
@@ -1414,7 +1579,7 @@ type CheckAndPutRequest struct {
 
 func (x *CheckAndPutRequest) Reset() {
 	*x = CheckAndPutRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[24]
+	mi := &file_kv_v1_kv_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1426,7 +1591,7 @@ func (x *CheckAndPutRequest) String() string {
 func (*CheckAndPutRequest) ProtoMessage() {}
 
 func (x *CheckAndPutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[24]
+	mi := &file_kv_v1_kv_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1439,7 +1604,7 @@ func (x *CheckAndPutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndPutRequest.ProtoReflect.Descriptor instead.
 func (*CheckAndPutRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{24}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CheckAndPutRequest) GetTable() string {
@@ -1487,7 +1652,7 @@ type CheckAndPutResponse struct {
 
 func (x *CheckAndPutResponse) Reset() {
 	*x = CheckAndPutResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[25]
+	mi := &file_kv_v1_kv_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1664,7 @@ func (x *CheckAndPutResponse) String() string {
 func (*CheckAndPutResponse) ProtoMessage() {}
 
 func (x *CheckAndPutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[25]
+	mi := &file_kv_v1_kv_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1677,7 @@ func (x *CheckAndPutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndPutResponse.ProtoReflect.Descriptor instead.
 func (*CheckAndPutResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{25}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckAndPutResponse) GetSucceeded() bool {
@@ -1543,7 +1708,7 @@ type CheckAndDeleteRequest struct {
 
 func (x *CheckAndDeleteRequest) Reset() {
 	*x = CheckAndDeleteRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[26]
+	mi := &file_kv_v1_kv_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1555,7 +1720,7 @@ func (x *CheckAndDeleteRequest) String() string {
 func (*CheckAndDeleteRequest) ProtoMessage() {}
 
 func (x *CheckAndDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[26]
+	mi := &file_kv_v1_kv_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1568,7 +1733,7 @@ func (x *CheckAndDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndDeleteRequest.ProtoReflect.Descriptor instead.
 func (*CheckAndDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{26}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckAndDeleteRequest) GetTable() string {
@@ -1622,7 +1787,7 @@ type CheckAndDeleteResponse struct {
 
 func (x *CheckAndDeleteResponse) Reset() {
 	*x = CheckAndDeleteResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[27]
+	mi := &file_kv_v1_kv_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1799,7 @@ func (x *CheckAndDeleteResponse) String() string {
 func (*CheckAndDeleteResponse) ProtoMessage() {}
 
 func (x *CheckAndDeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[27]
+	mi := &file_kv_v1_kv_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1812,7 @@ func (x *CheckAndDeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAndDeleteResponse.ProtoReflect.Descriptor instead.
 func (*CheckAndDeleteResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{27}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CheckAndDeleteResponse) GetSucceeded() bool {
@@ -1671,7 +1836,7 @@ type NotLeader struct {
 
 func (x *NotLeader) Reset() {
 	*x = NotLeader{}
-	mi := &file_kv_v1_kv_proto_msgTypes[28]
+	mi := &file_kv_v1_kv_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1683,7 +1848,7 @@ func (x *NotLeader) String() string {
 func (*NotLeader) ProtoMessage() {}
 
 func (x *NotLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[28]
+	mi := &file_kv_v1_kv_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1696,7 +1861,7 @@ func (x *NotLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotLeader.ProtoReflect.Descriptor instead.
 func (*NotLeader) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{28}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *NotLeader) GetLeaderId() uint64 {
@@ -1742,7 +1907,7 @@ type WrongRange struct {
 
 func (x *WrongRange) Reset() {
 	*x = WrongRange{}
-	mi := &file_kv_v1_kv_proto_msgTypes[29]
+	mi := &file_kv_v1_kv_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +1919,7 @@ func (x *WrongRange) String() string {
 func (*WrongRange) ProtoMessage() {}
 
 func (x *WrongRange) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[29]
+	mi := &file_kv_v1_kv_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +1932,7 @@ func (x *WrongRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WrongRange.ProtoReflect.Descriptor instead.
 func (*WrongRange) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{29}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WrongRange) GetGroup() uint32 {
@@ -1792,7 +1957,7 @@ type ClusterRequest struct {
 
 func (x *ClusterRequest) Reset() {
 	*x = ClusterRequest{}
-	mi := &file_kv_v1_kv_proto_msgTypes[30]
+	mi := &file_kv_v1_kv_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1804,7 +1969,7 @@ func (x *ClusterRequest) String() string {
 func (*ClusterRequest) ProtoMessage() {}
 
 func (x *ClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[30]
+	mi := &file_kv_v1_kv_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1817,7 +1982,7 @@ func (x *ClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterRequest.ProtoReflect.Descriptor instead.
 func (*ClusterRequest) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{30}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{33}
 }
 
 // ClusterResponse: cm_connect is empty outside a sharded cluster.
@@ -1833,7 +1998,7 @@ type ClusterResponse struct {
 
 func (x *ClusterResponse) Reset() {
 	*x = ClusterResponse{}
-	mi := &file_kv_v1_kv_proto_msgTypes[31]
+	mi := &file_kv_v1_kv_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +2010,7 @@ func (x *ClusterResponse) String() string {
 func (*ClusterResponse) ProtoMessage() {}
 
 func (x *ClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_v1_kv_proto_msgTypes[31]
+	mi := &file_kv_v1_kv_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +2023,7 @@ func (x *ClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterResponse.ProtoReflect.Descriptor instead.
 func (*ClusterResponse) Descriptor() ([]byte, []int) {
-	return file_kv_v1_kv_proto_rawDescGZIP(), []int{31}
+	return file_kv_v1_kv_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ClusterResponse) GetCmConnect() string {
@@ -1938,7 +2103,20 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x04 \x01(\v2\x17.corral.kv.v1.RequestIdR\trequestId\"'\n" +
 	"\vPutResponse\x12\x18\n" +
-	"\aversion\x18\x01 \x01(\x04R\aversion\"\xb8\x01\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\"?\n" +
+	"\x0fMultiPutRequest\x12,\n" +
+	"\x04puts\x18\x01 \x03(\v2\x18.corral.kv.v1.PutRequestR\x04puts\"H\n" +
+	"\x10MultiPutResponse\x124\n" +
+	"\boutcomes\x18\x01 \x03(\v2\x18.corral.kv.v1.PutOutcomeR\boutcomes\"\xe4\x01\n" +
+	"\n" +
+	"PutOutcome\x125\n" +
+	"\bresponse\x18\x01 \x01(\v2\x19.corral.kv.v1.PutResponseR\bresponse\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x126\n" +
+	"\n" +
+	"not_leader\x18\x04 \x01(\v2\x17.corral.kv.v1.NotLeaderR\tnotLeader\x129\n" +
+	"\vwrong_range\x18\x05 \x01(\v2\x18.corral.kv.v1.WrongRangeR\n" +
+	"wrongRange\"\xb8\x01\n" +
 	"\rDeleteRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
 	"\x03row\x18\x02 \x01(\fR\x03row\x12\x16\n" +
@@ -2028,13 +2206,14 @@ const file_kv_v1_kv_proto_rawDesc = "" +
 	"cm_connect\x18\x01 \x01(\tR\tcmConnect\x12\x17\n" +
 	"\acm_root\x18\x02 \x01(\tR\x06cmRoot\x12!\n" +
 	"\fring_version\x18\x03 \x01(\x04R\vringVersion\x12\x16\n" +
-	"\x06groups\x18\x04 \x03(\rR\x06groups2\xb7\x06\n" +
+	"\x06groups\x18\x04 \x03(\rR\x06groups2\x82\a\n" +
 	"\x02KV\x12R\n" +
 	"\vCreateTable\x12 .corral.kv.v1.CreateTableRequest\x1a!.corral.kv.v1.CreateTableResponse\x12L\n" +
 	"\tDropTable\x12\x1e.corral.kv.v1.DropTableRequest\x1a\x1f.corral.kv.v1.DropTableResponse\x12O\n" +
 	"\n" +
 	"ListTables\x12\x1f.corral.kv.v1.ListTablesRequest\x1a .corral.kv.v1.ListTablesResponse\x12:\n" +
-	"\x03Put\x12\x18.corral.kv.v1.PutRequest\x1a\x19.corral.kv.v1.PutResponse\x12C\n" +
+	"\x03Put\x12\x18.corral.kv.v1.PutRequest\x1a\x19.corral.kv.v1.PutResponse\x12I\n" +
+	"\bMultiPut\x12\x1d.corral.kv.v1.MultiPutRequest\x1a\x1e.corral.kv.v1.MultiPutResponse\x12C\n" +
 	"\x06Delete\x12\x1b.corral.kv.v1.DeleteRequest\x1a\x1c.corral.kv.v1.DeleteResponse\x12:\n" +
 	"\x03Get\x12\x18.corral.kv.v1.GetRequest\x1a\x19.corral.kv.v1.GetResponse\x12I\n" +
 	"\bMultiGet\x12\x1d.corral.kv.v1.MultiGetRequest\x1a\x1e.corral.kv.v1.MultiGetResponse\x12=\n" +
@@ -2055,7 +2234,7 @@ func file_kv_v1_kv_proto_rawDescGZIP() []byte {
 	return file_kv_v1_kv_proto_rawDescData
 }
 
-var file_kv_v1_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_kv_v1_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_kv_v1_kv_proto_goTypes = []any{
 	(*RequestId)(nil),              // 0: corral.kv.v1.RequestId
 	(*Family)(nil),                 // 1: corral.kv.v1.Family
@@ -2070,25 +2249,28 @@ var file_kv_v1_kv_proto_goTypes = []any{
 	(*Row)(nil),                    // 10: corral.kv.v1.Row
 	(*PutRequest)(nil),             // 11: corral.kv.v1.PutRequest
 	(*PutResponse)(nil),            // 12: corral.kv.v1.PutResponse
-	(*DeleteRequest)(nil),          // 13: corral.kv.v1.DeleteRequest
-	(*DeleteResponse)(nil),         // 14: corral.kv.v1.DeleteResponse
-	(*Column)(nil),                 // 15: corral.kv.v1.Column
-	(*ReadOptions)(nil),            // 16: corral.kv.v1.ReadOptions
-	(*GetRequest)(nil),             // 17: corral.kv.v1.GetRequest
-	(*GetResponse)(nil),            // 18: corral.kv.v1.GetResponse
-	(*MultiGetRequest)(nil),        // 19: corral.kv.v1.MultiGetRequest
-	(*MultiGetResponse)(nil),       // 20: corral.kv.v1.MultiGetResponse
-	(*ScanRequest)(nil),            // 21: corral.kv.v1.ScanRequest
-	(*ScanResponse)(nil),           // 22: corral.kv.v1.ScanResponse
-	(*Condition)(nil),              // 23: corral.kv.v1.Condition
-	(*CheckAndPutRequest)(nil),     // 24: corral.kv.v1.CheckAndPutRequest
-	(*CheckAndPutResponse)(nil),    // 25: corral.kv.v1.CheckAndPutResponse
-	(*CheckAndDeleteRequest)(nil),  // 26: corral.kv.v1.CheckAndDeleteRequest
-	(*CheckAndDeleteResponse)(nil), // 27: corral.kv.v1.CheckAndDeleteResponse
-	(*NotLeader)(nil),              // 28: corral.kv.v1.NotLeader
-	(*WrongRange)(nil),             // 29: corral.kv.v1.WrongRange
-	(*ClusterRequest)(nil),         // 30: corral.kv.v1.ClusterRequest
-	(*ClusterResponse)(nil),        // 31: corral.kv.v1.ClusterResponse
+	(*MultiPutRequest)(nil),        // 13: corral.kv.v1.MultiPutRequest
+	(*MultiPutResponse)(nil),       // 14: corral.kv.v1.MultiPutResponse
+	(*PutOutcome)(nil),             // 15: corral.kv.v1.PutOutcome
+	(*DeleteRequest)(nil),          // 16: corral.kv.v1.DeleteRequest
+	(*DeleteResponse)(nil),         // 17: corral.kv.v1.DeleteResponse
+	(*Column)(nil),                 // 18: corral.kv.v1.Column
+	(*ReadOptions)(nil),            // 19: corral.kv.v1.ReadOptions
+	(*GetRequest)(nil),             // 20: corral.kv.v1.GetRequest
+	(*GetResponse)(nil),            // 21: corral.kv.v1.GetResponse
+	(*MultiGetRequest)(nil),        // 22: corral.kv.v1.MultiGetRequest
+	(*MultiGetResponse)(nil),       // 23: corral.kv.v1.MultiGetResponse
+	(*ScanRequest)(nil),            // 24: corral.kv.v1.ScanRequest
+	(*ScanResponse)(nil),           // 25: corral.kv.v1.ScanResponse
+	(*Condition)(nil),              // 26: corral.kv.v1.Condition
+	(*CheckAndPutRequest)(nil),     // 27: corral.kv.v1.CheckAndPutRequest
+	(*CheckAndPutResponse)(nil),    // 28: corral.kv.v1.CheckAndPutResponse
+	(*CheckAndDeleteRequest)(nil),  // 29: corral.kv.v1.CheckAndDeleteRequest
+	(*CheckAndDeleteResponse)(nil), // 30: corral.kv.v1.CheckAndDeleteResponse
+	(*NotLeader)(nil),              // 31: corral.kv.v1.NotLeader
+	(*WrongRange)(nil),             // 32: corral.kv.v1.WrongRange
+	(*ClusterRequest)(nil),         // 33: corral.kv.v1.ClusterRequest
+	(*ClusterResponse)(nil),        // 34: corral.kv.v1.ClusterResponse
 }
 var file_kv_v1_kv_proto_depIdxs = []int32{
 	1,  // 0: corral.kv.v1.CreateTableRequest.families:type_name -> corral.kv.v1.Family
@@ -2099,46 +2281,53 @@ var file_kv_v1_kv_proto_depIdxs = []int32{
 	9,  // 5: corral.kv.v1.Row.cells:type_name -> corral.kv.v1.Cell
 	9,  // 6: corral.kv.v1.PutRequest.cells:type_name -> corral.kv.v1.Cell
 	0,  // 7: corral.kv.v1.PutRequest.request_id:type_name -> corral.kv.v1.RequestId
-	0,  // 8: corral.kv.v1.DeleteRequest.request_id:type_name -> corral.kv.v1.RequestId
-	15, // 9: corral.kv.v1.ReadOptions.columns:type_name -> corral.kv.v1.Column
-	16, // 10: corral.kv.v1.GetRequest.options:type_name -> corral.kv.v1.ReadOptions
-	9,  // 11: corral.kv.v1.GetResponse.cells:type_name -> corral.kv.v1.Cell
-	16, // 12: corral.kv.v1.MultiGetRequest.options:type_name -> corral.kv.v1.ReadOptions
-	10, // 13: corral.kv.v1.MultiGetResponse.rows:type_name -> corral.kv.v1.Row
-	16, // 14: corral.kv.v1.ScanRequest.options:type_name -> corral.kv.v1.ReadOptions
-	10, // 15: corral.kv.v1.ScanResponse.rows:type_name -> corral.kv.v1.Row
-	23, // 16: corral.kv.v1.CheckAndPutRequest.condition:type_name -> corral.kv.v1.Condition
-	9,  // 17: corral.kv.v1.CheckAndPutRequest.cells:type_name -> corral.kv.v1.Cell
-	0,  // 18: corral.kv.v1.CheckAndPutRequest.request_id:type_name -> corral.kv.v1.RequestId
-	23, // 19: corral.kv.v1.CheckAndDeleteRequest.condition:type_name -> corral.kv.v1.Condition
-	0,  // 20: corral.kv.v1.CheckAndDeleteRequest.request_id:type_name -> corral.kv.v1.RequestId
-	2,  // 21: corral.kv.v1.KV.CreateTable:input_type -> corral.kv.v1.CreateTableRequest
-	4,  // 22: corral.kv.v1.KV.DropTable:input_type -> corral.kv.v1.DropTableRequest
-	6,  // 23: corral.kv.v1.KV.ListTables:input_type -> corral.kv.v1.ListTablesRequest
-	11, // 24: corral.kv.v1.KV.Put:input_type -> corral.kv.v1.PutRequest
-	13, // 25: corral.kv.v1.KV.Delete:input_type -> corral.kv.v1.DeleteRequest
-	17, // 26: corral.kv.v1.KV.Get:input_type -> corral.kv.v1.GetRequest
-	19, // 27: corral.kv.v1.KV.MultiGet:input_type -> corral.kv.v1.MultiGetRequest
-	21, // 28: corral.kv.v1.KV.Scan:input_type -> corral.kv.v1.ScanRequest
-	24, // 29: corral.kv.v1.KV.CheckAndPut:input_type -> corral.kv.v1.CheckAndPutRequest
-	26, // 30: corral.kv.v1.KV.CheckAndDelete:input_type -> corral.kv.v1.CheckAndDeleteRequest
-	30, // 31: corral.kv.v1.KV.Cluster:input_type -> corral.kv.v1.ClusterRequest
-	3,  // 32: corral.kv.v1.KV.CreateTable:output_type -> corral.kv.v1.CreateTableResponse
-	5,  // 33: corral.kv.v1.KV.DropTable:output_type -> corral.kv.v1.DropTableResponse
-	8,  // 34: corral.kv.v1.KV.ListTables:output_type -> corral.kv.v1.ListTablesResponse
-	12, // 35: corral.kv.v1.KV.Put:output_type -> corral.kv.v1.PutResponse
-	14, // 36: corral.kv.v1.KV.Delete:output_type -> corral.kv.v1.DeleteResponse
-	18, // 37: corral.kv.v1.KV.Get:output_type -> corral.kv.v1.GetResponse
-	20, // 38: corral.kv.v1.KV.MultiGet:output_type -> corral.kv.v1.MultiGetResponse
-	22, // 39: corral.kv.v1.KV.Scan:output_type -> corral.kv.v1.ScanResponse
-	25, // 40: corral.kv.v1.KV.CheckAndPut:output_type -> corral.kv.v1.CheckAndPutResponse
-	27, // 41: corral.kv.v1.KV.CheckAndDelete:output_type -> corral.kv.v1.CheckAndDeleteResponse
-	31, // 42: corral.kv.v1.KV.Cluster:output_type -> corral.kv.v1.ClusterResponse
-	32, // [32:43] is the sub-list for method output_type
-	21, // [21:32] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	11, // 8: corral.kv.v1.MultiPutRequest.puts:type_name -> corral.kv.v1.PutRequest
+	15, // 9: corral.kv.v1.MultiPutResponse.outcomes:type_name -> corral.kv.v1.PutOutcome
+	12, // 10: corral.kv.v1.PutOutcome.response:type_name -> corral.kv.v1.PutResponse
+	31, // 11: corral.kv.v1.PutOutcome.not_leader:type_name -> corral.kv.v1.NotLeader
+	32, // 12: corral.kv.v1.PutOutcome.wrong_range:type_name -> corral.kv.v1.WrongRange
+	0,  // 13: corral.kv.v1.DeleteRequest.request_id:type_name -> corral.kv.v1.RequestId
+	18, // 14: corral.kv.v1.ReadOptions.columns:type_name -> corral.kv.v1.Column
+	19, // 15: corral.kv.v1.GetRequest.options:type_name -> corral.kv.v1.ReadOptions
+	9,  // 16: corral.kv.v1.GetResponse.cells:type_name -> corral.kv.v1.Cell
+	19, // 17: corral.kv.v1.MultiGetRequest.options:type_name -> corral.kv.v1.ReadOptions
+	10, // 18: corral.kv.v1.MultiGetResponse.rows:type_name -> corral.kv.v1.Row
+	19, // 19: corral.kv.v1.ScanRequest.options:type_name -> corral.kv.v1.ReadOptions
+	10, // 20: corral.kv.v1.ScanResponse.rows:type_name -> corral.kv.v1.Row
+	26, // 21: corral.kv.v1.CheckAndPutRequest.condition:type_name -> corral.kv.v1.Condition
+	9,  // 22: corral.kv.v1.CheckAndPutRequest.cells:type_name -> corral.kv.v1.Cell
+	0,  // 23: corral.kv.v1.CheckAndPutRequest.request_id:type_name -> corral.kv.v1.RequestId
+	26, // 24: corral.kv.v1.CheckAndDeleteRequest.condition:type_name -> corral.kv.v1.Condition
+	0,  // 25: corral.kv.v1.CheckAndDeleteRequest.request_id:type_name -> corral.kv.v1.RequestId
+	2,  // 26: corral.kv.v1.KV.CreateTable:input_type -> corral.kv.v1.CreateTableRequest
+	4,  // 27: corral.kv.v1.KV.DropTable:input_type -> corral.kv.v1.DropTableRequest
+	6,  // 28: corral.kv.v1.KV.ListTables:input_type -> corral.kv.v1.ListTablesRequest
+	11, // 29: corral.kv.v1.KV.Put:input_type -> corral.kv.v1.PutRequest
+	13, // 30: corral.kv.v1.KV.MultiPut:input_type -> corral.kv.v1.MultiPutRequest
+	16, // 31: corral.kv.v1.KV.Delete:input_type -> corral.kv.v1.DeleteRequest
+	20, // 32: corral.kv.v1.KV.Get:input_type -> corral.kv.v1.GetRequest
+	22, // 33: corral.kv.v1.KV.MultiGet:input_type -> corral.kv.v1.MultiGetRequest
+	24, // 34: corral.kv.v1.KV.Scan:input_type -> corral.kv.v1.ScanRequest
+	27, // 35: corral.kv.v1.KV.CheckAndPut:input_type -> corral.kv.v1.CheckAndPutRequest
+	29, // 36: corral.kv.v1.KV.CheckAndDelete:input_type -> corral.kv.v1.CheckAndDeleteRequest
+	33, // 37: corral.kv.v1.KV.Cluster:input_type -> corral.kv.v1.ClusterRequest
+	3,  // 38: corral.kv.v1.KV.CreateTable:output_type -> corral.kv.v1.CreateTableResponse
+	5,  // 39: corral.kv.v1.KV.DropTable:output_type -> corral.kv.v1.DropTableResponse
+	8,  // 40: corral.kv.v1.KV.ListTables:output_type -> corral.kv.v1.ListTablesResponse
+	12, // 41: corral.kv.v1.KV.Put:output_type -> corral.kv.v1.PutResponse
+	14, // 42: corral.kv.v1.KV.MultiPut:output_type -> corral.kv.v1.MultiPutResponse
+	17, // 43: corral.kv.v1.KV.Delete:output_type -> corral.kv.v1.DeleteResponse
+	21, // 44: corral.kv.v1.KV.Get:output_type -> corral.kv.v1.GetResponse
+	23, // 45: corral.kv.v1.KV.MultiGet:output_type -> corral.kv.v1.MultiGetResponse
+	25, // 46: corral.kv.v1.KV.Scan:output_type -> corral.kv.v1.ScanResponse
+	28, // 47: corral.kv.v1.KV.CheckAndPut:output_type -> corral.kv.v1.CheckAndPutResponse
+	30, // 48: corral.kv.v1.KV.CheckAndDelete:output_type -> corral.kv.v1.CheckAndDeleteResponse
+	34, // 49: corral.kv.v1.KV.Cluster:output_type -> corral.kv.v1.ClusterResponse
+	38, // [38:50] is the sub-list for method output_type
+	26, // [26:38] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_kv_v1_kv_proto_init() }
@@ -2146,16 +2335,16 @@ func file_kv_v1_kv_proto_init() {
 	if File_kv_v1_kv_proto != nil {
 		return
 	}
-	file_kv_v1_kv_proto_msgTypes[13].OneofWrappers = []any{}
-	file_kv_v1_kv_proto_msgTypes[15].OneofWrappers = []any{}
-	file_kv_v1_kv_proto_msgTypes[26].OneofWrappers = []any{}
+	file_kv_v1_kv_proto_msgTypes[16].OneofWrappers = []any{}
+	file_kv_v1_kv_proto_msgTypes[18].OneofWrappers = []any{}
+	file_kv_v1_kv_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kv_v1_kv_proto_rawDesc), len(file_kv_v1_kv_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

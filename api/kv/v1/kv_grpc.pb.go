@@ -23,6 +23,7 @@ const (
 	KV_DropTable_FullMethodName      = "/corral.kv.v1.KV/DropTable"
 	KV_ListTables_FullMethodName     = "/corral.kv.v1.KV/ListTables"
 	KV_Put_FullMethodName            = "/corral.kv.v1.KV/Put"
+	KV_MultiPut_FullMethodName       = "/corral.kv.v1.KV/MultiPut"
 	KV_Delete_FullMethodName         = "/corral.kv.v1.KV/Delete"
 	KV_Get_FullMethodName            = "/corral.kv.v1.KV/Get"
 	KV_MultiGet_FullMethodName       = "/corral.kv.v1.KV/MultiGet"
@@ -76,6 +77,11 @@ type KVClient interface {
 	// Put writes columns of one row atomically (a delta: other columns of
 	// the row are left alone). Every cell gets the same new version.
 	Put(ctx context.Context, in *PutRequest, opts ...grpc.CallOption) (*PutResponse, error)
+	// MultiPut applies several puts, each exactly as Put would (atomic on
+	// its own row, its own version, request id and outcome): not a
+	// transaction, and puts of one row apply in no promised order. The Go
+	// client sends concurrent Puts together this way.
+	MultiPut(ctx context.Context, in *MultiPutRequest, opts ...grpc.CallOption) (*MultiPutResponse, error)
 	// Delete removes a whole row, one family of a row, or one column (every
 	// version).
 	Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*DeleteResponse, error)
@@ -135,6 +141,16 @@ func (c *kVClient) Put(ctx context.Context, in *PutRequest, opts ...grpc.CallOpt
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PutResponse)
 	err := c.cc.Invoke(ctx, KV_Put_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) MultiPut(ctx context.Context, in *MultiPutRequest, opts ...grpc.CallOption) (*MultiPutResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MultiPutResponse)
+	err := c.cc.Invoke(ctx, KV_MultiPut_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +271,11 @@ type KVServer interface {
 	// Put writes columns of one row atomically (a delta: other columns of
 	// the row are left alone). Every cell gets the same new version.
 	Put(context.Context, *PutRequest) (*PutResponse, error)
+	// MultiPut applies several puts, each exactly as Put would (atomic on
+	// its own row, its own version, request id and outcome): not a
+	// transaction, and puts of one row apply in no promised order. The Go
+	// client sends concurrent Puts together this way.
+	MultiPut(context.Context, *MultiPutRequest) (*MultiPutResponse, error)
 	// Delete removes a whole row, one family of a row, or one column (every
 	// version).
 	Delete(context.Context, *DeleteRequest) (*DeleteResponse, error)
@@ -291,6 +312,9 @@ func (UnimplementedKVServer) ListTables(context.Context, *ListTablesRequest) (*L
 }
 func (UnimplementedKVServer) Put(context.Context, *PutRequest) (*PutResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Put not implemented")
+}
+func (UnimplementedKVServer) MultiPut(context.Context, *MultiPutRequest) (*MultiPutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MultiPut not implemented")
 }
 func (UnimplementedKVServer) Delete(context.Context, *DeleteRequest) (*DeleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
@@ -402,6 +426,24 @@ func _KV_Put_Handler(srv interface{}, ctx context.Context, dec func(interface{})
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(KVServer).Put(ctx, req.(*PutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_MultiPut_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MultiPutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).MultiPut(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_MultiPut_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).MultiPut(ctx, req.(*MultiPutRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -554,6 +596,10 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Put",
 			Handler:    _KV_Put_Handler,
+		},
+		{
+			MethodName: "MultiPut",
+			Handler:    _KV_MultiPut_Handler,
 		},
 		{
 			MethodName: "Delete",

@@ -1,0 +1,85 @@
+package kv
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	kvpb "github.com/corral-db/corral/api/kv/v1"
+)
+
+// MaxMultiPut bounds the puts of one MultiPut.
+const MaxMultiPut = 1000
+
+// MultiPut runs each put as Put would, concurrently, so that they share
+// the group's proposals and fsyncs, and answers each with its own
+// outcome. A member that does not lead answers the whole call NotLeader
+// (the client redirects it in one round trip, as a Put's).
+func (s *Service) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest) (*kvpb.MultiPutResponse, error) {
+	if err := checkMultiPut(req); err != nil {
+		return nil, toStatus(err)
+	}
+	if self, l := s.group.Leader(); !self {
+		return nil, toStatus(s.notLeader(l))
+	}
+	return multiPut(ctx, req, s.Put), nil
+}
+
+// MultiPut runs each put as Put would: each row goes to its owner, and a
+// put this node cannot take gets its own WrongRange or NotLeader
+// outcome.
+func (s *ShardedService) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest) (*kvpb.MultiPutResponse, error) {
+	if err := checkMultiPut(req); err != nil {
+		return nil, toStatus(err)
+	}
+	return multiPut(ctx, req, s.Put), nil
+}
+
+func checkMultiPut(req *kvpb.MultiPutRequest) error {
+	if n := len(req.GetPuts()); n > MaxMultiPut {
+		return invalidf("multi-put of %d puts exceeds %d", n, MaxMultiPut)
+	}
+	return nil
+}
+
+// multiPut runs put on every put of req, each in its own goroutine (a
+// put waits for its entry to apply; the service's in-flight bound holds
+// across them), and collects the outcomes in order.
+func multiPut(ctx context.Context, req *kvpb.MultiPutRequest, put func(context.Context, *kvpb.PutRequest) (*kvpb.PutResponse, error)) *kvpb.MultiPutResponse {
+	puts := req.GetPuts()
+	out := make([]*kvpb.PutOutcome, len(puts))
+	var wg sync.WaitGroup
+	for i, p := range puts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = putOutcome(put(ctx, p))
+		}()
+	}
+	wg.Wait()
+	return &kvpb.MultiPutResponse{Outcomes: out}
+}
+
+// putOutcome is a Put's answer as a MultiPut outcome: the response, or
+// the status error's code, message and NotLeader or WrongRange detail.
+func putOutcome(resp *kvpb.PutResponse, err error) *kvpb.PutOutcome {
+	if err == nil {
+		return &kvpb.PutOutcome{Response: resp}
+	}
+	st := status.Convert(err)
+	o := &kvpb.PutOutcome{Code: uint32(st.Code()), Message: st.Message()}
+	if o.Code == uint32(codes.OK) {
+		o.Code = uint32(codes.Unknown) // an error is never OK
+	}
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *kvpb.NotLeader:
+			o.NotLeader = d
+		case *kvpb.WrongRange:
+			o.WrongRange = d
+		}
+	}
+	return o
+}
