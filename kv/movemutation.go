@@ -190,8 +190,8 @@ func decodeMoveOp(d *decoder, op Op) *MoveOp {
 	}
 	for i := 0; i < n && d.err == nil; i++ {
 		c := &mv.Cells[i]
-		c.Table = string(d.bytes())
-		c.Family = string(d.bytes())
+		c.Table = d.str()
+		c.Family = d.str()
 		c.Row = d.bytes()
 		c.Qualifier = d.bytes()
 		c.Version = d.uvarint()

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -351,6 +352,13 @@ func appendBytes(b, s []byte) []byte {
 type decoder struct {
 	b   []byte
 	err error
+	// own: b is the decoder's own copy, never written, so bytes returns
+	// slices of it rather than copies (one allocation per mutation
+	// instead of one per field).
+	own bool
+	// last is the last string str returned: a put's cells mostly name
+	// one family, decoded once.
+	last string
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -385,7 +393,9 @@ func (d *decoder) byte1() byte {
 	return c
 }
 
-// bytes returns a copy, so a mutation never aliases the entry.
+// bytes returns a length-prefixed string: a copy, or with own a slice
+// of the decoder's copy (its capacity capped), so a mutation never
+// aliases the entry.
 func (d *decoder) bytes() []byte {
 	n := d.uvarint()
 	if d.err != nil {
@@ -395,9 +405,23 @@ func (d *decoder) bytes() []byte {
 		d.fail("length %d past the end", n)
 		return nil
 	}
-	s := append([]byte{}, d.b[:n]...)
+	var s []byte
+	if d.own {
+		s = d.b[:n:n]
+	} else {
+		s = append([]byte{}, d.b[:n]...)
+	}
 	d.b = d.b[n:]
 	return s
+}
+
+// str returns a length-prefixed string as a string.
+func (d *decoder) str() string {
+	b := d.bytes()
+	if string(b) != d.last {
+		d.last = string(b)
+	}
+	return d.last
 }
 
 // count reads a count of items each at least min bytes long.
@@ -419,7 +443,7 @@ func DecodeMutation(data []byte) (*Mutation, error) {
 	if len(data) > MaxMutationLen {
 		return nil, invalidf("mutation of %d bytes exceeds %d", len(data), MaxMutationLen)
 	}
-	d := &decoder{b: data}
+	d := &decoder{b: bytes.Clone(data), own: true}
 	f := d.byte1()
 	if d.err == nil && f != mutationFormat && f != mutationFormatDedupe {
 		return nil, invalidf("mutation format %d", f)
@@ -433,7 +457,7 @@ func DecodeMutation(data []byte) (*Mutation, error) {
 			d.fail("format %d without a client id", f)
 		}
 	}
-	m.Table = string(d.bytes())
+	m.Table = d.str()
 	switch m.Op {
 	case OpPut, OpCheckAndPut:
 		m.Row = d.bytes()
@@ -442,13 +466,13 @@ func DecodeMutation(data []byte) (*Mutation, error) {
 			m.Cells = make([]Cell, n)
 		}
 		for i := 0; i < n && d.err == nil; i++ {
-			m.Cells[i] = Cell{Family: string(d.bytes()), Qualifier: d.bytes(), Value: d.bytes()}
+			m.Cells[i] = Cell{Family: d.str(), Qualifier: d.bytes(), Value: d.bytes()}
 		}
 	case OpDelete, OpCheckAndDelete:
 		m.Row = d.bytes()
 		m.Delete.Scope = Scope(d.byte1())
 		if m.Delete.Scope == ScopeFamily || m.Delete.Scope == ScopeColumn {
-			m.Delete.Family = string(d.bytes())
+			m.Delete.Family = d.str()
 		}
 		if m.Delete.Scope == ScopeColumn {
 			m.Delete.Qualifier = d.bytes()
@@ -459,7 +483,7 @@ func DecodeMutation(data []byte) (*Mutation, error) {
 			m.Families = make([]FamilySpec, n)
 		}
 		for i := 0; i < n && d.err == nil; i++ {
-			m.Families[i].Name = string(d.bytes())
+			m.Families[i].Name = d.str()
 			v := d.uvarint()
 			if v > MaxVersionsKept {
 				d.fail("family keeps %d versions", v)
@@ -473,7 +497,7 @@ func DecodeMutation(data []byte) (*Mutation, error) {
 		d.fail("unknown operation %d", m.Op)
 	}
 	if m.Op == OpCheckAndPut || m.Op == OpCheckAndDelete {
-		m.Cond.Family = string(d.bytes())
+		m.Cond.Family = d.str()
 		m.Cond.Qualifier = d.bytes()
 		switch d.byte1() {
 		case 0:
