@@ -153,21 +153,18 @@ func (c *rowCache) write(seq uint64, ws []rowWrite) {
 
 // written returns the cells a plain read returns of a row that held old
 // once w applied, or nil when they are not derived here (a row delete).
-// old is not modified; the cells returned own their bytes.
+// old is not modified. The new cells share the mutation's qualifier and
+// value bytes: Apply's mutations come from DecodeMutation, whose bytes
+// are its own copy of the entry, which nothing writes.
 func written(w *rowWrite, old []CellVersion) []CellVersion {
 	m := w.m
-	fid := func(name string) uint32 {
-		if f := w.t.family(name); f != nil {
-			return f.id
-		}
-		return 0
-	}
 	var cells []CellVersion
 	switch m.Op {
 	case OpPut, OpCheckAndPut:
 		cells = slices.Clone(old)
+		added := false // a column the row did not hold: order to restore
 		for _, nc := range m.Cells {
-			cv := CellVersion{Family: nc.Family, Qualifier: bytes.Clone(nc.Qualifier), Version: w.res.Version, Value: bytes.Clone(nc.Value)}
+			cv := CellVersion{Family: nc.Family, Qualifier: nc.Qualifier, Version: w.res.Version, Value: nc.Value}
 			if cv.Qualifier == nil {
 				cv.Qualifier = []byte{}
 			}
@@ -181,14 +178,21 @@ func written(w *rowWrite, old []CellVersion) []CellVersion {
 				cells[j] = cv
 			} else {
 				cells = append(cells, cv)
+				added = true
 			}
 		}
-		slices.SortStableFunc(cells, func(x, y CellVersion) int {
-			if a, b := fid(x.Family), fid(y.Family); a != b {
-				return cmp.Compare(a, b)
+		if added {
+			fids := make(map[string]uint32, len(w.t.families))
+			for _, f := range w.t.families {
+				fids[f.name] = f.id
 			}
-			return bytes.Compare(x.Qualifier, y.Qualifier)
-		})
+			slices.SortStableFunc(cells, func(x, y CellVersion) int {
+				if a, b := fids[x.Family], fids[y.Family]; a != b {
+					return cmp.Compare(a, b)
+				}
+				return bytes.Compare(x.Qualifier, y.Qualifier)
+			})
+		}
 	case OpDelete, OpCheckAndDelete:
 		d := m.Delete
 		switch d.Scope {
