@@ -279,7 +279,12 @@ func (m *Mutation) Encode() ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 64)
+	// A put's size, closely: the cells are most of it (one allocation).
+	size := 64 + len(m.Table) + len(m.Row)
+	for _, c := range m.Cells {
+		size += 3*binary.MaxVarintLen16 + len(c.Family) + len(c.Qualifier) + len(c.Value)
+	}
+	b := make([]byte, 0, size)
 	if m.Client == 0 {
 		b = append(b, mutationFormat, byte(m.Op))
 		b = binary.AppendUvarint(b, m.ReqID)
