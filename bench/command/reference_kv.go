@@ -28,7 +28,7 @@ var kvRefExperiments = []refExperiment{
 	{
 		title:    "compaction-aware leader change (ACaZoo Figs. 8, 9, 12, 13-15 and Table I)",
 		glob:     "kv-leader-*.md",
-		command:  "corral-bench kv --systems corral --workload W --leader-policy fixed,random,roundrobin,coolest --durability sync,async --duration 60s --warmup 5s --out DIR",
+		command:  "corral-bench kv --systems corral --workload W --leader-policy fixed,random,roundrobin,coolest --durability sync,async --duration 30s --warmup 5s --out DIR",
 		what:     "100% writes on one replica group of 3, a fixed leader against the compaction-aware leader change's policies, sync and async; the members' compaction state read every 100 ms; a handover's zero-throughput window is the longest run of 1 ms without a completed write near it; issue 23's targets: ≥ 1.40× the fixed leader in sync, ≤ 100 ms without throughput at a handover",
 		tables:   []refTable{{heading: kv.HeadingPolicies}},
 		headline: kvPolicyRows,
