@@ -25,14 +25,8 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		return errClosed
 	}
 	applied := s.Applied()
-	a := &applier{s: s, b: s.db.NewIndexedBatch(), tables: s.tables, nextID: s.nextID, clients: s.clients, mv: s.moveApply()}
-	defer a.b.Close()
-	defer a.closeIter() // before the batch's Close
-	type done struct {
-		reqID uint64
-		res   Result
-	}
-	var results []done
+	var ms []*Mutation
+	var zxids []zab.Zxid
 	last := applied
 	for _, e := range ents {
 		if e.Zxid <= last {
@@ -49,8 +43,32 @@ func (s *Store) Apply(ents []zab.Entry) error {
 			s.log.Warn("kv: undecodable entry skipped", "zxid", e.Zxid, "err", err)
 			continue
 		}
+		ms, zxids = append(ms, m), append(zxids, e.Zxid)
+	}
+	if last == applied {
+		return nil
+	}
+	// A batch reads what it wrote only through its index, which costs an
+	// insert per key: a plain batch when no mutation reads (readsBatch).
+	var b *pebble.Batch
+	if s.readsBatch(ms) {
+		b = s.db.NewIndexedBatch()
+	} else {
+		b = s.db.NewBatch()
+	}
+	a := &applier{s: s, b: b, tables: s.tables, nextID: s.nextID, clients: s.clients, mv: s.moveApply()}
+	defer a.b.Close()
+	defer a.closeIter() // before the batch's Close
+	type done struct {
+		reqID uint64
+		res   Result
+	}
+	var results []done
+	for i, m := range ms {
+		z := zxids[i]
+		var err error
 		if res, ok := a.fenced(m); ok {
-			res.Zxid = e.Zxid
+			res.Zxid = z
 			results = append(results, done{m.ReqID, res})
 			continue
 		}
@@ -58,9 +76,9 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		if m.Client != 0 {
 			var res Result
 			var dup bool
-			res, dup, old, err = a.dedupe(m, e.Zxid)
+			res, dup, old, err = a.dedupe(m, z)
 			if err != nil {
-				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
+				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, z, err)
 			}
 			if dup {
 				results = append(results, done{m.ReqID, res})
@@ -68,23 +86,20 @@ func (s *Store) Apply(ents []zab.Entry) error {
 			}
 		}
 		w := a.touch(m)
-		res, err := a.apply(m, e.Zxid)
+		res, err := a.apply(m, z)
 		if err != nil {
-			return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
+			return fmt.Errorf("kv: apply %v at %v: %w", m.Op, z, err)
 		}
 		if w >= 0 {
 			a.touched[w].res = res
 		}
-		res.Zxid = e.Zxid
+		res.Zxid = z
 		if m.Client != 0 {
-			if err := a.remember(m, e.Zxid, res, old); err != nil {
-				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, e.Zxid, err)
+			if err := a.remember(m, z, res, old); err != nil {
+				return fmt.Errorf("kv: apply %v at %v: %w", m.Op, z, err)
 			}
 		}
 		results = append(results, done{m.ReqID, res})
-	}
-	if last == applied {
-		return nil
 	}
 	if err := a.mv.persist(a.b); err != nil {
 		return err
@@ -136,6 +151,41 @@ func (s *Store) Apply(ents []zab.Entry) error {
 		}
 	}
 	return nil
+}
+
+// readsBatch reports whether applying ms may read the
+// batch they are written to, which then needs its index: a conditional
+// write, a put to a versioned family (it seeks the version it
+// displaces), a column delete (it reads the column's versions), a move's
+// mutations, a table unknown before this Apply, or a deduplication table
+// that may overflow (evicting reads its age index). A one-key put, a row
+// or family delete and a schema change only write.
+func (s *Store) readsBatch(ms []*Mutation) bool {
+	if s.clients+len(ms) > maxClients {
+		return true
+	}
+	for _, m := range ms {
+		switch m.Op {
+		case OpPut:
+			t, ok := s.tables[m.Table]
+			if !ok {
+				return true
+			}
+			for _, c := range m.Cells {
+				if f := t.family(c.Family); f == nil || !f.oneKey {
+					return true
+				}
+			}
+		case OpDelete:
+			if m.Delete.Scope == ScopeColumn {
+				return true
+			}
+		case OpCreateTable, OpDropTable:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // applier applies the mutations of one Apply call to one batch.

@@ -204,3 +204,45 @@ func TestOneKeyValueRejectsShort(t *testing.T) {
 		t.Fatalf("round trip: %d %q %v", v, val, err)
 	}
 }
+
+// TestReadsBatch: only mutations that never read the batch let Apply
+// use a plain one; applying each kind works either way it is classed.
+func TestReadsBatch(t *testing.T) {
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	mustApply(t, s, entry(t, 1, createTable("t", FamilySpec{Name: "one"}, FamilySpec{Name: "three", MaxVersions: 3})))
+	del := func(scope Scope) *Mutation {
+		return &Mutation{Op: OpDelete, Table: "t", Row: []byte("r"), Delete: Delete{Scope: scope, Family: "one", Qualifier: []byte("a")}}
+	}
+	cond := put("t", "r", "one", "a", "y")
+	cond.Op, cond.Cond = OpCheckAndPut, Condition{Family: "one", Qualifier: []byte("a"), Absent: true}
+	for _, tc := range []struct {
+		m     *Mutation
+		reads bool
+	}{
+		{put("t", "r", "one", "a", "x"), false},
+		{del(ScopeRow), false},
+		{del(ScopeFamily), false},
+		{createTable("u", FamilySpec{Name: "f"}), false},
+		{&Mutation{Op: OpDropTable, Table: "u"}, false},
+		{put("t", "r", "one", "a", "x", "three", "b", "x"), true},
+		{put("nope", "r", "one", "a", "x"), true},
+		{del(ScopeColumn), true},
+		{cond, true},
+	} {
+		if got := s.readsBatch([]*Mutation{tc.m}); got != tc.reads {
+			t.Errorf("%v %+v: reads %v, want %v", tc.m.Op, tc.m, got, tc.reads)
+		}
+	}
+	z := zab.Zxid(2)
+	for _, m := range []*Mutation{put("t", "r", "one", "a", "x"), del(ScopeColumn), put("t", "r", "three", "b", "x"), cond, del(ScopeRow)} {
+		mustApply(t, s, entry(t, z, m))
+		z++
+	}
+	old := maxClients
+	maxClients = 1
+	defer func() { maxClients = old }()
+	if !s.readsBatch([]*Mutation{put("t", "r", "one", "a", "x"), put("t", "s", "one", "a", "x")}) {
+		t.Error("two writes that may overflow a table of one client: a plain batch")
+	}
+}
