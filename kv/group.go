@@ -26,6 +26,14 @@ type Group interface {
 	ConfirmLeadership(ctx context.Context) error
 }
 
+// BatchProposer is a Group that can propose several entries at once:
+// they reach the followers together. ProposeAll returns, per entry,
+// what Propose would have returned for it, once every proposed entry is
+// applied here (or leadership is lost, or ctx ends).
+type BatchProposer interface {
+	ProposeAll(ctx context.Context, datas [][]byte) []error
+}
+
 // LeaderInfo names a group's leader.
 type LeaderInfo struct {
 	ID uint64

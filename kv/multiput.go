@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"google.golang.org/grpc/codes"
@@ -24,7 +25,49 @@ func (s *Service) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest) (*kvp
 	if self, l := s.group.Leader(); !self {
 		return nil, toStatus(s.notLeader(l))
 	}
+	if bp, ok := s.group.(BatchProposer); ok {
+		return s.proposeAll(ctx, req.GetPuts(), bp), nil
+	}
 	return multiPut(ctx, req, s.Put), nil
+}
+
+// proposeAll proposes the puts together through bp, in chunks: a chunk
+// takes in-flight slots while there are free ones (waiting only for its
+// first), so that a MultiPut never holds slots while it waits for more.
+func (s *Service) proposeAll(ctx context.Context, puts []*kvpb.PutRequest, bp BatchProposer) *kvpb.MultiPutResponse {
+	out := make([]*kvpb.PutOutcome, len(puts))
+	for next := 0; next < len(puts); {
+		var ws []pendingWrite
+		var at []int
+		for ; next < len(puts); next++ {
+			w, err := s.prepare(ctx, putMutation(puts[next]), len(ws) == 0)
+			if errors.Is(err, errInflightFull) {
+				break // propose what is prepared; next waits in the next chunk
+			}
+			if err != nil {
+				out[next] = putOutcome(nil, toStatus(err))
+				continue
+			}
+			ws, at = append(ws, w), append(at, next)
+		}
+		if len(ws) == 0 {
+			continue
+		}
+		datas := make([][]byte, len(ws))
+		for i, w := range ws {
+			datas[i] = w.data
+		}
+		errs := bp.ProposeAll(ctx, datas)
+		for i, w := range ws {
+			r, err := s.finish(ctx, w, errs[i])
+			if err != nil {
+				out[at[i]] = putOutcome(nil, toStatus(err))
+			} else {
+				out[at[i]] = putOutcome(&kvpb.PutResponse{Version: r.CellVersion()}, nil)
+			}
+		}
+	}
+	return &kvpb.MultiPutResponse{Outcomes: out}
 }
 
 // MultiPut runs each put as Put would: each row goes to its owner, and a

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -10,6 +11,7 @@ import (
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/kv/ring"
+	"github.com/corral-db/corral/zab"
 )
 
 func mpPut(table string, row []byte, v string) *kvpb.PutRequest {
@@ -108,5 +110,78 @@ func TestShardedMultiPut(t *testing.T) {
 	}
 	if cells, err := s1.Get("t", row1, ReadOptions{}); err != nil || string(cells[0].Value) != "1" {
 		t.Fatalf("RG 1's store: %v %v", cells, err)
+	}
+}
+
+// batchGroup is a LocalGroup that proposes batches (BatchProposer),
+// applying each batch's entries in one Apply, and records their sizes.
+type batchGroup struct {
+	*LocalGroup
+	sizes []int
+}
+
+func (g *batchGroup) ProposeAll(ctx context.Context, datas [][]byte) []error {
+	g.sizes = append(g.sizes, len(datas))
+	errs := make([]error, len(datas))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var ents []zab.Entry
+	for _, d := range datas {
+		g.counter++
+		ents = append(ents, zab.Entry{Zxid: zab.NewZxid(g.epoch, g.counter), Data: d})
+	}
+	if err := g.s.Apply(ents); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// TestMultiPutChunks: a group that proposes batches gets a MultiPut's
+// puts together, in chunks no larger than the free in-flight slots (a
+// MultiPut never holds slots while it waits for more); a put refused
+// before proposing is answered alone.
+func TestMultiPutChunks(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, vfs.NewMem(), "db")
+	defer s.Close()
+	g := &batchGroup{LocalGroup: NewLocalGroup(s, "127.0.0.1:7001")}
+	svc := NewService(s, g)
+	svc.inflight = make(chan struct{}, 4)
+	if _, err := svc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}}); err != nil {
+		t.Fatal(err)
+	}
+	req := &kvpb.MultiPutRequest{}
+	for i := range 11 {
+		row := fmt.Appendf(nil, "r%d", i)
+		if i == 5 {
+			row = nil // refused by its validation, never proposed
+		}
+		req.Puts = append(req.Puts, mpPut("t", row, fmt.Sprint(i)))
+	}
+	resp, err := svc.MultiPut(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(g.sizes) != "[4 4 2]" {
+		t.Fatalf("batches %v, want [4 4 2]", g.sizes)
+	}
+	for i, o := range resp.GetOutcomes() {
+		if i == 5 {
+			if codes.Code(o.GetCode()) != codes.InvalidArgument {
+				t.Fatalf("put %d: %v", i, o)
+			}
+			continue
+		}
+		if o.GetCode() != 0 {
+			t.Fatalf("put %d: %v", i, o)
+		}
+		if cells, err := s.Get("t", fmt.Appendf(nil, "r%d", i), ReadOptions{}); err != nil || string(cells[0].Value) != fmt.Sprint(i) {
+			t.Fatalf("row %d: %v %v", i, cells, err)
+		}
+	}
+	if n := len(svc.inflight); n != 0 {
+		t.Fatalf("%d in-flight slots still held", n)
 	}
 }

@@ -59,28 +59,64 @@ func (s *Service) write(ctx context.Context, m *Mutation) (Result, error) {
 	if self, l := s.group.Leader(); !self {
 		return Result{}, s.notLeader(l)
 	}
-	m.ReqID = newReqID()
-	data, err := m.Encode()
+	w, err := s.prepare(ctx, m, true)
 	if err != nil {
 		return Result{}, err
 	}
-	select {
-	case s.inflight <- struct{}{}:
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
+	return s.finish(ctx, w, s.group.Propose(ctx, w.data))
+}
+
+// pendingWrite is a write about to be proposed: its entry, where its
+// result arrives, and what to release once it is answered.
+type pendingWrite struct {
+	data    []byte
+	ch      <-chan Result
+	release func()
+}
+
+// errInflightFull is prepare's answer, when it may not wait, to a full
+// in-flight bound.
+var errInflightFull = errors.New("kv: in-flight writes at their bound")
+
+// prepare encodes m with a new request id, takes a slot of the
+// in-flight bound (waiting until ctx ends if wait, else failing with
+// errInflightFull) and registers for its result, before it is proposed.
+func (s *Service) prepare(ctx context.Context, m *Mutation, wait bool) (pendingWrite, error) {
+	m.ReqID = newReqID()
+	data, err := m.Encode()
+	if err != nil {
+		return pendingWrite{}, err
 	}
-	defer func() { <-s.inflight }()
+	if wait {
+		select {
+		case s.inflight <- struct{}{}:
+		case <-ctx.Done():
+			return pendingWrite{}, ctx.Err()
+		}
+	} else {
+		select {
+		case s.inflight <- struct{}{}:
+		default:
+			return pendingWrite{}, errInflightFull
+		}
+	}
 	ch, cancel := s.store.Await(m.ReqID)
-	defer cancel()
-	if err := s.group.Propose(ctx, data); err != nil {
+	return pendingWrite{data: data, ch: ch, release: func() { cancel(); <-s.inflight }}, nil
+}
+
+// finish returns w's applied result, given perr, what proposing it
+// returned.
+func (s *Service) finish(ctx context.Context, w pendingWrite, perr error) (Result, error) {
+	defer w.release()
+	if perr != nil {
 		var nl *NotLeaderError
-		if errors.As(err, &nl) {
+		if errors.As(perr, &nl) {
 			nl.Group = s.gid
 		}
-		return Result{}, err
+		return Result{}, perr
 	}
 	select {
-	case r := <-ch:
+	case r := <-w.ch:
 		return r, r.Err
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
@@ -150,11 +186,15 @@ func cellsFrom(cs []*kvpb.Cell) []Cell {
 }
 
 func (s *Service) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {
-	r, err := s.write(ctx, withRequestID(&Mutation{Op: OpPut, Table: req.GetTable(), Row: req.GetRow(), Cells: cellsFrom(req.GetCells())}, req.GetRequestId()))
+	r, err := s.write(ctx, putMutation(req))
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &kvpb.PutResponse{Version: r.CellVersion()}, nil
+}
+
+func putMutation(req *kvpb.PutRequest) *Mutation {
+	return withRequestID(&Mutation{Op: OpPut, Table: req.GetTable(), Row: req.GetRow(), Cells: cellsFrom(req.GetCells())}, req.GetRequestId())
 }
 
 func deleteFrom(family string, qual []byte, hasQual bool) Delete {

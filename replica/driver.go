@@ -274,6 +274,30 @@ func (d *Driver) Propose(data []byte) (zab.Zxid, error) {
 	return z, err
 }
 
+// ProposeAll proposes each of datas as one entry, in order, under one
+// hold of the driver's lock, and wakes the node loop once: the entries
+// of a batch of writes leave in the same messages to the followers, as
+// separate Proposes each woken the loop (which ran before the next
+// proposer). It returns the zxids of the entries proposed; if the node
+// refuses one, the rest are not proposed and err says why.
+func (d *Driver) ProposeAll(datas [][]byte) ([]zab.Zxid, error) {
+	d.mu.Lock()
+	zs := make([]zab.Zxid, 0, len(datas))
+	var err error
+	for _, data := range datas {
+		var z zab.Zxid
+		if z, err = d.node.Propose(data); err != nil {
+			break
+		}
+		zs = append(zs, z)
+	}
+	d.mu.Unlock()
+	if len(zs) > 0 {
+		d.signal()
+	}
+	return zs, err
+}
+
 // ProposeWith proposes the data build returns for the zxid the entry
 // will get, atomically: a state machine whose entries name their own
 // zxid (the znode tree's transactions do) builds them here. build runs

@@ -698,16 +698,47 @@ func (c *Cluster) proposeRandom() {
 		return
 	}
 	s := cands[c.rng.IntN(len(cands))]
-	var data []byte
-	if c.opts.Machines != nil {
-		data = c.opts.Machines.Payload(c.proposed)
-	} else {
-		data = strconv.AppendUint([]byte("w"), c.opts.Seed, 36)
-		data = append(data, '.')
-		data = strconv.AppendInt(data, int64(c.proposed), 10)
+	if c.rng.IntN(4) == 0 {
+		c.proposeBatch(s, 2+c.rng.IntN(3))
+		return
 	}
-	if _, err := c.proposeAt(s, data, nil); err != nil && !expectedProposeErr(err) {
+	if _, err := c.proposeAt(s, c.payload(c.proposed), nil); err != nil && !expectedProposeErr(err) {
 		c.fail(fmt.Errorf("server %d: Propose: %w", s.id, err))
+	}
+}
+
+// payload is the data of the i-th proposal.
+func (c *Cluster) payload(i int) []byte {
+	if c.opts.Machines != nil {
+		return c.opts.Machines.Payload(i)
+	}
+	data := strconv.AppendUint([]byte("w"), c.opts.Seed, 36)
+	data = append(data, '.')
+	return strconv.AppendInt(data, int64(i), 10)
+}
+
+// proposeBatch proposes n entries at s in one Driver.ProposeAll, as a
+// kv leader proposes a MultiPut's puts.
+func (c *Cluster) proposeBatch(s *server, n int) {
+	datas := make([][]byte, n)
+	for i := range datas {
+		datas[i] = c.payload(c.proposed + i)
+	}
+	zs, err := s.d.ProposeAll(datas)
+	for i, z := range zs {
+		if cerr := c.chk.appended(s.id, []zab.Entry{{Zxid: z, Data: datas[i]}}); cerr != nil {
+			c.fail(cerr)
+			return
+		}
+		c.proposed++
+		c.Stats.Proposed++
+		c.noteZxid(s.id, "propose ", z)
+	}
+	if len(zs) > 0 {
+		c.process(s)
+	}
+	if err != nil && !expectedProposeErr(err) {
+		c.fail(fmt.Errorf("server %d: ProposeAll: %w", s.id, err))
 	}
 }
 

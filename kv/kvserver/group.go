@@ -104,6 +104,40 @@ func (g *Group) Propose(ctx context.Context, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", kv.ErrRetry, err)
 	}
+	return g.awaitApplied(ctx, z)
+}
+
+// ProposeAll proposes datas in one driver call (kv.BatchProposer) and
+// waits until this member has applied the last proposed: each entry's
+// error is Propose's for it.
+func (g *Group) ProposeAll(ctx context.Context, datas [][]byte) []error {
+	errs := make([]error, len(datas))
+	zs, err := g.d.ProposeAll(datas)
+	if err != nil {
+		// The entries after the proposed ones were not proposed.
+		refused := fmt.Errorf("%w: %v", kv.ErrRetry, err)
+		if errors.Is(err, zab.ErrNotLeader) {
+			_, l := g.Leader()
+			refused = &kv.NotLeaderError{Leader: l}
+		}
+		for i := len(zs); i < len(datas); i++ {
+			errs[i] = refused
+		}
+	}
+	if len(zs) == 0 {
+		return errs
+	}
+	if err := g.awaitApplied(ctx, zs[len(zs)-1]); err != nil {
+		for i := range zs {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// awaitApplied waits until this member has applied z, the zxid of an
+// entry it proposed: errLost if leadership moves first.
+func (g *Group) awaitApplied(ctx context.Context, z zab.Zxid) error {
 	for {
 		ch := g.applied.wait(z)
 		if g.store.Applied() >= z {
