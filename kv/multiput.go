@@ -72,12 +72,49 @@ func (s *Service) proposeAll(ctx context.Context, puts []*kvpb.PutRequest, bp Ba
 
 // MultiPut runs each put as Put would: each row goes to its owner, and a
 // put this node cannot take gets its own WrongRange or NotLeader
-// outcome.
+// outcome. The puts of a local RG this node leads are proposed together
+// (Service.proposeAll), the others one by one.
 func (s *ShardedService) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest) (*kvpb.MultiPutResponse, error) {
 	if err := checkMultiPut(req); err != nil {
 		return nil, toStatus(err)
 	}
-	return multiPut(ctx, req, s.Put), nil
+	puts := req.GetPuts()
+	out := make([]*kvpb.PutOutcome, len(puts))
+	led := make(map[*Service][]int)
+	var rest []*kvpb.PutRequest
+	var restAt []int
+	for i, p := range puts {
+		if svc, err := s.owner(p.GetRow()); err == nil {
+			if _, ok := svc.group.(BatchProposer); ok {
+				if self, _ := svc.group.Leader(); self {
+					led[svc] = append(led[svc], i)
+					continue
+				}
+			}
+		}
+		rest, restAt = append(rest, p), append(restAt, i)
+	}
+	var wg sync.WaitGroup
+	for svc, at := range led {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sub := make([]*kvpb.PutRequest, len(at))
+			for j, i := range at {
+				sub[j] = puts[i]
+			}
+			for j, o := range svc.proposeAll(ctx, sub, svc.group.(BatchProposer)).GetOutcomes() {
+				out[at[j]] = o
+			}
+		}()
+	}
+	if len(rest) > 0 {
+		for j, o := range multiPut(ctx, &kvpb.MultiPutRequest{Puts: rest}, s.Put).GetOutcomes() {
+			out[restAt[j]] = o
+		}
+	}
+	wg.Wait()
+	return &kvpb.MultiPutResponse{Outcomes: out}, nil
 }
 
 func checkMultiPut(req *kvpb.MultiPutRequest) error {

@@ -74,8 +74,9 @@ func TestMultiPutOutcomes(t *testing.T) {
 }
 
 // TestShardedMultiPut: a storage node's MultiPut routes each put to its
-// row's owner; a put of a row the node does not own, or whose RG it does
-// not lead, gets that WrongRange or NotLeader as its own outcome.
+// row's owner, proposing the puts of an RG it leads together; a put of a
+// row the node does not own, or whose RG it does not lead, gets that
+// WrongRange or NotLeader as its own outcome.
 func TestShardedMultiPut(t *testing.T) {
 	ctx := context.Background()
 	r, err := ring.Build([]ring.GroupID{1, 2, 3}, 4, 0)
@@ -86,19 +87,23 @@ func TestShardedMultiPut(t *testing.T) {
 	defer s1.Close()
 	defer s2.Close()
 	leader2 := LeaderInfo{ID: 3, Addr: "127.0.0.1:7003", Epoch: 5, Known: true}
+	g1 := &batchGroup{LocalGroup: NewLocalGroup(s1, "127.0.0.1:7001")}
 	svc := NewShardedService(fixedRing{r}, nil, ClusterInfo{}, map[ring.GroupID]*Service{
-		1: NewGroupService(s1, NewLocalGroup(s1, "127.0.0.1:7001"), 1),
+		1: NewGroupService(s1, g1, 1),
 		2: NewGroupService(s2, followerGroup{leader2}, 2),
 	})
 	if _, err := svc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}, Group: 1}); err != nil {
 		t.Fatal(err)
 	}
 	row1, row2, row3 := rowOf(t, r, 1), rowOf(t, r, 2), rowOf(t, r, 3)
-	resp, err := svc.MultiPut(ctx, &kvpb.MultiPutRequest{Puts: []*kvpb.PutRequest{mpPut("t", row1, "1"), mpPut("t", row2, "2"), mpPut("t", row3, "3")}})
+	resp, err := svc.MultiPut(ctx, &kvpb.MultiPutRequest{Puts: []*kvpb.PutRequest{mpPut("t", row1, "1"), mpPut("t", row2, "2"), mpPut("t", row3, "3"), mpPut("t", row1, "1")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := resp.GetOutcomes()
+	if fmt.Sprint(g1.sizes) != "[2]" || o[3].GetCode() != 0 || o[3].GetResponse().GetVersion() <= o[0].GetResponse().GetVersion() {
+		t.Fatalf("RG 1's puts: batches %v, outcomes %v and %v (want one batch of both, in order)", g1.sizes, o[0], o[3])
+	}
 	if o[0].GetCode() != 0 {
 		t.Fatalf("RG 1's row: %v", o[0])
 	}
