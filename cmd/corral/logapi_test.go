@@ -215,6 +215,11 @@ func TestLogCommandsOnEnsemble(t *testing.T) {
 	if out, err := app.Output(); err != nil || string(out) != "0\n" {
 		t.Fatalf("append to a log created empty: %q, %v", out, err)
 	}
+	// The append went through the API's own session, perhaps at another
+	// member: this session syncs before it reads, as ZooKeeper asks.
+	if _, err := c.Sync("/logs/plain"); err != nil {
+		t.Fatal(err)
+	}
 	if data, _, err := c.Get("/logs/plain"); err != nil || string(data) != "zkrl1 start=0 end=5 sealed=false" {
 		t.Fatalf("getData /logs/plain: %q, %v", data, err)
 	}
