@@ -25,17 +25,6 @@ import (
 	"github.com/corral-db/corral/wal"
 )
 
-// kvFollower is a KV member that knows the leader is elsewhere.
-type kvFollower struct{ leader kv.LeaderInfo }
-
-func (f kvFollower) Propose(context.Context, []byte) error {
-	return &kv.NotLeaderError{Leader: f.leader}
-}
-func (f kvFollower) Leader() (bool, kv.LeaderInfo) { return false, f.leader }
-func (f kvFollower) ConfirmLeadership(context.Context) error {
-	return &kv.NotLeaderError{Leader: f.leader}
-}
-
 // serveKV serves the KV API of store with the group group makes.
 func serveKV(t *testing.T, store *kv.Store, group func(addr string) kv.Group) string {
 	t.Helper()
@@ -70,7 +59,7 @@ func TestKVPage(t *testing.T) {
 	store := openKVStore(t)
 	leader := serveKV(t, store, func(addr string) kv.Group { return kv.NewLocalGroup(store, addr) })
 	follower := serveKV(t, openKVStore(t), func(string) kv.Group {
-		return kvFollower{kv.LeaderInfo{ID: 7, Addr: leader, Epoch: 3, Known: true}}
+		return kv.FollowerGroup{LeaderInfo: kv.LeaderInfo{ID: 7, Addr: leader, Epoch: 3, Known: true}}
 	})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := ln.Addr().String()

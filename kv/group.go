@@ -15,6 +15,11 @@ type Group interface {
 	// does not lead (the entry was not proposed), another when leadership
 	// was lost or ctx ended after it was.
 	Propose(ctx context.Context, data []byte) error
+	// ProposeAll proposes datas as consecutive entries, together (they
+	// reach the followers in the same messages), and returns once every
+	// proposed one is applied here: each entry's error is what Propose
+	// would have returned for it.
+	ProposeAll(ctx context.Context, datas [][]byte) []error
 	// Leader reports whether this member leads its group now, and who
 	// does as far as it knows.
 	Leader() (self bool, l LeaderInfo)
@@ -24,14 +29,6 @@ type Group interface {
 	// of the Store after it is linearizable. Many concurrent calls may
 	// share one confirmation round.
 	ConfirmLeadership(ctx context.Context) error
-}
-
-// BatchProposer is a Group that can propose several entries at once:
-// they reach the followers together. ProposeAll returns, per entry,
-// what Propose would have returned for it, once every proposed entry is
-// applied here (or leadership is lost, or ctx ends).
-type BatchProposer interface {
-	ProposeAll(ctx context.Context, datas [][]byte) []error
 }
 
 // LeaderInfo names a group's leader.

@@ -29,13 +29,27 @@ func NewLocalGroup(s *Store, addr string) *LocalGroup {
 
 // Propose applies data as the next entry.
 func (g *LocalGroup) Propose(ctx context.Context, data []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	return g.ProposeAll(ctx, [][]byte{data})[0]
+}
+
+// ProposeAll applies datas as the next entries, in one Apply.
+func (g *LocalGroup) ProposeAll(ctx context.Context, datas [][]byte) []error {
+	errs := make([]error, len(datas))
+	err := ctx.Err()
+	if err == nil {
+		g.mu.Lock()
+		ents := make([]zab.Entry, len(datas))
+		for i, d := range datas {
+			g.counter++
+			ents[i] = zab.Entry{Zxid: zab.NewZxid(g.epoch, g.counter), Data: d}
+		}
+		err = g.s.Apply(ents)
+		g.mu.Unlock()
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.counter++
-	return g.s.Apply([]zab.Entry{{Zxid: zab.NewZxid(g.epoch, g.counter), Data: data}})
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
 }
 
 // Leader reports this member as the leader.
@@ -46,3 +60,22 @@ func (g *LocalGroup) Leader() (bool, LeaderInfo) {
 // ConfirmLeadership succeeds at once: a group of one always leads, and
 // Propose applies before it returns.
 func (g *LocalGroup) ConfirmLeadership(ctx context.Context) error { return ctx.Err() }
+
+// FollowerGroup is the Group of a member that knows another member leads:
+// every proposal and confirmation answers NotLeader naming Leader.
+type FollowerGroup struct{ LeaderInfo LeaderInfo }
+
+func (f FollowerGroup) notLeader() error { return &NotLeaderError{Leader: f.LeaderInfo} }
+
+func (f FollowerGroup) Propose(context.Context, []byte) error { return f.notLeader() }
+
+func (f FollowerGroup) ProposeAll(_ context.Context, datas [][]byte) []error {
+	errs := make([]error, len(datas))
+	for i := range errs {
+		errs[i] = f.notLeader()
+	}
+	return errs
+}
+
+func (f FollowerGroup) Leader() (bool, LeaderInfo)              { return false, f.LeaderInfo }
+func (f FollowerGroup) ConfirmLeadership(context.Context) error { return f.notLeader() }

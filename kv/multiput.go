@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
@@ -14,10 +13,10 @@ import (
 // MaxMultiPut bounds the puts of one MultiPut.
 const MaxMultiPut = 1000
 
-// MultiPut runs each put as Put would, concurrently, so that they share
-// the group's proposals and fsyncs, and answers each with its own
-// outcome. A member that does not lead answers the whole call NotLeader
-// (the client redirects it in one round trip, as a Put's).
+// MultiPut answers each put as Put would, with its own outcome, and
+// proposes them together (Group.ProposeAll). A member that does not lead
+// answers the whole call NotLeader (the client redirects it in one round
+// trip, as a Put's).
 func (s *Service) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest) (*kvpb.MultiPutResponse, error) {
 	if err := checkMultiPut(req); err != nil {
 		return nil, toStatus(err)
@@ -25,16 +24,13 @@ func (s *Service) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest) (*kvp
 	if self, l := s.group.Leader(); !self {
 		return nil, toStatus(s.notLeader(l))
 	}
-	if bp, ok := s.group.(BatchProposer); ok {
-		return s.proposeAll(ctx, req.GetPuts(), bp), nil
-	}
-	return multiPut(ctx, req, s.Put), nil
+	return s.proposeAll(ctx, req.GetPuts()), nil
 }
 
-// proposeAll proposes the puts together through bp, in chunks: a chunk
-// takes in-flight slots while there are free ones (waiting only for its
+// proposeAll proposes the puts together, in chunks: a chunk takes
+// in-flight slots while there are free ones (waiting only for its
 // first), so that a MultiPut never holds slots while it waits for more.
-func (s *Service) proposeAll(ctx context.Context, puts []*kvpb.PutRequest, bp BatchProposer) *kvpb.MultiPutResponse {
+func (s *Service) proposeAll(ctx context.Context, puts []*kvpb.PutRequest) *kvpb.MultiPutResponse {
 	out := make([]*kvpb.PutOutcome, len(puts))
 	for next := 0; next < len(puts); {
 		var ws []pendingWrite
@@ -57,7 +53,7 @@ func (s *Service) proposeAll(ctx context.Context, puts []*kvpb.PutRequest, bp Ba
 		for i, w := range ws {
 			datas[i] = w.data
 		}
-		errs := bp.ProposeAll(ctx, datas)
+		errs := s.group.ProposeAll(ctx, datas)
 		for i, w := range ws {
 			r, err := s.finish(ctx, w, errs[i])
 			if err != nil {
@@ -81,20 +77,22 @@ func (s *ShardedService) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest
 	puts := req.GetPuts()
 	out := make([]*kvpb.PutOutcome, len(puts))
 	led := make(map[*Service][]int)
-	var rest []*kvpb.PutRequest
-	var restAt []int
+	var wg sync.WaitGroup
 	for i, p := range puts {
 		if svc, err := s.owner(p.GetRow()); err == nil {
-			if _, ok := svc.group.(BatchProposer); ok {
-				if self, _ := svc.group.Leader(); self {
-					led[svc] = append(led[svc], i)
-					continue
-				}
+			if self, _ := svc.group.Leader(); self {
+				led[svc] = append(led[svc], i)
+				continue
 			}
 		}
-		rest, restAt = append(rest, p), append(restAt, i)
+		// Another RG's row, or one this node follows: Put's path
+		// (forwarding, or its routing error), each waiting on its own.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = putOutcome(s.Put(ctx, p))
+		}()
 	}
-	var wg sync.WaitGroup
 	for svc, at := range led {
 		wg.Add(1)
 		go func() {
@@ -103,15 +101,10 @@ func (s *ShardedService) MultiPut(ctx context.Context, req *kvpb.MultiPutRequest
 			for j, i := range at {
 				sub[j] = puts[i]
 			}
-			for j, o := range svc.proposeAll(ctx, sub, svc.group.(BatchProposer)).GetOutcomes() {
+			for j, o := range svc.proposeAll(ctx, sub).GetOutcomes() {
 				out[at[j]] = o
 			}
 		}()
-	}
-	if len(rest) > 0 {
-		for j, o := range multiPut(ctx, &kvpb.MultiPutRequest{Puts: rest}, s.Put).GetOutcomes() {
-			out[restAt[j]] = o
-		}
 	}
 	wg.Wait()
 	return &kvpb.MultiPutResponse{Outcomes: out}, nil
@@ -124,35 +117,14 @@ func checkMultiPut(req *kvpb.MultiPutRequest) error {
 	return nil
 }
 
-// multiPut runs put on every put of req, each in its own goroutine (a
-// put waits for its entry to apply; the service's in-flight bound holds
-// across them), and collects the outcomes in order.
-func multiPut(ctx context.Context, req *kvpb.MultiPutRequest, put func(context.Context, *kvpb.PutRequest) (*kvpb.PutResponse, error)) *kvpb.MultiPutResponse {
-	puts := req.GetPuts()
-	out := make([]*kvpb.PutOutcome, len(puts))
-	var wg sync.WaitGroup
-	for i, p := range puts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = putOutcome(put(ctx, p))
-		}()
-	}
-	wg.Wait()
-	return &kvpb.MultiPutResponse{Outcomes: out}
-}
-
 // putOutcome is a Put's answer as a MultiPut outcome: the response, or
 // the status error's code, message and NotLeader or WrongRange detail.
 func putOutcome(resp *kvpb.PutResponse, err error) *kvpb.PutOutcome {
 	if err == nil {
 		return &kvpb.PutOutcome{Response: resp}
 	}
-	st := status.Convert(err)
+	st := status.Convert(err) // a non-nil error is never OK
 	o := &kvpb.PutOutcome{Code: uint32(st.Code()), Message: st.Message()}
-	if o.Code == uint32(codes.OK) {
-		o.Code = uint32(codes.Unknown) // an error is never OK
-	}
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *kvpb.NotLeader:

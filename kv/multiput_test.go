@@ -11,7 +11,6 @@ import (
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/kv/ring"
-	"github.com/corral-db/corral/zab"
 )
 
 func mpPut(table string, row []byte, v string) *kvpb.PutRequest {
@@ -62,7 +61,7 @@ func TestMultiPutOutcomes(t *testing.T) {
 	}
 
 	leader := LeaderInfo{ID: 2, Addr: "127.0.0.1:7002", Epoch: 3, Known: true}
-	follower := NewService(s, followerGroup{leader})
+	follower := NewService(s, FollowerGroup{leader})
 	_, err = follower.MultiPut(ctx, &kvpb.MultiPutRequest{Puts: []*kvpb.PutRequest{mpPut("t", []byte("a"), "5")}})
 	var nl *kvpb.NotLeader
 	for _, d := range status.Convert(err).Details() {
@@ -90,7 +89,7 @@ func TestShardedMultiPut(t *testing.T) {
 	g1 := &batchGroup{LocalGroup: NewLocalGroup(s1, "127.0.0.1:7001")}
 	svc := NewShardedService(fixedRing{r}, nil, ClusterInfo{}, map[ring.GroupID]*Service{
 		1: NewGroupService(s1, g1, 1),
-		2: NewGroupService(s2, followerGroup{leader2}, 2),
+		2: NewGroupService(s2, FollowerGroup{leader2}, 2),
 	})
 	if _, err := svc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}, Group: 1}); err != nil {
 		t.Fatal(err)
@@ -118,8 +117,7 @@ func TestShardedMultiPut(t *testing.T) {
 	}
 }
 
-// batchGroup is a LocalGroup that proposes batches (BatchProposer),
-// applying each batch's entries in one Apply, and records their sizes.
+// batchGroup is a LocalGroup that records the sizes of its batches.
 type batchGroup struct {
 	*LocalGroup
 	sizes []int
@@ -127,24 +125,10 @@ type batchGroup struct {
 
 func (g *batchGroup) ProposeAll(ctx context.Context, datas [][]byte) []error {
 	g.sizes = append(g.sizes, len(datas))
-	errs := make([]error, len(datas))
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var ents []zab.Entry
-	for _, d := range datas {
-		g.counter++
-		ents = append(ents, zab.Entry{Zxid: zab.NewZxid(g.epoch, g.counter), Data: d})
-	}
-	if err := g.s.Apply(ents); err != nil {
-		for i := range errs {
-			errs[i] = err
-		}
-	}
-	return errs
+	return g.LocalGroup.ProposeAll(ctx, datas)
 }
 
-// TestMultiPutChunks: a group that proposes batches gets a MultiPut's
-// puts together, in chunks no larger than the free in-flight slots (a
+// TestMultiPutChunks: the group gets a MultiPut's puts together, in chunks no larger than the free in-flight slots (a
 // MultiPut never holds slots while it waits for more); a put refused
 // before proposing is answered alone.
 func TestMultiPutChunks(t *testing.T) {

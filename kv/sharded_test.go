@@ -17,15 +17,6 @@ type fixedRing struct{ r *ring.Ring }
 
 func (f fixedRing) Ring() *ring.Ring { return f.r }
 
-// followerGroup is a Group that does not lead: it names another leader.
-type followerGroup struct{ l LeaderInfo }
-
-func (f followerGroup) Propose(context.Context, []byte) error { return &NotLeaderError{Leader: f.l} }
-func (f followerGroup) Leader() (bool, LeaderInfo)            { return false, f.l }
-func (f followerGroup) ConfirmLeadership(ctx context.Context) error {
-	return &NotLeaderError{Leader: f.l}
-}
-
 func wrongRange(t *testing.T, err error) *kvpb.WrongRange {
 	t.Helper()
 	if status.Code(err) != codes.OutOfRange {
@@ -66,7 +57,7 @@ func TestShardedServiceRouting(t *testing.T) {
 	leader2 := LeaderInfo{ID: 3, Addr: "127.0.0.1:7003", Epoch: 5, Known: true}
 	svc := NewShardedService(fixedRing{r}, nil, ClusterInfo{CMConnect: "127.0.0.1:2181", CMRoot: "/acazoo"}, map[ring.GroupID]*Service{
 		1: NewGroupService(s1, NewLocalGroup(s1, "127.0.0.1:7001"), 1),
-		2: NewGroupService(s2, followerGroup{leader2}, 2),
+		2: NewGroupService(s2, FollowerGroup{leader2}, 2),
 	})
 	if _, err := svc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}}}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("create-table naming no RG on a node of two: %v", err)

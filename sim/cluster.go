@@ -675,15 +675,24 @@ func (c *Cluster) proposeAt(s *server, data []byte, proposed func(zab.Zxid)) (za
 	if proposed != nil {
 		proposed(z)
 	}
+	if err := c.noteProposed(s, z, data); err != nil {
+		return z, err
+	}
+	c.process(s)
+	return z, nil
+}
+
+// noteProposed records the entry s proposed at z with the checker and the
+// counts.
+func (c *Cluster) noteProposed(s *server, z zab.Zxid, data []byte) error {
 	if err := c.chk.appended(s.id, []zab.Entry{{Zxid: z, Data: data}}); err != nil {
 		c.fail(err)
-		return z, err
+		return err
 	}
 	c.proposed++
 	c.Stats.Proposed++
 	c.noteZxid(s.id, "propose ", z)
-	c.process(s)
-	return z, nil
+	return nil
 }
 
 func (c *Cluster) proposeRandom() {
@@ -726,13 +735,9 @@ func (c *Cluster) proposeBatch(s *server, n int) {
 	}
 	zs, err := s.d.ProposeAll(datas)
 	for i, z := range zs {
-		if cerr := c.chk.appended(s.id, []zab.Entry{{Zxid: z, Data: datas[i]}}); cerr != nil {
-			c.fail(cerr)
+		if c.noteProposed(s, z, datas[i]) != nil {
 			return
 		}
-		c.proposed++
-		c.Stats.Proposed++
-		c.noteZxid(s.id, "propose ", z)
 	}
 	if len(zs) > 0 {
 		c.process(s)

@@ -17,17 +17,6 @@ import (
 	"github.com/corral-db/corral/kv"
 )
 
-// follower is a member that knows the leader is elsewhere.
-type follower struct{ leader kv.LeaderInfo }
-
-func (f follower) Propose(context.Context, []byte) error {
-	return &kv.NotLeaderError{Leader: f.leader}
-}
-func (f follower) Leader() (bool, kv.LeaderInfo) { return false, f.leader }
-func (f follower) ConfirmLeadership(context.Context) error {
-	return &kv.NotLeaderError{Leader: f.leader}
-}
-
 func serve(t *testing.T, group func(addr string) kv.Group, store *kv.Store) string {
 	t.Helper()
 	srv, err := apisrv.Listen("127.0.0.1:0", apisrv.Options{})
@@ -58,7 +47,7 @@ func TestClientAgainstLeaderViaFollower(t *testing.T) {
 	leaderStore := openStore(t)
 	leaderAddr := serve(t, func(addr string) kv.Group { return kv.NewLocalGroup(leaderStore, addr) }, leaderStore)
 	followerAddr := serve(t, func(string) kv.Group {
-		return follower{kv.LeaderInfo{ID: 1, Addr: leaderAddr, Epoch: 1, Known: true}}
+		return kv.FollowerGroup{LeaderInfo: kv.LeaderInfo{ID: 1, Addr: leaderAddr, Epoch: 1, Known: true}}
 	}, openStore(t))
 
 	ctx := context.Background()

@@ -107,7 +107,7 @@ func (g *Group) Propose(ctx context.Context, data []byte) error {
 	return g.awaitApplied(ctx, z)
 }
 
-// ProposeAll proposes datas in one driver call (kv.BatchProposer) and
+// ProposeAll proposes datas in one driver call (kv.Group) and
 // waits until this member has applied the last proposed: each entry's
 // error is Propose's for it.
 func (g *Group) ProposeAll(ctx context.Context, datas [][]byte) []error {

@@ -15,11 +15,10 @@ import (
 )
 
 // TestMultiPutProposesTogether: a MultiPut to a 3-member group's leader
-// proposes its puts in one driver call (Group is a kv.BatchProposer),
+// proposes its puts in one driver call (Group.ProposeAll),
 // each answered with its own outcome in order, every applied put on
 // every member.
 func TestMultiPutProposesTogether(t *testing.T) {
-	var _ kv.BatchProposer = (*Group)(nil)
 	if testing.Short() {
 		t.Skip("starts a 3-member group")
 	}
