@@ -84,6 +84,8 @@ type Server struct {
 	// not another release was already running.
 	releasesAsked atomic.Int64
 
+	// ctx is Serve's; it is set under connMu, which DialLocal reads it
+	// under (the goroutines Serve starts read it freely).
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -268,7 +270,9 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
+	s.connMu.Lock() // DialLocal reads s.ctx under connMu
 	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.connMu.Unlock()
 	defer s.cancel()
 
 	var pipe, repWG sync.WaitGroup

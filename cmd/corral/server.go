@@ -142,7 +142,7 @@ func serve(ctx context.Context, cfg *config.Config, initial string, logger *slog
 	if err := startHTTP(ctx, &wg, cfg, initial, srv, logger); err != nil {
 		return err
 	}
-	api, err := startLogAPI(ctx, &wg, cfg, srv.Addr().String(), logger)
+	api, err := startLogAPI(ctx, &wg, cfg, srv, logger)
 	if err != nil {
 		return err
 	}

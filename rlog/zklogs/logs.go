@@ -49,6 +49,9 @@ type Options struct {
 	// SessionTimeout of the ZooKeeper session (10 s if 0).
 	SessionTimeout time.Duration
 	Logger         *slog.Logger
+	// Dial, if set, makes the session's connections instead of TCP (a
+	// member's own API dials it in process: server.Server.DialLocal).
+	Dial client.DialFunc
 }
 
 // Logs is the logs under a root, run through one ZooKeeper session. It
@@ -122,8 +125,12 @@ func (l *Logs) zk(ctx context.Context) (*client.Conn, error) {
 	// a session timeout sends the caller elsewhere.
 	cctx, cancel := context.WithTimeout(ctx, l.opts.SessionTimeout)
 	defer cancel()
-	c, err := client.Connect(cctx, l.opts.Servers, client.SessionTimeout(l.opts.SessionTimeout),
-		client.Logger(l.opts.Logger), client.MaxBufferSize(int(l.opts.MaxAppend)+1<<20))
+	copts := []client.Option{client.SessionTimeout(l.opts.SessionTimeout),
+		client.Logger(l.opts.Logger), client.MaxBufferSize(int(l.opts.MaxAppend) + 1<<20)}
+	if l.opts.Dial != nil {
+		copts = append(copts, client.Dialer(l.opts.Dial))
+	}
+	c, err := client.Connect(cctx, l.opts.Servers, copts...)
 	if err != nil {
 		// Nothing was sent: another server may take the request.
 		return nil, fmt.Errorf("%w: zklogs: connect to %v: %w", rlog.ErrUnavailable, l.opts.Servers, err)
