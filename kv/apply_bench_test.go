@@ -90,6 +90,28 @@ func BenchmarkPut(b *testing.B) {
 	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
+// BenchmarkPutRequestID is BenchmarkPut with request ids, as kvclient
+// sends them: 16 writers, each a client id whose sequence grows by one a
+// put, so each put also replaces its client's deduplication record.
+func BenchmarkPutRequestID(b *testing.B) {
+	bs := newBenchStore(b, 16<<20, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var seqs [16]uint64
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	for i := 0; i < b.N; i += 16 {
+		ms := make([]*Mutation, 0, 16)
+		for w := range min(16, b.N-i) {
+			m := bs.record(rng.IntN(benchRows))
+			seqs[w]++
+			m.Client, m.Seq = uint64(w)+1, seqs[w]
+			ms = append(ms, m)
+		}
+		bs.apply(ms...)
+	}
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime(b *testing.B) time.Duration {
 	var ru syscall.Rusage

@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$(mktemp -d /tmp/corral-probe-XXXXXX)}
 mkdir -p "$out"
 bin="$out/corral-probe"
-(cd "$root" && go build -tags probe -o "$bin" ./cmd/corral && go build -o "$out/corral" ./cmd/corral)
+(cd "$root" && go build -tags probe -o "$bin" ./cmd/corral && go build -o "$out/corral" ./cmd/corral && go build -o "$out/corral-bench" ./cmd/corral-bench)
 
 # shellcheck source=members.sh
 . "$root/scripts/probe/members.sh"
