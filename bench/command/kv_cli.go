@@ -20,7 +20,7 @@ import (
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt k=v]...
 //	                [-groups 1,2,4] [-routing routed,forwarded] [-compaction-sample 100ms]
 //	                [-no-coalesce]
-//	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
+//	                [-cpu-budget=true] [-cpu-quota 1] [-taskset=true] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("kv", env)
@@ -42,6 +42,7 @@ func kvCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs.Var(&opts, "server-opt", "extra zoo.cfg line key=value for every corral member (repeatable)")
 	fs.BoolVar(&cfg.CPUBudget, "cpu-budget", cfg.CPUBudget, "give each member its own CPU budget: GOMAXPROCS=1 and a cgroup v2 cpu.max, else taskset to one CPU")
 	fs.Float64Var(&cfg.CPUQuota, "cpu-quota", cfg.CPUQuota, "cores per member under cgroup v2")
+	fs.BoolVar(&cfg.Taskset, "taskset", cfg.Taskset, "without a cgroup v2 cpu controller, pin each member to one CPU (false: GOMAXPROCS=1 is the only cap, the kernel shares the CPUs)")
 	fs.StringVar(&cfg.EtcdBin, "etcd-bin", cfg.EtcdBin, "etcd binary (make etcd installs Debian's etcd-server)")
 	if code, ok := parse(fs, args, env); !ok {
 		return code

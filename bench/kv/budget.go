@@ -48,9 +48,9 @@ type budgeter struct {
 	made    []string
 }
 
-// newBudgeter detects what this machine allows. Disabled, it only sets
-// nothing at all (no GOMAXPROCS either).
-func newBudgeter(enabled bool, quota float64, tag string) *budgeter {
+// newBudgeter detects what this machine allows; taskset false skips
+// pinning. Disabled, it sets nothing at all (no GOMAXPROCS either).
+func newBudgeter(enabled bool, quota float64, taskset bool, tag string) *budgeter {
 	b := &budgeter{enabled: enabled, quota: quota, mode: "none"}
 	if !enabled {
 		return b
@@ -59,7 +59,7 @@ func newBudgeter(enabled bool, quota float64, tag string) *budgeter {
 		b.mode, b.parent = "cgroup", p
 		return b
 	}
-	if _, err := exec.LookPath("taskset"); err == nil {
+	if _, err := exec.LookPath("taskset"); err == nil && taskset {
 		b.mode = "taskset"
 	}
 	return b

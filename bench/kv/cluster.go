@@ -25,7 +25,7 @@ import (
 // nothing, and returns it with a client that routes to RG leaders (the
 // kv-outage experiment's cluster).
 func LaunchCluster(ctx context.Context, cfg *Config, groups int, dir string) (*System, error) {
-	return launchCorralCluster(ctx, cfg, "corral", groups, false, dir, newBudgeter(false, 1, ""))
+	return launchCorralCluster(ctx, cfg, "corral", groups, false, dir, newBudgeter(false, 1, false, ""))
 }
 
 func launchCorralCluster(ctx context.Context, cfg *Config, name string, groups int, forward bool, dir string, bgt *budgeter) (*System, error) {

@@ -64,6 +64,9 @@ type Config struct {
 	// CPUQuota is the cores a member may use under cgroup v2.
 	CPUBudget bool
 	CPUQuota  float64
+	// Taskset pins each member to one CPU where no cgroup v2 cpu
+	// controller caps it; false leaves GOMAXPROCS=1 alone as the cap.
+	Taskset bool
 	// CorralBin and EtcdBin are the servers' binaries.
 	CorralBin, EtcdBin string
 	// WorkDir is the parent of the run's temporary directory; Keep
@@ -132,6 +135,7 @@ func DefaultConfig() Config {
 		CompactionSample: 100 * time.Millisecond,
 		CPUBudget:        true,
 		CPUQuota:         1,
+		Taskset:          true,
 		EtcdBin:          "etcd",
 		StartTimeout:     60 * time.Second,
 		OpTimeout:        10 * time.Second,

@@ -8,7 +8,7 @@
 //	                [-leader-policy fixed,random,roundrobin,coolest] [-server-opt key=value]...
 //	                [-groups 1,2,4] [-routing routed,forwarded] [-compaction-sample 100ms]
 //	                [-no-coalesce]
-//	                [-cpu-budget=true] [-cpu-quota 1] [-corral-bin PATH] [-etcd-bin etcd]
+//	                [-cpu-budget=true] [-cpu-quota 1] [-taskset=true] [-corral-bin PATH] [-etcd-bin etcd]
 //	                [-workdir DIR] [-keep] [-out DIR] [-q]
 //
 // A smoke run that shows it works (not a measurement):
@@ -62,6 +62,13 @@
 // cgroup with cpu.max = -cpu-quota CPUs, or taskset to one CPU (members
 // spread over the CPUs in turn); the report says which was applied per
 // member. -cpu-budget=false lets members share the machine.
+//
+// On a machine with fewer CPUs than members, taskset puts two members on
+// one CPU and leaves another alone on its own: where the group's leader
+// runs then decides whether it has a whole core or half of one, and a
+// leader change moves it between the two. -taskset=false leaves
+// GOMAXPROCS=1 as the only cap (no member runs more than one core's
+// worth of Go code; the kernel shares the CPUs among all of them).
 //
 // # Records and operations
 //

@@ -392,7 +392,7 @@ func budgetWords(mode string, quota float64) string {
 	case "taskset":
 		return "GOMAXPROCS=1 and pinned with taskset to one CPU, members spread over the CPUs in turn (no cgroup v2 cpu controller here)"
 	case "none":
-		return "GOMAXPROCS=1 only (neither a cgroup v2 cpu controller nor taskset here)"
+		return "GOMAXPROCS=1 only (no cgroup v2 cpu controller here, and taskset off or missing): the kernel shares the CPUs among the members"
 	}
 	return "none (--cpu-budget=false): members share the machine"
 }

@@ -40,7 +40,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		cfg.CorralBin = bin
 	}
-	bgt := newBudgeter(cfg.CPUBudget, cfg.CPUQuota, fmt.Sprintf("corral-bench-kv-%d", os.Getpid()))
+	bgt := newBudgeter(cfg.CPUBudget, cfg.CPUQuota, cfg.Taskset, fmt.Sprintf("corral-bench-kv-%d", os.Getpid()))
 	defer bgt.cleanup()
 	rep.BudgetMode = bgt.mode
 	if !cfg.CPUBudget {
