@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -72,20 +74,8 @@ func TestDialLocal(t *testing.T) {
 }
 
 // waitLocal dials s in process once its group of one serves.
-func waitLocal(t *testing.T, s *Server) (localConn, error) {
+func waitLocal(t *testing.T, s *Server) (net.Conn, error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if s.serving.Load() {
-			nc, err := s.DialLocal(context.Background())
-			if err != nil {
-				return localConn{}, err
-			}
-			return nc.(localConn), nil
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the standalone server never served")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "the standalone server serving", s.serving.Load)
+	return s.DialLocal(context.Background())
 }
