@@ -182,22 +182,36 @@ def test_double_barrier(make_client, base):
     # server (a race in the recipe, not in the server).
     all_in = threading.Barrier(n, timeout=WAIT)
 
+    # Where each member is, for the failure message: a member stuck in
+    # enter or leave waits on a watch that did not fire.
+    stage = ["starting"] * n
+
     def member(c, i):
         db = c.DoubleBarrier(base + "/db", n, identifier="m%d" % i)
+        stage[i] = "entering as " + db.node_name
         db.enter()
         with lock:
             entered.append(i)
+        stage[i] = "entered"
         all_in.wait()
+        stage[i] = "leaving"
         db.leave()
         with lock:
             left.append(i)
+        stage[i] = "left"
 
     threads = [threading.Thread(target=member, args=(c, i), daemon=True) for i, c in enumerate(clients)]
     for th in threads:
         th.start()
     for th in threads:
         th.join(WAIT)
-    assert not any(th.is_alive() for th in threads)
+    if any(th.is_alive() for th in threads):
+        zk = make_client()
+        try:
+            nodes = sorted(zk.get_children(base + "/db"))
+        except Exception as e:  # report what can be seen
+            nodes = repr(e)
+        pytest.fail("members still running: stages %s, barrier nodes now %s" % (stage, nodes))
     assert sorted(entered) == list(range(n)) and sorted(left) == list(range(n))
 
 
