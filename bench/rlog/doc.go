@@ -23,8 +23,7 @@
 //     znodes from as many go-zookeeper sessions.
 //   - Resident memory: one log grown to -grow-bytes, every member's VmRSS
 //     sampled -grow-samples times (the issue's 1 GiB → 8 GiB is a long
-//     run; the default is small), on the main ensemble after its other
-//     logs were deleted: the disk must hold three copies of the growth.
+//     run; the default is small).
 //
 // Each configuration is a corral ensemble of `corral server` processes on
 // 127.0.0.1 (cluster.go: rlog.root, apiPort, standaloneEnabled=false so

@@ -146,11 +146,9 @@ func runSetup(ctx context.Context, cfg *Config, s setup, main bool, dir string, 
 	defer c.stop()
 	rep.Setups = append(rep.Setups, SetupInfo{Name: s.Name, Members: s.Members, Durability: s.Durability, GroupCommit: s.GroupCommit, ZooCfg: c.config})
 	n := 0
-	var logs []string // the logs the phases made
 	run := func(fig string, size, outstanding int) (Point, error) {
 		n++
 		name := fmt.Sprintf("b%d-%s-%d-%d", n, fig, size, outstanding)
-		logs = append(logs, sanitize(name))
 		cfg.Log.Info("phase", "setup", s.Name, "figure", fig, "size", size, "outstanding", outstanding)
 		p, err := c.appendPhase(ctx, cfg, sanitize(name), size, outstanding)
 		p.Figure = fig
@@ -198,16 +196,7 @@ func runSetup(ctx context.Context, cfg *Config, s setup, main bool, dir string, 
 		}
 		rep.add(p)
 		if cfg.GrowBytes > 0 {
-			// The phases above leave several GiB on every member; the
-			// growth then adds GrowBytes on each, on one disk. Their logs
-			// are deleted first (the members reclaim their data-log
-			// segments), so that the disk needs room for the growth only.
-			for _, name := range logs {
-				if err := c.client.Delete(ctx, name); err != nil {
-					return fmt.Errorf("bench: delete log %s before the memory phase: %w", name, err)
-				}
-			}
-			cfg.Log.Info("phase", "setup", s.Name, "figure", "memory", "target", cfg.GrowBytes, "deleted_logs", len(logs))
+			cfg.Log.Info("phase", "setup", s.Name, "figure", "memory", "target", cfg.GrowBytes)
 			g, err := c.growPhase(ctx, cfg, "grow")
 			if g != nil {
 				rep.Growth = g
