@@ -23,7 +23,11 @@
 //     znodes from as many go-zookeeper sessions.
 //   - Resident memory: one log grown to -grow-bytes, every member's VmRSS
 //     sampled -grow-samples times (the issue's 1 GiB → 8 GiB is a long
-//     run; the default is small).
+//     run; the default is small). It runs on the main ensemble after its
+//     other phases, whose logs stay on its members' disks (a deleted
+//     entry's record is kept until autopurge covers the delete): the work
+//     directory needs room for those (tens of GB at the default phase
+//     bounds) and for three copies of the growth.
 //
 // Each configuration is a corral ensemble of `corral server` processes on
 // 127.0.0.1 (cluster.go: rlog.root, apiPort, standaloneEnabled=false so
