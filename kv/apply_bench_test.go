@@ -75,25 +75,14 @@ func (bs *benchStore) record(row int) *Mutation {
 // BenchmarkPut applies puts of whole 1 KiB records (ten 100 B columns, one
 // version kept: `corral bench kv` workload W) to a store of 10,000 records
 // flushed to sstables, 16 puts an Apply, rows drawn at random.
-func BenchmarkPut(b *testing.B) {
-	bs := newBenchStore(b, 16<<20, 0)
-	rng := rand.New(rand.NewPCG(1, 2))
-	b.ResetTimer()
-	cpu0 := cpuTime(b)
-	for i := 0; i < b.N; i += 16 {
-		ms := make([]*Mutation, 0, 16)
-		for range min(16, b.N-i) {
-			ms = append(ms, bs.record(rng.IntN(benchRows)))
-		}
-		bs.apply(ms...)
-	}
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
-}
+func BenchmarkPut(b *testing.B) { benchPuts(b, false) }
 
 // BenchmarkPutRequestID is BenchmarkPut with request ids, as kvclient
 // sends them: 16 writers, each a client id whose sequence grows by one a
 // put, so each put also replaces its client's deduplication record.
-func BenchmarkPutRequestID(b *testing.B) {
+func BenchmarkPutRequestID(b *testing.B) { benchPuts(b, true) }
+
+func benchPuts(b *testing.B, ids bool) {
 	bs := newBenchStore(b, 16<<20, 0)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var seqs [16]uint64
@@ -103,8 +92,10 @@ func BenchmarkPutRequestID(b *testing.B) {
 		ms := make([]*Mutation, 0, 16)
 		for w := range min(16, b.N-i) {
 			m := bs.record(rng.IntN(benchRows))
-			seqs[w]++
-			m.Client, m.Seq = uint64(w)+1, seqs[w]
+			if ids {
+				seqs[w]++
+				m.Client, m.Seq = uint64(w)+1, seqs[w]
+			}
 			ms = append(ms, m)
 		}
 		bs.apply(ms...)

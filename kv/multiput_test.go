@@ -128,9 +128,10 @@ func (g *batchGroup) ProposeAll(ctx context.Context, datas [][]byte) []error {
 	return g.LocalGroup.ProposeAll(ctx, datas)
 }
 
-// TestMultiPutChunks: the group gets a MultiPut's puts together, in chunks no larger than the free in-flight slots (a
-// MultiPut never holds slots while it waits for more); a put refused
-// before proposing is answered alone.
+// TestMultiPutChunks: the group gets a MultiPut's puts together, in
+// chunks no larger than the free in-flight slots (a MultiPut never holds
+// slots while it waits for more); a put refused before proposing is
+// answered alone.
 func TestMultiPutChunks(t *testing.T) {
 	ctx := context.Background()
 	s := openMem(t, vfs.NewMem(), "db")

@@ -3,12 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
-	"log/slog"
-	"net"
 	"testing"
 	"time"
 
-	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/wire"
 )
 
@@ -20,25 +17,16 @@ import (
 // after which DialLocal fails.
 func TestDialLocal(t *testing.T) {
 	f := newTLSFixture(t, "need")
-	s, err := New(Options{SecureListenAddr: "127.0.0.1:0", TLS: f.server, DataDir: t.TempDir(),
-		Logger: slog.New(slog.DiscardHandler), TickTime: 200 * time.Millisecond, OnFatal: func(err error) { panic(err) }})
+	unstarted, err := New(Options{ListenAddr: "127.0.0.1:0", DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DialLocal(context.Background()); err == nil {
+	if _, err := unstarted.DialLocal(context.Background()); err == nil {
 		t.Fatal("DialLocal before Serve succeeded")
 	}
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	nc, err := waitLocal(t, s)
+	ts := startServer(t, Options{SecureListenAddr: "127.0.0.1:0", TLS: f.server})
+	s := ts.Server
+	nc, err := s.DialLocal(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +47,7 @@ func TestDialLocal(t *testing.T) {
 		t.Errorf("%d connections, %d from 127.0.0.1; want 1 and 1", conns, perIP)
 	}
 
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Serve: %v", err)
-	}
-	done <- nil // for the deferred receive
+	ts.stop(t)
 	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := nc.Read(make([]byte, 1)); err == nil {
 		t.Error("the local connection is still open after the server stopped")
@@ -71,11 +55,4 @@ func TestDialLocal(t *testing.T) {
 	if _, err := s.DialLocal(context.Background()); err == nil {
 		t.Error("DialLocal after the server stopped succeeded")
 	}
-}
-
-// waitLocal dials s in process once its group of one serves.
-func waitLocal(t *testing.T, s *Server) (net.Conn, error) {
-	t.Helper()
-	testutil.Eventually(t, 20*time.Second, "the standalone server serving", s.serving.Load)
-	return s.DialLocal(context.Background())
 }

@@ -30,7 +30,7 @@ type testServer struct {
 
 func startServer(t *testing.T, o Options) *testServer {
 	t.Helper()
-	if o.ListenAddr == "" {
+	if o.ListenAddr == "" && o.SecureListenAddr == "" {
 		o.ListenAddr = "127.0.0.1:0"
 	}
 	if o.DataDir == "" {
