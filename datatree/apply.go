@@ -277,11 +277,11 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 	if n == nil {
 		return wire.CodeNoNode
 	}
-	t.quotaDataChanged(tx.Path, int64(len(tx.Data)-n.dataSize()))
+	grow := int64(len(tx.Data) - n.dataSize())
+	t.quotaDataChanged(tx.Path, grow)
 	t.nodeSum -= t.term(n, tx.Path)
-	t.dataSize += int64(len(tx.Data) - n.dataSize())
-	t.recs.put(n, n.baseName(), tx.Data)
-	n.version = tx.Version
+	t.dataSize += grow
+	t.recs.put(n, n.baseName(), tx.Data, tx.Version)
 	n.mzxid = h.Zxid
 	n.mtime = h.Time
 	t.nodeSum += t.term(n, tx.Path)

@@ -8,7 +8,8 @@ import (
 )
 
 // A node's name and data are one record (the name's length as a uvarint,
-// the name, the data), kept in an arena of chunks (RAMCloud's
+// the name, the data's length + 1 and the data version as uvarints, the
+// data; see Node.rec), kept in an arena of chunks (RAMCloud's
 // log-structured memory, without the log): a record is appended to the
 // head chunk and never written again, a freed record is only marked, and
 // a chunk that freeing has left less than half live is evacuated: its live
@@ -19,8 +20,8 @@ import (
 // tree did before), a record costs its exact size plus a 4-byte header,
 // where the allocator rounds each allocation up to its size class: a
 // million znodes of 100 bytes with 17-byte names took 112 + 24 bytes each
-// and now take 122, and the node holds one pointer instead of a pointer
-// for each and the name's length. A record larger than largeRecord gets an
+// and now take 124, and the node holds one pointer instead of a pointer
+// for each, the name's length, the data's and the version. A record larger than largeRecord gets an
 // allocation of its own (without a header); the size classes above it
 // waste less than an arena would at its chunks' ends.
 //
@@ -72,27 +73,29 @@ type arena struct {
 // slice, which clients tell apart from null data.
 var emptyData = []byte{}
 
-// put makes name and data (nil: null data) n's record, freeing the one it
-// had. Either may share the old record's memory.
+// put makes name, data (nil: null data) and the data version n's
+// record, freeing the one it had. Name and data may share the old
+// record's memory.
 //
 // Making room may evacuate a chunk, n's old record included, and freeing
 // the old record may evacuate one holding the new: the node must name its
 // current record, with its sizes, whenever the arena can move records.
-func (a *arena) put(n *Node, name string, data []byte) {
-	size := uvarintLen(len(name)) + len(name) + len(data)
+func (a *arena) put(n *Node, name string, data []byte, version int32) {
+	dl := uint64(len(data)) + 1
+	if data == nil {
+		dl = 0
+	}
+	v := uint64(uint32(version))
+	size := uvarintLen(uint64(len(name))) + len(name) + uvarintLen(dl) + uvarintLen(v) + len(data)
 	var rec *byte
 	if size > largeRecord {
-		b := binary.AppendUvarint(make([]byte, 0, size), uint64(len(name)))
-		b = append(b, name...)
-		b = append(b, data...)
+		b := appendRecord(make([]byte, 0, size), name, dl, v, data)
 		rec = &b[0]
 	} else {
 		c := a.room(recHeader + size)
 		start := len(c.buf)
 		c.buf = binary.LittleEndian.AppendUint32(c.buf, a.nodes.handle(n))
-		c.buf = binary.AppendUvarint(c.buf, uint64(len(name)))
-		c.buf = append(c.buf, name...)
-		c.buf = append(c.buf, data...)
+		c.buf = appendRecord(c.buf, name, dl, v, data)
 		c.live += recHeader + size
 		rec = &c.buf[start+recHeader]
 	}
@@ -101,13 +104,19 @@ func (a *arena) put(n *Node, name string, data []byte) {
 		oldSize = n.recSize()
 	}
 	n.rec = rec
-	n.dataLen = int32(len(data))
-	if data == nil {
-		n.dataLen = -1
-	}
 	if old != nil {
 		a.release(old, oldSize)
 	}
+}
+
+// appendRecord appends a record (Node.rec) to b: name, dl (the data's
+// length + 1, 0 for null data), v (the version's 32 bits) and data.
+func appendRecord(b []byte, name string, dl, v uint64, data []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = binary.AppendUvarint(b, dl)
+	b = binary.AppendUvarint(b, v)
+	return append(b, data...)
 }
 
 // free releases n's record (the node is being released).
@@ -210,7 +219,7 @@ func (a *arena) evacuateAt(c *chunk, i int) {
 }
 
 // uvarintLen is the length of n's uvarint encoding.
-func uvarintLen(n int) int {
+func uvarintLen(n uint64) int {
 	k := 1
 	for ; n >= 0x80; n >>= 7 {
 		k++

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/corral-db/corral/wire"
 )
 
 // TestArenaModel puts, replaces and frees records of random sizes (empty,
 // null, small, and above largeRecord) on many nodes, and checks after
-// every step that each node's name and data are what it was given, that
+// every step that each node's name, data and version (through Stat too)
+// are what it was given, that
 // slices handed out earlier never change, and that the arena's accounting
 // matches its records: the live bytes of every chunk, and memory within
 // twice the live records plus two chunks (evacuation at half).
@@ -19,8 +22,9 @@ func TestArenaModel(t *testing.T) {
 		tr := newEmptyTree()
 		a := &tr.recs
 		type want struct {
-			name string
-			data []byte
+			name    string
+			data    []byte
+			version int32
 		}
 		model := map[*Node]want{}
 		var live []*Node
@@ -44,6 +48,11 @@ func TestArenaModel(t *testing.T) {
 			}
 			return b
 		}
+		// Versions of every uvarint length, and the negative ones a
+		// wrapped counter and the config node's -1 give.
+		randVersion := func() int32 {
+			return int32(r.Uint32() >> uint(r.IntN(33)))
+		}
 		for step := 0; step < 20000; step++ {
 			switch op := r.IntN(10); {
 			case op < 5 || len(live) == 0:
@@ -52,15 +61,15 @@ func TestArenaModel(t *testing.T) {
 				if r.IntN(50) == 0 {
 					name = ""
 				}
-				d := randData()
-				a.put(n, name, d)
-				model[n] = want{name, d}
+				d, v := randData(), randVersion()
+				a.put(n, name, d, v)
+				model[n] = want{name, d, v}
 				live = append(live, n)
 			case op < 8:
 				n := live[r.IntN(len(live))]
-				d := randData()
-				a.put(n, n.baseName(), d)
-				model[n] = want{model[n].name, d}
+				d, v := randData(), randVersion()
+				a.put(n, n.baseName(), d, v)
+				model[n] = want{model[n].name, d, v}
 			default:
 				i := r.IntN(len(live))
 				n := live[i]
@@ -85,6 +94,15 @@ func TestArenaModel(t *testing.T) {
 				if !bytes.Equal(got, w.data) || (got == nil) != (w.data == nil) {
 					t.Fatalf("seed %d step %d: node %q: data of %d bytes (nil %v), want %d (nil %v)",
 						seed, step, w.name, len(got), got == nil, len(w.data), w.data == nil)
+				}
+				if got := n.version(); got != w.version {
+					t.Fatalf("seed %d step %d: node %q: version %d, want %d", seed, step, w.name, got, w.version)
+				}
+				var st wire.Stat
+				n.Stat(&st)
+				if st.Version != w.version || int(st.DataLength) != len(w.data) {
+					t.Fatalf("seed %d step %d: node %q: stat version %d, length %d; want %d, %d",
+						seed, step, w.name, st.Version, st.DataLength, w.version, len(w.data))
 				}
 				if c, _ := a.chunkOf(n.rec); c != nil {
 					inChunks += recHeader + n.recSize()
@@ -121,8 +139,10 @@ func TestArenaGrowOnly(t *testing.T) {
 	for i := 0; i < 100000; i++ {
 		n := tr.nodes.alloc()
 		name := fmt.Sprintf("item-%010d", i)
-		tr.recs.put(n, name, make([]byte, 100))
-		total += recHeader + len(name) + 100
+		tr.recs.put(n, name, make([]byte, 100), 0)
+		// The header, the name's length, the name, the data's length,
+		// the version (one byte each for these), the data.
+		total += recHeader + 1 + len(name) + 1 + 1 + 100
 	}
 	if limit := int64(total) + int64(total)/100 + chunkSize; tr.recs.bytes > limit {
 		t.Errorf("%d bytes of records take %d bytes of chunks (limit %d)", total, tr.recs.bytes, limit)

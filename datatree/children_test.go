@@ -1,7 +1,6 @@
 package datatree
 
 import (
-	"encoding/binary"
 	"fmt"
 	"testing"
 )
@@ -100,6 +99,5 @@ func TestChildTableLookupWithCollidingPrefixes(t *testing.T) {
 // setTestName gives a node made outside any tree the base name name (a
 // record of its own, null data).
 func (n *Node) setTestName(name string) {
-	rec := binary.AppendUvarint(nil, uint64(len(name)))
-	n.rec, n.dataLen = &append(rec, name...)[0], -1
+	n.rec = &appendRecord(nil, name, 0, 0, nil)[0]
 }

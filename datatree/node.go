@@ -68,14 +68,17 @@ func kindOf(owner int64) ownerKind {
 // so they may be used after the lock is released; the stat and children
 // may not.
 //
-// A node is 72 bytes, allocated in slabs (slab.go), and a tree of a million
+// A node is 64 bytes, allocated in slabs (slab.go), and a tree of a million
 // znodes spends most of its heap on them and their records. No full path is
 // stored: a node holds its base name and its parent, and is found by walking
 // the path's segments through each parent's child table (children.go); the
 // few places that need a node's path (the snapshot, the ephemeral and
-// container indexes' callers) rebuild it from the parents. The base name and
-// the data are one record in the tree's arena (arena.go), reached by one
-// pointer (the data's length is the node's, the name's the record's). The stat fields that nearly every
+// container indexes' callers) rebuild it from the parents. The base name,
+// the data, its length and its version are one record in the tree's arena
+// (arena.go), reached by one pointer: the length and the version change
+// only when the data does, and a data change writes a new record anyway,
+// so keeping them there costs two uvarints (2-4 bytes) where the node
+// would spend 8. The stat fields that nearly every
 // leaf leaves at their initial value (pzxid = czxid, the child-create
 // counter, aversion and ephemeralOwner 0) and the child table live in an
 // extension allocated only for the nodes that need one: parents,
@@ -84,8 +87,9 @@ func kindOf(owner int64) ownerKind {
 // after (see term).
 type Node struct {
 	// rec is the node's record in the tree's arena (arena.go): the length
-	// of its base name (a uvarint; 0 for the root), the name, and its data
-	// (dataLen bytes, -1 for null data). Nil only for a free slot.
+	// of its base name (a uvarint; 0 for the root), the name, the data's
+	// length + 1 (a uvarint; 0 for null data), the data version (a uvarint
+	// of its 32 bits) and the data. Nil only for a free slot.
 	rec *byte
 	ext *nodeExt
 
@@ -97,9 +101,7 @@ type Node struct {
 	parent, next nodeRef
 	// acl is the node's ACL list in the tree's aclCache; 0 only for a
 	// free slot.
-	acl     aclID
-	version int32
-	dataLen int32
+	acl aclID
 	// slabTag is the index of the node's slab in Tree.nodes (low
 	// slabBits) and the top byte of its name's hash (see
 	// childTable.get).
@@ -184,10 +186,10 @@ func (n *Node) setAversion(v int32) {
 
 // setStat stores s (the child-create counter and pzxid included), giving
 // the node an extension only if s needs one. The czxid must be set first
-// or with it: an extension's pzxid defaults to it.
+// or with it: an extension's pzxid defaults to it. The version is the
+// record's (arena.put), not set here.
 func (n *Node) setStat(s PStat) {
 	n.czxid, n.mzxid, n.ctime, n.mtime = s.Czxid, s.Mzxid, s.Ctime, s.Mtime
-	n.version = s.Version
 	if n.ext == nil && s.Pzxid == s.Czxid && s.CVersion == 0 && s.Aversion == 0 && s.EphemeralOwner == 0 {
 		return
 	}
@@ -205,16 +207,36 @@ func (n *Node) baseName() string {
 // nameLen decodes the length of the node's name at the start of its
 // record: the length, and the bytes its uvarint takes.
 func (n *Node) nameLen() (l, k int) {
-	p := unsafe.Pointer(n.rec)
+	x, k := recUvarint(unsafe.Pointer(n.rec))
+	return int(x), k
+}
+
+// recHead decodes the record's fields after the name: the data's length
+// (-1 for null data), the data version, and where the data starts.
+func (n *Node) recHead() (dataLen, version int32, dataOff int) {
+	l, k := n.nameLen()
+	p := unsafe.Add(unsafe.Pointer(n.rec), k+l)
+	d, dk := recUvarint(p)
+	v, vk := recUvarint(unsafe.Add(p, dk))
+	return int32(d) - 1, int32(uint32(v)), k + l + dk + vk
+}
+
+// recUvarint decodes the uvarint at p, which the arena wrote: the value
+// and the bytes it takes. The one-byte case is inlined.
+func recUvarint(p unsafe.Pointer) (uint64, int) {
 	if b := *(*byte)(p); b < 0x80 {
-		return int(b), 1
+		return uint64(b), 1
 	}
+	return recUvarintLong(p)
+}
+
+func recUvarintLong(p unsafe.Pointer) (uint64, int) {
 	var x uint64
 	var s uint
 	for i := 0; ; i++ {
 		b := *(*byte)(unsafe.Add(p, i))
 		if b < 0x80 {
-			return int(x | uint64(b)<<s), i + 1
+			return x | uint64(b)<<s, i + 1
 		}
 		x |= uint64(b&0x7f) << s
 		s += 7
@@ -223,12 +245,21 @@ func (n *Node) nameLen() (l, k int) {
 
 // recSize is the size of the node's record.
 func (n *Node) recSize() int {
-	l, k := n.nameLen()
-	return k + l + n.dataSize()
+	d, _, off := n.recHead()
+	return off + int(max(d, 0))
 }
 
 // dataSize is len(n.Data()).
-func (n *Node) dataSize() int { return int(max(n.dataLen, 0)) }
+func (n *Node) dataSize() int {
+	d, _, _ := n.recHead()
+	return int(max(d, 0))
+}
+
+// version is the node's data version.
+func (n *Node) version() int32 {
+	_, v, _ := n.recHead()
+	return v
+}
 
 // numChildren is the number of children.
 func (n *Node) numChildren() int {
@@ -277,14 +308,19 @@ func (n *Node) eachChild(f func(c *Node)) {
 // Data returns the node's data (nil if the node was created with null
 // data). Callers must not modify it.
 func (n *Node) Data() []byte {
+	d, _, off := n.recHead()
+	return n.dataAt(d, off)
+}
+
+// dataAt is Data, given what recHead returned.
+func (n *Node) dataAt(d int32, off int) []byte {
 	switch {
-	case n.dataLen < 0:
+	case d < 0:
 		return nil
-	case n.dataLen == 0:
+	case d == 0:
 		return emptyData
 	}
-	l, k := n.nameLen()
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(n.rec), k+l)), n.dataLen)
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(n.rec), off)), d)
 }
 
 // Persisted returns the stored stat.
@@ -294,7 +330,7 @@ func (n *Node) Persisted() PStat {
 		Mzxid:          n.mzxid,
 		Ctime:          n.ctime,
 		Mtime:          n.mtime,
-		Version:        n.version,
+		Version:        n.version(),
 		CVersion:       n.cversion(),
 		Aversion:       n.aversion(),
 		EphemeralOwner: n.owner(),
@@ -322,14 +358,15 @@ func (n *Node) Stat(out *wire.Stat) {
 	out.Mzxid = n.mzxid
 	out.Ctime = n.ctime
 	out.Mtime = n.mtime
-	out.Version = n.version
+	d, v, _ := n.recHead()
+	out.Version = v
 	out.Cversion = n.cversion()*2 - nc
 	out.Aversion = n.aversion()
 	out.EphemeralOwner = n.owner()
 	if kindOf(out.EphemeralOwner) != kindEphemeral {
 		out.EphemeralOwner = 0
 	}
-	out.DataLength = int32(n.dataSize())
+	out.DataLength = max(d, 0)
 	out.NumChildren = nc
 	out.Pzxid = n.pzxid()
 }
@@ -354,12 +391,13 @@ func (n *Node) TTL() (int64, bool) {
 // stored (8 bytes a node): a change subtracts the term before and adds it
 // after, hashing the path and data twice.
 func (t *Tree) term(n *Node, path string) uint64 {
-	h := mix(contentHash(path, n.Data()), t.acls.entry(n.acl).hash)
+	d, v, off := n.recHead()
+	h := mix(contentHash(path, n.dataAt(d, off)), t.acls.entry(n.acl).hash)
 	h = mix(h, uint64(n.czxid))
 	h = mix(h, uint64(n.mzxid))
 	h = mix(h, uint64(n.ctime))
 	h = mix(h, uint64(n.mtime))
-	h = mix(h, uint64(uint32(n.version))|uint64(uint32(n.cversion()))<<32)
+	h = mix(h, uint64(uint32(v))|uint64(uint32(n.cversion()))<<32)
 	h = mix(h, uint64(uint32(n.aversion())))
 	h = mix(h, uint64(n.owner()))
 	h = mix(h, uint64(n.pzxid()))

@@ -196,7 +196,7 @@ func (t *Tree) recountQuota(path string) {
 func (t *Tree) setQuotaData(path string, n *Node, data []byte) {
 	t.nodeSum -= t.term(n, path)
 	t.dataSize += int64(len(data) - n.dataSize())
-	t.recs.put(n, n.baseName(), data)
+	t.recs.put(n, n.baseName(), data, n.version())
 	t.nodeSum += t.term(n, path)
 }
 

@@ -3,9 +3,11 @@ package datatree
 import "unsafe"
 
 // The tree allocates its nodes in slabs of slabNodes: an array of nodes is
-// one heap object whose size (113 × 72 bytes, 8136 bytes) fits the
-// allocator's 8 KiB size class, so a node costs its 72 bytes and a slab
-// wastes 56. The
+// one heap object whose size (127 × 64 bytes, 8128 bytes) and the 8-byte
+// header the runtime puts before an object of that size with pointers fit
+// the allocator's 8 KiB size class, so a node costs its 64 bytes and a
+// slab wastes 56 (a 128-node slab, 8192 bytes and the header, would take
+// the 9472-byte class). The
 // slabs also give the snapshot its walk: in slab order a snapshot visits
 // the nodes in memory order, and a node never moves while it lives, so a
 // walk that releases the lock between chunks visits every node that exists
@@ -20,7 +22,7 @@ import "unsafe"
 // thousand keeps up to a slab for each.
 
 const (
-	slabNodes = 113
+	slabNodes = 127
 	// slotBits is the bits of a handle (nodeAlloc.handle) that hold the
 	// node's slot in its slab.
 	slotBits  = 7
@@ -30,10 +32,14 @@ const (
 
 type slab [slabNodes]Node
 
-// A slab must fit the 8 KiB size class, and handles must leave the
-// arena's dead bit free.
+// mallocHeader is the header the runtime allocates before each object
+// larger than 512 bytes that holds pointers (the type's address).
+const mallocHeader = 8
+
+// A slab and its malloc header must fit the 8 KiB size class, and handles
+// must leave the arena's dead bit free.
 var (
-	_ [8192 - unsafe.Sizeof(slab{})]byte
+	_ [8192 - mallocHeader - unsafe.Sizeof(slab{})]byte
 	_ [1<<slotBits - slabNodes]byte
 	_ [31 - slabBits - slotBits]byte
 )
@@ -96,7 +102,7 @@ func (a *nodeAlloc) grow() {
 		a.spare = a.spare[:k-1]
 	} else {
 		if a.n == 1<<slabBits {
-			// 2^30 nodes, over 200 GiB of them: the process is out of
+			// 2^31 nodes, 128 GiB of them: the process is out of
 			// memory long before.
 			panic("datatree: node slabs exhausted")
 		}

@@ -173,7 +173,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 			b = binary.AppendVarint(b, n.mzxid)
 			b = binary.AppendVarint(b, n.ctime)
 			b = binary.AppendVarint(b, n.mtime)
-			b = binary.AppendVarint(b, int64(n.version))
+			b = binary.AppendVarint(b, int64(n.version()))
 			b = binary.AppendVarint(b, int64(n.cversion()))
 			b = binary.AppendVarint(b, int64(n.aversion()))
 			b = binary.AppendVarint(b, n.owner())
