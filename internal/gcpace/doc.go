@@ -25,8 +25,10 @@
 // as well: once the process has allocated less than 4 MiB in 2 s and
 // what a collection would return to the OS (dead objects and free spans)
 // exceeds a thirty-second of the live heap (at least 4 MiB), it calls
-// debug.FreeOSMemory, at most every 30 s: one collection, after which
-// resident memory is about the live heap. Under a write load resident
+// debug.FreeOSMemory: one collection, after which resident memory is
+// about the live heap. Releases are spaced by a hundred times what the
+// last one took (at least 2 s), so they cost at most about a hundredth
+// of a CPU. Under a write load resident
 // memory is still up to the goal.
 //
 // SetMemoryLimit applies zoo.cfg's memory.limit as the runtime's soft

@@ -97,6 +97,7 @@ func Run(ctx context.Context, headroom uint64, logger *slog.Logger) {
 		if idle.observe(time.Now(), samples[2].Value.Uint64(), live, releasable) {
 			start := time.Now()
 			debug.FreeOSMemory()
+			idle.took(time.Since(start))
 			metrics.Read(samples)
 			logger.Debug("gcpace: allocation stopped; returned the free heap to the OS",
 				"releasableBefore", releasable>>20, "liveAfter", samples[1].Value.Uint64()>>20, "unit", "MiB", "took", time.Since(start))
@@ -112,15 +113,21 @@ const (
 	quietBytes = 4 << 20
 )
 
-// releaseSpacing is the least time between two idle releases: each costs
-// a collection (a mark of the whole tree), so a load that pauses every
-// few seconds pays it at most this often.
-const releaseSpacing = 30 * time.Second
+// releaseCostRatio bounds what idle releases cost: the time between two
+// is at least this many times what the last one took (a collection, a
+// mark of the whole tree, and returning the pages), and at least
+// quietFor. A load that pauses every few seconds so spends at most about
+// a hundredth of a CPU on them. A fixed spacing (30 s) left a member that
+// did a little work after its release (a snapshot that the load's last
+// writes had triggered, finishing after them) holding that work's
+// garbage for the rest of the spacing; a release of a 200 MB tree takes
+// tens of milliseconds, so the next may come seconds later.
+const releaseCostRatio = 100
 
 // idleRelease decides when a quiet process returns its free heap to the
 // OS. Resident memory is what operators read, so the excess worth a
-// release is small: a release costs one collection, at most every
-// releaseSpacing, and only while the process is quiet. The collector keeps up to a goal's worth of heap (live + half of
+// release is small: a release costs one collection, spaced by its cost
+// (releaseCostRatio), and only while the process is quiet. The collector keeps up to a goal's worth of heap (live + half of
 // it, or the floor) resident, and the runtime's scavenger returns only
 // what lies above the goal: after a burst of writes a server stays at
 // its peak for as long as it is idle, though its live heap is two thirds
@@ -134,8 +141,9 @@ type idleRelease struct {
 	// the process's cumulative allocated bytes then.
 	since  time.Time
 	allocs uint64
-	// last is the time of the last release.
+	// last is the time of the last release, cost what it took.
 	last time.Time
+	cost time.Duration
 }
 
 // releaseSlack is the least releasable heap worth a release.
@@ -149,7 +157,7 @@ func (r *idleRelease) observe(now time.Time, allocs, live, releasable uint64) bo
 		r.since, r.allocs = now, allocs
 		return false
 	}
-	if now.Sub(r.since) < quietFor || (!r.last.IsZero() && now.Sub(r.last) < releaseSpacing) {
+	if now.Sub(r.since) < quietFor || (!r.last.IsZero() && now.Sub(r.last) < r.spacing()) {
 		return false
 	}
 	if releasable <= max(live/32, releaseSlack) {
@@ -157,6 +165,14 @@ func (r *idleRelease) observe(now time.Time, allocs, live, releasable uint64) bo
 	}
 	r.last = now
 	return true
+}
+
+// took records what the release observe asked for took.
+func (r *idleRelease) took(d time.Duration) { r.cost = d }
+
+// spacing is the least time from the last release to the next.
+func (r *idleRelease) spacing() time.Duration {
+	return max(quietFor, releaseCostRatio*r.cost)
 }
 
 // minLive is the live heap Percent assumes at least. The runtime's

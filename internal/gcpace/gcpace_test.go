@@ -109,7 +109,7 @@ func TestSetMemoryLimit(t *testing.T) {
 // TestIdleRelease: a release comes once allocation has been quiet for
 // quietFor with much to return beside the live heap, not while
 // the process allocates, not for a small excess, and not again within
-// releaseSpacing.
+// releaseCostRatio times what the last one took (nor within quietFor).
 func TestIdleRelease(t *testing.T) {
 	const mib = 1 << 20
 	t0 := time.Unix(1000, 0)
@@ -134,14 +134,29 @@ func TestIdleRelease(t *testing.T) {
 	if !r.observe(stop.Add(quietFor), allocs+2*mib, 200*mib, 100*mib) {
 		t.Fatal("no release after quietFor with 100 MiB to return beside a 200 MiB live heap")
 	}
-	// Within releaseSpacing: no second release, whatever there is to return.
-	if r.observe(stop.Add(quietFor+releaseSpacing/2), allocs+2*mib, 200*mib, 100*mib) {
-		t.Fatal("released again within releaseSpacing")
+	// The release took 300 ms: none again for 30 s, whatever there is
+	// to return.
+	r.took(300 * time.Millisecond)
+	released := stop.Add(quietFor)
+	if r.observe(released.Add(29*time.Second), allocs+2*mib, 200*mib, 100*mib) {
+		t.Fatal("released again within 100 times what the last release took")
 	}
 	// Later, quiet still, but the excess is within a thirty-second of
 	// live.
-	if r.observe(stop.Add(quietFor+2*releaseSpacing), allocs+2*mib, 200*mib, 6*mib) {
+	if r.observe(released.Add(31*time.Second), allocs+2*mib, 200*mib, 6*mib) {
 		t.Fatal("released for 6 MiB above a 200 MiB live heap")
+	}
+	if !r.observe(released.Add(32*time.Second), allocs+2*mib, 200*mib, 20*mib) {
+		t.Fatal("no second release 32 s after one that took 300 ms")
+	}
+	// A cheap release (5 ms): the next may come after quietFor, not 0.5 s.
+	r.took(5 * time.Millisecond)
+	again := released.Add(32 * time.Second)
+	if r.observe(again.Add(quietFor/2), allocs+2*mib, 200*mib, 20*mib) {
+		t.Fatal("released again within quietFor")
+	}
+	if !r.observe(again.Add(quietFor), allocs+2*mib, 200*mib, 20*mib) {
+		t.Fatal("no release quietFor after a cheap one")
 	}
 	// A small heap: the excess must be at least releaseSlack.
 	var small idleRelease
