@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
@@ -119,12 +120,19 @@ func checkMultiPut(req *kvpb.MultiPutRequest) error {
 
 // putOutcome is a Put's answer as a MultiPut outcome: the response, or
 // the status error's code, message and NotLeader or WrongRange detail.
+// An error whose status reads OK (an error type's GRPCStatus may say so)
+// is Unknown: an outcome with code 0 and no response would read as a
+// success the put may not have had.
 func putOutcome(resp *kvpb.PutResponse, err error) *kvpb.PutOutcome {
 	if err == nil {
 		return &kvpb.PutOutcome{Response: resp}
 	}
-	st := status.Convert(err) // a non-nil error is never OK
-	o := &kvpb.PutOutcome{Code: uint32(st.Code()), Message: st.Message()}
+	st := status.Convert(err)
+	code := st.Code()
+	if code == codes.OK {
+		code = codes.Unknown
+	}
+	o := &kvpb.PutOutcome{Code: uint32(code), Message: st.Message()}
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *kvpb.NotLeader:

@@ -175,3 +175,31 @@ func TestMultiPutChunks(t *testing.T) {
 		t.Fatalf("%d in-flight slots still held", n)
 	}
 }
+
+// okStatusError is an error whose gRPC status reads OK.
+type okStatusError struct{}
+
+func (okStatusError) Error() string              { return "failed, but says OK" }
+func (okStatusError) GRPCStatus() *status.Status { return status.New(codes.OK, "") }
+
+// TestPutOutcomeOfErrors: an error becomes its status's code, message
+// and details; one whose status reads OK becomes Unknown, never an
+// outcome that reads as success.
+func TestPutOutcomeOfErrors(t *testing.T) {
+	o := putOutcome(nil, status.Error(codes.InvalidArgument, "bad row"))
+	if codes.Code(o.GetCode()) != codes.InvalidArgument || o.GetMessage() != "bad row" || o.GetResponse() != nil {
+		t.Fatalf("status error: %v", o)
+	}
+	o = putOutcome(nil, fmt.Errorf("plain"))
+	if codes.Code(o.GetCode()) != codes.Unknown || o.GetMessage() != "plain" {
+		t.Fatalf("plain error: %v", o)
+	}
+	o = putOutcome(nil, okStatusError{})
+	if codes.Code(o.GetCode()) != codes.Unknown || o.GetResponse() != nil {
+		t.Fatalf("an error whose status reads OK: %v", o)
+	}
+	resp := &kvpb.PutResponse{Version: 7}
+	if o = putOutcome(resp, nil); o.GetCode() != 0 || o.GetResponse() != resp {
+		t.Fatalf("success: %v", o)
+	}
+}
