@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/corral-db/corral/bench/compare"
 	"github.com/corral-db/corral/bench/memory"
 )
 
@@ -70,6 +71,22 @@ var refExperiments = []refExperiment{
 			return ratioRows("compare, 3 servers", run, tabs)
 		},
 		figures: latencyFigures("docs/bench/compare-3n"),
+	},
+	{
+		title:   "compare through go-zookeeper: standalone (issue 27)",
+		glob:    "compare-gozk-2*.md",
+		command: "corral-bench compare --client gozk --targets corral,zookeeper --phases create/set,get --keys 200000 --conns 16 --inflight 32 --out DIR",
+		what: "the phases of compare driven by an ordinary client, github.com/go-zookeeper/zk (16 sessions, each shared by 32 goroutines with one " +
+			"request outstanding), one server each, one run; its CPU is the bench process's (loadgen CPU). The bound is what the machine's CPUs " +
+			"allow through this client: CPUs ÷ (server + client CPU per op)",
+		tables: gozkTables,
+	},
+	{
+		title:   "compare through go-zookeeper: 3-server ensembles (issue 27)",
+		glob:    "compare-3n-gozk-2*.md",
+		command: "corral-bench compare --client gozk --servers 3 --targets corral,zookeeper --phases create/set,get --keys 200000 --conns 16 --inflight 32 --out DIR",
+		what:    "as standalone, with 3-server ensembles on loopback",
+		tables:  gozkTables,
 	},
 	{
 		title:   "durability modes (the diskless thesis, Figs. 5.1-5.6)",
@@ -176,6 +193,19 @@ func latencyFigures(dir string) []string {
 // (the report has the p50s and the error counts too).
 func compareRow(cells []string) bool {
 	return len(cells) > 1 && slices.Contains([]string{"ops/s", "p99 ms", "server CPU µs/op"}, cells[1])
+}
+
+// gozkTables are the tables of a compare driven by go-zookeeper: the
+// results and the CPU bound's two.
+var gozkTables = []refTable{
+	{heading: "## corral bench compare", rows: gozkRow},
+	{heading: compare.HeadingCPUBound},
+	{heading: compare.HeadingBoundRatio},
+}
+
+// gozkRow is compareRow with the client's CPU and the errors.
+func gozkRow(cells []string) bool {
+	return compareRow(cells) || len(cells) > 1 && slices.Contains([]string{"loadgen CPU µs/op", "errors"}, cells[1])
 }
 
 // firstCellIn keeps the rows whose first cell is one of names.

@@ -6,5 +6,7 @@
 // (RunConfig) measures servers already up. Compare first runs the floor
 // probe (package floor) and states each sequential create as a multiple
 // of it; its phases are driven by the load generator or, with
-// Config.Client ClientGozk, by go-zookeeper (gozk.go).
+// Config.Client ClientGozk, by go-zookeeper (gozk.go); a go-zookeeper
+// report adds each phase's throughput against the bound the machine's
+// CPUs set through that client (cpubound.go).
 package compare

@@ -238,6 +238,7 @@ func WriteMarkdown(w io.Writer, rep *Report) {
 		}
 	}
 	fmt.Fprintln(w)
+	writeCPUBound(w, rep)
 	writeFloor(w, rep)
 	WritePlotLinks(w, rep.Plots)
 }

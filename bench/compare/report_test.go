@@ -296,3 +296,34 @@ func TestTableWithOpsTargetHasItsCostColumn(t *testing.T) {
 		t.Errorf("ops/s row %q", lines[2])
 	}
 }
+
+// TestCPUBound: a go-zookeeper run's report gives each phase's bound
+// (CPUs ÷ server + client CPU per op) and the ratio of corral's to
+// ZooKeeper's; a phase without server CPU or that failed has none, and
+// a run of the built-in load generator has no such section.
+func TestCPUBound(t *testing.T) {
+	rep := &Report{Mode: "compare", Start: time.Unix(0, 0), Env: bench.Env{CPUs: 2, Servers: 1}, Client: ClientGozk,
+		Results: sampleResults()}
+	var b bytes.Buffer
+	writeCPUBound(&b, rep)
+	// corral: 20 + 5 µs an op, 2 CPUs: 80000 ops/s, 40000 measured.
+	// zookeeper: 75 + 6.25 µs: 24615, 16000 measured.
+	for _, s := range []string{
+		"| create | corral | 20.0 | 5.0 | 80000 | 40000 | 50% |",
+		"| create | zookeeper | 75.0 | 6.2 | 24615 | 16000 | 65% |",
+		"| create | 3.25x |",
+	} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("section lacks %q:\n%s", s, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "| seqcreate |") {
+		t.Errorf("a bound for a phase without server CPU or that failed:\n%s", b.String())
+	}
+	rep.Client = ClientLoad
+	b.Reset()
+	writeCPUBound(&b, rep)
+	if b.Len() != 0 {
+		t.Errorf("a bound section for the built-in load generator:\n%s", b.String())
+	}
+}
