@@ -80,6 +80,9 @@ var refExperiments = []refExperiment{
 			"request outstanding), one server each, one run; its CPU is the bench process's (loadgen CPU). The bound is what the machine's CPUs " +
 			"allow through this client: CPUs ÷ (server + client CPU per op)",
 		tables: gozkTables,
+		headline: func(run string, tabs []mdTable) []headlineRow {
+			return ratioRows("compare via go-zookeeper, standalone", run, tabs)
+		},
 	},
 	{
 		title:   "compare through go-zookeeper: 3-server ensembles (issue 27)",
@@ -87,6 +90,9 @@ var refExperiments = []refExperiment{
 		command: "corral-bench compare --client gozk --servers 3 --targets corral,zookeeper --phases create/set,get --keys 200000 --conns 16 --inflight 32 --out DIR",
 		what:    "as standalone, with 3-server ensembles on loopback",
 		tables:  gozkTables,
+		headline: func(run string, tabs []mdTable) []headlineRow {
+			return ratioRows("compare via go-zookeeper, 3 servers", run, tabs)
+		},
 	},
 	{
 		title:   "durability modes (the diskless thesis, Figs. 5.1-5.6)",
