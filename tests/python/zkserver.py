@@ -67,12 +67,38 @@ def resolve_target(root, bindir):
     raise ValueError("CORRAL_E2E_TARGET=%r: want 'corral' or 'zookeeper'" % kind)
 
 
+# Ports free_ports handed out in this process, never handed out again:
+# a port probed and released can come back from the next probe, and an
+# ensemble's zoo.cfg with one port twice is refused.
+_handed_out = set()
+
+
+def free_ports(n):
+    """n distinct free loopback ports, none handed out before by this
+    process. Each probing socket stays bound until all n are picked, so
+    the kernel cannot return one port twice within a call."""
+    socks, ports = [], []
+    try:
+        for _ in range(n + 1000):
+            if len(ports) == n:
+                break
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            if port not in _handed_out:
+                ports.append(port)
+    finally:
+        for s in socks:
+            s.close()
+    if len(ports) < n:
+        raise RuntimeError("no %d free loopback ports" % n)
+    _handed_out.update(ports)
+    return ports
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    return free_ports(1)[0]
 
 
 def four_letter(addr, word, timeout=10.0):
@@ -248,8 +274,9 @@ def start_ensemble(target, workdirs, extra=()):
     1, 2, ...), with extra zoo.cfg lines for every member, and wait until
     every member serves."""
     n = len(workdirs)
-    clients = [free_port() for _ in range(n)]
-    peers = [(free_port(), free_port()) for _ in range(n)]
+    ports = free_ports(3 * n)
+    clients = ports[:n]
+    peers = [(ports[n + 2 * i], ports[n + 2 * i + 1]) for i in range(n)]
     lines = ["initLimit=10", "syncLimit=5"] + list(extra)
     for i in range(n):
         lines.append("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d"
