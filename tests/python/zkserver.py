@@ -3,11 +3,14 @@ tests/harness): resolve the target, write zoo.cfg, start/stop/kill/restart
 by PID, poll readiness with `srvr`, send four-letter words, and a TCP proxy
 that can cut a client off from the server."""
 
+import fcntl
 import os
+import random
 import select
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -67,34 +70,82 @@ def resolve_target(root, bindir):
     raise ValueError("CORRAL_E2E_TARGET=%r: want 'corral' or 'zookeeper'" % kind)
 
 
-# Ports free_ports handed out in this process, never handed out again:
-# a port probed and released can come back from the next probe, and an
-# ensemble's zoo.cfg with one port twice is refused.
-_handed_out = set()
+# Ports are picked as the Go harness's internal/testport picks them: at
+# random below the kernel's ephemeral range, where no outgoing connection
+# or port-0 listen takes one meanwhile; bound once to check it is free;
+# claimed with an exclusive flock on the same per-port file under the
+# temporary directory, held while this process lives, so no two live test
+# processes (Go or Python) get one port; and never handed out twice here.
+# (Asking the kernel for port 0 and closing could return one port twice:
+# a zoo.cfg with server.2's election port equal to server.3's client port
+# failed four reconfig tests once.)
+_PORT_LOW = 20000
+_handed_out = {}  # port -> the lock file held for it
+_LOCK_DIR = os.path.join(tempfile.gettempdir(), "corral-testport")
+
+
+def _ephemeral_start():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            first = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+    return first if _PORT_LOW + 1000 < first < 32768 else 32768
+
+
+_PORT_HIGH = _ephemeral_start()
+
+
+def _claim(port):
+    """An exclusive flock on the port's lock file: the file (held while
+    this process lives), None where locking does not work (the port is
+    then taken unlocked), or False if another process holds it."""
+    try:
+        os.makedirs(_LOCK_DIR, exist_ok=True)
+        f = open(os.path.join(_LOCK_DIR, str(port)), "a+")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return False
+    except OSError:
+        f.close()
+        return None
+    return f
+
+
+def _take(port):
+    if port in _handed_out:
+        return False
+    lock = _claim(port)
+    if lock is False:
+        return False
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        if lock:
+            lock.close()
+        return False
+    finally:
+        s.close()
+    _handed_out[port] = lock
+    return True
 
 
 def free_ports(n):
-    """n distinct free loopback ports, none handed out before by this
-    process. Each probing socket stays bound until all n are picked, so
-    the kernel cannot return one port twice within a call."""
-    socks, ports = [], []
-    try:
-        for _ in range(n + 1000):
-            if len(ports) == n:
-                break
-            s = socket.socket()
-            socks.append(s)
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-            if port not in _handed_out:
-                ports.append(port)
-    finally:
-        for s in socks:
-            s.close()
-    if len(ports) < n:
-        raise RuntimeError("no %d free loopback ports" % n)
-    _handed_out.update(ports)
-    return ports
+    """n distinct loopback ports, free a moment ago, none handed out before
+    by this process nor held by another test process."""
+    ports = []
+    for _ in range(1000 + n):
+        if len(ports) == n:
+            return ports
+        port = random.randrange(_PORT_LOW, _PORT_HIGH)
+        if _take(port):
+            ports.append(port)
+    raise RuntimeError("no %d free loopback ports in [%d, %d)" % (n, _PORT_LOW, _PORT_HIGH))
 
 
 def free_port():
