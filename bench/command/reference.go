@@ -72,28 +72,12 @@ var refExperiments = []refExperiment{
 		},
 		figures: latencyFigures("docs/bench/compare-3n"),
 	},
-	{
-		title:   "compare through go-zookeeper: standalone (issue 27)",
-		glob:    "compare-gozk-2*.md",
-		command: "corral-bench compare --client gozk --targets corral,zookeeper --phases create/set,get --keys 200000 --conns 16 --inflight 32 --out DIR",
-		what: "the phases of compare driven by an ordinary client, github.com/go-zookeeper/zk (16 sessions, each shared by 32 goroutines with one " +
-			"request outstanding), one server each, one run; its CPU is the bench process's (loadgen CPU). The bound is what the machine's CPUs " +
-			"allow through this client: CPUs ÷ (server + client CPU per op)",
-		tables: gozkTables,
-		headline: func(run string, tabs []mdTable) []headlineRow {
-			return ratioRows("compare via go-zookeeper, standalone", run, tabs)
-		},
-	},
-	{
-		title:   "compare through go-zookeeper: 3-server ensembles (issue 27)",
-		glob:    "compare-3n-gozk-2*.md",
-		command: "corral-bench compare --client gozk --servers 3 --targets corral,zookeeper --phases create/set,get --keys 200000 --conns 16 --inflight 32 --out DIR",
-		what:    "as standalone, with 3-server ensembles on loopback",
-		tables:  gozkTables,
-		headline: func(run string, tabs []mdTable) []headlineRow {
-			return ratioRows("compare via go-zookeeper, 3 servers", run, tabs)
-		},
-	},
+	gozkExperiment("standalone", "standalone", "compare-gozk-2*.md", "", "the phases of compare driven by an ordinary client, "+
+		"github.com/go-zookeeper/zk (16 sessions, each shared by 32 goroutines with one request outstanding), one server each, "+
+		"one run; its CPU is the bench process's (loadgen CPU). The bound is what the machine's CPUs allow through this client: "+
+		"CPUs ÷ (server + client CPU per op)"),
+	gozkExperiment("3-server ensembles", "3 servers", "compare-3n-gozk-2*.md", "--servers 3 ",
+		"as standalone, with 3-server ensembles on loopback"),
 	{
 		title:   "durability modes (the diskless thesis, Figs. 5.1-5.6)",
 		glob:    "durability-2*.md",
@@ -201,12 +185,25 @@ func compareRow(cells []string) bool {
 	return len(cells) > 1 && slices.Contains([]string{"ops/s", "p99 ms", "server CPU µs/op"}, cells[1])
 }
 
-// gozkTables are the tables of a compare driven by go-zookeeper: the
-// results and the CPU bound's two.
-var gozkTables = []refTable{
-	{heading: "## corral bench compare", rows: gozkRow},
-	{heading: compare.HeadingCPUBound},
-	{heading: compare.HeadingBoundRatio},
+// gozkExperiment is a compare driven by go-zookeeper (issue 27): its
+// results and the CPU bound's two tables, and a headline row. setup
+// names it in the title, short in the headline; flags go before
+// --targets.
+func gozkExperiment(setup, short, glob, flags, what string) refExperiment {
+	label := "compare via go-zookeeper, " + short
+	return refExperiment{
+		title: "compare through go-zookeeper: " + setup + " (issue 27)",
+		glob:  glob,
+		command: "corral-bench compare --client gozk " + flags +
+			"--targets corral,zookeeper --phases create/set,get --keys 200000 --conns 16 --inflight 32 --out DIR",
+		what: what,
+		tables: []refTable{
+			{heading: "## corral bench compare", rows: gozkRow},
+			{heading: compare.HeadingCPUBound},
+			{heading: compare.HeadingBoundRatio},
+		},
+		headline: func(run string, tabs []mdTable) []headlineRow { return ratioRows(label, run, tabs) },
+	}
 }
 
 // gozkRow is compareRow with the client's CPU and the errors.
