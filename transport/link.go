@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/corral-db/corral/internal/probe"
 	"github.com/corral-db/corral/zab"
@@ -16,6 +17,10 @@ import (
 
 // connBufSize is the bufio buffer of each connection's reader and writer.
 const connBufSize = 64 << 10
+
+// yieldWindow: a writer woken within this long of its last flush
+// yields before taking its queue (see laneLink.write).
+const yieldWindow = 100 * time.Microsecond
 
 // maxScratch is the largest encoding buffer a writer keeps between
 // batches; a larger one (a big DIFF) is left to the garbage collector.
@@ -185,23 +190,28 @@ func (ll *laneLink) write(c *conn) {
 	bw := bufio.NewWriterSize(c.dc, connBufSize)
 	var scratch []byte
 	var spare []queued
+	var last time.Time // when the last batch was flushed
 	for {
 		select {
 		case <-c.done:
 			return
 		case <-ll.notify:
 		}
-		// Let whatever else is runnable go first: the driver that woke
-		// this writer is often about to queue more for the same peer
-		// (the next proposals, a commit), and the reader goroutines have
-		// acks and requests waiting to reach it. Taking the queue after
-		// them sends that in the same write. Under 60 synchronous clients
-		// on a diskless ensemble (scripts/probe/diskless-cpu.sh) this cut
-		// the members' write syscalls per create from 2.08 to 1.39 (a
-		// follower's acks to the leader from 0.26 to 0.05); with nothing
-		// else runnable it returns at once, so an idle ensemble's
-		// latency does not change.
-		runtime.Gosched()
+		// A link that flushed moments ago is busy: let whatever else is
+		// runnable go first. The driver that woke this writer is often
+		// about to queue more for the same peer (the next proposals, a
+		// commit), and the reader goroutines have acks and requests
+		// waiting to reach it; taking the queue after them sends that in
+		// the same write. Under 60 synchronous clients on a diskless
+		// ensemble (scripts/probe/diskless-cpu.sh) yielding cut the
+		// members' write syscalls per create from 2.08 to 1.39. A link
+		// idle for longer carries one write at a time (a sequential
+		// client's proposal), and there the yield only delays it: the
+		// writer waits for the rest of its P's run queue, tens of
+		// microseconds on a busy machine.
+		if !last.IsZero() && time.Since(last) < yieldWindow {
+			runtime.Gosched()
+		}
 		batch, ok := ll.take(c, spare)
 		if !ok {
 			c.close(errors.New("replaced by a new connection from the peer"))
@@ -232,6 +242,7 @@ func (ll *laneLink) write(c *conn) {
 		}
 		ll.sent.Add(uint64(len(batch)))
 		spare = batch
+		last = time.Now()
 		probe.Mark("tr-flushed", 0)
 	}
 }
