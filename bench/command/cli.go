@@ -27,6 +27,10 @@ type CommandEnv struct {
 	// CorralBinary, if set, is the default corral server under test. If
 	// empty, the experiments build ./cmd/corral.
 	CorralBinary string
+	// Self, if set, is a binary that runs Command (corral-bench): the
+	// floor probe starts it as `Self floor-echo SIZE` for its idle round
+	// trips between processes. If empty the echo runs in this process.
+	Self string
 }
 
 const commandUsage = `usage:
@@ -94,6 +98,8 @@ func Command(ctx context.Context, args []string, env CommandEnv) int {
 		return factorialCommand(ctx, args[1:], env)
 	case "report-md":
 		return referenceCommand(args[1:], env)
+	case floorEchoCommand:
+		return floorEcho(args[1:], env)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, commandUsage)
 		return 0
@@ -261,6 +267,7 @@ func compareCommand(ctx context.Context, args []string, env CommandEnv) int {
 		return 2
 	}
 	cfg.Floor.SyncRounds = *floorRounds
+	setIdlePeer(cfg.Floor, env)
 	if !*probeFloor {
 		cfg.Floor = nil
 	}

@@ -263,8 +263,12 @@ func writeFloor(w io.Writer, rep *Report) {
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if f, m, ok := seqFloor(rep, r); ok {
-			fmt.Fprintf(w, "- %s %s p50 = %.3f ms = %.2f× floor (%d server(s): %.3f ms)\n",
+			fmt.Fprintf(w, "- %s %s p50 = %.3f ms = %.2f× floor (%d server(s): %.3f ms)",
 				r.Label(), r.Phase, load.Ms(r.P50), m, max(rep.Env.Servers, 1), f/1000)
+			if fi, mi, ok := seqIdleFloor(rep, r); ok {
+				fmt.Fprintf(w, " = %.2f× idle floor (%.3f ms)", mi, fi/1000)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }
@@ -310,6 +314,9 @@ func WriteJSONLines(w io.Writer, rep *Report) error {
 		if f, m, ok := seqFloor(rep, r); ok {
 			j.FloorP50, j.FloorMultiple = &f, &m
 		}
+		if f, m, ok := seqIdleFloor(rep, r); ok {
+			j.IdleFloorP50, j.IdleFloorMultiple = &f, &m
+		}
 		if err := enc.Encode(j); err != nil {
 			return err
 		}
@@ -332,6 +339,10 @@ type jsonResult struct {
 	// number of servers and the phase's p50 as a multiple of it.
 	FloorP50      *float64 `json:"floor_p50_us,omitempty"`
 	FloorMultiple *float64 `json:"p50_floor_multiple,omitempty"`
+	// IdleFloorP50 and IdleFloorMultiple are the same for the floor with
+	// idle round trips (floor.Result.IdleP50).
+	IdleFloorP50      *float64 `json:"idle_floor_p50_us,omitempty"`
+	IdleFloorMultiple *float64 `json:"p50_idle_floor_multiple,omitempty"`
 	load.PhaseResult
 }
 
@@ -372,6 +383,16 @@ func seqFloor(rep *Report, r *load.PhaseResult) (floorP50, multiple float64, ok 
 	}
 	m, ok := f.Multiple(float64(r.P50))
 	return f.P50, m, ok
+}
+
+// seqIdleFloor is seqFloor against the floor with idle round trips.
+func seqIdleFloor(rep *Report, r *load.PhaseResult) (floorP50, multiple float64, ok bool) {
+	if _, _, ok := seqFloor(rep, r); !ok {
+		return 0, 0, false
+	}
+	f, _ := rep.Floor.For(max(rep.Env.Servers, 1))
+	m, ok := f.IdleMultiple(float64(r.P50))
+	return f.IdleP50, m, ok
 }
 
 // WritePlotLinks ends the report with its figures.

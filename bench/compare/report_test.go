@@ -237,7 +237,7 @@ func TestFsyncsPerMillion(t *testing.T) {
 func TestJSONLinesCarryCPUPerOpAndTheFloor(t *testing.T) {
 	rep := &Report{Mode: "compare", Start: time.Unix(0, 0), Env: bench.Env{CPUs: 2, Servers: 1}, Client: ClientGozk,
 		Results: sampleResults(),
-		Floor:   &floor.Report{Results: []floor.Result{{Members: 1, Quorum: 1, P50: 300, P99: 900}}}}
+		Floor:   &floor.Report{Results: []floor.Result{{Members: 1, Quorum: 1, P50: 300, P99: 900, IdleP50: 450, IdleP99: 1200}}}}
 	var b bytes.Buffer
 	if err := WriteJSONLines(&b, rep); err != nil {
 		t.Fatal(err)
@@ -266,15 +266,19 @@ func TestJSONLinesCarryCPUPerOpAndTheFloor(t *testing.T) {
 		t.Error("a loaded create phase got a floor multiple")
 	}
 	// corral seqcreate: p50 900 µs over a 300 µs floor.
-	if seq["p50_floor_multiple"] != float64(3) || seq["floor_p50_us"] != float64(300) {
+	if seq["p50_floor_multiple"] != float64(3) || seq["floor_p50_us"] != float64(300) ||
+		seq["p50_idle_floor_multiple"] != float64(2) || seq["idle_floor_p50_us"] != float64(450) {
 		t.Errorf("seqcreate line %v", seq)
+	}
+	if _, has := create["p50_idle_floor_multiple"]; has {
+		t.Error("a loaded create phase got an idle floor multiple")
 	}
 	if _, has := seq["server_cpu_us_per_op"]; has {
 		t.Error("server CPU per op without server CPU")
 	}
 	var md bytes.Buffer
 	WriteMarkdown(&md, rep)
-	for _, s := range []string{"corral seqcreate p50 = 0.900 ms = 3.00× floor (1 server(s): 0.300 ms)",
+	for _, s := range []string{"corral seqcreate p50 = 0.900 ms = 3.00× floor (1 server(s): 0.300 ms) = 2.00× idle floor (0.450 ms)",
 		"The client (go-zookeeper, in the bench process) used at most", "loadgen CPU µs/op"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, md.String())

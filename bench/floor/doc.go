@@ -15,12 +15,21 @@
 //     at once; a round's latency is the time until a majority of them
 //     returned (the commit point; all N for N <= 2).
 //   - loopback: one TCP connection on 127.0.0.1 bouncing a small message
-//     (64 bytes by default) back and forth; each round trip is one sample.
+//     (64 bytes by default) back and forth to an echo goroutine of this
+//     process, round trips back to back; each round trip is one sample.
+//   - idle loopback: the same to an echo in another process (EchoPeer;
+//     `corral bench` starts itself as `corral-bench floor-echo SIZE`),
+//     each round trip after a pause (200 µs by default, a busy wait). A
+//     server's hops cross between processes, each asleep since its last
+//     message, and what that wake-up costs is the machine's, not the
+//     server's (on a small virtual machine, several back-to-back round
+//     trips; docs/design/bench-floor.md).
 //
 // The floor for N members is sync(N) + RoundTrips(N) × loopback, at the
-// p50 and (as a sum of tails, an upper estimate) at the p99. compare runs
-// the probe before its targets and states each sequential create p50 as a
-// multiple of the floor for its number of servers (Multiple).
+// p50 and (as a sum of tails, an upper estimate) at the p99; the idle
+// floor the same with the idle loopback. compare runs the probe before
+// its targets and states each sequential create p50 as a multiple of both
+// for its number of servers (Multiple, IdleMultiple).
 //
 // Benchmarks report, tests assert: nothing here judges the numbers.
 package floor

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +39,16 @@ func TestSyncRoundCommitIsTheQuorumth(t *testing.T) {
 func TestNewResultAddsRoundTrips(t *testing.T) {
 	sync := stats.Latency{P50: 140, P99: 900}
 	loop := stats.Latency{P50: 20, P99: 50}
-	r := newResult(3, 4096, sync, loop)
+	idle := stats.Latency{Count: 10, P50: 40, P99: 100}
+	r := newResult(3, 4096, sync, loop, idle)
 	if r.P50 != 140+3*20 || r.P99 != 900+3*50 {
 		t.Errorf("floor = %v/%v µs, want 200/1050", r.P50, r.P99)
+	}
+	if r.IdleP50 != 140+3*40 || r.IdleP99 != 900+3*100 {
+		t.Errorf("idle floor = %v/%v µs, want 260/1200", r.IdleP50, r.IdleP99)
+	}
+	if m, ok := r.IdleMultiple(520); !ok || m != 2 {
+		t.Errorf("IdleMultiple(520) = %v %v, want 2", m, ok)
 	}
 	if r.Quorum != 2 || r.RoundTrips != 3 {
 		t.Errorf("quorum %d round trips %d", r.Quorum, r.RoundTrips)
@@ -49,9 +59,12 @@ func TestNewResultAddsRoundTrips(t *testing.T) {
 	if _, ok := (Result{}).Multiple(600); ok {
 		t.Error("Multiple of an unmeasured floor reported")
 	}
-	one := newResult(1, 4096, sync, loop)
+	one := newResult(1, 4096, sync, loop, stats.Latency{})
 	if one.P50 != 160 {
 		t.Errorf("standalone floor p50 = %v, want 160", one.P50)
+	}
+	if _, ok := one.IdleMultiple(600); ok || one.IdleP50 != 0 {
+		t.Errorf("an unmeasured idle floor reported: %+v", one)
 	}
 }
 
@@ -98,18 +111,70 @@ func TestSyncProbeRefusesBadInput(t *testing.T) {
 }
 
 func TestPingPongCountsRoundTrips(t *testing.T) {
-	h, err := pingPong(context.Background(), 50, 64)
+	for _, gap := range []time.Duration{0, 50 * time.Microsecond} {
+		h, err := roundTrips(context.Background(), InProcessEcho, 50, 64, gap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Count() != 50 {
+			t.Errorf("gap %v: %d round trips recorded, want 50", gap, h.Count())
+		}
+	}
+}
+
+// echoChildEnv makes this test binary serve as ProcessEcho's far end.
+const echoChildEnv = "CORRAL_FLOOR_TEST_ECHO"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(echoChildEnv) == "1" {
+		size, err := strconv.Atoi(os.Args[len(os.Args)-1])
+		if err == nil {
+			err = ServeEcho(os.Stdout, size)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestProcessEchoCrossesProcesses(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv(echoChildEnv, "1")
+	peer := ProcessEcho(self, "-test.run=^$")
+	h, err := roundTrips(context.Background(), peer, 20, 32, 10*time.Microsecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Count() != 50 {
-		t.Errorf("%d round trips recorded, want 50", h.Count())
+	if h.Count() != 20 {
+		t.Errorf("%d round trips, want 20", h.Count())
+	}
+	// A peer that prints no address is an error that names it, not a hang.
+	t.Setenv(echoChildEnv, "0")
+	if _, _, err := ProcessEcho(self, "-test.run=^$")(context.Background(), 32); err == nil || !strings.Contains(err.Error(), "printed no address") {
+		t.Errorf("a peer without an address: %v", err)
+	}
+	if _, _, err := ProcessEcho("/nonexistent/corral-bench", "floor-echo")(context.Background(), 32); err == nil {
+		t.Error("a missing binary accepted")
+	}
+}
+
+func TestServeEchoRefusesBadSizes(t *testing.T) {
+	for _, n := range []int{0, -1, 1<<20 + 1} {
+		if err := ServeEcho(io.Discard, n); err == nil {
+			t.Errorf("size %d accepted", n)
+		}
 	}
 }
 
 func TestRunReportsEachSize(t *testing.T) {
 	dir := t.TempDir()
-	rep, err := Run(context.Background(), Config{Dir: dir, Members: []int{1, 3}, SyncRounds: 3, Pings: 10, RecordSize: 256})
+	rep, err := Run(context.Background(), Config{Dir: dir, Members: []int{1, 3}, SyncRounds: 3, Pings: 10, IdlePings: 7, RecordSize: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +190,9 @@ func TestRunReportsEachSize(t *testing.T) {
 	}
 	if rep.Loopback.Count != 10 {
 		t.Errorf("loopback count %d, want 10", rep.Loopback.Count)
+	}
+	if rep.Idle.Count != 7 || three.IdleP50 <= float64(three.Sync.P50) {
+		t.Errorf("idle loopback %+v, idle floor %v", rep.Idle, three.IdleP50)
 	}
 	var md bytes.Buffer
 	rep.Markdown(&md)
@@ -143,7 +211,7 @@ func TestRunReportsEachSize(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got["floor"] != true || got["members"] != float64(3) || got["floor_p50_us"] == nil {
+	if got["floor"] != true || got["members"] != float64(3) || got["floor_p50_us"] == nil || got["idle_floor_p50_us"] == nil {
 		t.Errorf("JSON line %s", lines[1])
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -152,7 +220,8 @@ func TestRunReportsEachSize(t *testing.T) {
 }
 
 func TestConfigRefusesOutOfRange(t *testing.T) {
-	for _, c := range []Config{{Members: []int{0}}, {Members: []int{65}}, {SyncRounds: -1}, {Pings: MaxRounds + 1}, {RecordSize: -4}} {
+	for _, c := range []Config{{Members: []int{0}}, {Members: []int{65}}, {SyncRounds: -1}, {Pings: MaxRounds + 1}, {RecordSize: -4},
+		{IdlePings: -1}, {IdleGap: -time.Second}, {IdleGap: MaxIdleGap + 1}} {
 		if _, err := Run(context.Background(), c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}

@@ -22,7 +22,7 @@ const serverBinEnv = "CORRAL_BENCH_SERVER_BIN"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := command.Command(ctx, os.Args[1:], command.CommandEnv{Stdout: os.Stdout, Stderr: os.Stderr, CorralBinary: corralBinary()})
+	code := command.Command(ctx, os.Args[1:], command.CommandEnv{Stdout: os.Stdout, Stderr: os.Stderr, CorralBinary: corralBinary(), Self: self()})
 	stop()
 	os.Exit(code)
 }
@@ -41,4 +41,14 @@ func corralBinary() string {
 		return sibling
 	}
 	return ""
+}
+
+// self is this binary's path, for the floor probe's echo process; "" if
+// unknown.
+func self() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return p
 }
