@@ -84,7 +84,17 @@ func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 // NewAppend returns the proposal form of an append of payload.
 func NewAppend(name string, expect int64, payload []byte) Mutation {
-	return Mutation{Op: OpAppend, Name: name, Offset: expect, Length: int64(len(payload)), Sum: Checksum(payload), Payload: payload}
+	m := NewAppendRequest(name, expect, payload)
+	m.Sum = Checksum(payload)
+	return m
+}
+
+// NewAppendRequest is NewAppend without the checksum: a request to a
+// Proposer, whose State.Prepare checksums the payload when it makes the
+// proposal (nothing reads a request's Sum before that), so the API does
+// not pass over every payload once more.
+func NewAppendRequest(name string, expect int64, payload []byte) Mutation {
+	return Mutation{Op: OpAppend, Name: name, Offset: expect, Length: int64(len(payload)), Payload: payload}
 }
 
 // ValidName reports whether s can name a log: 1 to 255 bytes of letters,

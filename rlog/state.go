@@ -234,7 +234,8 @@ func (s *State) Persist(ctx context.Context, ent zab.Entry) (wal []byte, end dat
 	if ok {
 		end = datalog.Pos{Seg: pos.Seg, Off: pos.Off + datalog.RecordSize(int(m.Length))}
 	} else {
-		pos, end, err = s.dl.Append(ctx, datalog.Meta{Zxid: int64(ent.Zxid), Log: m.Log, Offset: m.Offset}, m.Payload)
+		// Decode checked m.Sum against the payload.
+		pos, end, err = s.dl.AppendSummed(ctx, datalog.Meta{Zxid: int64(ent.Zxid), Log: m.Log, Offset: m.Offset}, m.Payload, m.Sum)
 		if err != nil {
 			return nil, datalog.Pos{}, err
 		}
@@ -390,7 +391,7 @@ func (s *State) storeLocked(z zab.Zxid, m Mutation, l *logState) (pos, end datal
 	if m.Payload == nil {
 		return pos, end, fmt.Errorf("rlog: append %#x to %q has neither payload nor local position", int64(z), m.Name)
 	}
-	pos, end, err = s.dl.Append(context.Background(), datalog.Meta{Zxid: int64(z), Log: l.id, Offset: m.Offset}, m.Payload)
+	pos, end, err = s.dl.AppendSummed(context.Background(), datalog.Meta{Zxid: int64(z), Log: l.id, Offset: m.Offset}, m.Payload, m.Sum)
 	if err != nil {
 		return pos, end, fmt.Errorf("rlog: storing append %#x: %w", int64(z), err)
 	}

@@ -197,7 +197,9 @@ func (d *logData) store(zxid int64, payload []byte) (entryRef, error) {
 			return ref, fmt.Errorf("rlog data log: %w", err)
 		}
 	}
-	p, _, err := d.dl.Append(context.Background(), datalog.Meta{Zxid: zxid}, payload)
+	// The reference's checksum is the payload's CRC-32C: the data log
+	// derives its record's from it rather than read the payload again.
+	p, _, err := d.dl.AppendSummed(context.Background(), datalog.Meta{Zxid: zxid}, payload, ref.crc)
 	if err != nil {
 		return ref, fmt.Errorf("rlog data log: append of %s: %w", hex(zxid), err)
 	}

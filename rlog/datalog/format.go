@@ -125,18 +125,23 @@ func appendRecord(b []byte, m Meta, payload []byte) []byte {
 	return b
 }
 
-// encodeRecordHeader returns the header of a record for payload; the
-// payload is written after it separately, without a copy.
-func encodeRecordHeader(m Meta, payload []byte) [recordHeaderSize]byte {
+// encodeRecordHeader returns the header of a record for a payload of n
+// bytes whose CRC-32C is sum; the payload is written after it
+// separately, without a copy. The record's checksum covers the header's
+// fields after it and then the payload, combined from sum rather than
+// read again.
+func encodeRecordHeader(m Meta, n int, sum uint32) [recordHeaderSize]byte {
 	var h [recordHeaderSize]byte
-	le.PutUint32(h[0:], uint32(len(payload)))
+	le.PutUint32(h[0:], uint32(n))
 	le.PutUint64(h[8:], uint64(m.Zxid))
 	le.PutUint64(h[16:], m.Log)
 	le.PutUint64(h[24:], uint64(m.Offset))
-	c := crc32.Update(0, castagnoli, h[8:])
-	le.PutUint32(h[4:], crc32.Update(c, castagnoli, payload))
+	le.PutUint32(h[4:], crcCombine(crc32.Checksum(h[8:], castagnoli), sum, int64(n)))
 	return h
 }
+
+// PayloadSum is the CRC-32C of a payload, as AppendSummed takes it.
+func PayloadSum(payload []byte) uint32 { return crc32.Checksum(payload, castagnoli) }
 
 type recStatus int
 

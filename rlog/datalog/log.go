@@ -75,6 +75,14 @@ func (l *Log) path(seq uint64) string { return filepath.Join(l.dir, segmentName(
 // It blocks while the bytes in flight would exceed Options.MaxInflight,
 // until they drain or ctx is done.
 func (l *Log) Append(ctx context.Context, m Meta, payload []byte) (pos, end Pos, err error) {
+	return l.AppendSummed(ctx, m, payload, PayloadSum(payload))
+}
+
+// AppendSummed is Append for a caller that has the payload's CRC-32C
+// (PayloadSum) already: the record's checksum is derived from it instead
+// of from another pass over the payload. A wrong sum makes a record that
+// fails its check when read.
+func (l *Log) AppendSummed(ctx context.Context, m Meta, payload []byte, sum uint32) (pos, end Pos, err error) {
 	if len(payload) == 0 {
 		return Pos{}, Pos{}, ErrEmpty
 	}
@@ -95,7 +103,7 @@ func (l *Log) Append(ctx context.Context, m Meta, payload []byte) (pos, end Pos,
 		cur = l.cur
 	}
 	off := cur.end
-	h := encodeRecordHeader(m, payload)
+	h := encodeRecordHeader(m, len(payload), sum)
 	if _, err := cur.f.WriteAt(h[:], off); err != nil {
 		return Pos{}, Pos{}, l.fail(fmt.Errorf("writing %s at offset %d: %w", segmentName(cur.seq), off, err))
 	}

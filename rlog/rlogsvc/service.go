@@ -99,7 +99,7 @@ func (s *Service) Append(ctx context.Context, req *rlogv1.AppendRequest) (*rlogv
 	if req.ExpectedOffset != nil {
 		expect = req.GetExpectedOffset()
 	}
-	res, err := s.do(ctx, rlog.NewAppend(req.GetName(), expect, req.GetData()))
+	res, err := s.do(ctx, rlog.NewAppendRequest(req.GetName(), expect, req.GetData()))
 	if err != nil {
 		return nil, err
 	}
