@@ -234,6 +234,11 @@ public class CuratorOps extends Transcript {
             AtomicValue<Long> v = a2.add(10L);
             return v.succeeded() + " " + v.preValue() + "->" + v.postValue();
         });
+        // compareAndSet compares with what c1's server holds and does not
+        // retry a mismatch: without a sync, c1's server may not have
+        // applied c2's add yet (ZooKeeper's own followers can lag the
+        // same way).
+        syncNow(c1, "/cur/counter");
         op("atomic: c1 compareAndSet(13, 20)", () -> Boolean.toString(a1.compareAndSet(13L, 20L).succeeded()));
         op("atomic: c2 compareAndSet(13, 30)", () -> Boolean.toString(a2.compareAndSet(13L, 30L).succeeded()));
         syncNow(c2, "/cur/counter");
