@@ -43,9 +43,34 @@ type laneLink struct {
 	// the writer takes the whole queue.
 	notify chan struct{}
 
+	// wmu is held while a batch is taken from q and written to out's
+	// connection: by that connection's writer goroutine, or by another
+	// link's writer helping (helpSiblings). It guards out. Lock order:
+	// wmu before mu; a writer holds at most one wmu at a time.
+	wmu sync.Mutex
+	out *linkOut
+	// lastFlush is when a batch last left, in nanoseconds of the
+	// process's monotonic clock (monoNow), 0 before the first.
+	lastFlush atomic.Int64
+
 	sent, received, droppedFull, droppedDown, droppedTooLarge atomic.Uint64
 	connects, disconnects                                     atomic.Uint64
 }
+
+// linkOut is a live connection's writing state, guarded by its link's
+// wmu.
+type linkOut struct {
+	c       *conn
+	bw      *bufio.Writer
+	scratch []byte
+	spare   []queued
+}
+
+// monoEpoch anchors monoNow.
+var monoEpoch = time.Now()
+
+// monoNow is the time since monoEpoch on the monotonic clock.
+func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 
 // conn is one established (or handshaking) connection.
 type conn struct {
@@ -187,10 +212,17 @@ func (ll *laneLink) serve(c *conn) {
 // into the buffered writer and flushed once.
 func (ll *laneLink) write(c *conn) {
 	c.dc.progress = ll.reportProgress
-	bw := bufio.NewWriterSize(c.dc, connBufSize)
-	var scratch []byte
-	var spare []queued
-	var last time.Time // when the last batch was flushed
+	out := &linkOut{c: c, bw: bufio.NewWriterSize(c.dc, connBufSize)}
+	ll.wmu.Lock()
+	ll.out = out
+	ll.wmu.Unlock()
+	defer func() {
+		ll.wmu.Lock()
+		if ll.out == out {
+			ll.out = nil
+		}
+		ll.wmu.Unlock()
+	}()
 	for {
 		select {
 		case <-c.done:
@@ -209,42 +241,112 @@ func (ll *laneLink) write(c *conn) {
 		// client's proposal), and there the yield only delays it: the
 		// writer waits for the rest of its P's run queue, tens of
 		// microseconds on a busy machine.
-		if !last.IsZero() && time.Since(last) < yieldWindow {
+		last := ll.lastFlush.Load()
+		busy := last != 0 && monoNow()-last < int64(yieldWindow)
+		if busy {
 			runtime.Gosched()
 		}
-		batch, ok := ll.take(c, spare)
+		ll.wmu.Lock()
+		ok := ll.flushLocked(out)
+		ll.wmu.Unlock()
 		if !ok {
-			c.close(errors.New("replaced by a new connection from the peer"))
 			return
 		}
-		var err error
-		for i := range batch {
-			var head, tail []byte
-			head, tail = encodeHead(scratch[:0], batch[i].m)
-			if err = writeFrame(bw, head, tail); err != nil {
-				break
-			}
-			scratch = head
-			batch[i] = queued{} // let the entries go as soon as written
+		if !busy {
+			ll.t.helpSiblings(ll)
 		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		if cap(scratch) > maxScratch {
-			scratch = nil
-		}
-		if err != nil {
-			// Some of the batch may have reached the peer; it cannot be
-			// known which, and zab does not need to.
-			ll.droppedDown.Add(uint64(len(batch)))
-			c.close(fmt.Errorf("write: %w", err))
-			return
-		}
-		ll.sent.Add(uint64(len(batch)))
-		spare = batch
-		last = time.Now()
-		probe.Mark("tr-flushed", 0)
 	}
+}
+
+// flushLocked takes what is queued and writes it to out's connection; false
+// if the connection is no longer usable (replaced or failed; it is closed).
+// wmu is held.
+func (ll *laneLink) flushLocked(out *linkOut) bool {
+	c := out.c
+	batch, ok := ll.take(c, out.spare)
+	if !ok {
+		c.close(errors.New("replaced by a new connection from the peer"))
+		return false
+	}
+	if len(batch) == 0 { // a sibling's writer sent it (helpSiblings)
+		out.spare = batch
+		return true
+	}
+	var err error
+	for i := range batch {
+		var head, tail []byte
+		head, tail = encodeHead(out.scratch[:0], batch[i].m)
+		if err = writeFrame(out.bw, head, tail); err != nil {
+			break
+		}
+		out.scratch = head
+		batch[i] = queued{} // let the entries go as soon as written
+	}
+	if err == nil {
+		err = out.bw.Flush()
+	}
+	if cap(out.scratch) > maxScratch {
+		out.scratch = nil
+	}
+	if err != nil {
+		// Some of the batch may have reached the peer; it cannot be
+		// known which, and zab does not need to.
+		ll.droppedDown.Add(uint64(len(batch)))
+		c.close(fmt.Errorf("write: %w", err))
+		return false
+	}
+	ll.sent.Add(uint64(len(batch)))
+	out.spare = batch
+	ll.lastFlush.Store(monoNow())
+	probe.Mark("tr-flushed", 0)
+	return true
+}
+
+// helpSize bounds what a writer sends for another link (helpSiblings).
+const helpSize = connBufSize
+
+// helpSiblings sends, from the writer of self that has just flushed an
+// idle link, what the same lane's links to the other peers have queued
+// and their own writers have not taken yet. A leader's proposal goes to
+// every follower at once, and each link's writer is a goroutine to wake:
+// the first to run sends its own and then the others', rather than the
+// others waiting for a thread of their own (on a busy machine the second
+// follower's proposal left tens of microseconds after the first). A link
+// whose writer is at work (its wmu held), or with more than helpSize
+// queued, or that flushed within yieldWindow, is left to it; a busy
+// link's writer does not help, so under load each writer still gathers
+// its own batches.
+func (t *TCP) helpSiblings(self *laneLink) {
+	var buf [8]*laneLink
+	links := buf[:0]
+	t.peersMu.RLock()
+	for _, id := range t.ids {
+		if l := t.peers[id].lanes[self.lane]; l != nil && l != self {
+			links = append(links, l)
+		}
+	}
+	t.peersMu.RUnlock()
+	now := monoNow()
+	for _, l := range links {
+		if last := l.lastFlush.Load(); last != 0 && now-last < int64(yieldWindow) {
+			continue // busy: its writer gathers its own batch
+		}
+		if !l.waiting(helpSize) || !l.wmu.TryLock() {
+			continue
+		}
+		if out := l.out; out != nil {
+			l.flushLocked(out)
+		}
+		l.wmu.Unlock()
+	}
+}
+
+// waiting reports whether the link has messages queued, at most limit
+// bytes of them.
+func (ll *laneLink) waiting(limit int64) bool {
+	ll.mu.Lock()
+	defer ll.mu.Unlock()
+	return ll.q.len() > 0 && ll.q.bytes <= limit
 }
 
 // read delivers the connection's messages to Recv, in order. A frame

@@ -1,0 +1,109 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// pipeLink gives l a live connection over net.Pipe whose writing state is
+// set up but whose writer goroutine is not started: only helpSiblings
+// can send its queue. Frames the far end reads arrive on the channel.
+func pipeLink(t *testing.T, l *laneLink) <-chan zab.Message {
+	t.Helper()
+	local, remote := net.Pipe()
+	t.Cleanup(func() { local.Close(); remote.Close() })
+	c := &conn{nc: local, dc: &deadlineConn{c: local, timeout: time.Minute}, peer: l.peer, lane: l.lane, done: make(chan struct{})}
+	l.mu.Lock()
+	l.cur = c
+	l.mu.Unlock()
+	l.wmu.Lock()
+	l.out = &linkOut{c: c, bw: bufio.NewWriterSize(c.dc, connBufSize)}
+	l.wmu.Unlock()
+	got := make(chan zab.Message, 16)
+	go func() {
+		fr := newFrameReader(&deadlineConn{c: remote, timeout: time.Minute}, connBufSize, 1<<20)
+		for {
+			body, err := fr.next()
+			if err != nil {
+				return
+			}
+			m, err := DecodeMessage(body)
+			if err != nil {
+				return
+			}
+			got <- m
+		}
+	}()
+	return got
+}
+
+func TestIdleWriterSendsItsSiblingsQueues(t *testing.T) {
+	tr := &TCP{peers: map[uint64]*peerLink{}, log: slog.New(slog.DiscardHandler),
+		cfg: TCPConfig{MaxQueueMessages: 100, MaxQueueBytes: 1 << 20, MaxElectionQueue: 4, MaxFrameBytes: 1 << 20}}
+	tr.ctx, tr.cancel = context.WithCancel(context.Background())
+	defer tr.cancel()
+	self := tr.addPeerLocked(2, Peer{}).lanes[laneQuorum]
+	idle := tr.addPeerLocked(3, Peer{}).lanes[laneQuorum]
+	busy := tr.addPeerLocked(4, Peer{}).lanes[laneQuorum]
+	big := tr.addPeerLocked(5, Peer{}).lanes[laneQuorum]
+	idleGot := pipeLink(t, idle)
+	busyGot := pipeLink(t, busy)
+	bigGot := pipeLink(t, big)
+	// As if it had flushed just now: stamped an hour ahead, so that it
+	// still counts as recent however slowly the test gets to the help.
+	busy.lastFlush.Store(monoNow() + int64(time.Hour))
+
+	prop := zab.Message{Type: zab.MsgProposal, From: 1, To: 3, Epoch: 1, Entries: []zab.Entry{{Zxid: 0x100000001, Data: []byte("create")}}}
+	idle.enqueue(prop, 64)
+	busy.enqueue(prop, 64)
+	big.enqueue(prop, helpSize+1)
+	// The election lane is another lane: not this writer's to send.
+	vote := zab.Message{Type: zab.MsgVote, From: 1, To: 3}
+	tr.peers[3].lanes[laneElection].enqueue(vote, 16) // no connection: dropped, not queued
+
+	tr.helpSiblings(self)
+
+	select {
+	case m := <-idleGot:
+		if m.Type != zab.MsgProposal || len(m.Entries) != 1 || string(m.Entries[0].Data) != "create" {
+			t.Errorf("the idle link's peer read %+v", m)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the idle sibling's queue was not sent")
+	}
+	idle.mu.Lock()
+	left := idle.q.len()
+	idle.mu.Unlock()
+	if left != 0 || idle.lastFlush.Load() == 0 || idle.sent.Load() != 1 {
+		t.Errorf("idle link after the help: %d queued, lastFlush %d, sent %d", left, idle.lastFlush.Load(), idle.sent.Load())
+	}
+	for _, l := range []*laneLink{busy, big} {
+		l.mu.Lock()
+		n := l.q.len()
+		l.mu.Unlock()
+		if n != 1 || l.sent.Load() != 0 {
+			t.Errorf("link to %d: %d queued and %d sent, want its queue left to its own writer", l.peer, n, l.sent.Load())
+		}
+	}
+	select {
+	case m := <-busyGot:
+		t.Errorf("the busy link's peer read %+v", m)
+	case m := <-bigGot:
+		t.Errorf("the large queue's peer read %+v", m)
+	default:
+	}
+	// Its own writer, woken later, finds the queue empty and sends
+	// nothing twice.
+	idle.wmu.Lock()
+	ok := idle.flushLocked(idle.out)
+	idle.wmu.Unlock()
+	if !ok || idle.sent.Load() != 1 {
+		t.Errorf("the owner's flush after the help: ok %v, sent %d", ok, idle.sent.Load())
+	}
+}
