@@ -69,7 +69,11 @@
 // connection, closes that connection (only it) with a logged reason;
 // nothing on the input path panics. Each connection has one writer
 // goroutine that takes everything queued, encodes it into a buffered
-// writer and flushes once, and one reader goroutine.
+// writer and flushes once, and one reader goroutine. A writer that
+// flushed an idle link also sends what the same lane's idle links to the
+// other peers have queued, if their own writers have not started on it
+// (a broadcast then leaves without waiting for every writer's wake-up);
+// a busy link's writer yields first instead, to gather a larger batch.
 //
 // Dead peers are found by TCP keepalive (idle connections), by
 // TCP_USER_TIMEOUT on Linux (unacknowledged data) and by progress
