@@ -63,9 +63,6 @@ func TestIdleWriterSendsItsSiblingsQueues(t *testing.T) {
 	idle.enqueue(prop, 64)
 	busy.enqueue(prop, 64)
 	big.enqueue(prop, helpSize+1)
-	// The election lane is another lane: not this writer's to send.
-	vote := zab.Message{Type: zab.MsgVote, From: 1, To: 3}
-	tr.peers[3].lanes[laneElection].enqueue(vote, 16) // no connection: dropped, not queued
 
 	tr.helpSiblings(self)
 
