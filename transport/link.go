@@ -241,8 +241,7 @@ func (ll *laneLink) write(c *conn) {
 		// client's proposal), and there the yield only delays it: the
 		// writer waits for the rest of its P's run queue, tens of
 		// microseconds on a busy machine.
-		last := ll.lastFlush.Load()
-		busy := last != 0 && monoNow()-last < int64(yieldWindow)
+		busy := ll.busy(monoNow())
 		if busy {
 			runtime.Gosched()
 		}
@@ -328,17 +327,21 @@ func (t *TCP) helpSiblings(self *laneLink) {
 	t.peersMu.RUnlock()
 	now := monoNow()
 	for _, l := range links {
-		if last := l.lastFlush.Load(); last != 0 && now-last < int64(yieldWindow) {
-			continue // busy: its writer gathers its own batch
-		}
-		if !l.waiting(helpSize) || !l.wmu.TryLock() {
-			continue
+		if l.busy(now) || !l.waiting(helpSize) || !l.wmu.TryLock() {
+			continue // a busy link's writer gathers its own batch
 		}
 		if out := l.out; out != nil {
 			l.flushLocked(out)
 		}
 		l.wmu.Unlock()
 	}
+}
+
+// busy reports whether the link flushed less than yieldWindow before now
+// (monoNow).
+func (ll *laneLink) busy(now int64) bool {
+	last := ll.lastFlush.Load()
+	return last != 0 && now-last < int64(yieldWindow)
 }
 
 // waiting reports whether the link has messages queued, at most limit

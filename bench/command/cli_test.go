@@ -48,6 +48,7 @@ func TestCLIRejectsBadInvocations(t *testing.T) {
 		{"floor", "--members", "x"},
 		{"floor", "extra"},
 		{"floor", "--idle-gap", "1h"},
+		{"floor", "--idle-gap", "0s"},
 		{"floor", "--idle-pings", "0"},
 		{"floor-echo"},
 		{"floor-echo", "x"},

@@ -37,8 +37,9 @@ func floorCommand(ctx context.Context, args []string, env CommandEnv) int {
 		fmt.Fprintln(env.Stderr, "corral bench floor: --rounds, --pings, --idle-pings, --record and --ping-size must be positive")
 		return 2
 	}
-	if cfg.IdleGap < 0 || cfg.IdleGap > floor.MaxIdleGap {
-		fmt.Fprintf(env.Stderr, "corral bench floor: --idle-gap must be in [0, %v]\n", floor.MaxIdleGap)
+	// Zero would be taken as the default pause (Config's zero values).
+	if cfg.IdleGap <= 0 || cfg.IdleGap > floor.MaxIdleGap {
+		fmt.Fprintf(env.Stderr, "corral bench floor: --idle-gap must be in (0, %v]\n", floor.MaxIdleGap)
 		return 2
 	}
 	setIdlePeer(&cfg, env)

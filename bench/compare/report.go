@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/bench"
+	"github.com/corral-db/corral/bench/floor"
 	"github.com/corral-db/corral/bench/launch"
 	"github.com/corral-db/corral/bench/load"
 	"github.com/corral-db/corral/bench/stats"
@@ -262,14 +263,20 @@ func writeFloor(w io.Writer, rep *Report) {
 	fmt.Fprintln(w)
 	for i := range rep.Results {
 		r := &rep.Results[i]
-		if f, m, ok := seqFloor(rep, r); ok {
-			fmt.Fprintf(w, "- %s %s p50 = %.3f ms = %.2f× floor (%d server(s): %.3f ms)",
-				r.Label(), r.Phase, load.Ms(r.P50), m, max(rep.Env.Servers, 1), f/1000)
-			if fi, mi, ok := seqIdleFloor(rep, r); ok {
-				fmt.Fprintf(w, " = %.2f× idle floor (%.3f ms)", mi, fi/1000)
-			}
-			fmt.Fprintln(w)
+		f, ok := seqFloor(rep, r)
+		if !ok {
+			continue
 		}
+		m, ok := f.Multiple(float64(r.P50))
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "- %s %s p50 = %.3f ms = %.2f× floor (%d server(s): %.3f ms)",
+			r.Label(), r.Phase, load.Ms(r.P50), m, max(rep.Env.Servers, 1), f.P50/1000)
+		if mi, ok := f.IdleMultiple(float64(r.P50)); ok {
+			fmt.Fprintf(w, " = %.2f× idle floor (%.3f ms)", mi, f.IdleP50/1000)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -311,11 +318,13 @@ func WriteJSONLines(w io.Writer, rep *Report) error {
 		j := jsonResult{PhaseResult: *r, Start: rep.Start.UTC().Format(time.RFC3339), CPUs: rep.Env.CPUs, Client: clientOf(rep)}
 		j.ServerCPUPerOp = ptr(serverCPUPerOp(r))
 		j.LoadgenCPUPerOp = ptr(loadgenCPUPerOp(r))
-		if f, m, ok := seqFloor(rep, r); ok {
-			j.FloorP50, j.FloorMultiple = &f, &m
-		}
-		if f, m, ok := seqIdleFloor(rep, r); ok {
-			j.IdleFloorP50, j.IdleFloorMultiple = &f, &m
+		if f, ok := seqFloor(rep, r); ok {
+			if m, ok := f.Multiple(float64(r.P50)); ok {
+				j.FloorP50, j.FloorMultiple = &f.P50, &m
+			}
+			if m, ok := f.IdleMultiple(float64(r.P50)); ok {
+				j.IdleFloorP50, j.IdleFloorMultiple = &f.IdleP50, &m
+			}
 		}
 		if err := enc.Encode(j); err != nil {
 			return err
@@ -371,28 +380,13 @@ func ptr(v float64, ok bool) *float64 {
 	return &v
 }
 
-// seqFloor is the seqcreate phase r's p50 as a multiple of the floor for
-// the run's number of servers.
-func seqFloor(rep *Report, r *load.PhaseResult) (floorP50, multiple float64, ok bool) {
+// seqFloor is the floor for the run's number of servers, when r is a
+// sequential create phase with samples and the floor was measured.
+func seqFloor(rep *Report, r *load.PhaseResult) (floor.Result, bool) {
 	if r.Workload != load.WorkloadSeqCreate && r.Phase != "seqcreate" || r.Latency.Count == 0 {
-		return 0, 0, false
+		return floor.Result{}, false
 	}
-	f, found := rep.Floor.For(max(rep.Env.Servers, 1))
-	if !found {
-		return 0, 0, false
-	}
-	m, ok := f.Multiple(float64(r.P50))
-	return f.P50, m, ok
-}
-
-// seqIdleFloor is seqFloor against the floor with idle round trips.
-func seqIdleFloor(rep *Report, r *load.PhaseResult) (floorP50, multiple float64, ok bool) {
-	if _, _, ok := seqFloor(rep, r); !ok {
-		return 0, 0, false
-	}
-	f, _ := rep.Floor.For(max(rep.Env.Servers, 1))
-	m, ok := f.IdleMultiple(float64(r.P50))
-	return f.IdleP50, m, ok
+	return rep.Floor.For(max(rep.Env.Servers, 1))
 }
 
 // WritePlotLinks ends the report with its figures.

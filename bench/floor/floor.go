@@ -33,8 +33,8 @@ type Config struct {
 	Pings    int
 	PingSize int
 	// IdlePings is the number of idle round trips: each after a pause of
-	// IdleGap, to an echo started by IdlePeer (InProcessEcho if nil;
-	// `corral bench` passes ProcessEcho of itself).
+	// IdleGap (zero: DefaultIdleGap), to an echo started by IdlePeer
+	// (InProcessEcho if nil; `corral bench` passes ProcessEcho of itself).
 	IdlePings int
 	IdleGap   time.Duration
 	IdlePeer  EchoPeer
@@ -82,7 +82,7 @@ func (c *Config) fill() error {
 	if c.IdlePeer == nil {
 		c.IdlePeer, c.IdlePeerName = InProcessEcho, "this process"
 	}
-	c.IdlePeerName = cmp.Or(c.IdlePeerName, "another process")
+	c.IdlePeerName = cmp.Or(c.IdlePeerName, "the caller's echo peer")
 	if c.Dir == "" {
 		c.Dir = os.TempDir()
 	}

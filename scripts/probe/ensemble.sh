@@ -52,4 +52,5 @@ for i in 1 2 3; do
   args+=("$lab=$out/probe-$p.txt")
 done
 python3 "$root/scripts/probe/timeline.py" c-write-rx "${args[@]}"
+python3 "$root/scripts/probe/timeline.py" --flushes "L$leader" c-write-rx "${args[@]}"
 echo "marks, logs and load output in $out"
