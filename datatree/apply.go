@@ -281,9 +281,7 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 	t.quotaDataChanged(tx.Path, grow)
 	t.nodeSum -= t.term(n, tx.Path)
 	t.dataSize += grow
-	t.recs.put(n, n.baseName(), tx.Data, tx.Version)
-	n.mzxid = h.Zxid
-	n.mtime = h.Time
+	t.recs.put(n, n.baseName(), tx.Data, tx.Version, h.Zxid, h.Time)
 	t.nodeSum += t.term(n, tx.Path)
 	n.Stat(st)
 	*ev = append(*ev, Event{Type: wire.EventNodeDataChanged, Path: tx.Path, Zxid: h.Zxid, ACL: t.ACL(n)})

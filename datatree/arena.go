@@ -8,8 +8,9 @@ import (
 )
 
 // A node's name and data are one record (the name's length as a uvarint,
-// the name, the data's length + 1 and the data version as uvarints, the
-// data; see Node.rec), kept in an arena of chunks (RAMCloud's
+// the name, the data's length + 1 and the data version as uvarints, mzxid
+// and mtime as varints relative to czxid and ctime, the data; see
+// Node.rec), kept in an arena of chunks (RAMCloud's
 // log-structured memory, without the log): a record is appended to the
 // head chunk and never written again, a freed record is only marked, and
 // a chunk that freeing has left less than half live is evacuated: its live
@@ -73,29 +74,30 @@ type arena struct {
 // slice, which clients tell apart from null data.
 var emptyData = []byte{}
 
-// put makes name, data (nil: null data) and the data version n's
-// record, freeing the one it had. Name and data may share the old
-// record's memory.
+// put makes name, data (nil: null data), the data version, mzxid and
+// mtime n's record, freeing the one it had. Name and data may share the
+// old record's memory. n's czxid and ctime must be set: mzxid and mtime
+// are stored relative to them.
 //
 // Making room may evacuate a chunk, n's old record included, and freeing
 // the old record may evacuate one holding the new: the node must name its
 // current record, with its sizes, whenever the arena can move records.
-func (a *arena) put(n *Node, name string, data []byte, version int32) {
-	dl := uint64(len(data)) + 1
-	if data == nil {
-		dl = 0
+func (a *arena) put(n *Node, name string, data []byte, version int32, mzxid, mtime int64) {
+	f := recStat{v: uint64(uint32(version)), dz: zigzag(mzxid - n.czxid), dt: zigzag(mtime - n.ctime)}
+	if data != nil {
+		f.dl = uint64(len(data)) + 1
 	}
-	v := uint64(uint32(version))
-	size := uvarintLen(uint64(len(name))) + len(name) + uvarintLen(dl) + uvarintLen(v) + len(data)
+	size := uvarintLen(uint64(len(name))) + len(name) + uvarintLen(f.dl) + uvarintLen(f.v) +
+		uvarintLen(f.dz) + uvarintLen(f.dt) + len(data)
 	var rec *byte
 	if size > largeRecord {
-		b := appendRecord(make([]byte, 0, size), name, dl, v, data)
+		b := appendRecord(make([]byte, 0, size), name, f, data)
 		rec = &b[0]
 	} else {
 		c := a.room(recHeader + size)
 		start := len(c.buf)
 		c.buf = binary.LittleEndian.AppendUint32(c.buf, a.nodes.handle(n))
-		c.buf = appendRecord(c.buf, name, dl, v, data)
+		c.buf = appendRecord(c.buf, name, f, data)
 		c.live += recHeader + size
 		rec = &c.buf[start+recHeader]
 	}
@@ -109,13 +111,22 @@ func (a *arena) put(n *Node, name string, data []byte, version int32) {
 	}
 }
 
-// appendRecord appends a record (Node.rec) to b: name, dl (the data's
-// length + 1, 0 for null data), v (the version's 32 bits) and data.
-func appendRecord(b []byte, name string, dl, v uint64, data []byte) []byte {
+// recStat is a record's fields between the name and the data, as
+// uvarints: dl is the data's length + 1 (0 for null data), v the version's
+// 32 bits, dz and dt mzxid - czxid and mtime - ctime zigzag-encoded.
+type recStat struct{ dl, v, dz, dt uint64 }
+
+// zigzag is x as binary.AppendVarint encodes it.
+func zigzag(x int64) uint64 { return uint64(x<<1) ^ uint64(x>>63) }
+
+// appendRecord appends a record (Node.rec) to b: name, f and data.
+func appendRecord(b []byte, name string, f recStat, data []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(name)))
 	b = append(b, name...)
-	b = binary.AppendUvarint(b, dl)
-	b = binary.AppendUvarint(b, v)
+	b = binary.AppendUvarint(b, f.dl)
+	b = binary.AppendUvarint(b, f.v)
+	b = binary.AppendUvarint(b, f.dz)
+	b = binary.AppendUvarint(b, f.dt)
 	return append(b, data...)
 }
 

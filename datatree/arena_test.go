@@ -11,8 +11,8 @@ import (
 
 // TestArenaModel puts, replaces and frees records of random sizes (empty,
 // null, small, and above largeRecord) on many nodes, and checks after
-// every step that each node's name, data and version (through Stat too)
-// are what it was given, that
+// every step that each node's name, data, version, mzxid and mtime
+// (through Stat too) are what it was given, that
 // slices handed out earlier never change, and that the arena's accounting
 // matches its records: the live bytes of every chunk, and memory within
 // twice the live records plus two chunks (evacuation at half).
@@ -22,9 +22,10 @@ func TestArenaModel(t *testing.T) {
 		tr := newEmptyTree()
 		a := &tr.recs
 		type want struct {
-			name    string
-			data    []byte
-			version int32
+			name         string
+			data         []byte
+			version      int32
+			mzxid, mtime int64
 		}
 		model := map[*Node]want{}
 		var live []*Node
@@ -53,6 +54,14 @@ func TestArenaModel(t *testing.T) {
 		randVersion := func() int32 {
 			return int32(r.Uint32() >> uint(r.IntN(33)))
 		}
+		// mzxid and mtime at every distance from czxid and ctime,
+		// below them too (a snapshot may hold anything).
+		randAfter := func(from int64) int64 {
+			if r.IntN(4) == 0 {
+				return from
+			}
+			return from + int64(r.Uint64()>>uint(r.IntN(65)))*int64(1-2*r.IntN(2))
+		}
 		for step := 0; step < 20000; step++ {
 			switch op := r.IntN(10); {
 			case op < 5 || len(live) == 0:
@@ -61,15 +70,16 @@ func TestArenaModel(t *testing.T) {
 				if r.IntN(50) == 0 {
 					name = ""
 				}
-				d, v := randData(), randVersion()
-				a.put(n, name, d, v)
-				model[n] = want{name, d, v}
+				n.czxid, n.ctime = r.Int64(), r.Int64()>>uint(r.IntN(64))
+				d, v, z, tm := randData(), randVersion(), randAfter(n.czxid), randAfter(n.ctime)
+				a.put(n, name, d, v, z, tm)
+				model[n] = want{name, d, v, z, tm}
 				live = append(live, n)
 			case op < 8:
 				n := live[r.IntN(len(live))]
-				d, v := randData(), randVersion()
-				a.put(n, n.baseName(), d, v)
-				model[n] = want{model[n].name, d, v}
+				d, v, z, tm := randData(), randVersion(), randAfter(n.czxid), randAfter(n.ctime)
+				a.put(n, n.baseName(), d, v, z, tm)
+				model[n] = want{model[n].name, d, v, z, tm}
 			default:
 				i := r.IntN(len(live))
 				n := live[i]
@@ -103,6 +113,13 @@ func TestArenaModel(t *testing.T) {
 				if st.Version != w.version || int(st.DataLength) != len(w.data) {
 					t.Fatalf("seed %d step %d: node %q: stat version %d, length %d; want %d, %d",
 						seed, step, w.name, st.Version, st.DataLength, w.version, len(w.data))
+				}
+				if st.Mzxid != w.mzxid || st.Mtime != w.mtime || n.mzxid() != w.mzxid || n.mtime() != w.mtime {
+					t.Fatalf("seed %d step %d: node %q: mzxid %d/%d, mtime %d/%d; want %d, %d",
+						seed, step, w.name, st.Mzxid, n.mzxid(), st.Mtime, n.mtime(), w.mzxid, w.mtime)
+				}
+				if p := n.Persisted(); p.Mzxid != w.mzxid || p.Mtime != w.mtime || p.Czxid != n.czxid || p.Ctime != n.ctime {
+					t.Fatalf("seed %d step %d: node %q: persisted stat %+v, want mzxid %d mtime %d", seed, step, w.name, p, w.mzxid, w.mtime)
 				}
 				if c, _ := a.chunkOf(n.rec); c != nil {
 					inChunks += recHeader + n.recSize()
@@ -139,10 +156,11 @@ func TestArenaGrowOnly(t *testing.T) {
 	for i := 0; i < 100000; i++ {
 		n := tr.nodes.alloc()
 		name := fmt.Sprintf("item-%010d", i)
-		tr.recs.put(n, name, make([]byte, 100), 0)
+		tr.recs.put(n, name, make([]byte, 100), 0, 0, 0)
 		// The header, the name's length, the name, the data's length,
-		// the version (one byte each for these), the data.
-		total += recHeader + 1 + len(name) + 1 + 1 + 100
+		// the version, mzxid and mtime (one byte each for these), the
+		// data.
+		total += recHeader + 1 + len(name) + 1 + 1 + 1 + 1 + 100
 	}
 	if limit := int64(total) + int64(total)/100 + chunkSize; tr.recs.bytes > limit {
 		t.Errorf("%d bytes of records take %d bytes of chunks (limit %d)", total, tr.recs.bytes, limit)

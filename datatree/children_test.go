@@ -99,5 +99,5 @@ func TestChildTableLookupWithCollidingPrefixes(t *testing.T) {
 // setTestName gives a node made outside any tree the base name name (a
 // record of its own, null data).
 func (n *Node) setTestName(name string) {
-	n.rec = &appendRecord(nil, name, 0, 0, nil)[0]
+	n.rec = &appendRecord(nil, name, recStat{}, nil)[0]
 }

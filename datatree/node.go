@@ -68,17 +68,19 @@ func kindOf(owner int64) ownerKind {
 // so they may be used after the lock is released; the stat and children
 // may not.
 //
-// A node is 64 bytes, allocated in slabs (slab.go), and a tree of a million
+// A node is 48 bytes, allocated in slabs (slab.go), and a tree of a million
 // znodes spends most of its heap on them and their records. No full path is
 // stored: a node holds its base name and its parent, and is found by walking
 // the path's segments through each parent's child table (children.go); the
 // few places that need a node's path (the snapshot, the ephemeral and
 // container indexes' callers) rebuild it from the parents. The base name,
 // the data, its length and its version are one record in the tree's arena
-// (arena.go), reached by one pointer: the length and the version change
-// only when the data does, and a data change writes a new record anyway,
-// so keeping them there costs two uvarints (2-4 bytes) where the node
-// would spend 8. The stat fields that nearly every
+// (arena.go), reached by one pointer, with the rest of what changes only
+// when the data does: the data's length, its version, mzxid and mtime. A
+// data change writes a new record anyway, so keeping them there costs four
+// varints where the node would spend 24 bytes; mzxid and mtime are stored
+// as their distance from czxid and ctime, one byte each on a node whose
+// data was never set. The stat fields that nearly every
 // leaf leaves at their initial value (pzxid = czxid, the child-create
 // counter, aversion and ephemeralOwner 0) and the child table live in an
 // extension allocated only for the nodes that need one: parents,
@@ -89,11 +91,14 @@ type Node struct {
 	// rec is the node's record in the tree's arena (arena.go): the length
 	// of its base name (a uvarint; 0 for the root), the name, the data's
 	// length + 1 (a uvarint; 0 for null data), the data version (a uvarint
-	// of its 32 bits) and the data. Nil only for a free slot.
+	// of its 32 bits), mzxid - czxid and mtime - ctime (varints) and the
+	// data. Nil only for a free slot.
 	rec *byte
 	ext *nodeExt
 
-	czxid, mzxid, ctime, mtime int64
+	// czxid and ctime never change once the node has its record: the
+	// record's mzxid and mtime are relative to them.
+	czxid, ctime int64
 	// parent is the node's parent (none for the root). next is the next
 	// node in the parent's bucket chain, or, for a free slot, the next
 	// free slot of the slab. References, not pointers: half the size, and
@@ -184,12 +189,11 @@ func (n *Node) setAversion(v int32) {
 	n.extension().aversion = v
 }
 
-// setStat stores s (the child-create counter and pzxid included), giving
-// the node an extension only if s needs one. The czxid must be set first
-// or with it: an extension's pzxid defaults to it. The version is the
-// record's (arena.put), not set here.
+// setStat stores the parts of s outside the record (the child-create
+// counter and pzxid included), giving the node an extension only if s
+// needs one. Czxid and ctime are set before the record is written
+// (Tree.newNode); version, mzxid and mtime are the record's (arena.put).
 func (n *Node) setStat(s PStat) {
-	n.czxid, n.mzxid, n.ctime, n.mtime = s.Czxid, s.Mzxid, s.Ctime, s.Mtime
 	if n.ext == nil && s.Pzxid == s.Czxid && s.CVersion == 0 && s.Aversion == 0 && s.EphemeralOwner == 0 {
 		return
 	}
@@ -214,12 +218,45 @@ func (n *Node) nameLen() (l, k int) {
 // recHead decodes the record's fields after the name: the data's length
 // (-1 for null data), the data version, and where the data starts.
 func (n *Node) recHead() (dataLen, version int32, dataOff int) {
-	l, k := n.nameLen()
-	p := unsafe.Add(unsafe.Pointer(n.rec), k+l)
-	d, dk := recUvarint(p)
-	v, vk := recUvarint(unsafe.Add(p, dk))
-	return int32(d) - 1, int32(uint32(v)), k + l + dk + vk
+	h := n.recFields()
+	return h.dataLen, h.version, h.dataOff
 }
+
+// recFields is the record's fields after the name.
+type recFields struct {
+	dataLen, version int32 // dataLen is -1 for null data
+	dz, dt           int64 // mzxid - czxid, mtime - ctime
+	dataOff          int   // where the data starts
+}
+
+func (n *Node) recFields() recFields {
+	l, k := n.nameLen()
+	off := k + l
+	d, dk := recUvarint(unsafe.Add(unsafe.Pointer(n.rec), off))
+	off += dk
+	v, vk := recUvarint(unsafe.Add(unsafe.Pointer(n.rec), off))
+	off += vk
+	dz, zk := recUvarint(unsafe.Add(unsafe.Pointer(n.rec), off))
+	off += zk
+	dt, tk := recUvarint(unsafe.Add(unsafe.Pointer(n.rec), off))
+	return recFields{
+		dataLen: int32(d) - 1,
+		version: int32(uint32(v)),
+		dz:      unzigzag(dz),
+		dt:      unzigzag(dt),
+		dataOff: off + tk,
+	}
+}
+
+// unzigzag is the value of a varint's uvarint (binary.AppendVarint).
+func unzigzag(x uint64) int64 { return int64(x>>1) ^ -int64(x&1) }
+
+// mzxid is the zxid of the node's last data change (its creation's if
+// none).
+func (n *Node) mzxid() int64 { return n.czxid + n.recFields().dz }
+
+// mtime is the time of the node's last data change.
+func (n *Node) mtime() int64 { return n.ctime + n.recFields().dt }
 
 // recUvarint decodes the uvarint at p, which the arena wrote: the value
 // and the bytes it takes. The one-byte case is inlined.
@@ -325,12 +362,13 @@ func (n *Node) dataAt(d int32, off int) []byte {
 
 // Persisted returns the stored stat.
 func (n *Node) Persisted() PStat {
+	h := n.recFields()
 	return PStat{
 		Czxid:          n.czxid,
-		Mzxid:          n.mzxid,
+		Mzxid:          n.czxid + h.dz,
 		Ctime:          n.ctime,
-		Mtime:          n.mtime,
-		Version:        n.version(),
+		Mtime:          n.ctime + h.dt,
+		Version:        h.version,
 		CVersion:       n.cversion(),
 		Aversion:       n.aversion(),
 		EphemeralOwner: n.owner(),
@@ -354,12 +392,13 @@ func (n *Node) Children(dst []string) []string {
 // for container and TTL nodes.
 func (n *Node) Stat(out *wire.Stat) {
 	nc := int32(n.numChildren())
+	h := n.recFields()
 	out.Czxid = n.czxid
-	out.Mzxid = n.mzxid
+	out.Mzxid = n.czxid + h.dz
 	out.Ctime = n.ctime
-	out.Mtime = n.mtime
-	d, v, _ := n.recHead()
-	out.Version = v
+	out.Mtime = n.ctime + h.dt
+	d := h.dataLen
+	out.Version = h.version
 	out.Cversion = n.cversion()*2 - nc
 	out.Aversion = n.aversion()
 	out.EphemeralOwner = n.owner()
@@ -391,13 +430,13 @@ func (n *Node) TTL() (int64, bool) {
 // stored (8 bytes a node): a change subtracts the term before and adds it
 // after, hashing the path and data twice.
 func (t *Tree) term(n *Node, path string) uint64 {
-	d, v, off := n.recHead()
-	h := mix(contentHash(path, n.dataAt(d, off)), t.acls.entry(n.acl).hash)
+	r := n.recFields()
+	h := mix(contentHash(path, n.dataAt(r.dataLen, r.dataOff)), t.acls.entry(n.acl).hash)
 	h = mix(h, uint64(n.czxid))
-	h = mix(h, uint64(n.mzxid))
+	h = mix(h, uint64(n.czxid+r.dz))
 	h = mix(h, uint64(n.ctime))
-	h = mix(h, uint64(n.mtime))
-	h = mix(h, uint64(uint32(v))|uint64(uint32(n.cversion()))<<32)
+	h = mix(h, uint64(n.ctime+r.dt))
+	h = mix(h, uint64(uint32(r.version))|uint64(uint32(n.cversion()))<<32)
 	h = mix(h, uint64(uint32(n.aversion())))
 	h = mix(h, uint64(n.owner()))
 	h = mix(h, uint64(n.pzxid()))

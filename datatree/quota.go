@@ -196,7 +196,8 @@ func (t *Tree) recountQuota(path string) {
 func (t *Tree) setQuotaData(path string, n *Node, data []byte) {
 	t.nodeSum -= t.term(n, path)
 	t.dataSize += int64(len(data) - n.dataSize())
-	t.recs.put(n, n.baseName(), data, n.version())
+	f := n.recFields()
+	t.recs.put(n, n.baseName(), data, f.version, n.czxid+f.dz, n.ctime+f.dt)
 	t.nodeSum += t.term(n, path)
 }
 

@@ -20,7 +20,7 @@ func (t *Tree) ReapCandidates(nowMs int64, maxNeverUsedMs int64, dst []string) [
 		if n.numChildren() != 0 {
 			continue
 		}
-		if n.cversion() > 0 || (maxNeverUsedMs > 0 && nowMs-n.mtime > maxNeverUsedMs) {
+		if n.cversion() > 0 || (maxNeverUsedMs > 0 && nowMs-n.mtime() > maxNeverUsedMs) {
 			dst = append(dst, t.pathOf(n))
 		}
 	}
@@ -28,7 +28,7 @@ func (t *Tree) ReapCandidates(nowMs int64, maxNeverUsedMs int64, dst []string) [
 		if n.numChildren() != 0 {
 			continue
 		}
-		if ttl, ok := n.TTL(); ok && ttl != 0 && nowMs-n.mtime > ttl {
+		if ttl, ok := n.TTL(); ok && ttl != 0 && nowMs-n.mtime() > ttl {
 			dst = append(dst, t.pathOf(n))
 		}
 	}

@@ -3,11 +3,12 @@ package datatree
 import "unsafe"
 
 // The tree allocates its nodes in slabs of slabNodes: an array of nodes is
-// one heap object whose size (127 × 64 bytes, 8128 bytes) and the 8-byte
+// one heap object whose size (127 × 48 bytes, 6096 bytes) and the 8-byte
 // header the runtime puts before an object of that size with pointers fit
-// the allocator's 8 KiB size class, so a node costs its 64 bytes and a
-// slab wastes 56 (a 128-node slab, 8192 bytes and the header, would take
-// the 9472-byte class). The
+// the allocator's 6144-byte size class, so a node costs its 48 bytes and
+// a slab wastes 40 (a 128-node slab, 6144 bytes and the header, would take
+// the 6528-byte class; 170 nodes would fill the 8 KiB class as well, but
+// need a handle bit the arena's dead bit holds). The
 // slabs also give the snapshot its walk: in slab order a snapshot visits
 // the nodes in memory order, and a node never moves while it lives, so a
 // walk that releases the lock between chunks visits every node that exists
@@ -36,10 +37,15 @@ type slab [slabNodes]Node
 // larger than 512 bytes that holds pointers (the type's address).
 const mallocHeader = 8
 
-// A slab and its malloc header must fit the 8 KiB size class, and handles
-// must leave the arena's dead bit free.
+// slabClass is the allocator's size class a slab is allocated in.
+const slabClass = 6144
+
+// A slab and its malloc header must fit its size class (within 64 bytes,
+// so the class is the smallest that fits), and handles must leave the
+// arena's dead bit free.
 var (
-	_ [8192 - mallocHeader - unsafe.Sizeof(slab{})]byte
+	_ [slabClass - mallocHeader - unsafe.Sizeof(slab{})]byte
+	_ [64 - (slabClass - mallocHeader - unsafe.Sizeof(slab{}))]byte
 	_ [1<<slotBits - slabNodes]byte
 	_ [31 - slabBits - slotBits]byte
 )
@@ -102,7 +108,7 @@ func (a *nodeAlloc) grow() {
 		a.spare = a.spare[:k-1]
 	} else {
 		if a.n == 1<<slabBits {
-			// 2^31 nodes, 128 GiB of them: the process is out of
+			// 2^31 nodes, 96 GiB of them: the process is out of
 			// memory long before.
 			panic("datatree: node slabs exhausted")
 		}

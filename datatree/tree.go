@@ -79,7 +79,7 @@ func New() *Tree {
 func (t *Tree) addInitial(path string, data []byte, acl []wire.ACL, aversion int32) {
 	n := t.nodes.alloc()
 	n.acl = t.acls.intern(acl).id
-	t.recs.put(n, BaseName(path), data, 0)
+	t.recs.put(n, BaseName(path), data, 0, 0, 0)
 	n.setAversion(aversion)
 	if path == RootPath {
 		t.root = n
@@ -99,7 +99,8 @@ func (t *Tree) ACL(n *Node) []wire.ACL { return t.acls.entry(n.acl).acl }
 func (t *Tree) newNode(name string, acl *aclEntry, data []byte, st PStat) *Node {
 	n := t.nodes.alloc()
 	n.acl = acl.id
-	t.recs.put(n, name, data, st.Version)
+	n.czxid, n.ctime = st.Czxid, st.Ctime
+	t.recs.put(n, name, data, st.Version, st.Mzxid, st.Mtime)
 	n.setStat(st)
 	return n
 }
@@ -329,9 +330,7 @@ func (t *Tree) SetLocalConfig(data []byte, version, mtime int64) {
 		return
 	}
 	t.nodeSum -= t.term(n, ConfigPath)
-	t.recs.put(n, n.baseName(), data, -1)
-	n.mzxid = version
-	n.mtime = mtime
+	t.recs.put(n, n.baseName(), data, -1, version, mtime)
 	t.nodeSum += t.term(n, ConfigPath)
 }
 
