@@ -23,7 +23,9 @@ func rlogReference() refExperiment {
 		command: rlogReferenceCommand,
 		what: "a 3-member corral ensemble with rlog.root, appends through the gRPC API in sync mode; " +
 			"the disk (write + fdatasync) and loopback anchors measured in the same run, the ceiling disk ÷ 3; " +
-			"the ZKRL thesis's Figs. 5.1-5.4 and §5.1.2, and ZooKeeper 3.9.3 storing the same 64 KiB payloads as sequential znodes",
+			"the ZKRL thesis's Figs. 5.1-5.4 and §5.1.2, and ZooKeeper 3.9.3 storing the same 64 KiB payloads as sequential znodes; " +
+			"run on a machine whose memory has been used once since boot (on a VM whose host backs memory on first touch, " +
+			"a data log growing into never-used memory costs several times the CPU: docs/design/rlog.md)",
 		tables: []refTable{
 			{heading: rlogTargetsHeading},
 			{heading: "## Fig. 5.1: throughput vs append size", rows: rlogFig51Row},
