@@ -215,20 +215,14 @@ func (n *Node) nameLen() (l, k int) {
 	return int(x), k
 }
 
-// recHead decodes the record's fields after the name: the data's length
-// (-1 for null data), the data version, and where the data starts.
-func (n *Node) recHead() (dataLen, version int32, dataOff int) {
-	h := n.recFields()
-	return h.dataLen, h.version, h.dataOff
-}
-
-// recFields is the record's fields after the name.
+// recFields is the record's fields after the name (Node.recFields).
 type recFields struct {
 	dataLen, version int32 // dataLen is -1 for null data
 	dz, dt           int64 // mzxid - czxid, mtime - ctime
 	dataOff          int   // where the data starts
 }
 
+// recFields decodes the record's fields after the name.
 func (n *Node) recFields() recFields {
 	l, k := n.nameLen()
 	off := k + l
@@ -282,20 +276,18 @@ func recUvarintLong(p unsafe.Pointer) (uint64, int) {
 
 // recSize is the size of the node's record.
 func (n *Node) recSize() int {
-	d, _, off := n.recHead()
-	return off + int(max(d, 0))
+	f := n.recFields()
+	return f.dataOff + int(max(f.dataLen, 0))
 }
 
 // dataSize is len(n.Data()).
 func (n *Node) dataSize() int {
-	d, _, _ := n.recHead()
-	return int(max(d, 0))
+	return int(max(n.recFields().dataLen, 0))
 }
 
 // version is the node's data version.
 func (n *Node) version() int32 {
-	_, v, _ := n.recHead()
-	return v
+	return n.recFields().version
 }
 
 // numChildren is the number of children.
@@ -345,11 +337,11 @@ func (n *Node) eachChild(f func(c *Node)) {
 // Data returns the node's data (nil if the node was created with null
 // data). Callers must not modify it.
 func (n *Node) Data() []byte {
-	d, _, off := n.recHead()
-	return n.dataAt(d, off)
+	f := n.recFields()
+	return n.dataAt(f.dataLen, f.dataOff)
 }
 
-// dataAt is Data, given what recHead returned.
+// dataAt is Data, given the record's data length and offset (recFields).
 func (n *Node) dataAt(d int32, off int) []byte {
 	switch {
 	case d < 0:
