@@ -41,7 +41,7 @@ func rlogReference() refExperiment {
 
 // rlogReferenceCommand is the run the section shows: well under 15
 // minutes on a 2-core machine.
-const rlogReferenceCommand = "corral-bench rlog --warmup 2s --duration 8s --grow-bytes 1073741824 --out DIR"
+const rlogReferenceCommand = "corral-bench rlog --warmup 2s --duration 8s --grow-bytes 8589934592 --out DIR"
 
 // rlogHeadline is the targets table's corral ÷ ZooKeeper row.
 func rlogHeadline(run string, tabs []mdTable) []headlineRow {

@@ -21,7 +21,7 @@ import (
 //	                  [-group-commit=true] [-warmup 1s] [-duration 4s]
 //	                  [-phase-bytes 268435456] [-grow-bytes 268435456] [-grow-samples 8]
 //	                  [-zookeeper=true] [-anchors=true] [-anchor-duration 2s]
-//	                  [-snap-count 2000] [-corral-bin PATH] [-zk-lib DIR] [-java java]
+//	                  [-snap-count 100000] [-corral-bin PATH] [-zk-lib DIR] [-java java]
 //	                  [-java-heap 2g] [-workdir DIR] [-keep] [-out DIR] [-q]
 func rlogCommand(ctx context.Context, args []string, env CommandEnv) int {
 	fs := newFlagSet("rlog", env)

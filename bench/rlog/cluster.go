@@ -32,6 +32,9 @@ const Root = "/logs"
 // zooCfg is member id's zoo.cfg: an ensemble on 127.0.0.1 with logs
 // under Root and the log API on api[id-1]. client, quorum, election and
 // api hold every member's ports.
+// purgeTimeMs is how often the members purge old snapshots.
+const purgeTimeMs = 10000
+
 func zooCfg(id int, dataDir string, s setup, snapCount int, client, quorum, election, api []int) string {
 	var b strings.Builder
 	p := func(k, v string) { b.WriteString(k + "=" + v + "\n") }
@@ -46,6 +49,11 @@ func zooCfg(id int, dataDir string, s setup, snapCount int, client, quorum, elec
 	p("4lw.commands.whitelist", "*")
 	p("maxClientCnxns", "0")
 	p("snapCount", strconv.Itoa(snapCount))
+	// Every snapshot holds every entry znode, so the snapshots of a
+	// long run, unpurged, grow with the square of its appends: keep the
+	// newest three, as autopurge would, every few seconds.
+	p("PurgeTimeMs", strconv.Itoa(purgeTimeMs))
+	p("NumberToRetain", "3")
 	p("durability", s.Durability)
 	p("rlog.root", Root)
 	p("rlog.groupCommit", s.GroupCommit)

@@ -283,3 +283,21 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("targets not all measured: %+v", tg)
 	}
 }
+
+func TestCheckGrowSpace(t *testing.T) {
+	dir := t.TempDir()
+	free, err := freeBytes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkGrowSpace(dir, 3, 1<<20); free > growSpace(3, 1<<20) && err != nil {
+		t.Errorf("3 × 1 MiB with %d bytes free: %v", free, err)
+	}
+	err = checkGrowSpace(dir, 3, free)
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "-grow-bytes") {
+		t.Errorf("3 × the free space: %v, want an error naming %s and -grow-bytes", err, dir)
+	}
+	if _, err := freeBytes(filepath.Join(dir, "missing")); err == nil {
+		t.Error("statfs of a missing directory succeeded")
+	}
+}

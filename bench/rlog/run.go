@@ -51,6 +51,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, err
 	}
 	defer cleanup()
+	if cfg.GrowBytes > 0 {
+		// Before anything runs: the memory phase comes after the
+		// sweeps, minutes in.
+		if err := checkGrowSpace(dir, cfg.Members, cfg.GrowBytes); err != nil {
+			return rep, err
+		}
+	}
 	if cfg.CorralBin == "" {
 		if cfg.CorralBin, err = launch.BuildCorral(ctx, dir); err != nil {
 			return rep, err
