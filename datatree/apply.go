@@ -48,14 +48,11 @@ type Result struct {
 // replaying the log over a fuzzy snapshot) changes what it safely can and
 // reports why in r.Err (see doc.go for the replay rules).
 //
-// A create copies tx.Data into an allocation of its own: a txn's data may
-// be a slice of a larger record (a leader's proposal, txn.AppendShared)
-// that the tree would otherwise keep alive for the node's lifetime (200
-// bytes more per 100-byte znode on a leader). setData keeps tx.Data
-// without copying, allocating nothing: the caller must not modify it
-// afterwards, and on a leader the record stays alive until the node's
-// data is replaced again. ACL lists are interned (copied once per
-// distinct list).
+// A create or setData copies tx.Data into the tree's arena (arena.go), so
+// tx.Data may be a slice of a larger record (a proposal, a committed
+// entry) that the tree never keeps alive, and the caller may reuse it
+// once Apply returns. ACL lists are interned (copied once per distinct
+// list).
 func (t *Tree) Apply(h *txn.Header, tx *txn.Txn, r *Result) {
 	r.Err = wire.CodeOK
 	r.Path = ""

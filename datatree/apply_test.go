@@ -668,3 +668,49 @@ func TestSetLocalConfig(t *testing.T) {
 		t.Fatalf("digests %x %x, want %x as before", a.Digest(), b.Digest(), before)
 	}
 }
+
+// TestApplyKeepsNoSliceOfTxnData: the members apply committed entries
+// decoded in place (txn.DecodeShared), so every Data the tree keeps must
+// be its own copy. Overwriting each txn's buffers after Apply changes
+// nothing the tree returns: small and large (own allocation) records,
+// created, set and created in a multi.
+func TestApplyKeepsNoSliceOfTxnData(t *testing.T) {
+	a := newApplier(t)
+	small := []byte("small value")
+	large := make([]byte, largeRecord+100)
+	for i := range large {
+		large[i] = byte(i)
+	}
+	want := map[string][]byte{}
+	var bufs [][]byte
+	apply := func(tx *txn.Txn, path string, data []byte) {
+		t.Helper()
+		buf := slices.Clone(data)
+		want[path] = slices.Clone(data)
+		switch tx.Type {
+		case wire.OpMulti:
+			tx.Ops[0].Data = buf
+		default:
+			tx.Data = buf
+		}
+		if r := a.apply(sessA, tx); r.Err != wire.CodeOK {
+			t.Fatalf("%s: %v", path, r.Err)
+		}
+		bufs = append(bufs, buf)
+	}
+	apply(createTxn("/s", nil, a.nextCV("/s")), "/s", small)
+	apply(createTxn("/l", nil, a.nextCV("/l")), "/l", large)
+	apply(&txn.Txn{Type: wire.OpSetData, Path: "/s", Version: 1}, "/s", large)
+	apply(&txn.Txn{Type: wire.OpSetData, Path: "/l", Version: 1}, "/l", small)
+	apply(&txn.Txn{Type: wire.OpMulti, Ops: []txn.Txn{*createTxn("/m", nil, a.nextCV("/m"))}}, "/m", large)
+	for _, b := range bufs {
+		for i := range b {
+			b[i] ^= 0xff
+		}
+	}
+	for path, w := range want {
+		if got := a.tr.Get(path).Data(); !slices.Equal(got, w) {
+			t.Errorf("%s: the tree's data changed with the txn's buffer (%d bytes, want %d)", path, len(got), len(w))
+		}
+	}
+}

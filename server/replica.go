@@ -473,8 +473,16 @@ func (rp *replica) send(msgs []zab.Message) {
 // committedRequests turns committed entries into requests for apply: the
 // leader's own proposals and this learner's forwarded writes are matched
 // to the requests waiting for them; other servers' get a request without
-// a connection. They are built in dst's array when it is large enough.
-func (rp *replica) committedRequests(dst []*request, ents []zab.Entry, rl *logData) (out, lost []*request) {
+// a connection, decoded from the entry. They are built in dst's array
+// when it is large enough.
+//
+// A decoded Data is a slice of the entry, not a copy: the tree copies
+// what it keeps into its arena (datatree.Tree.Apply), a committed entry's
+// bytes are never modified, and nothing else holds a Data past the reply
+// (reconfig parses and clones its text). An append's payload stays a
+// slice of the entry until forApply writes it to the data log (if the
+// log goroutine has not) and puts the reference in its place.
+func (rp *replica) committedRequests(dst []*request, ents []zab.Entry) (out, lost []*request) {
 	if len(ents) == 0 {
 		return dst, nil
 	}
@@ -496,7 +504,7 @@ func (rp *replica) committedRequests(dst []*request, ents []zab.Entry, rl *logDa
 		}
 		var h txn.Header
 		var tx txn.Txn
-		if err := rl.decodeCommitted(e.Data, &h, &tx); err != nil {
+		if err := txn.DecodeShared(e.Data, &h, &tx); err != nil {
 			rp.s.fatal("committed transaction does not decode", fmt.Errorf("%s: %w", hex(z), err))
 			return out, lost
 		}

@@ -51,7 +51,7 @@ func (sm *treeSM) Apply(ents []zab.Entry) error {
 	if inline {
 		dst, sm.scratch = sm.scratch, nil
 	}
-	batch, lost := rp.committedRequests(dst, ents, sm.st.rl)
+	batch, lost := rp.committedRequests(dst, ents)
 	for _, r := range lost {
 		rp.s.abandon(r, errors.New("forwarded request lost on the way to the leader"))
 	}

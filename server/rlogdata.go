@@ -364,32 +364,6 @@ func (d *logData) toProposal(data []byte) ([]byte, error) {
 	return txn.Append(nil, &h, &tx), nil
 }
 
-// decodeCommitted decodes a committed entry for apply (on a member that
-// did not take the request). An append's payload is not copied: forApply
-// writes it to the data log (if the log goroutine has not) and puts the
-// reference in its place, so the tree never holds it. Every other Data is
-// a copy, as txn.Decode makes, so that no node keeps the entry's buffer
-// alive. d may be nil (no rlog.root).
-func (d *logData) decodeCommitted(b []byte, h *txn.Header, tx *txn.Txn) error {
-	if d == nil || len(b) <= rlogInlineMax {
-		return txn.Decode(b, h, tx)
-	}
-	if err := txn.DecodeShared(b, h, tx); err != nil {
-		return err
-	}
-	op := d.appendOp(tx)
-	own := func(t *txn.Txn) {
-		if t != op && t.Data != nil {
-			t.Data = bytes.Clone(t.Data)
-		}
-	}
-	own(tx)
-	for i := range tx.Ops {
-		own(&tx.Ops[i])
-	}
-	return nil
-}
-
 // forApply replaces an append's payload with its reference before the
 // tree applies it, writing the payload first if this member's log
 // goroutine has not yet (a leader may apply before its own log has the
