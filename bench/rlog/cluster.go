@@ -29,12 +29,12 @@ type setup struct {
 // Root is the rlog.root every member gets.
 const Root = "/logs"
 
-// zooCfg is member id's zoo.cfg: an ensemble on 127.0.0.1 with logs
-// under Root and the log API on api[id-1]. client, quorum, election and
-// api hold every member's ports.
 // purgeTimeMs is how often the members purge old snapshots.
 const purgeTimeMs = 10000
 
+// zooCfg is member id's zoo.cfg: an ensemble on 127.0.0.1 with logs
+// under Root and the log API on api[id-1]. client, quorum, election and
+// api hold every member's ports.
 func zooCfg(id int, dataDir string, s setup, snapCount int, client, quorum, election, api []int) string {
 	var b strings.Builder
 	p := func(k, v string) { b.WriteString(k + "=" + v + "\n") }
