@@ -168,13 +168,17 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 		return wire.CodeBadArguments
 	}
 	parentPath := ParentPath(path)
-	parent := t.lookup(parentPath)
+	parent := t.lookupWrite(parentPath)
 	if parent == nil {
 		return wire.CodeNoNode
 	}
 	name := BaseName(path)
 	acl := t.acls.intern(tx.ACL)
-	if existing := parent.child(name); existing != nil {
+	existing := parent.child(name)
+	if existing == nil {
+		existing = t.unpackChild(parent, name)
+	}
+	if existing != nil {
 		// Replay over a fuzzy snapshot. ZooKeeper hands the new ACL to the
 		// existing node and, so that a node deleted and re-created inside
 		// the fuzzy window leaves its parent right, still raises the
@@ -191,11 +195,18 @@ func (t *Tree) create(h *txn.Header, tx *txn.Txn, owner int64, st *wire.Stat, ev
 	t.raiseParent(parent, parentPath, tx.ParentCVersion, h.Zxid)
 
 	z := h.Zxid
+	if t.packRoot != "" && owner == 0 && t.packCreate(parent, parentPath, path, acl, tx.Data, z, h.Time) {
+		entryStat(st, z, h.Time, len(tx.Data))
+		*ev = append(*ev,
+			Event{Type: wire.EventNodeCreated, Path: path, Zxid: z, ACL: acl.acl},
+			Event{Type: wire.EventNodeChildrenChanged, Path: parentPath, Zxid: z, ACL: t.ACL(parent)})
+		return wire.CodeOK
+	}
 	n := t.newNode(name, acl, tx.Data,
 		PStat{Czxid: z, Mzxid: z, Ctime: h.Time, Mtime: h.Time, EphemeralOwner: owner, Pzxid: z})
 	parent.addChild(&t.nodes, n)
 	t.index(path, n)
-	t.quotaCreated(path, n)
+	t.quotaCreatedSize(path, n.dataSize())
 	n.Stat(st)
 	*ev = append(*ev,
 		Event{Type: wire.EventNodeCreated, Path: path, Zxid: z, ACL: acl.acl},
@@ -240,6 +251,9 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 
 	n := parent.child(BaseName(path))
 	if n == nil {
+		n = t.unpackChild(parent, BaseName(path))
+	}
+	if n == nil {
 		return wire.CodeNoNode
 	}
 	parent.removeChild(n)
@@ -262,6 +276,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) wire.Code {
 // path). n's child table is left listing freed slots: the caller frees n
 // next.
 func (t *Tree) removeDescendants(path string, n *Node) {
+	t.dropRun(path, n)
 	n.eachChild(func(c *Node) {
 		cp := path + "/" + c.baseName()
 		t.removeDescendants(cp, c)
@@ -270,7 +285,7 @@ func (t *Tree) removeDescendants(path string, n *Node) {
 }
 
 func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) wire.Code {
-	n := t.lookup(tx.Path)
+	n := t.lookupWrite(tx.Path)
 	if n == nil {
 		return wire.CodeNoNode
 	}
@@ -286,7 +301,7 @@ func (t *Tree) setData(h *txn.Header, tx *txn.Txn, st *wire.Stat, ev *[]Event) w
 }
 
 func (t *Tree) setACL(tx *txn.Txn, st *wire.Stat) wire.Code {
-	n := t.lookup(tx.Path)
+	n := t.lookupWrite(tx.Path)
 	if n == nil {
 		return wire.CodeNoNode
 	}

@@ -18,6 +18,12 @@
 // counter and clients see 2*counter - numChildren; the ephemeralOwner of
 // container and TTL nodes is stored with ZooKeeper's markers and shown as 0.
 //
+// With a pack root (SetPackRoot), the entries of the logs under it are
+// packed: an entry nobody changed since its create is a dozen bytes in
+// its log's run (run.go, pack.go) instead of a node, read back as the
+// node it stands for, unpacked into one by the first write that changes
+// it, and written to snapshots as a node.
+//
 // # Replay over a fuzzy snapshot
 //
 // WriteSnapshot does not stop writes: it records LastZxid first, then each

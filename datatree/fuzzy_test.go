@@ -25,6 +25,9 @@ type workload struct {
 	sessions    []int64
 	nextSession int64
 	seqPath     string
+	// logs adds a third of the transactions on logs under packTestRoot
+	// (pack_test.go).
+	logs bool
 }
 
 func newWorkload(seed uint64) *workload {
@@ -82,6 +85,9 @@ func (w *workload) createOp(tr *Tree, path string) txn.Txn {
 }
 
 func (w *workload) next(tr *Tree) (*txn.Header, *txn.Txn) {
+	if w.logs && len(w.sessions) > 0 && w.rng.IntN(3) == 0 {
+		return w.logOp(tr)
+	}
 	switch r := w.rng.IntN(100); {
 	case r < 2 || len(w.sessions) == 0:
 		id := w.nextSession
@@ -226,9 +232,22 @@ type replayStats struct{ nodeExists, noNode, dropped int }
 // applying transactions under a shared RWMutex (the yield callback lets it
 // run a batch), then replays the log after the snapshot's zxid over the
 // loaded snapshot and requires the live tree's digest.
-func runFuzzy(t *testing.T, seed uint64) replayStats {
+func runFuzzy(t *testing.T, seed uint64) replayStats { return runFuzzyPacked(t, seed, false) }
+
+// runFuzzyPacked is runFuzzy, with logs under packTestRoot in the
+// workload and their entries packed if packed is set. Then every
+// transaction is also applied to a tree that packs nothing, which must
+// answer the same and end with the same digest.
+func runFuzzyPacked(t *testing.T, seed uint64, packed bool) replayStats {
 	live := New()
 	w := newWorkload(seed)
+	var plain *Tree
+	var pr Result
+	if packed {
+		live.SetPackRoot(packTestRoot, testCodec{})
+		w.logs = true
+		plain = New()
+	}
 	var mu sync.RWMutex
 	var log []logged
 	var r Result
@@ -239,6 +258,13 @@ func runFuzzy(t *testing.T, seed uint64) replayStats {
 			h, tx := w.next(live)
 			r.Events = r.Events[:0]
 			live.Apply(h, tx, &r)
+			if plain != nil {
+				pr.Events = pr.Events[:0]
+				plain.Apply(h, tx, &pr)
+				if d := diffResults(&r, &pr); d != "" {
+					t.Fatalf("seed %d: %+v: packed and plain trees answer differently: %s", seed, tx, d)
+				}
+			}
 			if r.Err != wire.CodeOK && tx.Type != wire.OpError {
 				t.Errorf("seed %d: live apply of %+v failed: %v", seed, tx, r.Err)
 			}
@@ -270,7 +296,13 @@ func runFuzzy(t *testing.T, seed uint64) replayStats {
 		yields++
 		mu.RUnlock()
 		write()
-		batches <- 100 + rng.IntN(400)
+		if packed {
+			// Smaller chunks (TestFuzzySnapshotReplayPacked), fewer
+			// transactions each: entries outlive the snapshot.
+			batches <- 5 + rng.IntN(20)
+		} else {
+			batches <- 100 + rng.IntN(400)
+		}
 		<-done
 		mu.RLock()
 	})
@@ -290,6 +322,9 @@ func runFuzzy(t *testing.T, seed uint64) replayStats {
 	loaded, err := ReadSnapshot(&buf)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if packed {
+		loaded.SetPackRoot(packTestRoot, testCodec{})
 	}
 	checkInvariants(t, loaded)
 	var st replayStats
@@ -327,6 +362,19 @@ func runFuzzy(t *testing.T, seed uint64) replayStats {
 	}
 	if d := diffTrees(live, loaded); d != "[]" {
 		t.Fatalf("seed %d: equal digests but trees differ: %s", seed, d)
+	}
+	if plain != nil {
+		if live.Digest() != plain.Digest() || live.NodeCount() != plain.NodeCount() || live.ApproximateDataSize() != plain.ApproximateDataSize() {
+			t.Fatalf("seed %d: packed tree digest %x, %d nodes, %d bytes; plain %x, %d, %d: %s", seed,
+				live.Digest(), live.NodeCount(), live.ApproximateDataSize(), plain.Digest(), plain.NodeCount(), plain.ApproximateDataSize(), diffTrees(live, plain))
+		}
+		if d := diffTrees(live, plain); d != "[]" {
+			t.Fatalf("seed %d: packed and plain trees differ: %s", seed, d)
+		}
+		if live.PackedCount() == 0 || loaded.PackedCount() == 0 {
+			t.Fatalf("seed %d: nothing packed (live %d, loaded %d)", seed, live.PackedCount(), loaded.PackedCount())
+		}
+		t.Logf("seed %d: %d entries packed live, %d after the load", seed, live.PackedCount(), loaded.PackedCount())
 	}
 	t.Logf("seed %d: %d nodes, %d yields, %d txns replayed, %d NodeExists, %d NoNode",
 		seed, live.NodeCount(), yields, replayed, st.nodeExists, st.noNode)

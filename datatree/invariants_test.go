@@ -32,6 +32,7 @@ func invariantError(tr *Tree) error {
 	ttls := map[string]struct{}{}
 	refs := map[aclID]int{}
 	paths := map[*Node]string{}
+	packed := 0
 	var walk func(p string, n *Node) error
 	walk = func(p string, n *Node) error {
 		if n.isFree() {
@@ -75,10 +76,49 @@ func invariantError(tr *Tree) error {
 				err = walk(prefix+"/"+c.baseName(), c)
 			}
 		})
+		if err != nil {
+			return err
+		}
+		if r := n.run(); r != nil {
+			if ParentPath(p) != tr.packRoot {
+				return fmt.Errorf("%s: a run outside the pack root %q", p, tr.packRoot)
+			}
+			live := 0
+			var prev uint64
+			r.each(0, func(e runEntry) bool {
+				cp := p + "/" + r.name(e.num)
+				if live > 0 && e.num <= prev || e.num > r.last {
+					err = fmt.Errorf("%s: entry out of order", cp)
+					return false
+				}
+				prev = e.num
+				live++
+				if n.child(r.name(e.num)) != nil {
+					err = fmt.Errorf("%s: packed and a node", cp)
+					return false
+				}
+				g := tr.Get(cp)
+				if g == nil || g.czxid != e.czxid {
+					err = fmt.Errorf("%s: Get does not find the packed entry", cp)
+					return false
+				}
+				sum += tr.term(g, cp)
+				size += int64(len(cp) + g.dataSize())
+				refs[r.acl]++
+				packed++
+				return true
+			})
+			if err == nil && live != r.live {
+				err = fmt.Errorf("%s: run counts %d live, holds %d", p, r.live, live)
+			}
+		}
 		return err
 	}
 	if err := walk(RootPath, tr.root); err != nil {
 		return err
+	}
+	if packed != tr.packed {
+		return fmt.Errorf("%d packed entries counted, tree says %d", tr.packed, packed)
 	}
 	if err := slabError(tr, paths); err != nil {
 		return err
@@ -288,6 +328,10 @@ func dumpTree(tr *Tree) map[string]dumpNode {
 	var walk func(p string, n *Node)
 	walk = func(p string, n *Node) {
 		out[p] = dumpNode{path: p, data: n.Data(), acl: tr.ACL(n), st: n.Persisted()}
+		tr.eachPacked(n, func(name string, czxid, ctime int64, data []byte) {
+			cp := p + "/" + name
+			out[cp] = dumpNode{path: cp, data: data, acl: tr.acls.entry(n.run().acl).acl, st: PStat{Czxid: czxid, Mzxid: czxid, Ctime: ctime, Mtime: ctime, Pzxid: czxid}}
+		})
 		n.eachChild(func(c *Node) {
 			prefix := p
 			if p == RootPath {
@@ -316,8 +360,8 @@ func diffTrees(a, b *Tree) string {
 			out = append(out, p+": data differs")
 		case !slices.Equal(n.acl, m.acl):
 			out = append(out, fmt.Sprintf("%s: acl %v vs %v", p, n.acl, m.acl))
-		case a.lookup(p).numChildren() != b.lookup(p).numChildren():
-			out = append(out, fmt.Sprintf("%s: %d vs %d children", p, a.lookup(p).numChildren(), b.lookup(p).numChildren()))
+		case a.Get(p).numChildren() != b.Get(p).numChildren():
+			out = append(out, fmt.Sprintf("%s: %d vs %d children", p, a.Get(p).numChildren(), b.Get(p).numChildren()))
 		}
 	}
 	for p := range db {

@@ -136,6 +136,9 @@ type nodeExt struct {
 	// kids is nil until the first child; a parent whose children are all
 	// gone keeps its (empty) table.
 	kids *childTable
+	// run holds the packed children (pack.go), nil if none were ever
+	// packed.
+	run *entryRun
 }
 
 // extension returns the node's extension, allocating it (with the initial
@@ -292,10 +295,17 @@ func (n *Node) version() int32 {
 
 // numChildren is the number of children.
 func (n *Node) numChildren() int {
-	if n.ext == nil || n.ext.kids == nil {
+	if n.ext == nil {
 		return 0
 	}
-	return int(n.ext.kids.n)
+	c := 0
+	if n.ext.kids != nil {
+		c = int(n.ext.kids.n)
+	}
+	if n.ext.run != nil {
+		c += n.ext.run.live
+	}
+	return c
 }
 
 // child returns the child named name, or nil.
@@ -376,6 +386,12 @@ func (n *Node) NumChildren() int { return n.numChildren() }
 // the nodes' storage and stay valid after the lock is released.
 func (n *Node) Children(dst []string) []string {
 	n.eachChild(func(c *Node) { dst = append(dst, c.baseName()) })
+	if r := n.run(); r != nil {
+		r.each(0, func(e runEntry) bool {
+			dst = append(dst, r.name(e.num))
+			return true
+		})
+	}
 	return dst
 }
 
@@ -423,15 +439,25 @@ func (n *Node) TTL() (int64, bool) {
 // after, hashing the path and data twice.
 func (t *Tree) term(n *Node, path string) uint64 {
 	r := n.recFields()
-	h := mix(contentHash(path, n.dataAt(r.dataLen, r.dataOff)), t.acls.entry(n.acl).hash)
-	h = mix(h, uint64(n.czxid))
-	h = mix(h, uint64(n.czxid+r.dz))
-	h = mix(h, uint64(n.ctime))
-	h = mix(h, uint64(n.ctime+r.dt))
-	h = mix(h, uint64(uint32(r.version))|uint64(uint32(n.cversion()))<<32)
-	h = mix(h, uint64(uint32(n.aversion())))
-	h = mix(h, uint64(n.owner()))
-	h = mix(h, uint64(n.pzxid()))
+	return termOf(path, n.dataAt(r.dataLen, r.dataOff), t.acls.entry(n.acl).hash, PStat{
+		Czxid: n.czxid, Mzxid: n.czxid + r.dz, Ctime: n.ctime, Mtime: n.ctime + r.dt,
+		Version: r.version, CVersion: n.cversion(), Aversion: n.aversion(),
+		EphemeralOwner: n.owner(), Pzxid: n.pzxid(),
+	})
+}
+
+// termOf is the digest term of a node with the given path, data, ACL
+// hash and stored stat.
+func termOf(path string, data []byte, aclHash uint64, s PStat) uint64 {
+	h := mix(contentHash(path, data), aclHash)
+	h = mix(h, uint64(s.Czxid))
+	h = mix(h, uint64(s.Mzxid))
+	h = mix(h, uint64(s.Ctime))
+	h = mix(h, uint64(s.Mtime))
+	h = mix(h, uint64(uint32(s.Version))|uint64(uint32(s.CVersion))<<32)
+	h = mix(h, uint64(uint32(s.Aversion)))
+	h = mix(h, uint64(s.EphemeralOwner))
+	h = mix(h, uint64(s.Pzxid))
 	return h
 }
 

@@ -119,8 +119,9 @@ func (t *Tree) quotaPrefix(path string) string {
 	}
 }
 
-// quotaCreated is createNode's quota bookkeeping for a node just inserted.
-func (t *Tree) quotaCreated(path string, n *Node) {
+// quotaCreatedSize is createNode's quota bookkeeping for a node just
+// inserted, with size bytes of data.
+func (t *Tree) quotaCreatedSize(path string, size int) {
 	if parent := ParentPath(path); strings.HasPrefix(parent, QuotaPath) {
 		switch BaseName(path) {
 		case QuotaLimitNode:
@@ -135,7 +136,7 @@ func (t *Tree) quotaCreated(path string, n *Node) {
 		}
 	}
 	if p := t.quotaPrefix(path); p != "" {
-		t.addQuotaUsage(p, int64(n.dataSize()), 1)
+		t.addQuotaUsage(p, int64(size), 1)
 	}
 }
 
@@ -184,6 +185,10 @@ func (t *Tree) recountQuota(path string) {
 		walk = func(n *Node) {
 			count++
 			bytes += int64(n.dataSize())
+			t.eachPacked(n, func(_ string, _, _ int64, data []byte) {
+				count++
+				bytes += int64(len(data))
+			})
 			n.eachChild(walk)
 		}
 		walk(n)

@@ -38,12 +38,6 @@ const (
 	tagACL     = 2
 	tagNode    = 3
 
-	// snapYieldEvery is the most records WriteSnapshot encodes between
-	// calls to yield, snapChunkBytes the most bytes: with 1 KiB values a
-	// thousand records held the lock for about a millisecond, which every
-	// write waited out (sequential creates' p99 rose from 0.2 to 1.5 ms
-	// while a large tree was snapshotted).
-	snapYieldEvery = 1000
 	snapChunkBytes = 64 << 10
 	// maxSnapField bounds a single string or data field (1 GiB); reads grow
 	// their buffers as bytes arrive, so a corrupt length costs at most the
@@ -51,6 +45,13 @@ const (
 	maxSnapField = 1 << 30
 	maxSizeHint  = 1 << 20
 )
+
+// snapYieldEvery is the most records WriteSnapshot encodes between calls
+// to yield, snapChunkBytes the most bytes: with 1 KiB values a thousand
+// records held the lock for about a millisecond, which every write waited
+// out (sequential creates' p99 rose from 0.2 to 1.5 ms while a large tree
+// was snapshotted). A variable so that tests can make chunks smaller.
+var snapYieldEvery = 1000
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -85,11 +86,13 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 	var prefix, path []byte
 
 	count := 0
-	pause := func() error {
+	// due counts a record and reports whether a chunk is due; flush
+	// writes it, releasing the lock for the while (yield).
+	due := func() bool {
 		count++
-		if count%snapYieldEvery != 0 && len(sw.buf) < snapChunkBytes {
-			return nil
-		}
+		return count%snapYieldEvery == 0 || len(sw.buf) >= snapChunkBytes
+	}
+	flush := func() error {
 		lastParent = 0
 		if yield == nil {
 			sw.flush()
@@ -97,6 +100,12 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 			yield(sw.flush)
 		}
 		return sw.err
+	}
+	pause := func() error {
+		if !due() {
+			return nil
+		}
+		return flush()
 	}
 
 	// Ranging over a map while it changes between iterations is allowed:
@@ -115,6 +124,100 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 
 	refs := make(map[aclID]uint64)
 	nodes := 0
+	// writeNode encodes one node record (and its ACL's definition, the
+	// first time it is used).
+	writeNode := func(path []byte, data []byte, acl aclID, st PStat) {
+		ref, ok := refs[acl]
+		if !ok {
+			ref = uint64(len(refs) + 1)
+			refs[acl] = ref
+			b = append(b[:0], tagACL)
+			b = binary.AppendUvarint(b, ref)
+			list := t.acls.entry(acl).acl
+			b = binary.AppendUvarint(b, uint64(len(list)))
+			for _, a := range list {
+				b = binary.AppendVarint(b, int64(a.Perms))
+				b = appendSnapString(b, a.ID.Scheme)
+				b = appendSnapString(b, a.ID.ID)
+			}
+			sw.write(b)
+		}
+		b = append(b[:0], tagNode)
+		b = binary.AppendUvarint(b, uint64(len(path)))
+		b = append(b, path...)
+		if data == nil {
+			b = append(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(data))+1)
+		}
+		sw.write(b)
+		sw.write(data)
+		b = binary.AppendUvarint(b[:0], ref)
+		b = binary.AppendVarint(b, st.Czxid)
+		b = binary.AppendVarint(b, st.Mzxid)
+		b = binary.AppendVarint(b, st.Ctime)
+		b = binary.AppendVarint(b, st.Mtime)
+		b = binary.AppendVarint(b, int64(st.Version))
+		b = binary.AppendVarint(b, int64(st.CVersion))
+		b = binary.AppendVarint(b, int64(st.Aversion))
+		b = binary.AppendVarint(b, st.EphemeralOwner)
+		b = binary.AppendVarint(b, st.Pzxid)
+		sw.write(b)
+		nodes++
+	}
+
+	// Packed entries (pack.go) go first, each run in number order from a
+	// cursor that survives the lock's release: an entry that exists
+	// throughout is written once. One unpacked meanwhile is a node by the
+	// time the nodes are walked, and is written again as it then is (the
+	// reader keeps the later record of a path).
+	type runAt struct {
+		parent *Node
+		run    *entryRun
+	}
+	var runs []runAt
+	if t.packRoot != "" {
+		if root := t.lookup(t.packRoot); root != nil {
+			root.eachChild(func(l *Node) {
+				if r := l.run(); r != nil && r.live > 0 {
+					runs = append(runs, runAt{l, r})
+				}
+			})
+		}
+	}
+	for _, ra := range runs {
+		from := uint64(0)
+		for more := true; more; {
+			// Released and retaken: the log may be gone (its node freed and
+			// maybe reused: then it holds another run or none).
+			if ra.parent.run() != ra.run {
+				break
+			}
+			prefix = append(t.appendPath(prefix[:0], ra.parent), '/')
+			more = false
+			chunk := false
+			ra.run.each(from, func(e runEntry) bool {
+				path = ra.run.appendName(append(path[:0], prefix...), e.num)
+				writeNode(path, t.decodeEntry(e.czxid, e.data), ra.run.acl,
+					PStat{Czxid: e.czxid, Mzxid: e.czxid, Ctime: e.ctime, Mtime: e.ctime, Pzxid: e.czxid})
+				if e.num == 1<<64-1 {
+					return false
+				}
+				from = e.num + 1
+				if due() {
+					chunk, more = true, true
+					return false
+				}
+				return true
+			})
+			if chunk {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	lastParent = 0
 	// The slabs may be added, released and reused between chunks, while
 	// the lock is released, but a node never moves (slab.go): a node that
 	// exists throughout is visited once; one inserted during the walk may
@@ -142,45 +245,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 				}
 				path = append(append(append(path[:0], prefix...), '/'), n.baseName()...)
 			}
-			ref, ok := refs[n.acl]
-			if !ok {
-				ref = uint64(len(refs) + 1)
-				refs[n.acl] = ref
-				b = append(b[:0], tagACL)
-				b = binary.AppendUvarint(b, ref)
-				acl := t.ACL(n)
-				b = binary.AppendUvarint(b, uint64(len(acl)))
-				for _, a := range acl {
-					b = binary.AppendVarint(b, int64(a.Perms))
-					b = appendSnapString(b, a.ID.Scheme)
-					b = appendSnapString(b, a.ID.ID)
-				}
-				sw.write(b)
-			}
-			b = append(b[:0], tagNode)
-			b = binary.AppendUvarint(b, uint64(len(path)))
-			b = append(b, path...)
-			data := n.Data()
-			if data == nil {
-				b = append(b, 0)
-			} else {
-				b = binary.AppendUvarint(b, uint64(len(data))+1)
-			}
-			sw.write(b)
-			sw.write(data)
-			f := n.recFields()
-			b = binary.AppendUvarint(b[:0], ref)
-			b = binary.AppendVarint(b, n.czxid)
-			b = binary.AppendVarint(b, n.czxid+f.dz)
-			b = binary.AppendVarint(b, n.ctime)
-			b = binary.AppendVarint(b, n.ctime+f.dt)
-			b = binary.AppendVarint(b, int64(f.version))
-			b = binary.AppendVarint(b, int64(n.cversion()))
-			b = binary.AppendVarint(b, int64(n.aversion()))
-			b = binary.AppendVarint(b, n.owner())
-			b = binary.AppendVarint(b, n.pzxid())
-			sw.write(b)
-			nodes++
+			writeNode(path, n.Data(), n.acl, n.Persisted())
 			if err := pause(); err != nil {
 				return err
 			}

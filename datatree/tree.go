@@ -46,6 +46,15 @@ type Tree struct {
 	sessionSum uint64
 
 	scratch []string // reused by closeSession
+
+	// packRoot, if set, is the root of the logs whose entries are packed
+	// (pack.go); codec gives their data its compact form. packed counts
+	// the packed entries; packBuf and codecBuf are packCreate's scratch.
+	packRoot string
+	codec    EntryCodec
+	packed   int
+	packBuf  []byte
+	codecBuf []byte
 }
 
 func newEmptyTree() *Tree {
@@ -209,7 +218,10 @@ func (t *Tree) Get(path string) *Node {
 	if path == "" {
 		return t.root
 	}
-	return t.lookup(path)
+	if n := t.lookup(path); n != nil {
+		return n
+	}
+	return t.getPacked(path)
 }
 
 // LastZxid is the zxid of the last applied transaction.
@@ -217,7 +229,7 @@ func (t *Tree) LastZxid() int64 { return t.lastZxid }
 
 // NodeCount is the number of nodes. ZooKeeper's "Node count" and
 // zk_znode_count are one higher: they count the root's "" alias too.
-func (t *Tree) NodeCount() int { return t.nodes.live }
+func (t *Tree) NodeCount() int { return t.nodes.live + t.packed }
 
 // ApproximateDataSize is the sum of len(path)+len(data) over the nodes,
 // ZooKeeper's zk_approximate_data_size (44 for a fresh tree).
@@ -296,6 +308,9 @@ func (t *Tree) CountDescendants(path string) int {
 
 func countUnder(n *Node) int {
 	c := 0
+	if r := n.run(); r != nil {
+		c += r.live
+	}
 	n.eachChild(func(child *Node) { c += 1 + countUnder(child) })
 	return c
 }

@@ -220,6 +220,7 @@ func multiResponse(res *datatree.Result) *wire.MultiResponse {
 // installTree replaces the tree with a snapshot from the leader (SNAP);
 // the caller holds the write lock. The session table follows the tree.
 func (s *Server) installTree(t *datatree.Tree) {
+	packLogs(&s.opts, t)
 	s.tree = t
 	s.setLocalConfig(t)
 	live := t.Sessions()

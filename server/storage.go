@@ -130,6 +130,7 @@ func openStorage(o *Options) (*storage, *datatree.Tree, error) {
 	case err != nil:
 		return nil, nil, fmt.Errorf("load snapshot: %w", err)
 	}
+	packLogs(o, tree)
 	st.log.Info("loaded snapshot", "zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount())
 
 	if o.Durability == DurabilityDiskless {
