@@ -220,7 +220,8 @@ func multiResponse(res *datatree.Result) *wire.MultiResponse {
 // installTree replaces the tree with a snapshot from the leader (SNAP);
 // the caller holds the write lock. The session table follows the tree.
 func (s *Server) installTree(t *datatree.Tree) {
-	packLogs(&s.opts, t)
+	packLogs(&s.opts, t) // restore's; a SNAP's is packed already
+
 	s.tree = t
 	s.setLocalConfig(t)
 	live := t.Sessions()

@@ -150,11 +150,13 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 	if err != nil {
 		return 0, err
 	}
-	z := tree.LastZxid()
+	// The apply goroutine owns the tree once it is handed over: read
+	// what the log line needs first.
+	z, nodes := tree.LastZxid(), tree.NodeCount()
 	sm.rp.s.handToApply([]*request{{install: tree, hdr: txn.Header{Zxid: z}}}, false)
 	sm.handed.Store(z)
 	sm.durable.Store(z)
-	sm.rp.log.Info("installed the leader's snapshot", "zxid", hex(z), "nodes", tree.NodeCount())
+	sm.rp.log.Info("installed the leader's snapshot", "zxid", hex(z), "nodes", nodes)
 	return zab.Zxid(z), nil
 }
 

@@ -127,6 +127,9 @@ func (st *storage) installSnapshot(data []byte) (*datatree.Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot from the leader: %w", err)
 	}
+	// Packed here, before the apply goroutine owns the tree and while no
+	// lock is held (installTree's call is then a no-op).
+	packLogs(st.opts, tree)
 	w, err := snap.Create(st.fs, st.snapDir, tree.LastZxid())
 	if err != nil {
 		return nil, err
