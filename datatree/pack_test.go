@@ -239,6 +239,19 @@ func TestRunNamesAndBlocks(t *testing.T) {
 	if !slices.Equal(got, []uint64{1165, 1456}) {
 		t.Fatalf("each from 1000: %v", got)
 	}
+
+	// The last block emptied and dropped, then more entries: they start
+	// a block of their own, their deltas from nothing dropped.
+	r.remove(2911)
+	for i := range 3 {
+		r.add(uint64(5000+i), int64(9000+10*i), int64(7000-i), encodeRaw(nil, nil))
+	}
+	for i := range 3 {
+		e, ok := r.get(uint64(5000 + i))
+		if b, _ := splitData(e.data); !ok || e.czxid != int64(9000+10*i) || e.ctime != int64(7000-i) || b != nil {
+			t.Fatalf("entry %d after the drop: %+v %v", 5000+i, e, ok)
+		}
+	}
 }
 
 // TestPackedEntriesReadAsNodes creates entries under a log with packing

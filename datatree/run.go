@@ -27,8 +27,12 @@ type entryRun struct {
 	// last is the largest number ever added (a new entry must be above it,
 	// even if that entry has been removed).
 	last uint64
-	any  bool // an entry was ever added (last is meaningful)
-	live int  // entries not removed
+	// lastZ and lastT are the czxid and ctime of entry last: a block
+	// other than the last is full, so a block that takes an entry holds
+	// the one added before it (or is new).
+	lastZ, lastT int64
+	any          bool // an entry was ever added (last is meaningful)
+	live         int  // entries not removed
 }
 
 // runBlockEntries is the most entries a block holds: one word of removal
@@ -135,14 +139,13 @@ func (r *entryRun) add(num uint64, czxid, ctime int64, data []byte) {
 			buf: append(make([]byte, 0, 64+len(data)), data...)})
 	} else {
 		b := &r.blocks[k-1]
-		prev := b.lastEntry()
-		b.buf = binary.AppendUvarint(b.buf, num-prev.num)
-		b.buf = binary.AppendVarint(b.buf, czxid-prev.czxid)
-		b.buf = binary.AppendVarint(b.buf, ctime-prev.ctime)
+		b.buf = binary.AppendUvarint(b.buf, num-r.last)
+		b.buf = binary.AppendVarint(b.buf, czxid-r.lastZ)
+		b.buf = binary.AppendVarint(b.buf, ctime-r.lastT)
 		b.buf = append(b.buf, data...)
 		b.n++
 	}
-	r.last, r.any = num, true
+	r.last, r.lastZ, r.lastT, r.any = num, czxid, ctime, true
 	r.live++
 }
 
@@ -208,13 +211,6 @@ func (r *entryRun) each(from uint64, f func(e runEntry) bool) {
 			return
 		}
 	}
-}
-
-// lastEntry decodes the block's last entry.
-func (b *runBlock) lastEntry() runEntry {
-	var last runEntry
-	b.each(func(_ int, e runEntry) bool { last = e; return true })
-	return last
 }
 
 // each decodes the block's entries in order (removed ones included) and
