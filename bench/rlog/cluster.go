@@ -32,6 +32,9 @@ const Root = "/logs"
 // purgeTimeMs is how often the members purge old snapshots.
 const purgeTimeMs = 10000
 
+// snapSizeLimitKB is the members' snapSizeLimitInKb (zooCfg).
+const snapSizeLimitKB = 4 << 20
+
 // zooCfg is member id's zoo.cfg: an ensemble on 127.0.0.1 with logs
 // under Root and the log API on api[id-1]. client, quorum, election and
 // api hold every member's ports.
@@ -49,10 +52,18 @@ func zooCfg(id int, dataDir string, s setup, snapCount int, client, quorum, elec
 	p("4lw.commands.whitelist", "*")
 	p("maxClientCnxns", "0")
 	p("snapCount", strconv.Itoa(snapCount))
-	// Every snapshot holds every entry znode, so the snapshots of a
-	// long run, unpurged, grow with the square of its appends: keep the
-	// newest three, as autopurge would, every few seconds.
-	p("PurgeTimeMs", strconv.Itoa(purgeTimeMs))
+	// A snapshot also starts every snapSizeLimitInKb/2 to
+	// snapSizeLimitInKb of entries written, payloads counted whole;
+	// corral's default (64 MiB) bounds the driver's in-memory log, which
+	// holds only references to the payloads of logs' entries. At 64 KiB
+	// appends it snapshotted the whole tree every second or two. The
+	// members run at ZooKeeper's default, 4 GiB.
+	p("snapSizeLimitInKb", strconv.Itoa(snapSizeLimitKB))
+	// Every snapshot holds every entry, so the snapshots of a long run,
+	// unpurged, grow with the square of its appends: keep the newest
+	// three, as autopurge would, every few seconds (the keys are the
+	// diskless thesis's purger's, config.Config.PurgeTimeMs).
+	p("PurgeTime", strconv.Itoa(purgeTimeMs))
 	p("NumberToRetain", "3")
 	p("durability", s.Durability)
 	p("rlog.root", Root)
