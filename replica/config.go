@@ -175,15 +175,19 @@ type Schedule struct {
 	MaxExposure time.Duration
 	// SnapBytes: a busy snapshot also starts once the entries written
 	// since the newest snapshot started hold a random number of bytes
-	// between SnapBytes/2 and SnapBytes (entry data, as ZooKeeper's
-	// snapSizeLimitInKb counts its log files). The driver keeps the
-	// entries since the snapshot before last in memory (zab reads them
-	// for DIFF), so this bounds that log by bytes as SnapCount does by
-	// count: with large entries SnapCount alone let it grow to
-	// gigabytes. Entries a Slimmer log store slimmed still count whole:
-	// the bound is also on what a DIFF may have to read back and send
-	// (ZooKeeper's counts its log files, which hold the whole
-	// transactions). 0 (the default): no byte trigger.
+	// between SnapBytes/2 and SnapBytes (the log store's records of
+	// them, as ZooKeeper's snapSizeLimitInKb counts its log files: the
+	// entries' data, or their Weight with a Weigher store). The driver
+	// keeps the entries since the snapshot before last in memory (zab
+	// reads them for DIFF), so this bounds that log by bytes as
+	// SnapCount does by count: with large entries SnapCount alone let it
+	// grow to gigabytes. Entries a Slimmer log store slimmed still count
+	// their record whole: the bound is also on what a DIFF or a restart
+	// may have to read back (ZooKeeper's counts its log files, which
+	// hold the whole transactions). A payload a Weigher keeps out of
+	// its records (the logs' data log) does not count: a member reads it
+	// back only for a learner, and its own store bounds it. 0 (the
+	// default): no byte trigger.
 	SnapBytes int64
 }
 

@@ -57,6 +57,9 @@ type Driver struct {
 	// (slim.go).
 	ms *zab.MemoryStorage
 	zs zab.Storage
+	// weigher is the log store as a Weigher (nil: entries weigh their
+	// data).
+	weigher Weigher
 	// slimmer is the log store as a Slimmer (nil: entries stay whole).
 	// durable is the last zxid the store holds durably in the current
 	// generation (persisted); slimmed is the last zxid slim went through.
@@ -133,6 +136,7 @@ func New(cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("replica: the log loaded at start: %w", err)
 	}
 	d.zs = d.ms
+	d.weigher, _ = cfg.Env.Log.(Weigher)
 	if sl, ok := cfg.Env.Log.(Slimmer); ok && !diskless {
 		d.slimmer = sl
 		d.zs = &slimLog{ms: d.ms, sl: sl, sendSlim: cfg.Breaks.SendSlim}

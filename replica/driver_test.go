@@ -154,6 +154,35 @@ func TestNothingCommitsBeforeTheLogIsSynced(t *testing.T) {
 	}
 }
 
+// TestSnapBytesWeighsRecords: the byte trigger counts the log store's
+// records; with a Weigher store (the logs' data log takes payloads out
+// of its records), what the store weighs them, not the entries' data.
+func TestSnapBytesWeighsRecords(t *testing.T) {
+	for _, weigh := range []bool{false, true} {
+		g := newGroup(t, 1, Sync, Schedule{SnapCount: 1 << 20, SnapBytes: 64 << 10})
+		g.weigh = weigh
+		g.restart(1)
+		l := g.stable()
+		var z zab.Zxid
+		for range 40 { // 160 KB of data: past SnapBytes whatever point it drew
+			var err error
+			if z, err = g.m[l].d.Propose(make([]byte, 4096)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !g.runUntil(3000, func() bool { return g.m[l].sm.Applied() >= z }) {
+			t.Fatal("the writes were not applied")
+		}
+		ok, err := g.m[l].d.MaybeSnapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok == weigh {
+			t.Errorf("weigher %v: snapshot due %v after 40 entries of 4 KiB (records of %d bytes with a weigher) and SnapBytes 64 KiB", weigh, ok, weighFakeBytes)
+		}
+	}
+}
+
 // The log is cut at busy snapshots; diskless keeps one interval more, and
 // idle snapshots do not move the cut.
 func TestLogCut(t *testing.T) {

@@ -65,6 +65,15 @@ type Slimmer interface {
 	Expand(e zab.Entry) ([]byte, error)
 }
 
+// Weigher is implemented by a LogStore whose record of an entry can be
+// much smaller than the entry: the logs' data log (server, rlog.root)
+// takes an append's payload out of the record it writes. The snapshot
+// byte trigger (Schedule.SnapBytes) then counts Weight(e), the bytes of
+// e's record, in place of len(e.Data).
+type Weigher interface {
+	Weight(e zab.Entry) int64
+}
+
 // HardStateStore persists zab's epochs.
 type HardStateStore interface {
 	// SaveHardState writes hs durably before it returns.

@@ -135,6 +135,14 @@ func (l *fakeLog) TruncateAfter(z zab.Zxid) error {
 	return nil
 }
 
+// weighFakeLog is a fakeLog that is a Weigher: every record weighs
+// weighFakeBytes, whatever the entry's size.
+type weighFakeLog struct{ *fakeLog }
+
+const weighFakeBytes = 16
+
+func (l weighFakeLog) Weight(zab.Entry) int64 { return weighFakeBytes }
+
 // slimFakeLog is a fakeLog that is a Slimmer: the slim form of an entry
 // is "slim" and its zxid, which Expand looks up.
 type slimFakeLog struct{ *fakeLog }
@@ -219,6 +227,7 @@ type group struct {
 	breaks  Breaks
 	noSync  bool // leave log syncs to the test (SyncLog)
 	slim    bool // log stores are Slimmers (slimFakeLog)
+	weigh   bool // log stores are Weighers (weighFakeLog)
 	tickNum int
 }
 
@@ -247,6 +256,8 @@ func (g *group) start(id uint64, mb *member, complete bool) {
 		env.Checkpoints = mb.ckpt
 	} else if g.slim {
 		env.Log = slimFakeLog{mb.log}
+	} else if g.weigh {
+		env.Log = weighFakeLog{mb.log}
 	} else {
 		env.Log = mb.log
 	}

@@ -147,7 +147,7 @@ func (d *Driver) handle(rd zab.Ready, gen uint64, prev zab.SoftState, by process
 		}
 		if !d.diskless {
 			d.lq.push(logOp{entries: rd.Entries, gen: gen}, by != byDrive, by != byLogWriter)
-			d.sched.wrote(len(rd.Entries), entryBytes(rd.Entries), d.env.Clock.Now())
+			d.sched.wrote(len(rd.Entries), d.recordBytes(rd.Entries), d.env.Clock.Now())
 		}
 	}
 	if rd.HardState != nil {
@@ -209,6 +209,19 @@ func (d *Driver) softChanged(prev, cur zab.SoftState) error {
 }
 
 // entryBytes is the size of the entries' data together.
+// recordBytes is what the log store's records of ents hold: their data,
+// or what the store weighs them (Weigher).
+func (d *Driver) recordBytes(ents []zab.Entry) int64 {
+	if d.weigher == nil {
+		return entryBytes(ents)
+	}
+	var n int64
+	for _, e := range ents {
+		n += d.weigher.Weight(e)
+	}
+	return n
+}
+
 func entryBytes(ents []zab.Entry) int64 {
 	var n int64
 	for _, e := range ents {

@@ -301,6 +301,25 @@ func (d *logData) toWAL(e zab.Entry) ([]byte, error) {
 	return b, err
 }
 
+// walWeight is the size of e's WAL record (toWAL): the proposal's, less
+// its append's payload, plus the reference in its place (within the few
+// bytes of the length's varint).
+func (d *logData) walWeight(e zab.Entry) int64 {
+	n := int64(len(e.Data))
+	if len(e.Data) <= rlogInlineMax {
+		return n
+	}
+	var h txn.Header
+	var tx txn.Txn
+	if err := txn.DecodeShared(e.Data, &h, &tx); err != nil {
+		return n
+	}
+	if op := d.appendOp(&tx); op != nil {
+		return n - int64(len(op.Data)) + refSize
+	}
+	return n
+}
+
 // slim returns the WAL form of a proposal whose payload this member's
 // data log holds (the driver's in-memory log keeps it, replica.Slimmer),
 // without writing anything; ok false for other entries. walStore.Slim

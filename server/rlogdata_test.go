@@ -423,9 +423,7 @@ func TestLogDataSlim(t *testing.T) {
 	defer d.close()
 	w := walStore{st: &storage{rl: d}}
 	p := payload(64<<10, 3)
-	h := txn.Header{SessionID: 7, Cxid: 3, Zxid: 0x100000007, Type: wire.OpCreate2}
-	tx := txn.Txn{Type: wire.OpCreate2, Path: "/logs/a/e-0000000001", Data: p, ACL: []wire.ACL{}}
-	prop := zab.Entry{Zxid: 0x100000007, Data: txn.Append(nil, &h, &tx)}
+	h, prop := appendProposal(0x100000007, p)
 	if _, ok := w.Slim(prop); ok {
 		t.Fatal("slimmed an append whose payload the data log does not hold")
 	}
@@ -449,4 +447,43 @@ func TestLogDataSlim(t *testing.T) {
 	if back, err := w.Expand(rec); err != nil || !bytes.Equal(back, rec.Data) {
 		t.Fatalf("expand of a whole entry: equal=%v err=%v", bytes.Equal(back, rec.Data), err)
 	}
+}
+
+// TestLogDataWeight: the snapshot byte trigger (replica.Weigher) weighs an
+// append by its WAL record, the reference in place of the payload, and
+// every other entry by its data.
+func TestLogDataWeight(t *testing.T) {
+	d := openTestLogData(t, t.TempDir())
+	defer d.close()
+	w := walStore{st: &storage{rl: d}}
+	p := payload(64<<10, 5)
+	h, prop := appendProposal(0x100000009, p)
+	walRec, err := d.toWAL(prop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Weight(prop); got < int64(len(walRec))-4 || got > int64(len(walRec))+4 {
+		t.Fatalf("an append weighs %d, its WAL record is %d bytes (the proposal %d)", got, len(walRec), len(prop.Data))
+	}
+	for _, other := range []txn.Txn{
+		{Type: wire.OpCreate2, Path: "/elsewhere/e-0000000001", Data: p, ACL: []wire.ACL{}},
+		{Type: wire.OpSetData, Path: "/logs/a/e-0000000001", Data: p, Version: 1},
+		{Type: wire.OpCreate2, Path: "/logs/a/e-0000000002", Data: p[:100], ACL: []wire.ACL{}},
+	} {
+		e := zab.Entry{Zxid: 0x10000000a, Data: txn.Append(nil, &h, &other)}
+		if got := w.Weight(e); got != int64(len(e.Data)) {
+			t.Errorf("%v %s of %d bytes weighs %d, not its data's %d", other.Type, other.Path, len(other.Data), got, len(e.Data))
+		}
+	}
+	if got := (walStore{st: &storage{}}).Weight(prop); got != int64(len(prop.Data)) {
+		t.Errorf("without logs an entry weighs %d, not its data's %d", got, len(prop.Data))
+	}
+}
+
+// appendProposal is the proposal of an append of p to /logs/a at zxid,
+// and its header.
+func appendProposal(zxid zab.Zxid, p []byte) (txn.Header, zab.Entry) {
+	h := txn.Header{SessionID: 7, Cxid: 3, Zxid: int64(zxid), Type: wire.OpCreate2}
+	tx := txn.Txn{Type: wire.OpCreate2, Path: "/logs/a/e-0000000001", Data: p, ACL: []wire.ACL{}}
+	return h, zab.Entry{Zxid: zxid, Data: txn.Append(nil, &h, &tx)}
 }

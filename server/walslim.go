@@ -121,6 +121,15 @@ func parseWALSlimForm(b []byte) (p wal.Pos, ok bool, err error) {
 
 // Slim implements replica.Slimmer: the entry's WAL position if the store
 // knows it, else (with logs) the append's WAL form, else nothing.
+// Weight implements replica.Weigher: the size of e's WAL record, which
+// holds a reference in place of a logs' append payload (rlogdata.go).
+func (w walStore) Weight(e zab.Entry) int64 {
+	if w.st.rl != nil {
+		return w.st.rl.walWeight(e)
+	}
+	return int64(len(e.Data))
+}
+
 func (w walStore) Slim(e zab.Entry) ([]byte, bool) {
 	if len(e.Data) > 0 && e.Data[0] == txn.CodecVersion {
 		if p, known := w.st.positions.take(int64(e.Zxid)); known {

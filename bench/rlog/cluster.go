@@ -53,11 +53,12 @@ func zooCfg(id int, dataDir string, s setup, snapCount int, client, quorum, elec
 	p("maxClientCnxns", "0")
 	p("snapCount", strconv.Itoa(snapCount))
 	// A snapshot also starts every snapSizeLimitInKb/2 to
-	// snapSizeLimitInKb of entries written, payloads counted whole;
-	// corral's default (64 MiB) bounds the driver's in-memory log, which
-	// holds only references to the payloads of logs' entries. At 64 KiB
-	// appends it snapshotted the whole tree every second or two. The
-	// members run at ZooKeeper's default, 4 GiB.
+	// snapSizeLimitInKb of log records written. The members run at
+	// ZooKeeper's default, 4 GiB, as the stored runs did: corral's 64
+	// MiB counted appends' payloads whole until the server weighed an
+	// append by its WAL record (a reference, replica.Weigher), and
+	// snapshotted the whole tree every second or two at 64 KiB appends;
+	// with the records weighed, both leave the cadence to snapCount here.
 	p("snapSizeLimitInKb", strconv.Itoa(snapSizeLimitKB))
 	// Every snapshot holds every entry, so the snapshots of a long run,
 	// unpurged, grow with the square of its appends: keep the newest

@@ -170,7 +170,7 @@ func (r *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "# corral bench rlog: replicated logs (ZKRL)\n\n")
 	fmt.Fprintf(w, "`%s`\n\n", c.CommandLine)
 	fmt.Fprintf(w, "- started: %s\n- finished: %s\n\n", r.Started.UTC().Format(time.RFC3339), r.Finished.UTC().Format(time.RFC3339))
-	fmt.Fprintf(w, "Appends through the gRPC API (rlog/rlogclient), %s of warm-up and %s measured per phase (or until %s were appended), %d appends in flight unless the table says otherwise; corral members on 127.0.0.1 with rlog.root=%s, snapCount=%d, snapSizeLimitInKb=%d (ZooKeeper's default; corral's 64 MiB counts logs' payloads whole), the newest 3 snapshots kept (PurgeTime=%d ms, NumberToRetain=3).\n\n",
+	fmt.Fprintf(w, "Appends through the gRPC API (rlog/rlogclient), %s of warm-up and %s measured per phase (or until %s were appended), %d appends in flight unless the table says otherwise; corral members on 127.0.0.1 with rlog.root=%s, snapCount=%d, snapSizeLimitInKb=%d (ZooKeeper's default), the newest 3 snapshots kept (PurgeTime=%d ms, NumberToRetain=3).\n\n",
 		c.Warmup, c.Duration, mib(c.PhaseBytes), c.Outstanding, Root, c.SnapCount, snapSizeLimitKB, purgeTimeMs)
 	for _, wv := range r.Warnings {
 		fmt.Fprintf(w, "**Warning:** %s\n\n", wv)
