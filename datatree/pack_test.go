@@ -3,6 +3,7 @@ package datatree
 import (
 	"bytes"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"slices"
 	"testing"
@@ -12,6 +13,8 @@ import (
 )
 
 const packTestRoot = "/logs"
+
+var packSeeds = flag.Int("pack.seeds", 0, "TestFuzzySnapshotReplayPacked: seeds to run (default 6, 2 with -short)")
 
 // testCodec packs data "ref:" + the entry's czxid (8 bytes) into one byte,
 // as the server's codec packs a data-log reference.
@@ -158,6 +161,9 @@ func TestFuzzySnapshotReplayPacked(t *testing.T) {
 	seeds := 6
 	if testing.Short() {
 		seeds = 2
+	}
+	if *packSeeds > 0 {
+		seeds = *packSeeds
 	}
 	// Chunks of 50 records: the snapshot releases the lock inside runs.
 	defer func(n int) { snapYieldEvery = n }(snapYieldEvery)
