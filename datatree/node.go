@@ -382,8 +382,10 @@ func (n *Node) Persisted() PStat {
 func (n *Node) NumChildren() int { return n.numChildren() }
 
 // Children appends the base names of the node's children, in no
-// particular order (ZooKeeper returns hash-set order too). The names share
-// the nodes' storage and stay valid after the lock is released.
+// particular order (ZooKeeper returns hash-set order too): the nodes',
+// then the packed entries' in number order (pack.go). A node's name shares
+// its storage, a packed entry's is built; both stay valid after the lock
+// is released.
 func (n *Node) Children(dst []string) []string {
 	n.eachChild(func(c *Node) { dst = append(dst, c.baseName()) })
 	if r := n.run(); r != nil {
