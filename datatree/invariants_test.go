@@ -330,7 +330,7 @@ func dumpTree(tr *Tree) map[string]dumpNode {
 		out[p] = dumpNode{path: p, data: n.Data(), acl: tr.ACL(n), st: n.Persisted()}
 		tr.eachPacked(n, func(name string, czxid, ctime int64, data []byte) {
 			cp := p + "/" + name
-			out[cp] = dumpNode{path: cp, data: data, acl: tr.acls.entry(n.run().acl).acl, st: PStat{Czxid: czxid, Mzxid: czxid, Ctime: ctime, Mtime: ctime, Pzxid: czxid}}
+			out[cp] = dumpNode{path: cp, data: data, acl: tr.acls.entry(n.run().acl).acl, st: entryPStat(czxid, ctime)}
 		})
 		n.eachChild(func(c *Node) {
 			prefix := p

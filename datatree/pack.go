@@ -171,6 +171,12 @@ func (t *Tree) packCreate(parent *Node, parentPath, path string, acl *aclEntry, 
 	return true
 }
 
+// entryPStat is the stored stat of a packed entry created at zxid and
+// time: nothing changed since.
+func entryPStat(zxid, time int64) PStat {
+	return PStat{Czxid: zxid, Mzxid: zxid, Ctime: time, Mtime: time, Pzxid: zxid}
+}
+
 // entryStat fills out with the stat of a packed entry (Node.Stat).
 func entryStat(out *wire.Stat, zxid, time int64, dataLen int) {
 	*out = wire.Stat{Czxid: zxid, Mzxid: zxid, Ctime: time, Mtime: time, DataLength: int32(dataLen), Pzxid: zxid}
@@ -178,7 +184,7 @@ func entryStat(out *wire.Stat, zxid, time int64, dataLen int) {
 
 // entryTerm is the digest term (Tree.term) of a packed entry.
 func (t *Tree) entryTerm(path string, data []byte, acl *aclEntry, zxid, time int64) uint64 {
-	return termOf(path, data, acl.hash, PStat{Czxid: zxid, Mzxid: zxid, Ctime: time, Mtime: time, Pzxid: zxid})
+	return termOf(path, data, acl.hash, entryPStat(zxid, time))
 }
 
 // encodeEntry appends the encoded data of an entry created at czxid
@@ -228,21 +234,14 @@ func (t *Tree) packedNode(parent *Node, r *entryRun, e runEntry) *Node {
 	return &Node{rec: &rec[0], czxid: e.czxid, ctime: e.ctime, parent: t.nodes.ref(parent), acl: r.acl}
 }
 
-// getPacked is Get for a path that names no node: the packed entry at
-// path, or nil.
-func (t *Tree) getPacked(path string) *Node {
-	if t.packRoot == "" || !plausiblePath(path) {
-		return nil
-	}
-	p := t.lookup(ParentPath(path))
-	if p == nil {
-		return nil
-	}
-	r := p.run()
+// getPacked is Get for a path that names no node, whose parent is
+// parent: the packed entry name of parent's run, or nil.
+func (t *Tree) getPacked(parent *Node, name string) *Node {
+	r := parent.run()
 	if r == nil {
 		return nil
 	}
-	num, ok := r.parse(BaseName(path))
+	num, ok := r.parse(name)
 	if !ok {
 		return nil
 	}
@@ -250,21 +249,17 @@ func (t *Tree) getPacked(path string) *Node {
 	if !ok {
 		return nil
 	}
-	return t.packedNode(p, r, e)
+	return t.packedNode(parent, r, e)
 }
 
 // lookupWrite is lookup for a transaction about to change the node at
 // path: a packed entry there is unpacked into a node first.
 func (t *Tree) lookupWrite(path string) *Node {
-	n := t.lookup(path)
-	if n != nil || t.packRoot == "" || !plausiblePath(path) {
-		return n
+	n, parent, name := t.walk(path)
+	if n == nil && parent != nil && t.packRoot != "" {
+		return t.unpackChild(parent, name)
 	}
-	p := t.lookup(ParentPath(path))
-	if p == nil {
-		return nil
-	}
-	return t.unpackChild(p, BaseName(path))
+	return n
 }
 
 // unpackChild turns p's packed child name, if there is one, into a node
@@ -288,7 +283,7 @@ func (t *Tree) unpackChild(p *Node, name string) *Node {
 	r.remove(num)
 	t.packed--
 	n := t.newNode(name, t.acls.entry(r.acl), data,
-		PStat{Czxid: e.czxid, Mzxid: e.czxid, Ctime: e.ctime, Mtime: e.ctime, Pzxid: e.czxid})
+		entryPStat(e.czxid, e.ctime))
 	p.addChild(&t.nodes, n)
 	return n
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // An entryRun holds the packed children of one node (pack.go): children
@@ -72,25 +73,14 @@ func (r *entryRun) parse(name string) (uint64, bool) {
 	return parseDigits(name[len(r.prefix):])
 }
 
-// parseDigits is the value of a string of 1-20 decimal digits, and false
-// for anything else (or a value above 2^64-1).
+// parseDigits is the value of a string of decimal digits, and false for
+// anything else (a sign, or a value above 2^64-1).
 func parseDigits(s string) (uint64, bool) {
-	if len(s) == 0 || len(s) > 20 {
+	if s == "" || s[0] < '0' || s[0] > '9' {
 		return 0, false
 	}
-	var v uint64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil
 }
 
 // splitEntryName splits a name into a prefix and its trailing decimal
@@ -111,16 +101,12 @@ func splitEntryName(name string) (prefix string, width int, num uint64, ok bool)
 // appendName appends the name of entry num.
 func (r *entryRun) appendName(dst []byte, num uint64) []byte {
 	dst = append(dst, r.prefix...)
-	var digits [20]byte
-	i := len(digits)
-	for v := num; v > 0 || i == len(digits); v /= 10 {
-		i--
-		digits[i] = byte('0' + v%10)
-	}
-	for k := len(digits) - i; k < r.width; k++ {
+	var b [20]byte
+	digits := strconv.AppendUint(b[:0], num, 10)
+	for k := len(digits); k < r.width; k++ {
 		dst = append(dst, '0')
 	}
-	return append(dst, digits[i:]...)
+	return append(dst, digits...)
 }
 
 func (r *entryRun) name(num uint64) string {

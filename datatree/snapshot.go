@@ -199,7 +199,7 @@ func (t *Tree) WriteSnapshot(w io.Writer, yield func(write func())) error {
 			ra.run.each(from, func(e runEntry) bool {
 				path = ra.run.appendName(append(path[:0], prefix...), e.num)
 				writeNode(path, t.decodeEntry(e.czxid, e.data), ra.run.acl,
-					PStat{Czxid: e.czxid, Mzxid: e.czxid, Ctime: e.ctime, Mtime: e.ctime, Pzxid: e.czxid})
+					entryPStat(e.czxid, e.ctime))
 				if e.num == 1<<64-1 {
 					return false
 				}

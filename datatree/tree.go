@@ -160,30 +160,43 @@ func (t *Tree) remove(path string, n *Node) {
 }
 
 // lookup returns the node at path, or nil ("" and malformed paths have
-// none). It walks the path's segments from the root.
+// none).
 func (t *Tree) lookup(path string) *Node {
+	n, _, _ := t.walk(path)
+	return n
+}
+
+// walk finds the node at path by its segments from the root. When there
+// is none but its parent is a node, it returns that parent and the
+// path's base name instead (a packed entry's place, pack.go).
+func (t *Tree) walk(path string) (n, parent *Node, name string) {
 	if len(path) == 0 || path[0] != '/' {
-		return nil
+		return nil, nil, ""
 	}
-	n := t.root
+	n = t.root
 	for rest := path[1:]; rest != ""; {
 		seg := rest
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
 			seg, rest = rest[:i], rest[i+1:]
 			if rest == "" {
-				return nil // a trailing '/'
+				return nil, nil, "" // a trailing '/'
 			}
 		} else {
 			rest = ""
 		}
 		if seg == "" {
-			return nil
+			return nil, nil, ""
 		}
-		if n = n.child(seg); n == nil {
-			return nil
+		c := n.child(seg)
+		if c == nil {
+			if rest == "" {
+				return nil, n, seg
+			}
+			return nil, nil, ""
 		}
+		n = c
 	}
-	return n
+	return n, nil, ""
 }
 
 // appendPath appends n's full path to dst, rebuilding it from the names of
@@ -218,10 +231,11 @@ func (t *Tree) Get(path string) *Node {
 	if path == "" {
 		return t.root
 	}
-	if n := t.lookup(path); n != nil {
-		return n
+	n, parent, name := t.walk(path)
+	if n == nil && parent != nil && t.packRoot != "" {
+		return t.getPacked(parent, name)
 	}
-	return t.getPacked(path)
+	return n
 }
 
 // LastZxid is the zxid of the last applied transaction.

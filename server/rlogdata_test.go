@@ -419,9 +419,7 @@ func TestLogDataRewrittenProposal(t *testing.T) {
 // bytes appendEntry writes to the WAL, and the proposal back from it;
 // other entries are not slimmed and come back unchanged.
 func TestLogDataSlim(t *testing.T) {
-	d := openTestLogData(t, t.TempDir())
-	defer d.close()
-	w := walStore{st: &storage{rl: d}}
+	d, w := openTestWALStore(t)
 	p := payload(64<<10, 3)
 	h, prop := appendProposal(0x100000007, p)
 	if _, ok := w.Slim(prop); ok {
@@ -453,9 +451,7 @@ func TestLogDataSlim(t *testing.T) {
 // append by its WAL record, the reference in place of the payload, and
 // every other entry by its data.
 func TestLogDataWeight(t *testing.T) {
-	d := openTestLogData(t, t.TempDir())
-	defer d.close()
-	w := walStore{st: &storage{rl: d}}
+	d, w := openTestWALStore(t)
 	p := payload(64<<10, 5)
 	h, prop := appendProposal(0x100000009, p)
 	walRec, err := d.toWAL(prop)
@@ -478,6 +474,14 @@ func TestLogDataWeight(t *testing.T) {
 	if got := (walStore{st: &storage{}}).Weight(prop); got != int64(len(prop.Data)) {
 		t.Errorf("without logs an entry weighs %d, not its data's %d", got, len(prop.Data))
 	}
+}
+
+// openTestWALStore is a data log in a test directory, closed when the
+// test ends, and a WAL store whose storage has it.
+func openTestWALStore(t *testing.T) (*logData, walStore) {
+	d := openTestLogData(t, t.TempDir())
+	t.Cleanup(func() { d.close() })
+	return d, walStore{st: &storage{rl: d}}
 }
 
 // appendProposal is the proposal of an append of p to /logs/a at zxid,
