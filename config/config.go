@@ -247,6 +247,10 @@ type Config struct {
 	// records' sync are one step per group (the ZKRL thesis's baseline in
 	// its Fig. 5.4).
 	RlogGroupCommit string
+	// RlogSegmentSize is corral's rlog.segmentSize key: the size of a
+	// member's data-log segments, the unit in which the space of trimmed
+	// and deleted entries is reclaimed. 0, the default, is 64 MiB.
+	RlogSegmentSize int64
 	// PurgeTimeMs and NumberToRetain are the diskless thesis's snapshot
 	// purger keys (its Appendix A.3): every PurgeTime ms keep the newest
 	// NumberToRetain snapshots. 0 leaves purging to autopurge.*.

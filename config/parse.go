@@ -317,6 +317,13 @@ func (p *parser) apply(key, value string, line int) error {
 			return &KeyError{Key: key, Value: value, Reason: "want decoupled or coupled"}
 		}
 		return nil
+	case "rlog.segmentSize":
+		v, err := parseBytes(key, value)
+		if err == nil && (v < 64<<10 || v > 1<<30) {
+			err = &KeyError{Key: key, Value: value, Reason: "want 64K to 1G"}
+		}
+		c.RlogSegmentSize = v
+		return err
 	case "store":
 		switch value {
 		case "znode", "kv":

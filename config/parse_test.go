@@ -321,6 +321,25 @@ func TestRlogGroupCommit(t *testing.T) {
 	}
 }
 
+// TestRlogSegmentSize: rlog.segmentSize takes a size from 64K to 1G;
+// anything else names the key.
+func TestRlogSegmentSize(t *testing.T) {
+	if c, _ := mustParse(t, base); c.RlogSegmentSize != 0 {
+		t.Errorf("default RlogSegmentSize %d, want 0", c.RlogSegmentSize)
+	}
+	for in, want := range map[string]int64{"1M": 1 << 20, "65536": 64 << 10, "1G": 1 << 30, "256MiB": 256 << 20} {
+		if c, w := mustParse(t, base+"rlog.segmentSize="+in+"\n"); c.RlogSegmentSize != want || len(w) != 0 {
+			t.Errorf("rlog.segmentSize=%s: %d (warnings %q), want %d", in, c.RlogSegmentSize, w, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "1000", "2G", "-1M", "big"} {
+		_, _, err := parse(t, base+"rlog.segmentSize="+bad+"\n")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rlog.segmentSize") {
+			t.Errorf("rlog.segmentSize=%q: %v, want an error naming the key", bad, err)
+		}
+	}
+}
+
 // TestKVLeaderChangeKeys: the compaction-aware leader change's keys
 // parse, and bad values name their key.
 func TestKVLeaderChangeKeys(t *testing.T) {

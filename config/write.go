@@ -156,6 +156,10 @@ func (c *Config) WriteZooCfg(w io.Writer) error {
 		b.WriteString("# corral only; ZooKeeper ignores it.\n")
 		put("rlog.groupCommit", c.RlogGroupCommit)
 	}
+	if c.RlogSegmentSize > 0 {
+		b.WriteString("# corral only; ZooKeeper ignores it.\n")
+		put("rlog.segmentSize", strconv.FormatInt(c.RlogSegmentSize, 10))
+	}
 	if c.MemoryLimit > 0 {
 		b.WriteString("# corral only; ZooKeeper ignores it.\n")
 		put("memory.limit", strconv.FormatInt(c.MemoryLimit, 10))

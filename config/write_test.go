@@ -78,6 +78,7 @@ func roundTripConfigs(dataDir string) map[string]*Config {
 	}
 	c.RlogRoot = "/logs"
 	c.RlogGroupCommit = RlogGroupCommitCoupled
+	c.RlogSegmentSize = 8 << 20
 	m["servers"] = c
 
 	for i, e := range LocalEnsemble(3, dataDir, 12000) {

@@ -95,9 +95,11 @@ type Options struct {
 	// where by default (decoupled) a flusher syncs payloads as they are
 	// written and the WAL's sync only waits for it.
 	RlogCoupled bool
-	// rlogSegmentSize is the data log's segment size (tests make it
-	// small; 0 is the data log's default).
-	rlogSegmentSize int64
+	// RlogSegmentSize is the data log's segment size (zoo.cfg
+	// rlog.segmentSize; 0 is the data log's default, 64 MiB): space is
+	// reclaimed a segment at a time, and a sparse segment is compacted
+	// (rlogcompact.go).
+	RlogSegmentSize int64
 	// rlogLazySync makes the data log's flusher sync only when asked
 	// (a waiter, or its in-flight bound): tests use it to see that the
 	// commit path, not the flusher's schedule, makes payloads durable.

@@ -101,6 +101,10 @@ type logData struct {
 	// (releaseUpTo): then no restart from a kept snapshot replays their
 	// create, and no DIFF sends it (the driver's log starts later).
 	dead deadQueue
+
+	// onCompactStep, if set (tests), runs between a compaction's steps
+	// (rlogcompact.go); an error stops the compaction there.
+	onCompactStep func(step string) error
 }
 
 // rlogMaxInflight bounds a member's payload bytes written but not yet
@@ -112,7 +116,7 @@ func openLogData(o *Options) (*logData, error) {
 	dir := filepath.Join(o.DataLogDir, "version-2", "rlog")
 	dopts := datalog.Options{
 		Logger:        o.Logger,
-		SegmentSize:   o.rlogSegmentSize,
+		SegmentSize:   o.RlogSegmentSize,
 		MaxRecordSize: max(o.MaxBuffer, 1<<20),
 		NoFlusher:     o.RlogCoupled,
 		MaxInflight:   rlogMaxInflight,
@@ -212,14 +216,7 @@ var errNoPayload = errors.New("rlog: payload not in this member's data log")
 
 // read returns the payload a reference names, checked against it.
 func (d *logData) read(ref entryRef) ([]byte, error) {
-	d.mu.Lock()
-	r, ok := d.idx.find(ref.zxid)
-	d.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", errNoPayload, hex(ref.zxid))
-	}
-	p := r.pos
-	m, b, err := d.dl.Read(p)
+	m, b, p, err := d.readRecord(ref.zxid)
 	if err != nil {
 		return nil, err
 	}

@@ -245,7 +245,7 @@ func FuzzInstallImage(f *testing.F) {
 // longer names at or before the oldest snapshot, and nothing newer.
 func TestLogDataRelease(t *testing.T) {
 	dir := t.TempDir()
-	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", rlogSegmentSize: 64 << 10}
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", RlogSegmentSize: 64 << 10}
 	o.setDefaults()
 	d, err := openLogData(&o)
 	if err != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"slices"
@@ -30,14 +31,10 @@ func (d *logData) image(tree []byte) ([]byte, error) {
 	out = append(out, tree...)
 	var hdr [16]byte
 	for _, z := range zxids {
-		d.mu.Lock()
-		r, ok := d.idx.find(z)
-		d.mu.Unlock()
-		if !ok {
+		m, b, p, err := d.readRecord(z)
+		if errors.Is(err, errNoPayload) {
 			continue // released meanwhile
 		}
-		p := r.pos
-		m, b, err := d.dl.Read(p)
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,7 @@ func TestLogsMemoryPerAppend(t *testing.T) {
 	// 4 MiB segments keep the spare segments' zero fill short; the data
 	// log's state per segment (a file, its counters) then counts per
 	// append 16 times what it does at the default 64 MiB.
-	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", rlogSegmentSize: 4 << 20}
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", RlogSegmentSize: 4 << 20}
 	o.setDefaults()
 	d, err := openLogData(&o)
 	if err != nil {

@@ -401,6 +401,23 @@ func (st *storage) purgeLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		st.purge()
+		st.compactLogs(ctx)
+	}
+}
+
+// compactLogs compacts the data log's sparse segments (rlogcompact.go)
+// after a purge has released what the kept snapshots no longer need.
+func (st *storage) compactLogs(ctx context.Context) {
+	if st.rl == nil {
+		return
+	}
+	segs, moved, err := st.rl.compactSparse(ctx)
+	if err != nil {
+		st.log.Warn("compacting the rlog data log failed; the records stay where they are", "segments", segs, "records", moved, "err", err)
+		return
+	}
+	if segs > 0 {
+		st.log.Info("compacted sparse rlog data-log segments", "segments", segs, "records", moved)
 	}
 }
 

@@ -289,6 +289,7 @@ func serverOptions(cfg *config.Config, logger *slog.Logger) (server.Options, err
 		ContainerMaxNeverUsed:  time.Duration(cfg.ContainerMaxNeverUsedIntervalMs) * time.Millisecond,
 		RlogRoot:               cfg.RlogRoot,
 		RlogCoupled:            cfg.RlogGroupCommit == config.RlogGroupCommitCoupled,
+		RlogSegmentSize:        cfg.RlogSegmentSize,
 		Logger:                 logger,
 	}
 	if err := tlsOptions(cfg, &o); err != nil {

@@ -295,3 +295,117 @@ func countInLog(t *testing.T, path, s string) int {
 	}
 	return strings.Count(string(b), s)
 }
+
+// TestLogsCompactSparse: with small data-log segments, a log whose
+// entries are all deleted beside a log that keeps every entry leaves each
+// member's segments sparse; once the snapshots kept cover the deletes,
+// the purge releases the records and compacts the sparse segments (each
+// member's log says so and it holds fewer segment files), and every kept
+// entry reads back with its bytes on every member, also after each
+// member's SIGKILL and restart.
+func TestLogsCompactSparse(t *testing.T) {
+	t.Parallel()
+	if env.IsZooKeeper() {
+		t.Skip("rlog.root is corral's")
+	}
+	cfg := ensembleConfig()
+	cfg.Server.Extra = append(cfg.Server.Extra, "rlog.root=/logs", "rlog.segmentSize=128K",
+		"snapCount=8", "PurgeTime=100", "NumberToRetain=3")
+	ens := env.StartEnsemble(t, 3, cfg)
+	ens.WaitAll()
+	c := connectAll(t, ens, 0, "writer")
+	acl := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/logs", "/logs/keep", "/logs/trim"} {
+		if _, err := c.Create(p, nil, 0, acl); err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	rng := newRand(t)
+	want := map[string][]byte{}
+	var trim []string
+	for i := 0; i < 96; i++ {
+		b := make([]byte, 6<<10)
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		parent := "/logs/trim"
+		if i%4 == 0 {
+			parent = "/logs/keep"
+		}
+		p, err := c.Create(parent+"/e-", b, zk.FlagSequence, acl)
+		if err != nil {
+			t.Fatalf("append to %s: %v", parent, err)
+		}
+		if parent == "/logs/keep" {
+			want[p] = b
+		} else {
+			trim = append(trim, p)
+		}
+	}
+	segments := func(i int) int {
+		names, err := filepath.Glob(filepath.Join(ens.Server(i).DataDir, "version-2", "rlog", "data.[0-9a-f]*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(names)
+	}
+	before := make([]int, ens.Len())
+	for i := range before {
+		before[i] = segments(i)
+	}
+	for _, p := range trim {
+		if err := c.Delete(p, -1); err != nil {
+			t.Fatalf("delete %s: %v", p, err)
+		}
+	}
+	// Writes after the deletes roll snapshots (snapCount) until the
+	// oldest one kept covers them and the purge releases the records.
+	const compacted = "compacted sparse rlog data-log segments"
+	if !testutil.Within(progressWait, func() bool {
+		if _, err := c.Create("/tick-", nil, zk.FlagSequence, acl); err != nil {
+			t.Fatalf("tick: %v", err)
+		}
+		for i := 0; i < ens.Len(); i++ {
+			if countInLog(t, ens.Server(i).LogPath, compacted) == 0 {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("not every member compacted its data log within %s", progressWait)
+	}
+	for i := 0; i < ens.Len(); i++ {
+		if n := segments(i); n >= before[i] {
+			t.Errorf("%s: %d segment files, %d before the deletes", ens.MemberString(i), n, before[i])
+		}
+		t.Logf("%s: %d segment files, %d before the deletes", ens.MemberString(i), segments(i), before[i])
+	}
+	readKeep := func(i int) {
+		t.Helper()
+		cl := connectOne(t, ens, i)
+		defer cl.Close()
+		if _, err := cl.Sync("/logs/keep"); err != nil {
+			t.Fatalf("%s: sync: %v", ens.MemberString(i), err)
+		}
+		kids, _, err := cl.Children("/logs/keep")
+		if err != nil || len(kids) != len(want) {
+			t.Fatalf("%s: %d entries (%v), want %d", ens.MemberString(i), len(kids), err, len(want))
+		}
+		for p, w := range want {
+			got, _, err := cl.Get(p)
+			if err != nil || !bytes.Equal(got, w) {
+				t.Fatalf("%s: get %s: %d bytes, %v; want %d bytes", ens.MemberString(i), p, len(got), err, len(w))
+			}
+		}
+	}
+	for i := 0; i < ens.Len(); i++ {
+		readKeep(i)
+	}
+	for i := 0; i < ens.Len(); i++ {
+		t.Logf("SIGKILL %s and restart it", ens.MemberString(i))
+		ens.Server(i).Kill()
+		ens.Server(i).StartAgain()
+		ens.WaitAll()
+		readKeep(i)
+	}
+}
