@@ -27,6 +27,9 @@ type Env struct {
 	// SnapshotImage, if set, returns the bytes of the snapshot at z that a
 	// SNAP names (the log's cut), for owners that keep snapshot files (the
 	// znode tree); otherwise the driver asks StateMachine.WriteSnapshot.
+	// The SNAP message keeps zab.Snapshot.Learner, for an Env.Send that
+	// sends less to a learner that holds more (the server's streamed
+	// images).
 	SnapshotImage func(z zab.Zxid) ([]byte, error)
 }
 

@@ -134,7 +134,7 @@ func (d *Driver) attachSnapshotsLocked(msgs []zab.Message) {
 			d.log.Error("cannot send a snapshot to a learner", "to", msgs[i].To, "zxid", sn.Zxid, "err", err)
 			continue
 		}
-		msgs[i].Snapshot = &zab.Snapshot{Zxid: sn.Zxid, Data: data}
+		msgs[i].Snapshot = &zab.Snapshot{Zxid: sn.Zxid, Data: data, Learner: sn.Learner}
 	}
 }
 

@@ -35,6 +35,10 @@ func TestDriverMsgRoundTrip(t *testing.T) {
 			driverMsg{kind: driverRevalidate, id: 7, sid: -3}},
 		{"revalidate reply", driverMsg{kind: driverRevalidateReply, id: 7, valid: true},
 			driverMsg{kind: driverRevalidateReply, id: 7, valid: true}},
+		{"payloads", driverMsg{kind: driverPayloads, id: 11, zxid: 2, payloads: []streamPayload{{zxid: 1 << 32, data: []byte("abc")}, {zxid: 1<<32 + 5, data: bytes.Repeat([]byte{9}, 70000)}}},
+			driverMsg{kind: driverPayloads, id: 11, zxid: 2, payloads: []streamPayload{{zxid: 1 << 32, data: []byte("abc")}, {zxid: 1<<32 + 5, data: bytes.Repeat([]byte{9}, 70000)}}}},
+		{"no payloads", driverMsg{kind: driverPayloads, id: 11, zxid: 3},
+			driverMsg{kind: driverPayloads, id: 11, zxid: 3, payloads: []streamPayload{}}},
 	} {
 		b := c.m.encode()
 		got, err := decodeDriverMsg(b, 1<<20)

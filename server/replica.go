@@ -68,6 +68,16 @@ type replica struct {
 	bmu      sync.Mutex
 	barriers []*request
 
+	// streamMu guards streams: the SNAP streams this leader runs, by
+	// learner (rlogstream.go). streamWG counts their goroutines, which
+	// stop with streamCtx.
+	streamMu  sync.Mutex
+	streams   map[uint64]*snapStream
+	streamWG  sync.WaitGroup
+	streamCtx context.Context
+	// streamIn is the stream this learner receives (node loop only).
+	streamIn streamIn
+
 	// wmu guards writableNow, closed when the server becomes writable.
 	wmu         sync.Mutex
 	writableNow chan struct{}
@@ -292,12 +302,14 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		return err
 	}
 	rp.tr = tr
+	rp.streamCtx = ctx
 	logCtx, stopLog := context.WithCancel(context.Background())
 	logDone := make(chan struct{})
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		rp.run(ctx)
+		rp.streamWG.Wait()
 		// The log goroutine outlives the node loop, so a Process waiting
 		// on it finishes first.
 		stopLog()
@@ -445,6 +457,7 @@ func (rp *replica) receive(m zab.Message) {
 	if probe.Enabled {
 		probe.Mark("node-rx-"+m.Type.String(), probe.MsgZxid(m))
 	}
+	rp.checkStreamedSnap(&m)
 	if err := rp.d.Step(m); err != nil {
 		rp.log.Warn("message refused", "msg", m.String(), "err", err)
 	}
@@ -467,7 +480,7 @@ func (rp *replica) send(msgs []zab.Message) {
 			rp.snapSentMu.Unlock()
 		}
 	}
-	rp.tr.Send(msgs)
+	rp.tr.Send(rp.takeAside(msgs))
 }
 
 // committedRequests turns committed entries into requests for apply: the
@@ -674,12 +687,15 @@ func (rp *replica) abandonAll(reason error) {
 	rp.s.prepMu.Unlock()
 }
 
+// snapshotData is the SNAP image at zxid: the tree's snapshot, with logs
+// in a data log behind the header of a streamed image (rlogstream.go:
+// the payloads go ahead of it).
 func (rp *replica) snapshotData(zxid int64) ([]byte, error) {
 	b, err := rp.treeSnapshotData(zxid)
-	if err != nil || rp.s.store.rl == nil {
+	if rl := rp.s.store.rl; err != nil || rl == nil || rl.dl == nil {
 		return b, err
 	}
-	return rp.s.store.rl.image(b)
+	return rp.s.store.rl.streamImage(b), nil
 }
 
 func (rp *replica) treeSnapshotData(zxid int64) ([]byte, error) {

@@ -138,11 +138,15 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 		return 0, err
 	}
 	switch {
+	case sm.st.rl != nil && isStreamImage(data):
+		if data, err = sm.st.rl.installStreamed(data); err != nil {
+			return 0, err
+		}
 	case sm.st.rl != nil && isImage(data):
 		if data, err = sm.st.rl.install(data); err != nil {
 			return 0, err
 		}
-	case isImage(data):
+	case isImage(data) || isStreamImage(data):
 		return 0, errors.New("the leader's snapshot carries log payloads (rlog.root) and this member has no rlog.root: " +
 			"every member needs the same rlog.root")
 	}

@@ -130,6 +130,15 @@ func (st *storage) installSnapshot(data []byte) (*datatree.Tree, error) {
 	// Packed here, before the apply goroutine owns the tree and while no
 	// lock is held (installTree's call is then a no-op).
 	packLogs(st.opts, tree)
+	if st.rl != nil {
+		// The image leaves out the payloads of entries up to this
+		// member's last zxid (logData.image): they must be here.
+		if missing := st.rl.missing(st.rl.referenced(tree)); len(missing) > 0 {
+			return nil, fmt.Errorf("snapshot from the leader: it names %d log entries whose payloads are neither in it "+
+				"nor in this member's data log (first: the entry created at %s); the data log was lost or damaged. "+
+				"Move this member's data directory aside and restart it empty", len(missing), hex(missing[0]))
+		}
+	}
 	w, err := snap.Create(st.fs, st.snapDir, tree.LastZxid())
 	if err != nil {
 		return nil, err

@@ -3,12 +3,14 @@ package server
 import (
 	"bytes"
 	"context"
+	"hash/crc32"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/rlog/datalog"
+	"github.com/corral-db/corral/snap"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
@@ -315,15 +317,10 @@ func TestLogDataRelease(t *testing.T) {
 	}
 }
 
-// TestOpenLogsChecksTree: a member whose snapshot names entries its data
-// log lacks does not start, and says what to do.
-func TestOpenLogsChecksTree(t *testing.T) {
-	dir := t.TempDir()
-	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs"}
-	o.setDefaults()
-	st := &storage{opts: &o, log: o.Logger, fs: o.FS, snapDir: filepath.Join(dir, "version-2")}
+// treeNaming is a tree with one log entry, /logs/a/e1, whose data is
+// ref, created at zxid 3.
+func treeNaming(ref entryRef) *datatree.Tree {
 	tree := datatree.New()
-	ref := entryRef{zxid: 3, length: 2000, crc: 1}
 	for i, p := range []string{"/logs", "/logs/a", "/logs/a/e1"} {
 		var data []byte
 		if i == 2 {
@@ -334,6 +331,17 @@ func TestOpenLogsChecksTree(t *testing.T) {
 		var res datatree.Result
 		tree.Apply(&h, &tx, &res)
 	}
+	return tree
+}
+
+// TestOpenLogsChecksTree: a member whose snapshot names entries its data
+// log lacks does not start, and says what to do.
+func TestOpenLogsChecksTree(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs"}
+	o.setDefaults()
+	st := &storage{opts: &o, log: o.Logger, fs: o.FS, snapDir: filepath.Join(dir, "version-2")}
+	tree := treeNaming(entryRef{zxid: 3, length: 2000, crc: 1})
 	err := openLogs(st, tree, 3)
 	if err == nil || !strings.Contains(err.Error(), "not in the data log") {
 		t.Fatalf("openLogs: %v, want the missing payloads named", err)
@@ -349,6 +357,40 @@ func TestOpenLogsChecksTree(t *testing.T) {
 		t.Fatalf("openLogs with the payload present: %v", err)
 	}
 	st.rl.close()
+}
+
+// TestInstallSnapshotChecksPayloads: a leader's snapshot whose tree
+// names a payload that neither the image nor this member's data log
+// holds is refused, says what to do, and is not kept as this member's
+// newest snapshot; with the payload present it installs.
+func TestInstallSnapshotChecksPayloads(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs"}
+	o.setDefaults()
+	st := &storage{opts: &o, log: o.Logger, fs: o.FS, snapDir: filepath.Join(dir, "version-2")}
+	if err := o.FS.MkdirAll(st.snapDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st.rl = openTestLogData(t, dir)
+	defer st.rl.close()
+	tree := treeNaming(entryRef{zxid: 3, length: 2000, crc: crc32.Checksum(payload(2000, 9), castagnoli)})
+	var b bytesBuffer
+	if err := tree.WriteSnapshot(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.installSnapshot(b.b)
+	if err == nil || !strings.Contains(err.Error(), "restart it empty") {
+		t.Fatalf("install without the payload: %v, want the missing payload named", err)
+	}
+	if infos, err := snap.Newest(st.fs, st.snapDir); err != nil || len(infos) != 0 {
+		t.Fatalf("a refused snapshot was kept: %v, %v", infos, err)
+	}
+	if _, err := st.rl.store(3, payload(2000, 9)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.installSnapshot(b.b); err != nil {
+		t.Fatalf("install with the payload present: %v", err)
+	}
 }
 
 // TestLogDataRewrittenProposal: a proposal whose payload is in the data

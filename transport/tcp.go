@@ -186,6 +186,21 @@ func (t *TCP) Send(msgs []zab.Message) {
 	}
 }
 
+// Backlog returns the bytes of quorum-class messages queued for peer id
+// that its connection's writer has not taken yet (0 for an unknown
+// peer). A sender of bulk data (a streamed snapshot) paces itself by it
+// instead of letting the bounded queue drop what it sends.
+func (t *TCP) Backlog(id uint64) int64 {
+	p := t.peer(id)
+	if p == nil {
+		return 0
+	}
+	ll := p.lanes[laneQuorum]
+	ll.mu.Lock()
+	defer ll.mu.Unlock()
+	return ll.q.bytes
+}
+
 // Recv implements Transport.
 func (t *TCP) Recv() <-chan zab.Message { return t.recv }
 

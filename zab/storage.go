@@ -36,4 +36,9 @@ type Snapshot struct {
 	// Zxid is the last transaction the snapshot reflects.
 	Zxid Zxid
 	Data []byte
+	// Learner, in a SNAP the leader sends, is the learner's last zxid as
+	// its ACKEPOCH reported it: every entry of the leader's history up to
+	// it is in the learner's log (sync.go). A driver may leave out of the
+	// image what the learner holds already. It is not sent.
+	Learner Zxid
 }

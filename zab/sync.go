@@ -60,6 +60,7 @@ func (n *Node) sendSync(p *peer, target Zxid) error {
 			return fmt.Errorf("snapshot %v beyond sync target %v", snap.Zxid, target)
 		}
 		m.Zxid = snap.Zxid
+		snap.Learner = p.lastZxid
 		m.Snapshot = &snap
 		cp := n.configAt(snap.Zxid)
 		cm := cp.m.Clone()

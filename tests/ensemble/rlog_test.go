@@ -207,11 +207,24 @@ func testLogsInTree(t *testing.T, mode string) {
 	if err := os.RemoveAll(filepath.Join(ens.Server(w).DataDir, "version-2")); err != nil {
 		t.Fatal(err)
 	}
+	const streamed = "streamed a snapshot's payloads to a learner"
+	streams := func() int {
+		n := 0
+		for i := 0; i < ens.Len(); i++ {
+			n += countInLog(t, ens.Server(i).LogPath, streamed)
+		}
+		return n
+	}
+	streamsBefore := streams()
 	ens.Server(w).StartAgain()
 	ens.WaitAll()
 	readAll(w)
 	if countInLog(t, ens.Server(w).LogPath, installed) == before {
 		t.Fatalf("wiped %s caught up without a snapshot from the leader; the test wants one", ens.MemberString(w))
+	}
+	// The payloads went ahead of the snapshot, streamed (rlogstream.go).
+	if streams() == streamsBefore {
+		t.Fatalf("no member logged %q for the wiped %s", streamed, ens.MemberString(w))
 	}
 	if large, inWAL, inData := countIn(t, ens.Server(w).DataDir, want); inWAL != 0 || inData != large {
 		t.Fatalf("wiped %s: of %d large payloads %d in the transaction log, %d in the data log; want 0 and all",
