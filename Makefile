@@ -40,7 +40,7 @@ FUZZ_TARGETS := \
 	./server:FuzzDecodeCheckpoint ./zkfmt:FuzzDecodeSnapshot ./zkfmt:FuzzLogReader \
 	./zkfmt:FuzzDecodeTxn ./datatree:FuzzStatsTrack ./kv/ring:FuzzDecode ./kv/cm:FuzzDecodeRecords \
 	./rlog/datalog:FuzzDecodeRecord ./rlog:FuzzDecodeMutation ./rlog:FuzzParseControl \
-	./server:FuzzInstallImage ./kv:FuzzDecodeMutation
+	./server:FuzzInstallImage ./server:FuzzDecodeDriverMsg ./kv:FuzzDecodeMutation
 
 .PHONY: all build build-race run test unit e2e e2e-go e2e-client python fuzz lint deps zookeeper etcd bench clean proto
 

@@ -53,3 +53,53 @@ func TestDriverMsgRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeDriverMsg: no payload from a peer, however damaged, panics
+// the decoder, and what decodes encodes back to bytes that decode the
+// same.
+func FuzzDecodeDriverMsg(f *testing.F) {
+	for _, m := range []driverMsg{
+		{kind: driverRequest, sid: 9, xid: 4, op: wire.OpSetData, timeout: 30000, auth: []wire.Id{{Scheme: "ip", ID: "x"}}, body: []byte("body")},
+		{kind: driverSyncRequest, id: 5, zxid: 1 << 33},
+		{kind: driverTouch, sessions: []int64{1, 2}},
+		{kind: driverRevalidateReply, id: 7, valid: true},
+		{kind: driverPayloads, id: 3, zxid: 1, payloads: []streamPayload{{zxid: 4, data: []byte("abc")}}},
+	} {
+		f.Add(m.encode())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeDriverMsg(b, 1<<16)
+		if err != nil {
+			return
+		}
+		again, err := decodeDriverMsg(m.encode(), 1<<16)
+		if err != nil {
+			t.Fatalf("re-encoding of %+v does not decode: %v", m, err)
+		}
+		if !reflect.DeepEqual(normalize(m), normalize(again)) {
+			t.Fatalf("decoded %+v, re-decoded %+v", m, again)
+		}
+	})
+}
+
+// normalize makes empty and nil slices compare equal.
+func normalize(m driverMsg) driverMsg {
+	if len(m.payloads) == 0 {
+		m.payloads = nil
+	}
+	for i := range m.payloads {
+		if len(m.payloads[i].data) == 0 {
+			m.payloads[i].data = nil
+		}
+	}
+	if len(m.sessions) == 0 {
+		m.sessions = nil
+	}
+	if len(m.auth) == 0 {
+		m.auth = nil
+	}
+	if len(m.body) == 0 {
+		m.body = nil
+	}
+	return m
+}
