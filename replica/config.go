@@ -95,6 +95,11 @@ type Config struct {
 	// OnDriverMessage, if set, receives the MsgDriver messages peers send
 	// (request forwarding and the like), on the goroutine that calls Step.
 	OnDriverMessage func(m zab.Message)
+	// Intercept, if set, sees every message Step is given first, on the
+	// goroutine that calls Step, and may change it; false drops it (the
+	// owner took it). Streamed snapshots (replica/snapstream) store their
+	// pieces and vet the SNAP here, in the order the messages came.
+	Intercept func(m *zab.Message) bool
 	// OnConfirmed, if set, learns each advance of Confirmed (a quorum
 	// answered a leadership confirmation round), on the goroutine that
 	// calls Step, after the driver's lock is released: readers waiting

@@ -190,6 +190,9 @@ func New(cfg Config) (*Driver, error) {
 // Step hands the node a message from a peer; MsgDriver messages go to
 // Config.OnDriverMessage instead.
 func (d *Driver) Step(m zab.Message) error {
+	if d.cfg.Intercept != nil && !d.cfg.Intercept(&m) {
+		return nil
+	}
 	if m.Type == zab.MsgDriver {
 		if d.cfg.OnDriverMessage != nil {
 			d.cfg.OnDriverMessage(m)

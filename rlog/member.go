@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/replica/snapstream"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wal"
 	"github.com/corral-db/corral/zab"
@@ -44,6 +45,9 @@ type Member struct {
 	mu sync.Mutex
 	// store is the log store OpenMember opened (nil otherwise).
 	store *Store
+	// stopStreams stops the SNAP streams OpenMember's members run
+	// (memberstream.go) and waits for them.
+	stopStreams func()
 }
 
 // NewMember wires s to d. Call it before d runs; cfg is the Config the
@@ -121,7 +125,10 @@ type MemberConfig struct {
 	FS     vfs.FS
 	Dir    string
 	// Send hands messages to the transport (transport.Transport.Send).
-	Send     func([]zab.Message)
+	Send func([]zab.Message)
+	// Backlog, if set, reports the bytes queued for a peer on the link
+	// (transport.TCP.Backlog): a SNAP's streamed image paces itself by it.
+	Backlog  func(uint64) int64
 	Schedule replica.Schedule
 	State    Options // FS and Dir are set from above
 	WAL      wal.Options
@@ -150,13 +157,18 @@ func OpenMember(cfg MemberConfig) (*Member, error) {
 	if err == nil {
 		var ents []zab.Entry
 		if ents, err = st.Load(); err == nil {
-			rc := replica.Config{ID: cfg.ID, Voters: cfg.Voters, Mode: replica.Sync, SM: s,
+			sender, in, stop := streamSnapshots(cfg, s)
+			rc := replica.Config{ID: cfg.ID, Voters: cfg.Voters, Mode: replica.Sync, SM: streamedState{State: s, in: in},
 				HardState: hs, Log: ents, Schedule: cfg.Schedule, Logger: cfg.Logger,
 				ElectionTick: cfg.ElectionTick, HeartbeatTick: cfg.HeartbeatTick,
 				InitLimit: cfg.InitLimit, SyncLimit: cfg.SyncLimit,
 				SyncProgressEvery: cfg.SyncProgressEvery,
-				Env:               replica.Env{Log: st, HardState: hsStore, Send: cfg.Send}}
+				Intercept:         in.Intercept,
+				Env: replica.Env{Log: st, HardState: hsStore,
+					Send:          func(msgs []zab.Message) { cfg.Send(sender.Route(msgs, snapstream.Size)) },
+					SnapshotImage: func(zab.Zxid) ([]byte, error) { return snapstream.Header(nil), nil }}}
 			mb := NewMember(s, &rc)
+			mb.stopStreams = stop
 			var d *replica.Driver
 			if d, err = replica.New(rc); err == nil {
 				mb.Attach(d)
@@ -177,6 +189,9 @@ func (mb *Member) Run(ctx context.Context, recv <-chan zab.Message, tick time.Du
 
 // Close closes what OpenMember opened; call it after Run returned.
 func (mb *Member) Close() error {
+	if mb.stopStreams != nil {
+		mb.stopStreams()
+	}
 	var err error
 	if mb.store != nil {
 		err = mb.store.Close()

@@ -37,10 +37,6 @@ const (
 	// driverRevalidateReply (leader to learner): ID and Valid, whether
 	// the session is live; the learner answers its client then.
 	driverRevalidateReply
-	// driverPayloads (leader to learner): a piece of a streamed SNAP
-	// image's payloads (rlogstream.go): ID is the stream, Zxid the
-	// piece's number from 1, payloads the log entries' zxids and bytes.
-	driverPayloads
 )
 
 // driverMsg is the decoded payload of a zab.MsgDriver.
@@ -64,14 +60,6 @@ type driverMsg struct {
 	sessions []int64
 	// driverRevalidateReply
 	valid bool
-	// driverPayloads
-	payloads []streamPayload
-}
-
-// streamPayload is one log entry's payload in a driverPayloads message.
-type streamPayload struct {
-	zxid int64
-	data []byte
 }
 
 var errBadDriverMsg = errors.New("malformed server message")
@@ -113,14 +101,6 @@ func (m *driverMsg) encode() []byte {
 	case driverRevalidateReply:
 		e.Long(m.id)
 		e.Bool(m.valid)
-	case driverPayloads:
-		e.Long(m.id)
-		e.Long(m.zxid)
-		e.Int(int32(len(m.payloads)))
-		for _, p := range m.payloads {
-			e.Long(p.zxid)
-			e.Buffer(p.data)
-		}
 	}
 	return e.Bytes()
 }
@@ -129,9 +109,6 @@ func (m *driverMsg) encode() []byte {
 // growing: the fixed fields, the auth ids, and a forwarded write's data.
 func (m *driverMsg) sizeHint() int {
 	n := 64 + len(m.body) + 8*len(m.sessions)
-	for _, p := range m.payloads {
-		n += 12 + len(p.data)
-	}
 	for _, id := range m.auth {
 		n += 8 + len(id.Scheme) + len(id.ID)
 	}
@@ -189,17 +166,6 @@ func decodeDriverMsg(b []byte, maxBuffer int) (driverMsg, error) {
 	case driverRevalidateReply:
 		m.id = d.Long()
 		m.valid = d.Bool()
-	case driverPayloads:
-		m.id = d.Long()
-		m.zxid = d.Long()
-		n := d.Int()
-		if n < 0 || int(n) > d.Remaining()/12 {
-			return m, fmt.Errorf("%w: %d payloads", errBadDriverMsg, n)
-		}
-		m.payloads = make([]streamPayload, n)
-		for i := range m.payloads {
-			m.payloads[i] = streamPayload{zxid: d.Long(), data: d.Buffer()}
-		}
 	default:
 		return m, fmt.Errorf("%w: kind %d", errBadDriverMsg, m.kind)
 	}

@@ -35,10 +35,6 @@ func TestDriverMsgRoundTrip(t *testing.T) {
 			driverMsg{kind: driverRevalidate, id: 7, sid: -3}},
 		{"revalidate reply", driverMsg{kind: driverRevalidateReply, id: 7, valid: true},
 			driverMsg{kind: driverRevalidateReply, id: 7, valid: true}},
-		{"payloads", driverMsg{kind: driverPayloads, id: 11, zxid: 2, payloads: []streamPayload{{zxid: 1 << 32, data: []byte("abc")}, {zxid: 1<<32 + 5, data: bytes.Repeat([]byte{9}, 70000)}}},
-			driverMsg{kind: driverPayloads, id: 11, zxid: 2, payloads: []streamPayload{{zxid: 1 << 32, data: []byte("abc")}, {zxid: 1<<32 + 5, data: bytes.Repeat([]byte{9}, 70000)}}}},
-		{"no payloads", driverMsg{kind: driverPayloads, id: 11, zxid: 3},
-			driverMsg{kind: driverPayloads, id: 11, zxid: 3, payloads: []streamPayload{}}},
 	} {
 		b := c.m.encode()
 		got, err := decodeDriverMsg(b, 1<<20)
@@ -63,7 +59,6 @@ func FuzzDecodeDriverMsg(f *testing.F) {
 		{kind: driverSyncRequest, id: 5, zxid: 1 << 33},
 		{kind: driverTouch, sessions: []int64{1, 2}},
 		{kind: driverRevalidateReply, id: 7, valid: true},
-		{kind: driverPayloads, id: 3, zxid: 1, payloads: []streamPayload{{zxid: 4, data: []byte("abc")}}},
 	} {
 		f.Add(m.encode())
 	}
@@ -84,14 +79,6 @@ func FuzzDecodeDriverMsg(f *testing.F) {
 
 // normalize makes empty and nil slices compare equal.
 func normalize(m driverMsg) driverMsg {
-	if len(m.payloads) == 0 {
-		m.payloads = nil
-	}
-	for i := range m.payloads {
-		if len(m.payloads[i].data) == 0 {
-			m.payloads[i].data = nil
-		}
-	}
 	if len(m.sessions) == 0 {
 		m.sessions = nil
 	}

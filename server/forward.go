@@ -258,8 +258,6 @@ func (rp *replica) receiveDriver(m zab.Message) {
 			// or none does within its limit.
 			rp.log.Warn("forwarded request queue full; dropped", "from", m.From)
 		}
-	case driverPayloads:
-		rp.receivePayloads(m.From, &dm)
 	case driverSyncReply:
 		if r := rp.fw.takeSync(dm.id); r != nil {
 			rp.addBarrier(r, dm.zxid)

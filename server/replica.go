@@ -13,6 +13,7 @@ import (
 	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/internal/probe"
 	repl "github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/replica/snapstream"
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/txn"
@@ -68,15 +69,13 @@ type replica struct {
 	bmu      sync.Mutex
 	barriers []*request
 
-	// streamMu guards streams: the SNAP streams this leader runs, by
-	// learner (rlogstream.go). streamWG counts their goroutines, which
-	// stop with streamCtx.
-	streamMu  sync.Mutex
-	streams   map[uint64]*snapStream
-	streamWG  sync.WaitGroup
-	streamCtx context.Context
-	// streamIn is the stream this learner receives (node loop only).
-	streamIn streamIn
+	// streamer runs the SNAP streams of the logs' payloads, with logs in
+	// a data log (rlogstream.go); nil otherwise. streamIn is the stream
+	// this learner receives and lastProgress when it last told the
+	// leader so (the driver's Intercept, node loop only).
+	streamer     *snapstream.Sender
+	streamIn     snapstream.Receiver
+	lastProgress time.Time
 
 	// wmu guards writableNow, closed when the server becomes writable.
 	wmu         sync.Mutex
@@ -262,6 +261,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*re
 		OnSoftState:     func(_, cur zab.SoftState) { rp.setSoft(cur) },
 		Released:        rp.released,
 		OnDriverMessage: rp.receiveDriver,
+		Intercept:       rp.interceptStream,
 		Rand:            rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
 		Logger:          s.log.With("zab", ens.ID),
 	})
@@ -302,14 +302,26 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		return err
 	}
 	rp.tr = tr
-	rp.streamCtx = ctx
+	if rl := rp.s.store.rl; rl != nil && rl.dl != nil {
+		cfg := snapstream.SenderConfig{ID: rp.id, Send: tr.Send, Produce: rl.produceLogPayloads,
+			Piece: func(to, id, seq uint64, b []byte) zab.Message {
+				return snapstream.PieceMessage(rp.id, to, id, seq, b)
+			},
+			ProgressEvery: rp.s.opts.TickTime / 2, Logger: rp.log}
+		if bl, ok := tr.(interface{ Backlog(uint64) int64 }); ok {
+			cfg.Backlog = bl.Backlog
+		}
+		rp.streamer = snapstream.NewSender(ctx, cfg)
+	}
 	logCtx, stopLog := context.WithCancel(context.Background())
 	logDone := make(chan struct{})
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		rp.run(ctx)
-		rp.streamWG.Wait()
+		if rp.streamer != nil {
+			rp.streamer.Wait()
+		}
 		// The log goroutine outlives the node loop, so a Process waiting
 		// on it finishes first.
 		stopLog()
@@ -457,7 +469,6 @@ func (rp *replica) receive(m zab.Message) {
 	if probe.Enabled {
 		probe.Mark("node-rx-"+m.Type.String(), probe.MsgZxid(m))
 	}
-	rp.checkStreamedSnap(&m)
 	if err := rp.d.Step(m); err != nil {
 		rp.log.Warn("message refused", "msg", m.String(), "err", err)
 	}
@@ -480,7 +491,19 @@ func (rp *replica) send(msgs []zab.Message) {
 			rp.snapSentMu.Unlock()
 		}
 	}
-	rp.tr.Send(rp.takeAside(msgs))
+	if rp.streamer != nil {
+		msgs = rp.streamer.Route(msgs, transport.EncodedSize)
+	}
+	rp.tr.Send(msgs)
+}
+
+// streamProgress tells a leader streaming a SNAP to this learner that
+// the sync moves, at most every half tick.
+func (rp *replica) streamProgress(leader uint64) {
+	if time.Since(rp.lastProgress) >= rp.s.opts.TickTime/2 {
+		rp.lastProgress = time.Now()
+		rp.tr.Send([]zab.Message{{Type: zab.MsgSyncProgress, From: rp.id, To: leader}})
+	}
 }
 
 // committedRequests turns committed entries into requests for apply: the
@@ -695,7 +718,7 @@ func (rp *replica) snapshotData(zxid int64) ([]byte, error) {
 	if rl := rp.s.store.rl; err != nil || rl == nil || rl.dl == nil {
 		return b, err
 	}
-	return rp.s.store.rl.streamImage(b), nil
+	return snapstream.Header(b), nil
 }
 
 func (rp *replica) treeSnapshotData(zxid int64) ([]byte, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-db/corral/internal/probe"
+	"github.com/corral-db/corral/replica/snapstream"
 	"github.com/corral-db/corral/txn"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
@@ -138,7 +139,7 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 		return 0, err
 	}
 	switch {
-	case sm.st.rl != nil && isStreamImage(data):
+	case sm.st.rl != nil && snapstream.IsHeader(data):
 		if data, err = sm.st.rl.installStreamed(data); err != nil {
 			return 0, err
 		}
@@ -146,7 +147,7 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 		if data, err = sm.st.rl.install(data); err != nil {
 			return 0, err
 		}
-	case isImage(data) || isStreamImage(data):
+	case isImage(data) || snapstream.IsHeader(data):
 		return 0, errors.New("the leader's snapshot carries log payloads (rlog.root) and this member has no rlog.root: " +
 			"every member needs the same rlog.root")
 	}

@@ -326,7 +326,7 @@ func logServeMember(args []string) int {
 	}
 	defer tr.Close()
 	mb, err := rlog.OpenMember(rlog.MemberConfig{ID: *id, Voters: voters, FS: vfs.OS(), Dir: *dir,
-		Send: tr.Send, Logger: logger, Schedule: replica.Schedule{SnapCount: *snapCount},
+		Send: tr.Send, Backlog: tr.Backlog, Logger: logger, Schedule: replica.Schedule{SnapCount: *snapCount},
 		// A 50 ms tick with the server's proportions (a 500 ms tickTime
 		// in tenths): initLimit 5 s, syncLimit 2.5 s.
 		ElectionTick: 2, HeartbeatTick: 5, InitLimit: 100, SyncLimit: 50,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/replica/snapstream"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -42,6 +43,8 @@ func (n *notifier) broadcast() {
 type notifyingSM struct {
 	*kv.Store
 	w *appliedWaiters
+	// in gives a streamed SNAP's image (snapstream.go).
+	in *snapstream.Learner
 }
 
 func (s notifyingSM) Apply(ents []zab.Entry) error {
@@ -51,7 +54,12 @@ func (s notifyingSM) Apply(ents []zab.Entry) error {
 }
 
 func (s notifyingSM) InstallSnapshot(ctx context.Context, r io.Reader) (zab.Zxid, error) {
-	z, err := s.Store.InstallSnapshot(ctx, r)
+	img, done, err := s.in.Image(r)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	z, err := s.Store.InstallSnapshot(ctx, img)
 	s.w.wakeAll()
 	return z, err
 }

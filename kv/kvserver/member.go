@@ -14,6 +14,7 @@ import (
 	"github.com/corral-db/corral/apisrv"
 	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/replica/snapstream"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wal"
@@ -218,6 +219,9 @@ func (r *replicaRun) close() {
 type link struct {
 	send func([]zab.Message)
 	recv <-chan zab.Message
+	// backlog reports the bytes queued for a peer (transport.TCP.Backlog),
+	// which a streamed snapshot paces itself by; nil: no pacing.
+	backlog func(uint64) int64
 	// lost, if set, tells the driver of the transport's broken links.
 	lost *lostLinks
 }
@@ -303,13 +307,13 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 	if ln == nil {
 		lost := &lostLinks{}
 		tcfg := transport.TCPConfig{ID: cfg.ID, Peers: cfg.Peers, QuorumListener: cfg.QuorumListener, ElectionListener: cfg.ElectionListener,
-			OnDisconnect: lost.report}
+			OnDisconnect: lost.report, Logger: log}
 		tr, err := transport.NewTCP(ctx, tcfg)
 		if err != nil {
 			return nil, err
 		}
 		rep.closer = append(rep.closer, func() { tr.Close() })
-		ln = &link{send: tr.Send, recv: tr.Recv(), lost: lost}
+		ln = &link{send: tr.Send, recv: tr.Recv(), lost: lost, backlog: tr.Backlog}
 	}
 	rep.send, rep.recv = ln.send, ln.recv
 
@@ -340,9 +344,20 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 			lc.peers = append(lc.peers, id)
 		}
 	}
+	// SNAPs stream their checkpoint ahead of them (snapstream.go).
+	sender := snapstream.NewSender(ctx, snapstream.SenderConfig{
+		ID: cfg.ID, Send: ln.send, Backlog: ln.backlog,
+		Piece:         func(to, id, seq uint64, b []byte) zab.Message { return snapstream.PieceMessage(cfg.ID, to, id, seq, b) },
+		Produce:       snapstream.FromWriteSnapshot(store.WriteSnapshot, streamPiece),
+		ProgressEvery: cfg.TickTime / 2,
+		Logger:        log,
+	})
+	rep.closer = append(rep.closer, sender.Wait)
+	in := &snapstream.Learner{ID: cfg.ID, Send: ln.send, FS: fsys, Path: filepath.Join(cfg.Dir, "snap.spool"),
+		ProgressEvery: cfg.TickTime / 2, Logger: log}
 	d, err := replica.New(replica.Config{
 		ID: cfg.ID, Voters: voters, Mode: cfg.Mode,
-		SM:        notifyingSM{Store: store, w: aw},
+		SM:        notifyingSM{Store: store, w: aw, in: in},
 		HardState: hs,
 		Log:       ents,
 		Complete:  complete,
@@ -350,8 +365,11 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 			Log:         env.Log,
 			Checkpoints: env.Checkpoints,
 			HardState:   epochs,
-			Send:        ln.send,
+			Send:        func(msgs []zab.Message) { ln.send(sender.Route(msgs, transport.EncodedSize)) },
 			Clock:       replica.SystemClock{},
+			SnapshotImage: func(zab.Zxid) ([]byte, error) {
+				return snapstream.Header(nil), nil
+			},
 		},
 		ElectionTick:  2,
 		HeartbeatTick: subTicks / 2,
@@ -383,6 +401,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 			}
 		},
 		OnDriverMessage: lc.onMessage,
+		Intercept:       in.Intercept,
 		OnConfirmed:     func(uint64) { cn.broadcast() },
 		Logger:          log,
 	})

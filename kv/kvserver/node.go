@@ -206,7 +206,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, ready func(apiAddr string)) er
 		c.Logger = cfg.Logger.With("rg", uint64(g))
 		c.OnRole = func(ss zab.SoftState) { n.onRole(g, ss) }
 		send, recv := mx.link(uint64(g))
-		r, err := openReplica(ctx, c, &link{send: send, recv: recv, lost: lost})
+		r, err := openReplica(ctx, c, &link{send: send, recv: recv, lost: lost, backlog: tr.Backlog})
 		if err != nil {
 			lis.Close()
 			return fmt.Errorf("kvserver: %v: %w", g, err)

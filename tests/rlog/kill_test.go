@@ -237,6 +237,8 @@ func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 	waitAcks(perPhase)
 	wiped := others(cl.WaitAll())[1]
 	before := strings.Count(cl.Log(wiped), installedSnap)
+	const streamed = "a streamed snapshot arrived whole"
+	streamedBefore := strings.Count(cl.Log(wiped), streamed)
 	t.Logf("SIGKILL %s, wipe its data directory, restart it", cl.Name(wiped))
 	cl.Kill(wiped)
 	cl.Wipe(wiped)
@@ -255,6 +257,10 @@ func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 	wg.Wait()
 	if strings.Count(cl.Log(wiped), installedSnap) == before {
 		t.Fatalf("wiped %s caught up without a snapshot from the leader; the test wants one", cl.Name(wiped))
+	}
+	// The image came in pieces ahead of the SNAP (replica/snapstream).
+	if strings.Count(cl.Log(wiped), streamed) == streamedBefore {
+		t.Fatalf("wiped %s did not log %q", cl.Name(wiped), streamed)
 	}
 
 	// A last append to each log: once a member's copy ends where it

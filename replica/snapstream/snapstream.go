@@ -1,0 +1,300 @@
+package snapstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/corral-db/corral/zab"
+)
+
+// magic starts a streamed image's header:
+//
+//	magic | u64 stream id | u64 pieces | u64 body length | body
+//
+// A stream id of 0 is a header not filled in: its stream did not
+// complete.
+var magic = [16]byte{'c', 'o', 'r', 'r', 'a', 'l', '-', 's', 'n', 'a', 'p', 's', 't', 'r', 'm', '1'}
+
+const headerSize = 16 + 24
+
+// Header returns an unfilled header carrying body (what the SNAP itself
+// still carries, if anything).
+func Header(body []byte) []byte {
+	out := make([]byte, headerSize, headerSize+len(body))
+	copy(out, magic[:])
+	binary.BigEndian.PutUint64(out[32:], uint64(len(body)))
+	return append(out, body...)
+}
+
+// IsHeader says whether b is a streamed image's header.
+func IsHeader(b []byte) bool { return bytes.HasPrefix(b, magic[:]) }
+
+// Parse returns a header's stream id, piece count and body.
+func Parse(b []byte) (id, pieces uint64, body []byte, err error) {
+	if len(b) < headerSize || !IsHeader(b) {
+		return 0, 0, nil, errors.New("snapstream: truncated header")
+	}
+	id = binary.BigEndian.Uint64(b[16:])
+	pieces = binary.BigEndian.Uint64(b[24:])
+	if n := binary.BigEndian.Uint64(b[32:]); n != uint64(len(b)-headerSize) {
+		return 0, 0, nil, fmt.Errorf("snapstream: body of %d bytes in %d", n, len(b)-headerSize)
+	}
+	return id, pieces, b[headerSize:], nil
+}
+
+// filled returns a copy of header h with the stream's id and piece count.
+func filled(h []byte, id, pieces uint64) []byte {
+	out := bytes.Clone(h)
+	binary.BigEndian.PutUint64(out[16:], id)
+	binary.BigEndian.PutUint64(out[24:], pieces)
+	return out
+}
+
+// Produce writes a stream's pieces for the SNAP sn to learner to: each
+// call of emit sends one piece (the bytes are not kept) and returns false
+// once the stream is to stop. An error stops the stream unfinished.
+type Produce func(ctx context.Context, to uint64, sn *zab.Snapshot, emit func(piece []byte) bool) error
+
+// SenderConfig is what a Sender needs.
+type SenderConfig struct {
+	// ID is this member's id (the From of what it sends).
+	ID uint64
+	// Send hands messages to the transport.
+	Send func([]zab.Message)
+	// Backlog, if set, reports the bytes queued for a peer on the link;
+	// the stream waits while more than MaxBacklog are.
+	Backlog func(to uint64) int64
+	// Piece builds the message carrying piece seq (from 1) of stream id.
+	Piece   func(to, id, seq uint64, piece []byte) zab.Message
+	Produce Produce
+	// ProgressEvery is how often the stream tells the learner it moves
+	// (zab.MsgSyncProgress); zab sees none of the pieces.
+	ProgressEvery time.Duration
+	// MaxBacklog bounds the link's queue while a stream runs (16 MiB if
+	// 0); MaxHold bounds the messages held behind a stream (256 MiB if
+	// 0), past which the stream is abandoned with them.
+	MaxBacklog int64
+	MaxHold    int
+	Logger     *slog.Logger
+}
+
+// Sender runs the streams of a leader (doc.go). It is safe for
+// concurrent use; mu guards streams.
+type Sender struct {
+	cfg SenderConfig
+	ctx context.Context
+
+	mu      sync.Mutex
+	streams map[uint64]*stream
+	wg      sync.WaitGroup
+}
+
+type stream struct {
+	to uint64
+	id uint64
+	sn zab.Snapshot
+	// hold: the SNAP (hold[0]) and the later messages to the learner.
+	hold      []zab.Message
+	holdBytes int
+	// abandoned: replaced by a new session's stream, or hold grew past
+	// MaxHold; the stream stops and its messages are dropped.
+	abandoned bool
+}
+
+// NewSender returns a Sender whose streams stop with ctx.
+func NewSender(ctx context.Context, cfg SenderConfig) *Sender {
+	if cfg.MaxBacklog <= 0 {
+		cfg.MaxBacklog = 16 << 20
+	}
+	if cfg.MaxHold <= 0 {
+		cfg.MaxHold = 256 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Sender{cfg: cfg, ctx: ctx}
+}
+
+// Route returns the messages of msgs to send now: a SNAP whose image is a
+// header starts a stream to its learner, and messages to a learner with a
+// stream running are held behind it. size is a message's encoded size,
+// for the hold's bound.
+func (s *Sender) Route(msgs []zab.Message, size func(zab.Message) int) []zab.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.streams) == 0 && !anyHeader(msgs) {
+		return msgs
+	}
+	out := make([]zab.Message, 0, len(msgs))
+	for _, m := range msgs {
+		starts := m.Snapshot != nil && IsHeader(m.Snapshot.Data)
+		if st := s.streams[m.To]; st != nil && starts {
+			// A new session's SNAP: the old stream and what it held are
+			// for a session the learner has left.
+			st.abandoned, st.hold = true, nil
+			delete(s.streams, m.To)
+		}
+		if st := s.streams[m.To]; st != nil {
+			if st.abandoned {
+				continue
+			}
+			st.hold = append(st.hold, m)
+			st.holdBytes += size(m)
+			if st.holdBytes > s.cfg.MaxHold {
+				s.cfg.Logger.Warn("a learner's streamed snapshot is abandoned: too much to send after it",
+					"learner", m.To, "bytes", st.holdBytes)
+				st.abandoned, st.hold = true, nil
+			}
+			continue
+		}
+		if starts {
+			st := &stream{to: m.To, id: rand.Uint64()>>1 | 1, sn: *m.Snapshot, hold: []zab.Message{m}}
+			if s.streams == nil {
+				s.streams = map[uint64]*stream{}
+			}
+			s.streams[m.To] = st
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.run(st)
+			}()
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func anyHeader(msgs []zab.Message) bool {
+	for i := range msgs {
+		if sn := msgs[i].Snapshot; sn != nil && IsHeader(sn.Data) {
+			return true
+		}
+	}
+	return false
+}
+
+// Wait waits for the streams' goroutines, which stop with the Sender's
+// context.
+func (s *Sender) Wait() { s.wg.Wait() }
+
+// run produces st's pieces, then sends the messages held for it with the
+// SNAP's header filled in.
+func (s *Sender) run(st *stream) {
+	start := time.Now()
+	var pieces, bytes int64
+	lastProgress := time.Now()
+	emit := func(piece []byte) bool {
+		if !s.waitBacklog(st) {
+			return false
+		}
+		pieces++
+		bytes += int64(len(piece))
+		s.cfg.Send([]zab.Message{s.cfg.Piece(st.to, st.id, uint64(pieces), piece)})
+		if time.Since(lastProgress) >= s.cfg.ProgressEvery {
+			lastProgress = time.Now()
+			s.cfg.Send([]zab.Message{{Type: zab.MsgSyncProgress, From: s.cfg.ID, To: st.to}})
+		}
+		return true
+	}
+	err := s.cfg.Produce(s.ctx, st.to, &st.sn, emit)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.streams[st.to] == st {
+		delete(s.streams, st.to)
+	}
+	if st.abandoned || s.ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		// Sent unfilled, the SNAP makes the learner sync again.
+		s.cfg.Logger.Warn("a learner's streamed snapshot did not complete; it will sync again", "learner", st.to, "err", err)
+	} else {
+		// The held SNAP is not sent yet: its bytes are still ours to
+		// fill in (a copy, as the driver may keep the original).
+		sn := *st.hold[0].Snapshot
+		sn.Data = filled(sn.Data, st.id, uint64(pieces))
+		st.hold[0].Snapshot = &sn
+	}
+	s.cfg.Logger.Info("streamed a snapshot to a learner", "learner", st.to, "zxid", st.sn.Zxid,
+		"learnerZxid", st.sn.Learner, "bytes", bytes, "pieces", pieces, "complete", err == nil,
+		"took", time.Since(start).Round(time.Millisecond))
+	s.cfg.Send(st.hold)
+}
+
+// waitBacklog waits until the link to st's learner has room for a piece:
+// false if the Sender stops or st was abandoned first.
+func (s *Sender) waitBacklog(st *stream) bool {
+	for {
+		s.mu.Lock()
+		abandoned := st.abandoned
+		s.mu.Unlock()
+		if abandoned || s.ctx.Err() != nil {
+			return false
+		}
+		if s.cfg.Backlog == nil || s.cfg.Backlog(st.to) <= s.cfg.MaxBacklog {
+			return true
+		}
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// Receiver is a learner's side of the stream it receives: which stream,
+// how many pieces arrived in order and were stored. It is not safe for
+// concurrent use: the goroutine that steps the driver owns it.
+type Receiver struct {
+	id     uint64
+	pieces uint64
+	// broken: a piece missing or not stored; the SNAP ending the stream
+	// is refused.
+	broken bool
+}
+
+// Piece takes piece seq of stream id: store keeps it (first is true for
+// the stream's first piece, which starts a new spool). It returns false
+// when the piece is out of order or not stored; the stream is then
+// broken until the next one starts.
+func (r *Receiver) Piece(id, seq uint64, store func(first bool) error) bool {
+	if id != r.id {
+		*r = Receiver{id: id}
+	}
+	if r.broken || seq != r.pieces+1 {
+		r.broken = true
+		return false
+	}
+	if err := store(seq == 1); err != nil {
+		r.broken = true
+		return false
+	}
+	r.pieces++
+	return true
+}
+
+// Pieces returns how many pieces of the current stream were stored.
+func (r *Receiver) Pieces() uint64 { return r.pieces }
+
+// Complete says whether the SNAP with header h ends a stream this
+// receiver holds whole: filled in, and every piece of it stored in order.
+// With emptyOK, a filled header with no pieces is complete whatever came
+// before (an owner whose stream may have nothing to send).
+func (r *Receiver) Complete(h []byte, emptyOK bool) bool {
+	id, pieces, _, err := Parse(h)
+	switch {
+	case err != nil || id == 0:
+		return false
+	case pieces == 0:
+		return emptyOK
+	}
+	return id == r.id && pieces == r.pieces && !r.broken
+}

@@ -1,0 +1,322 @@
+package snapstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/corral-db/corral/vfs"
+	"github.com/corral-db/corral/zab"
+)
+
+// link records what a Sender sends.
+type link struct {
+	mu   sync.Mutex
+	sent []zab.Message
+}
+
+func (l *link) send(ms []zab.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = append(l.sent, ms...)
+}
+
+// take returns what was sent but the progress reports.
+func (l *link) take() []zab.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []zab.Message
+	for _, m := range l.sent {
+		if m.Type != zab.MsgSyncProgress {
+			out = append(out, m)
+		}
+	}
+	l.sent = nil
+	return out
+}
+
+const pieceType = zab.MsgDriver
+
+func pieceMsg(to, id, seq uint64, b []byte) zab.Message {
+	return zab.Message{Type: pieceType, To: to, Zxid: zab.Zxid(id), Commit: zab.Zxid(seq), Entries: []zab.Entry{{Data: bytes.Clone(b)}}}
+}
+
+// image is what produce streams: n pieces of 3 bytes.
+func produce(n int, fail error) Produce {
+	return func(ctx context.Context, to uint64, sn *zab.Snapshot, emit func([]byte) bool) error {
+		for i := range n {
+			if !emit([]byte{byte(i), byte(i), byte(i)}) {
+				return errors.New("stopped")
+			}
+		}
+		return fail
+	}
+}
+
+func size(zab.Message) int { return 1 }
+
+func snapTo(to uint64, session uint64) zab.Message {
+	return zab.Message{Type: zab.MsgSync, To: to, Session: session, Sync: zab.SyncSnap, Zxid: 9,
+		Snapshot: &zab.Snapshot{Zxid: 9, Data: Header([]byte("body"))}}
+}
+
+// deliver plays the sent messages into a Receiver, as a learner's owner
+// does, and returns the SNAP (nil Snapshot when stripped) and the bytes
+// stored.
+func deliver(r *Receiver, ms []zab.Message) (*zab.Message, []byte) {
+	var snap *zab.Message
+	var stored []byte
+	for i := range ms {
+		m := ms[i]
+		switch m.Type {
+		case pieceType:
+			b := m.Entries[0].Data
+			r.Piece(uint64(m.Zxid), uint64(m.Commit), func(first bool) error {
+				if first {
+					stored = nil
+				}
+				stored = append(stored, b...)
+				return nil
+			})
+		case zab.MsgSync:
+			if !r.Complete(m.Snapshot.Data, false) {
+				m.Snapshot = nil
+			}
+			snap = &m
+		}
+	}
+	return snap, stored
+}
+
+// TestSenderOrder: the SNAP and the later messages to its learner leave
+// after every piece, in order, with the header filled in; messages to
+// others are not held; the learner stores the pieces and accepts.
+func TestSenderOrder(t *testing.T) {
+	l := &link{}
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg, Produce: produce(5, nil)})
+	orig := snapTo(2, 1)
+	now := s.Route([]zab.Message{orig, {Type: zab.MsgPing, To: 3}, {Type: zab.MsgProposal, To: 2}}, size)
+	if len(now) != 1 || now[0].To != 3 {
+		t.Fatalf("sent at once: %v", now)
+	}
+	if now := s.Route([]zab.Message{{Type: zab.MsgNewLeader, To: 2}}, size); len(now) != 0 {
+		t.Fatalf("a message behind the stream went at once: %v", now)
+	}
+	s.Wait()
+	l.mu.Lock()
+	progress := 0
+	for _, m := range l.sent {
+		if m.Type == zab.MsgSyncProgress && m.To == 2 && m.From == 1 {
+			progress++
+		}
+	}
+	l.mu.Unlock()
+	if progress == 0 {
+		t.Error("the stream told the learner nothing of its progress")
+	}
+	sent := l.take()
+	var pieces int
+	for pieces < len(sent) && sent[pieces].Type == pieceType {
+		pieces++
+	}
+	rest := sent[pieces:]
+	if pieces != 5 || len(rest) != 3 || rest[0].Type != zab.MsgSync || rest[1].Type != zab.MsgProposal || rest[2].Type != zab.MsgNewLeader {
+		t.Fatalf("%d pieces, then %v", pieces, rest)
+	}
+	if id, n, body, err := Parse(orig.Snapshot.Data); err != nil || id != 0 || n != 0 || string(body) != "body" {
+		t.Fatalf("the driver's header changed: %d %d %q %v", id, n, body, err)
+	}
+	var r Receiver
+	snap, stored := deliver(&r, sent)
+	if snap.Snapshot == nil || len(stored) != 15 {
+		t.Fatalf("learner: snapshot kept %v, %d bytes stored", snap.Snapshot != nil, len(stored))
+	}
+	if _, n, body, _ := Parse(snap.Snapshot.Data); n != 5 || string(body) != "body" {
+		t.Fatalf("filled header: %d pieces, body %q", n, body)
+	}
+}
+
+// TestReceiverRefuses: a piece lost in the middle or at the end, an
+// unfilled header, or a stream whose producer failed are each refused;
+// a new stream starts afresh.
+func TestReceiverRefuses(t *testing.T) {
+	stream := func(fail error) []zab.Message {
+		l := &link{}
+		s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg, Produce: produce(4, fail)})
+		s.Route([]zab.Message{snapTo(2, 1)}, size)
+		s.Wait()
+		return l.take()
+	}
+	ok := stream(nil)
+	for name, ms := range map[string][]zab.Message{
+		"middle piece lost": append(append([]zab.Message{}, ok[:1]...), ok[2:]...),
+		"last piece lost":   append(append([]zab.Message{}, ok[:3]...), ok[4:]...),
+		"header unfilled":   append(append([]zab.Message{}, ok[:4]...), snapTo(2, 1)),
+		"producer failed":   stream(errors.New("disk")),
+	} {
+		var r Receiver
+		if snap, _ := deliver(&r, ms); snap.Snapshot != nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	var r Receiver
+	deliver(&r, ok[:2]) // a stream cut short, then a whole one
+	if snap, stored := deliver(&r, stream(nil)); snap.Snapshot == nil || len(stored) != 12 {
+		t.Errorf("a whole stream after a broken one: kept %v, %d bytes", snap.Snapshot != nil, len(stored))
+	}
+	if r.Complete(filled(Header(nil), 7, 0), false) || !r.Complete(filled(Header(nil), 7, 0), true) {
+		t.Error("an empty stream: complete only when the owner allows it")
+	}
+}
+
+// TestSenderNewSession: a second SNAP to the same learner abandons the
+// first stream; the last SNAP sent is the second, filled in.
+func TestSenderNewSession(t *testing.T) {
+	l := &link{}
+	block := make(chan struct{})
+	first := true
+	var mu sync.Mutex
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg,
+		Produce: func(ctx context.Context, to uint64, sn *zab.Snapshot, emit func([]byte) bool) error {
+			mu.Lock()
+			wasFirst := first
+			first = false
+			mu.Unlock()
+			if wasFirst {
+				<-block // held until the second session's SNAP came
+			}
+			for range 3 {
+				if !emit([]byte("x")) {
+					return errors.New("stopped")
+				}
+			}
+			return nil
+		}})
+	s.Route([]zab.Message{snapTo(2, 1)}, size)
+	s.Route([]zab.Message{snapTo(2, 2)}, size)
+	close(block)
+	s.Wait()
+	sent := l.take()
+	var syncs []zab.Message
+	for _, m := range sent {
+		if m.Type == zab.MsgSync {
+			syncs = append(syncs, m)
+		}
+	}
+	if len(syncs) != 1 || syncs[0].Session != 2 {
+		t.Fatalf("SNAPs sent: %v", syncs)
+	}
+	var r Receiver
+	if snap, _ := deliver(&r, sent); snap.Snapshot == nil {
+		t.Fatal("the second session's stream was refused")
+	}
+}
+
+// TestSenderHoldBound: a stream whose held messages pass MaxHold is
+// abandoned with them: nothing more goes to that learner.
+func TestSenderHoldBound(t *testing.T) {
+	l := &link{}
+	block := make(chan struct{})
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg, MaxHold: 3,
+		Produce: func(ctx context.Context, to uint64, sn *zab.Snapshot, emit func([]byte) bool) error {
+			<-block
+			if emit([]byte("x")) {
+				return nil
+			}
+			return errors.New("stopped")
+		}})
+	s.Route([]zab.Message{snapTo(2, 1)}, size)
+	for range 5 {
+		s.Route([]zab.Message{{Type: zab.MsgProposal, To: 2}}, size)
+	}
+	close(block)
+	s.Wait()
+	if sent := l.take(); len(sent) != 0 {
+		t.Fatalf("an abandoned stream sent %v", sent)
+	}
+}
+
+// TestHeaderParse: a header round-trips; damaged ones do not parse.
+func TestHeaderParse(t *testing.T) {
+	h := filled(Header([]byte("tree")), 3, 4)
+	if id, n, body, err := Parse(h); err != nil || id != 3 || n != 4 || string(body) != "tree" {
+		t.Fatalf("parse: %d %d %q %v", id, n, body, err)
+	}
+	for _, bad := range [][]byte{h[:10], h[:len(h)-1], append(bytes.Clone(h), 0), []byte("not a header at all, not at all")} {
+		if _, _, _, err := Parse(bad); err == nil {
+			t.Errorf("parsed %q", bad)
+		}
+	}
+}
+
+// TestLearnerSpool: an image written through a Writer in pieces, sent by
+// a Sender and taken by a Learner's Intercept, reads back whole from
+// Image; a SNAP without a header reads from itself; a broken stream's
+// SNAP is stripped.
+func TestLearnerSpool(t *testing.T) {
+	image := bytes.Repeat([]byte("0123456789abcdef"), 1000) // 16,000 bytes: pieces of 4096
+	l := &link{}
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send,
+		Piece: func(to, id, seq uint64, b []byte) zab.Message { return PieceMessage(1, to, id, seq, b) },
+		Produce: func(ctx context.Context, to uint64, sn *zab.Snapshot, emit func([]byte) bool) error {
+			w := NewWriter(emit, 4096)
+			if _, err := w.Write(image[:5000]); err != nil {
+				return err
+			}
+			if _, err := w.Write(image[5000:]); err != nil {
+				return err
+			}
+			return w.Flush()
+		}})
+	s.Route([]zab.Message{snapTo(2, 1)}, size)
+	s.Wait()
+	sent := l.take()
+	fs := vfs.NewMem()
+	ln := &Learner{ID: 2, Send: func([]zab.Message) {}, FS: fs, Path: "spool", Logger: slog.New(slog.DiscardHandler)}
+	var snap *zab.Message
+	pieces := 0
+	for i := range sent {
+		m := sent[i]
+		if ln.Intercept(&m) {
+			snap = &m
+		} else {
+			pieces++
+		}
+	}
+	if pieces != 4 || snap == nil || snap.Snapshot == nil {
+		t.Fatalf("%d pieces taken, SNAP %v", pieces, snap)
+	}
+	img, done, err := ln.Image(bytes.NewReader(snap.Snapshot.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(img)
+	done()
+	if err != nil || !bytes.Equal(got, image) {
+		t.Fatalf("image from the spool: %d bytes, %v", len(got), err)
+	}
+	if _, err := fs.Stat("spool"); err == nil {
+		t.Error("the spool outlived the install")
+	}
+	// Not streamed: the image is the SNAP's own bytes.
+	img, done, err = ln.Image(bytes.NewReader([]byte("plain image")))
+	if got, _ := io.ReadAll(img); err != nil || string(got) != "plain image" {
+		t.Fatalf("plain image: %q, %v", got, err)
+	}
+	done()
+	// A piece lost: the SNAP is stripped.
+	ln2 := &Learner{ID: 2, Send: func([]zab.Message) {}, FS: vfs.NewMem(), Path: "spool", Logger: slog.New(slog.DiscardHandler)}
+	for i := range sent {
+		if i == 1 {
+			continue
+		}
+		m := sent[i]
+		if ln2.Intercept(&m) && m.Snapshot != nil {
+			t.Fatal("a SNAP whose stream lost a piece was kept")
+		}
+	}
+}
