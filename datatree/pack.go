@@ -324,5 +324,20 @@ func (t *Tree) eachPacked(n *Node, f func(name string, czxid, ctime int64, data 
 	})
 }
 
+// EachChildData calls f with the data of every child of the node at path,
+// its packed entries included, without building a node for a packed one
+// as Get does: a walk over a log of millions of entries (the data log's
+// check of what the tree names) costs their data, not a node each. f must
+// not keep data past its call nor call the tree. The caller holds the
+// tree as Get's callers do.
+func (t *Tree) EachChildData(path string, f func(data []byte)) {
+	n, _, _ := t.walk(path)
+	if n == nil {
+		return
+	}
+	n.eachChild(func(c *Node) { f(c.Data()) })
+	t.eachPacked(n, func(_ string, _, _ int64, data []byte) { f(data) })
+}
+
 // PackedCount is the number of packed entries (they count in NodeCount).
 func (t *Tree) PackedCount() int { return t.packed }

@@ -320,6 +320,23 @@ func TestPackedEntriesReadAsNodes(t *testing.T) {
 		if a.CountDescendants("/logs") != b.CountDescendants("/logs") {
 			t.Fatalf("descendants %d vs %d", a.CountDescendants("/logs"), b.CountDescendants("/logs"))
 		}
+		// EachChildData gives every child's data, packed or not, as
+		// Children and Get do.
+		for _, p := range []string{"/logs", "/logs/a", "/logs/a/00000000000000003000", "/logs/a/00000000000000004000", "/nope"} {
+			var got []string
+			a.EachChildData(p, func(d []byte) { got = append(got, string(d)) })
+			var want []string
+			if n := b.Get(p); n != nil {
+				for _, c := range n.Children(nil) {
+					want = append(want, string(b.Get(p+"/"+c).Data()))
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("EachChildData(%s): %d children's data, Children and Get %d", p, len(got), len(want))
+			}
+		}
 		checkInvariants(t, a)
 		checkInvariants(t, b)
 	}

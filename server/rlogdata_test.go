@@ -304,10 +304,10 @@ func TestLogDataRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.close()
-	if n := d.sweep(2, map[int64]bool{2: true}); n != 0 {
+	if n := d.sweep(2, []int64{2}); n != 0 {
 		t.Fatalf("sweep released %d records, want none", n)
 	}
-	if n := d.sweep(3, map[int64]bool{2: true}); n != 1 {
+	if n := d.sweep(3, []int64{2}); n != 1 {
 		t.Fatalf("sweep released %d records, want 1", n)
 	}
 	for i, want := range []bool{false, true, false, true} {
@@ -445,7 +445,7 @@ func TestLogDataRewrittenProposal(t *testing.T) {
 			t.Errorf("ref %d (%s): %v", i, hex(r.zxid), err)
 		}
 	}
-	if n := d.sweep(6, map[int64]bool{}); n != 2 {
+	if n := d.sweep(6, nil); n != 2 {
 		t.Fatalf("sweep at 6 released %d records, want 2 (5 and 6)", n)
 	}
 	if _, err := d.read(refs[3]); err == nil {
