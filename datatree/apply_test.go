@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"bytes"
 	"math"
 	"reflect"
 	"slices"
@@ -666,6 +667,25 @@ func TestSetLocalConfig(t *testing.T) {
 	}
 	if a.Digest() != before || b.Digest() != before {
 		t.Fatalf("digests %x %x, want %x as before", a.Digest(), b.Digest(), before)
+	}
+	// The data size counts the config as a tree loaded from this one's
+	// snapshot does (a learner after a SNAP), also after it changes.
+	var buf bytes.Buffer
+	if err := a.WriteSnapshot(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadSnapshot(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded.SetLocalConfig(cfg, 0x100000003, 3000)
+	if loaded.ApproximateDataSize() != a.ApproximateDataSize() {
+		t.Fatalf("data size %d after a snapshot round trip, %d before", loaded.ApproximateDataSize(), a.ApproximateDataSize())
+	}
+	longer := append(slices.Clone(cfg), "\nserver.2=127.0.0.1:2889:3889:participant"...)
+	a.SetLocalConfig(longer, 0x100000004, 1000)
+	if got, want := a.ApproximateDataSize()-b.ApproximateDataSize(), int64(len(longer)-len(cfg)); got != want {
+		t.Fatalf("a longer config grew the data size by %d, want %d", got, want)
 	}
 }
 

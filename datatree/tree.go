@@ -359,6 +359,10 @@ func (t *Tree) SetLocalConfig(data []byte, version, mtime int64) {
 		return
 	}
 	t.nodeSum -= t.term(n, ConfigPath)
+	// The data size counts the config's data as any node's (ZooKeeper's
+	// setData of the config node does), so that a tree set here and one
+	// loaded from its snapshot count the same.
+	t.dataSize += int64(len(data)) - int64(len(n.Data()))
 	t.recs.put(n, n.baseName(), data, -1, version, mtime)
 	t.nodeSum += t.term(n, ConfigPath)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/txn"
+	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
 )
@@ -69,13 +70,18 @@ type replica struct {
 	bmu      sync.Mutex
 	barriers []*request
 
-	// streamer runs the SNAP streams of the logs' payloads, with logs in
-	// a data log (rlogstream.go); nil otherwise. streamIn is the stream
+	// streamer runs the SNAP streams (snapstream.go); nil for a
+	// standalone server, which has no learner. streamIn is the stream
 	// this learner receives and lastProgress when it last told the
 	// leader so (the driver's Intercept, node loop only).
 	streamer     *snapstream.Sender
 	streamIn     snapstream.Receiver
 	lastProgress time.Time
+	// spoolMu guards spool, the file a streamed SNAP's tree is written to
+	// (snapstream.go), and streamConfigErr, the reason its install fails.
+	spoolMu         sync.Mutex
+	spool           vfs.File
+	streamConfigErr error
 
 	// wmu guards writableNow, closed when the server becomes writable.
 	wmu         sync.Mutex
@@ -302,8 +308,8 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		return err
 	}
 	rp.tr = tr
-	if rl := rp.s.store.rl; rl != nil && rl.dl != nil {
-		cfg := snapstream.SenderConfig{ID: rp.id, Send: tr.Send, Produce: rl.produceLogPayloads,
+	if !rp.standalone {
+		cfg := snapstream.SenderConfig{ID: rp.id, Send: tr.Send, Produce: rp.produceSnapshot,
 			Piece: func(to, id, seq uint64, b []byte) zab.Message {
 				return snapstream.PieceMessage(rp.id, to, id, seq, b)
 			},
@@ -710,26 +716,17 @@ func (rp *replica) abandonAll(reason error) {
 	rp.s.prepMu.Unlock()
 }
 
-// snapshotData is the SNAP image at zxid: the tree's snapshot, with logs
-// in a data log behind the header of a streamed image (rlogstream.go:
-// the payloads go ahead of it).
+// snapshotData is the SNAP image at zxid: a streamed image's header, the
+// tree's snapshot and the logs' payloads going ahead of it
+// (snapstream.go); without a streamer (a standalone server, which has no
+// learner) the tree's snapshot itself.
 func (rp *replica) snapshotData(zxid int64) ([]byte, error) {
-	b, err := rp.treeSnapshotData(zxid)
-	if rl := rp.s.store.rl; err != nil || rl == nil || rl.dl == nil {
-		return b, err
+	if rp.streamer != nil {
+		return snapstream.Header(nil), nil
 	}
-	return snapstream.Header(b), nil
-}
-
-func (rp *replica) treeSnapshotData(zxid int64) ([]byte, error) {
-	if zxid == 0 {
-		var b bytesBuffer
-		if err := datatree.New().WriteSnapshot(&b, nil); err != nil {
-			return nil, err
-		}
-		return b.b, nil
-	}
-	return rp.s.store.snapshotBytes(zxid)
+	var b bytesBuffer
+	err := rp.s.store.writeSnapshotFile(zxid, &b)
+	return b.b, err
 }
 
 type bytesBuffer struct{ b []byte }

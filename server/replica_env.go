@@ -139,15 +139,15 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 		return 0, err
 	}
 	switch {
-	case sm.st.rl != nil && snapstream.IsHeader(data):
-		if data, err = sm.st.rl.installStreamed(data); err != nil {
+	case snapstream.IsHeader(data):
+		if data, err = sm.rp.spooledTree(); err != nil {
 			return 0, err
 		}
 	case sm.st.rl != nil && isImage(data):
 		if data, err = sm.st.rl.install(data); err != nil {
 			return 0, err
 		}
-	case isImage(data) || snapstream.IsHeader(data):
+	case isImage(data):
 		return 0, errors.New("the leader's snapshot carries log payloads (rlog.root) and this member has no rlog.root: " +
 			"every member needs the same rlog.root")
 	}

@@ -93,12 +93,18 @@ func readFile(fsys vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, 64))
 }
 
-// snapshotBytes returns the body of the snapshot file for zxid, which a
-// leader ships to a learner in a SNAP synchronization.
-func (st *storage) snapshotBytes(zxid int64) ([]byte, error) {
+// spoolPath is the file a streamed SNAP's tree is spooled to.
+func (st *storage) spoolPath() string { return filepath.Join(st.snapDir, "snap.spool") }
+
+// writeSnapshotFile writes the body of the snapshot file for zxid to w
+// (an empty tree's for 0), read as w takes it.
+func (st *storage) writeSnapshotFile(zxid int64, w io.Writer) error {
+	if zxid == 0 {
+		return datatree.New().WriteSnapshot(w, nil)
+	}
 	infos, err := snap.Newest(st.fs, st.snapDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, info := range infos {
 		if info.Zxid != zxid {
@@ -106,16 +112,13 @@ func (st *storage) snapshotBytes(zxid int64) ([]byte, error) {
 		}
 		r, err := snap.Open(st.fs, st.snapDir, info)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer r.Close()
-		b, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
+		_, err = io.Copy(w, r)
+		return err
 	}
-	return nil, fmt.Errorf("snapshot %s: %w", hex(zxid), os.ErrNotExist)
+	return fmt.Errorf("snapshot %s: %w", hex(zxid), os.ErrNotExist)
 }
 
 // installSnapshot makes a snapshot received from the leader this server's

@@ -10,7 +10,7 @@ import (
 )
 
 // Snapshot images in their earlier form, a leader's tree snapshot followed
-// by every payload of its data log (rlogstream.go has the streamed form):
+// by every payload of its data log (snapstream.go has the streamed form):
 //
 //	imageMagic | u64 tree length | tree | { u64 zxid | u32 length | u32 crc | payload }* | u64 0
 var imageMagic = [16]byte{'c', 'o', 'r', 'r', 'a', 'l', '-', 'r', 'l', 'o', 'g', '-', 's', 'n', 'a', 'p'}
@@ -18,7 +18,7 @@ var imageMagic = [16]byte{'c', 'o', 'r', 'r', 'a', 'l', '-', 'r', 'l', 'o', 'g',
 // image wraps a tree snapshot with every payload this member holds: the
 // image's earlier form, which a leader of an earlier build sends and
 // install still takes. A leader now streams the payloads instead
-// (rlogstream.go); tests build this form here.
+// (snapstream.go); tests build this form here.
 func (d *logData) image(tree []byte) ([]byte, error) {
 	if d.dl == nil {
 		return tree, nil // inline: the tree is everything

@@ -5,9 +5,12 @@ import (
 	"context"
 	"hash/crc32"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/corral-db/corral/datatree"
 	"github.com/corral-db/corral/replica/snapstream"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/zab"
@@ -42,7 +45,10 @@ func TestLogPayloadStream(t *testing.T) {
 		}
 	}
 	for _, p := range pieces {
-		if err := dst.storePiece(p); err != nil {
+		if p[0] != piecePayloads {
+			t.Fatalf("a payloads piece of kind %q", p[0])
+		}
+		if err := dst.storePiece(p[1:]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +58,8 @@ func TestLogPayloadStream(t *testing.T) {
 			t.Fatalf("payload %d after the stream: %v", 100+i, err)
 		}
 	}
-	for _, bad := range [][]byte{pieces[0][:7], pieces[0][:20], append(bytes.Clone(pieces[0][:12]), 1)} {
+	body := pieces[0][1:]
+	for _, bad := range [][]byte{body[:7], body[:20], append(bytes.Clone(body[:12]), 1)} {
 		if err := dst.storePiece(bad); err == nil {
 			t.Errorf("a damaged piece of %d bytes was stored", len(bad))
 		}
@@ -69,23 +76,40 @@ func TestLogPayloadStream(t *testing.T) {
 	}
 }
 
-// TestInterceptStream: a member with logs stores a stream's pieces as
-// they come and keeps the SNAP that ends it whole; a SNAP after a lost
-// piece loses its snapshot; an empty stream (the learner held every
-// payload) is whole.
+// streamStorage is a storage with a data log and a snapshot directory.
+func streamStorage(t *testing.T) *storage {
+	t.Helper()
+	dir := t.TempDir()
+	o := Options{DataDir: dir, DataLogDir: dir, RlogRoot: "/logs", TickTime: time.Hour}
+	o.setDefaults()
+	st := &storage{opts: &o, log: o.Logger, fs: o.FS, snapDir: filepath.Join(dir, "version-2")}
+	if err := o.FS.MkdirAll(st.snapDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rl := openTestLogData(t, dir)
+	t.Cleanup(func() { rl.close() })
+	st.rl = rl
+	return st
+}
+
+// TestInterceptStream: the leader streams its tree's snapshot, then the
+// payloads; a learner spools the tree, stores the payloads, keeps the
+// SNAP that ends the stream whole and gives the install the tree; a SNAP
+// after a lost piece loses its snapshot; payloads for a member without a
+// data log fail the install with a message instead.
 func TestInterceptStream(t *testing.T) {
-	src := openTestLogData(t, t.TempDir())
-	defer src.close()
+	leaderSt := streamStorage(t)
 	for i := range 6 {
-		if _, err := src.store(int64(100+i), payload(1<<20, byte(i))); err != nil {
+		if _, err := leaderSt.rl.store(int64(100+i), payload(1<<20, byte(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
+	leader := &replica{s: &Server{opts: *leaderSt.opts, store: leaderSt}, log: slog.New(slog.DiscardHandler), id: 1}
 	l := &recordingTransport{}
-	s := snapstream.NewSender(context.Background(), snapstream.SenderConfig{ID: 1, Send: l.Send, Produce: src.produceLogPayloads,
+	s := snapstream.NewSender(context.Background(), snapstream.SenderConfig{ID: 1, Send: l.Send, Produce: leader.produceSnapshot,
 		Piece: func(to, id, seq uint64, b []byte) zab.Message { return snapstream.PieceMessage(1, to, id, seq, b) }})
-	snap := zab.Message{Type: zab.MsgSync, From: 1, To: 2, Sync: zab.SyncSnap, Zxid: 200,
-		Snapshot: &zab.Snapshot{Zxid: 200, Data: snapstream.Header([]byte("tree"))}}
+	snap := zab.Message{Type: zab.MsgSync, From: 1, To: 2, Sync: zab.SyncSnap, Zxid: 0,
+		Snapshot: &zab.Snapshot{Zxid: 0, Data: snapstream.Header(nil)}}
 	s.Route([]zab.Message{snap}, func(zab.Message) int { return 1 })
 	s.Wait()
 	var sent []zab.Message
@@ -94,10 +118,8 @@ func TestInterceptStream(t *testing.T) {
 			sent = append(sent, m)
 		}
 	}
-	learner := func() *replica {
-		st := &storage{rl: openTestLogData(t, t.TempDir())}
-		t.Cleanup(func() { st.rl.close() })
-		return &replica{s: &Server{opts: Options{TickTime: time.Hour}, store: st}, log: slog.New(slog.DiscardHandler), id: 2, tr: &recordingTransport{}}
+	learner := func(st *storage) *replica {
+		return &replica{s: &Server{opts: *st.opts, store: st}, log: slog.New(slog.DiscardHandler), id: 2, tr: &recordingTransport{}}
 	}
 	play := func(rp *replica, ms []zab.Message) *zab.Message {
 		var last *zab.Message
@@ -109,24 +131,32 @@ func TestInterceptStream(t *testing.T) {
 		}
 		return last
 	}
-	rp := learner()
+	rp := learner(streamStorage(t))
 	if m := play(rp, sent); m == nil || m.Snapshot == nil {
 		t.Fatal("a whole stream's SNAP lost its snapshot")
 	}
-	tree, err := rp.s.store.rl.installStreamed(sent[len(sent)-1].Snapshot.Data)
-	if err != nil || string(tree) != "tree" || rp.s.store.rl.idx.live != 6 {
-		t.Fatalf("installStreamed: %q, %v, %d payloads", tree, err, rp.s.store.rl.idx.live)
+	tree, err := rp.spooledTree()
+	var empty bytesBuffer
+	if werr := datatree.New().WriteSnapshot(&empty, nil); werr != nil {
+		t.Fatal(werr)
 	}
-	if m := play(learner(), append([]zab.Message{}, sent[1:]...)); m.Snapshot != nil {
+	if err != nil || !bytes.Equal(tree, empty.b) || rp.s.store.rl.idx.live != 6 {
+		t.Fatalf("spooledTree: %d bytes (want %d), %v, %d payloads", len(tree), len(empty.b), err, rp.s.store.rl.idx.live)
+	}
+	if _, err := rp.s.store.fs.Stat(rp.s.store.spoolPath()); err == nil {
+		t.Error("the spool outlived the install")
+	}
+	if m := play(learner(streamStorage(t)), append([]zab.Message{}, sent[1:]...)); m.Snapshot != nil {
 		t.Error("a SNAP after a lost first piece kept its snapshot")
 	}
-	empty := snap
-	empty.Snapshot = &zab.Snapshot{Zxid: 200, Data: sent[len(sent)-1].Snapshot.Data}
-	binary := bytes.Clone(empty.Snapshot.Data)
-	binary[31] = 0 // zero pieces
-	empty.Snapshot.Data = binary
-	if m := play(learner(), []zab.Message{empty}); m.Snapshot == nil {
-		t.Error("an empty stream's SNAP lost its snapshot")
+	noLogs := streamStorage(t)
+	noLogs.rl = nil
+	rp = learner(noLogs)
+	if m := play(rp, sent); m.Snapshot == nil {
+		t.Fatal("the stream to a member without logs was refused before the install")
+	}
+	if _, err := rp.spooledTree(); err == nil || !strings.Contains(err.Error(), "rlog.root") {
+		t.Fatalf("install on a member without logs: %v, want the configuration named", err)
 	}
 }
 
