@@ -143,9 +143,13 @@ func (s *getSource) Next(e *wire.Encoder, xid int32) {
 }
 
 // Value returns n bytes of deterministic, non-repeating-looking data.
-func Value(n int) []byte {
+func Value(n int) []byte { return ValueFrom(2463534242, n) }
+
+// ValueFrom is Value from another (non-zero) seed: the same seed gives the
+// same bytes.
+func ValueFrom(seed uint32, n int) []byte {
 	b := make([]byte, n)
-	x := uint32(2463534242)
+	x := seed
 	for i := range b {
 		x ^= x << 13
 		x ^= x >> 17
