@@ -165,7 +165,7 @@ func OpenMember(cfg MemberConfig) (*Member, error) {
 				SyncProgressEvery: cfg.SyncProgressEvery,
 				Intercept:         in.Intercept,
 				Env: replica.Env{Log: st, HardState: hsStore,
-					Send:          func(msgs []zab.Message) { cfg.Send(sender.Route(msgs, snapstream.Size)) },
+					Send:          func(msgs []zab.Message) { cfg.Send(sender.Route(msgs)) },
 					SnapshotImage: func(zab.Zxid) ([]byte, error) { return snapstream.Header(nil), nil }}}
 			mb := NewMember(s, &rc)
 			mb.stopStreams = stop

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"github.com/corral-db/corral/server/flw"
 	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/txn"
-	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/wire"
 	"github.com/corral-db/corral/zab"
 )
@@ -70,18 +70,13 @@ type replica struct {
 	bmu      sync.Mutex
 	barriers []*request
 
-	// streamer runs the SNAP streams (snapstream.go); nil for a
-	// standalone server, which has no learner. streamIn is the stream
-	// this learner receives and lastProgress when it last told the
-	// leader so (the driver's Intercept, node loop only).
-	streamer     *snapstream.Sender
-	streamIn     snapstream.Receiver
-	lastProgress time.Time
-	// spoolMu guards spool, the file a streamed SNAP's tree is written to
-	// (snapstream.go), and streamConfigErr, the reason its install fails.
-	spoolMu         sync.Mutex
-	spool           vfs.File
-	streamConfigErr error
+	// streamer runs the SNAP streams this member leads, learner takes
+	// the ones it receives (snapstream.go); streamConfigErr is why a
+	// streamed install must fail (payloads for a member without a data
+	// log).
+	streamer        *snapstream.Sender
+	learner         *snapstream.Learner
+	streamConfigErr atomic.Pointer[error]
 
 	// wmu guards writableNow, closed when the server becomes writable.
 	wmu         sync.Mutex
@@ -164,6 +159,9 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*re
 		diskless:   s.opts.Durability == DurabilityDiskless,
 		standalone: s.opts.Ensemble == nil,
 	}
+	rp.learner = &snapstream.Learner{ID: rp.id, Send: func(m []zab.Message) { rp.tr.Send(m) },
+		FS: st.fs, Path: filepath.Join(st.snapDir, "snap.spool"), ProgressEvery: s.opts.TickTime / 2,
+		Logger: rp.log, Take: rp.takePiece}
 	rp.build = rp.buildProposal
 	rp.pooled = rp.standalone && !rp.diskless
 	rp.fw.init()
@@ -267,7 +265,7 @@ func newReplica(s *Server, st *storage, tree *datatree.Tree, ens *Ensemble) (*re
 		OnSoftState:     func(_, cur zab.SoftState) { rp.setSoft(cur) },
 		Released:        rp.released,
 		OnDriverMessage: rp.receiveDriver,
-		Intercept:       rp.interceptStream,
+		Intercept:       rp.learner.Intercept,
 		Rand:            rand.New(rand.NewPCG(ens.ID, uint64(time.Now().UnixNano()))),
 		Logger:          s.log.With("zab", ens.ID),
 	})
@@ -308,7 +306,7 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 		return err
 	}
 	rp.tr = tr
-	if !rp.standalone {
+	{
 		cfg := snapstream.SenderConfig{ID: rp.id, Send: tr.Send, Produce: rp.produceSnapshot,
 			Piece: func(to, id, seq uint64, b []byte) zab.Message {
 				return snapstream.PieceMessage(rp.id, to, id, seq, b)
@@ -325,9 +323,7 @@ func (rp *replica) start(ctx context.Context, wg *sync.WaitGroup) error {
 	go func() {
 		defer wg.Done()
 		rp.run(ctx)
-		if rp.streamer != nil {
-			rp.streamer.Wait()
-		}
+		rp.streamer.Wait()
 		// The log goroutine outlives the node loop, so a Process waiting
 		// on it finishes first.
 		stopLog()
@@ -497,19 +493,7 @@ func (rp *replica) send(msgs []zab.Message) {
 			rp.snapSentMu.Unlock()
 		}
 	}
-	if rp.streamer != nil {
-		msgs = rp.streamer.Route(msgs, transport.EncodedSize)
-	}
-	rp.tr.Send(msgs)
-}
-
-// streamProgress tells a leader streaming a SNAP to this learner that
-// the sync moves, at most every half tick.
-func (rp *replica) streamProgress(leader uint64) {
-	if time.Since(rp.lastProgress) >= rp.s.opts.TickTime/2 {
-		rp.lastProgress = time.Now()
-		rp.tr.Send([]zab.Message{{Type: zab.MsgSyncProgress, From: rp.id, To: leader}})
-	}
+	rp.tr.Send(rp.streamer.Route(msgs))
 }
 
 // committedRequests turns committed entries into requests for apply: the
@@ -716,17 +700,10 @@ func (rp *replica) abandonAll(reason error) {
 	rp.s.prepMu.Unlock()
 }
 
-// snapshotData is the SNAP image at zxid: a streamed image's header, the
-// tree's snapshot and the logs' payloads going ahead of it
-// (snapstream.go); without a streamer (a standalone server, which has no
-// learner) the tree's snapshot itself.
-func (rp *replica) snapshotData(zxid int64) ([]byte, error) {
-	if rp.streamer != nil {
-		return snapstream.Header(nil), nil
-	}
-	var b bytesBuffer
-	err := rp.s.store.writeSnapshotFile(zxid, &b)
-	return b.b, err
+// snapshotData is the SNAP image: a streamed image's header, the tree's
+// snapshot and the logs' payloads going ahead of it (snapstream.go).
+func (rp *replica) snapshotData(int64) ([]byte, error) {
+	return snapstream.Header(nil), nil
 }
 
 type bytesBuffer struct{ b []byte }

@@ -140,7 +140,7 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 	}
 	switch {
 	case snapstream.IsHeader(data):
-		if data, err = sm.rp.spooledTree(); err != nil {
+		if data, err = sm.rp.streamedTree(data); err != nil {
 			return 0, err
 		}
 	case sm.st.rl != nil && isImage(data):

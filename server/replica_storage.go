@@ -93,9 +93,6 @@ func readFile(fsys vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, 64))
 }
 
-// spoolPath is the file a streamed SNAP's tree is spooled to.
-func (st *storage) spoolPath() string { return filepath.Join(st.snapDir, "snap.spool") }
-
 // writeSnapshotFile writes the body of the snapshot file for zxid to w
 // (an empty tree's for 0), read as w takes it.
 func (st *storage) writeSnapshotFile(zxid int64, w io.Writer) error {

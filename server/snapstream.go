@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -22,9 +23,9 @@ import (
 // it lacks) in pieces of kind piecePayloads. Neither side holds the
 // image whole, and no transport frame carries it.
 //
-// The learner (interceptStream, the driver's Intercept) spools the tree
-// to version-2/snap.spool and stores the payloads in its data log as the
-// pieces arrive, and a SNAP whose stream did not arrive whole loses its
+// The learner (replica.learner, a snapstream.Learner whose Take is
+// takePiece) spools the tree to version-2/snap.spool and stores the
+// payloads in its data log as the pieces arrive, and a SNAP whose stream did not arrive whole loses its
 // snapshot, so zab opens a new session and the sync streams again.
 // InstallSnapshot reads the tree from the spool and syncs the data log;
 // storage.installSnapshot refuses a tree naming a payload still missing.
@@ -131,93 +132,46 @@ func (d *logData) storePiece(b []byte) error {
 	return nil
 }
 
-// interceptStream is the driver's Intercept: it takes a streamed SNAP's
-// pieces and vets the SNAP they end in.
-func (rp *replica) interceptStream(m *zab.Message) bool {
-	if id, seq, b, ok := snapstream.DecodePiece(m); ok {
-		if !rp.streamIn.Piece(id, seq, func(first bool) error { return rp.storeSnapPiece(first, b) }) {
-			rp.log.Warn("a piece of a streamed snapshot is missing or was not stored", "from", m.From, "piece", seq)
-		}
-		rp.streamProgress(m.From)
-		return false
-	}
-	if m.Type == zab.MsgSync && m.Snapshot != nil && snapstream.IsHeader(m.Snapshot.Data) {
-		if rp.streamIn.Complete(m.Snapshot.Data, false) {
-			rp.log.Info("a streamed snapshot arrived whole", "from", m.From, "zxid", hex(int64(m.Zxid)), "pieces", rp.streamIn.Pieces())
-		} else {
-			rp.log.Warn("a streamed snapshot arrived incomplete; syncing again", "from", m.From, "zxid", hex(int64(m.Zxid)))
-			m.Snapshot = nil // zab opens a new session
-		}
-	}
-	return true
-}
-
-// storeSnapPiece spools a tree piece or stores a payloads piece; first
-// starts a new spool. Payloads for a member without a data log are a
-// configuration the install refuses with a message (streamConfigErr),
-// not a broken stream that would sync again forever.
-func (rp *replica) storeSnapPiece(first bool, b []byte) error {
-	rp.spoolMu.Lock()
-	defer rp.spoolMu.Unlock()
-	st := rp.s.store
-	if first {
-		if rp.spool != nil {
-			rp.spool.Close()
-			rp.spool = nil
-		}
-		rp.streamConfigErr = nil
-		f, err := st.fs.Create(st.spoolPath())
-		if err != nil {
-			return fmt.Errorf("snapshot spool: %w", err)
-		}
-		rp.spool = f
-	}
-	if len(b) == 0 || rp.spool == nil {
-		return errBadPiece
+// takePiece is the learner's snapstream.Learner.Take: a tree piece's
+// bytes go to the spool, a payloads piece's payloads to the data log.
+// Payloads for a member without a data log are a configuration the
+// install refuses with a message (streamConfigErr), not a broken stream
+// that would sync again forever.
+func (rp *replica) takePiece(b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, errBadPiece
 	}
 	switch b[0] {
 	case pieceTree:
-		_, err := rp.spool.Write(b[1:])
-		return err
+		return b[1:], nil
 	case piecePayloads:
-		if rl := st.rl; rl != nil && rl.dl != nil {
-			return rl.storePiece(b[1:])
+		if rl := rp.s.store.rl; rl != nil && rl.dl != nil {
+			return nil, rl.storePiece(b[1:])
 		}
-		if rp.streamConfigErr == nil {
-			rp.streamConfigErr = errors.New("the leader's snapshot carries log payloads of a data log (rlog.root), and this member " +
-				"has no rlog.root or is diskless: every member needs the same rlog.root and durability")
-		}
-		return nil
+		err := errors.New("the leader's snapshot carries log payloads of a data log (rlog.root), and this member " +
+			"has no rlog.root or is diskless: every member needs the same rlog.root and durability")
+		rp.streamConfigErr.Store(&err)
+		return nil, nil
 	}
-	return errBadPiece
+	return nil, errBadPiece
 }
 
-// spooledTree returns the tree a streamed SNAP spooled, removes the
-// spool, and syncs the payloads the stream stored.
-func (rp *replica) spooledTree() ([]byte, error) {
-	rp.spoolMu.Lock()
-	defer rp.spoolMu.Unlock()
-	if rp.streamConfigErr != nil {
-		return nil, rp.streamConfigErr
+// streamedTree returns the tree a streamed SNAP (header h) spooled and
+// syncs the payloads the stream stored.
+func (rp *replica) streamedTree(h []byte) ([]byte, error) {
+	if err := rp.streamConfigErr.Swap(nil); err != nil {
+		return nil, *err
 	}
-	if rp.spool != nil {
-		rp.spool.Close()
-		rp.spool = nil
+	img, done, err := rp.learner.Image(bytes.NewReader(h))
+	if err != nil {
+		return nil, err
 	}
-	st := rp.s.store
-	f, err := st.fs.Open(st.spoolPath())
+	tree, err := io.ReadAll(img)
+	done()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot spool: %w", err)
 	}
-	tree, err := io.ReadAll(f)
-	f.Close()
-	if rerr := st.fs.Remove(st.spoolPath()); rerr != nil && err == nil {
-		rp.log.Warn("removing the snapshot spool", "err", rerr)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("snapshot spool: %w", err)
-	}
-	if rl := st.rl; rl != nil && rl.dl != nil {
+	if rl := rp.s.store.rl; rl != nil && rl.dl != nil {
 		if err := rl.syncWritten(); err != nil {
 			return nil, err
 		}

@@ -110,7 +110,7 @@ func TestInterceptStream(t *testing.T) {
 		Piece: func(to, id, seq uint64, b []byte) zab.Message { return snapstream.PieceMessage(1, to, id, seq, b) }})
 	snap := zab.Message{Type: zab.MsgSync, From: 1, To: 2, Sync: zab.SyncSnap, Zxid: 0,
 		Snapshot: &zab.Snapshot{Zxid: 0, Data: snapstream.Header(nil)}}
-	s.Route([]zab.Message{snap}, func(zab.Message) int { return 1 })
+	s.Route([]zab.Message{snap})
 	s.Wait()
 	var sent []zab.Message
 	for _, m := range l.take() {
@@ -119,31 +119,35 @@ func TestInterceptStream(t *testing.T) {
 		}
 	}
 	learner := func(st *storage) *replica {
-		return &replica{s: &Server{opts: *st.opts, store: st}, log: slog.New(slog.DiscardHandler), id: 2, tr: &recordingTransport{}}
+		rp := &replica{s: &Server{opts: *st.opts, store: st}, log: slog.New(slog.DiscardHandler), id: 2, tr: &recordingTransport{}}
+		rp.learner = &snapstream.Learner{ID: 2, Send: rp.tr.Send, FS: st.fs, Path: filepath.Join(st.snapDir, "snap.spool"),
+			Logger: rp.log, Take: rp.takePiece}
+		return rp
 	}
 	play := func(rp *replica, ms []zab.Message) *zab.Message {
 		var last *zab.Message
 		for i := range ms {
 			m := ms[i]
-			if rp.interceptStream(&m) {
+			if rp.learner.Intercept(&m) {
 				last = &m
 			}
 		}
 		return last
 	}
 	rp := learner(streamStorage(t))
-	if m := play(rp, sent); m == nil || m.Snapshot == nil {
+	m := play(rp, sent)
+	if m == nil || m.Snapshot == nil {
 		t.Fatal("a whole stream's SNAP lost its snapshot")
 	}
-	tree, err := rp.spooledTree()
+	tree, err := rp.streamedTree(m.Snapshot.Data)
 	var empty bytesBuffer
 	if werr := datatree.New().WriteSnapshot(&empty, nil); werr != nil {
 		t.Fatal(werr)
 	}
 	if err != nil || !bytes.Equal(tree, empty.b) || rp.s.store.rl.idx.live != 6 {
-		t.Fatalf("spooledTree: %d bytes (want %d), %v, %d payloads", len(tree), len(empty.b), err, rp.s.store.rl.idx.live)
+		t.Fatalf("streamedTree: %d bytes (want %d), %v, %d payloads", len(tree), len(empty.b), err, rp.s.store.rl.idx.live)
 	}
-	if _, err := rp.s.store.fs.Stat(rp.s.store.spoolPath()); err == nil {
+	if _, err := rp.s.store.fs.Stat(rp.learner.Path); err == nil {
 		t.Error("the spool outlived the install")
 	}
 	if m := play(learner(streamStorage(t)), append([]zab.Message{}, sent[1:]...)); m.Snapshot != nil {
@@ -152,10 +156,11 @@ func TestInterceptStream(t *testing.T) {
 	noLogs := streamStorage(t)
 	noLogs.rl = nil
 	rp = learner(noLogs)
-	if m := play(rp, sent); m.Snapshot == nil {
+	m = play(rp, sent)
+	if m.Snapshot == nil {
 		t.Fatal("the stream to a member without logs was refused before the install")
 	}
-	if _, err := rp.spooledTree(); err == nil || !strings.Contains(err.Error(), "rlog.root") {
+	if _, err := rp.streamedTree(m.Snapshot.Data); err == nil || !strings.Contains(err.Error(), "rlog.root") {
 		t.Fatalf("install on a member without logs: %v, want the configuration named", err)
 	}
 }

@@ -365,7 +365,7 @@ func openReplica(ctx context.Context, cfg Config, ln *link) (rep *replicaRun, er
 			Log:         env.Log,
 			Checkpoints: env.Checkpoints,
 			HardState:   epochs,
-			Send:        func(msgs []zab.Message) { ln.send(sender.Route(msgs, transport.EncodedSize)) },
+			Send:        func(msgs []zab.Message) { ln.send(sender.Route(msgs)) },
 			Clock:       replica.SystemClock{},
 			SnapshotImage: func(zab.Zxid) ([]byte, error) {
 				return snapstream.Header(nil), nil

@@ -48,19 +48,6 @@ func DecodePiece(m *zab.Message) (id, seq uint64, b []byte, ok bool) {
 	return binary.BigEndian.Uint64(d[4:]), binary.BigEndian.Uint64(d[12:]), d[pieceHeader:], true
 }
 
-// Size is about a message's encoded size, for a Sender's hold bound when
-// the transport's own measure is not at hand.
-func Size(m zab.Message) int {
-	n := 64
-	for _, e := range m.Entries {
-		n += 16 + len(e.Data)
-	}
-	if m.Snapshot != nil {
-		n += len(m.Snapshot.Data)
-	}
-	return n
-}
-
 // FromWriteSnapshot is a Produce for an owner whose image is what its
 // StateMachine.WriteSnapshot writes: the stream cut into pieces of size
 // bytes, refused if the image is older than the SNAP's zxid (the log's
@@ -123,10 +110,9 @@ func (w *Writer) Flush() error {
 	return nil
 }
 
-// Learner is a learner's side for an owner whose image is one stream of
-// bytes: it writes the pieces to a spool file and vets the SNAP (its
-// Intercept is the driver's Config.Intercept), and Open reads the image
-// back for the install. It is safe for concurrent use (a driver's Step
+// Learner is a learner's side: it writes the pieces to a spool file and
+// vets the SNAP (its Intercept is the driver's Config.Intercept), and
+// Image reads the spool back for the install. It is safe for concurrent use (a driver's Step
 // and an install may run on different goroutines); mu guards rx, f and
 // lastProgress.
 type Learner struct {
@@ -139,6 +125,11 @@ type Learner struct {
 	// ProgressEvery is how often it tells the leader the sync moves.
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
+	// Take, if set, sees each piece first and returns what of it to
+	// spool (nil: nothing); an error breaks the stream. An owner whose
+	// pieces are not all image bytes (the server's log payloads) stores
+	// the others here.
+	Take func(piece []byte) ([]byte, error)
 
 	mu           sync.Mutex
 	rx           Receiver
@@ -156,7 +147,7 @@ func (l *Learner) Intercept(m *zab.Message) bool {
 		l.Logger = slog.New(slog.DiscardHandler)
 	}
 	if id, seq, b, ok := DecodePiece(m); ok {
-		if !l.rx.Piece(id, seq, func(first bool) error { return l.spool(first, b) }) {
+		if !l.rx.Piece(id, seq, func(first bool) error { return l.store(first, b) }) {
 			l.Logger.Warn("a piece of a streamed snapshot is missing or was not stored", "from", m.From, "piece", seq)
 		}
 		if time.Since(l.lastProgress) >= l.ProgressEvery {
@@ -176,7 +167,8 @@ func (l *Learner) Intercept(m *zab.Message) bool {
 	return true
 }
 
-func (l *Learner) spool(first bool, b []byte) error {
+// store spools piece b (what Take keeps of it); first starts the spool.
+func (l *Learner) store(first bool, b []byte) error {
 	if first {
 		if l.f != nil {
 			l.f.Close()
@@ -190,6 +182,12 @@ func (l *Learner) spool(first bool, b []byte) error {
 	}
 	if l.f == nil {
 		return errors.New("snapstream: spool: a piece without its stream's first")
+	}
+	if l.Take != nil {
+		var err error
+		if b, err = l.Take(b); err != nil || b == nil {
+			return err
+		}
 	}
 	_, err := l.f.Write(b)
 	return err

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/zab"
 )
 
@@ -124,9 +125,8 @@ func NewSender(ctx context.Context, cfg SenderConfig) *Sender {
 
 // Route returns the messages of msgs to send now: a SNAP whose image is a
 // header starts a stream to its learner, and messages to a learner with a
-// stream running are held behind it. size is a message's encoded size,
-// for the hold's bound.
-func (s *Sender) Route(msgs []zab.Message, size func(zab.Message) int) []zab.Message {
+// stream running are held behind it.
+func (s *Sender) Route(msgs []zab.Message) []zab.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.streams) == 0 && !anyHeader(msgs) {
@@ -146,7 +146,7 @@ func (s *Sender) Route(msgs []zab.Message, size func(zab.Message) int) []zab.Mes
 				continue
 			}
 			st.hold = append(st.hold, m)
-			st.holdBytes += size(m)
+			st.holdBytes += transport.EncodedSize(m)
 			if st.holdBytes > s.cfg.MaxHold {
 				s.cfg.Logger.Warn("a learner's streamed snapshot is abandoned: too much to send after it",
 					"learner", m.To, "bytes", st.holdBytes)
@@ -189,14 +189,14 @@ func (s *Sender) Wait() { s.wg.Wait() }
 // SNAP's header filled in.
 func (s *Sender) run(st *stream) {
 	start := time.Now()
-	var pieces, bytes int64
+	var pieces, nbytes int64
 	lastProgress := time.Now()
 	emit := func(piece []byte) bool {
 		if !s.waitBacklog(st) {
 			return false
 		}
 		pieces++
-		bytes += int64(len(piece))
+		nbytes += int64(len(piece))
 		s.cfg.Send([]zab.Message{s.cfg.Piece(st.to, st.id, uint64(pieces), piece)})
 		if time.Since(lastProgress) >= s.cfg.ProgressEvery {
 			lastProgress = time.Now()
@@ -224,7 +224,7 @@ func (s *Sender) run(st *stream) {
 		st.hold[0].Snapshot = &sn
 	}
 	s.cfg.Logger.Info("streamed a snapshot to a learner", "learner", st.to, "zxid", st.sn.Zxid,
-		"learnerZxid", st.sn.Learner, "bytes", bytes, "pieces", pieces, "complete", err == nil,
+		"learnerZxid", st.sn.Learner, "bytes", nbytes, "pieces", pieces, "complete", err == nil,
 		"took", time.Since(start).Round(time.Millisecond))
 	s.cfg.Send(st.hold)
 }

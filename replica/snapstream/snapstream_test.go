@@ -57,8 +57,6 @@ func produce(n int, fail error) Produce {
 	}
 }
 
-func size(zab.Message) int { return 1 }
-
 func snapTo(to uint64, session uint64) zab.Message {
 	return zab.Message{Type: zab.MsgSync, To: to, Session: session, Sync: zab.SyncSnap, Zxid: 9,
 		Snapshot: &zab.Snapshot{Zxid: 9, Data: Header([]byte("body"))}}
@@ -99,11 +97,11 @@ func TestSenderOrder(t *testing.T) {
 	l := &link{}
 	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg, Produce: produce(5, nil)})
 	orig := snapTo(2, 1)
-	now := s.Route([]zab.Message{orig, {Type: zab.MsgPing, To: 3}, {Type: zab.MsgProposal, To: 2}}, size)
+	now := s.Route([]zab.Message{orig, {Type: zab.MsgPing, To: 3}, {Type: zab.MsgProposal, To: 2}})
 	if len(now) != 1 || now[0].To != 3 {
 		t.Fatalf("sent at once: %v", now)
 	}
-	if now := s.Route([]zab.Message{{Type: zab.MsgNewLeader, To: 2}}, size); len(now) != 0 {
+	if now := s.Route([]zab.Message{{Type: zab.MsgNewLeader, To: 2}}); len(now) != 0 {
 		t.Fatalf("a message behind the stream went at once: %v", now)
 	}
 	s.Wait()
@@ -147,7 +145,7 @@ func TestReceiverRefuses(t *testing.T) {
 	stream := func(fail error) []zab.Message {
 		l := &link{}
 		s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg, Produce: produce(4, fail)})
-		s.Route([]zab.Message{snapTo(2, 1)}, size)
+		s.Route([]zab.Message{snapTo(2, 1)})
 		s.Wait()
 		return l.take()
 	}
@@ -196,8 +194,8 @@ func TestSenderNewSession(t *testing.T) {
 			}
 			return nil
 		}})
-	s.Route([]zab.Message{snapTo(2, 1)}, size)
-	s.Route([]zab.Message{snapTo(2, 2)}, size)
+	s.Route([]zab.Message{snapTo(2, 1)})
+	s.Route([]zab.Message{snapTo(2, 2)})
 	close(block)
 	s.Wait()
 	sent := l.take()
@@ -229,9 +227,9 @@ func TestSenderHoldBound(t *testing.T) {
 			}
 			return errors.New("stopped")
 		}})
-	s.Route([]zab.Message{snapTo(2, 1)}, size)
+	s.Route([]zab.Message{snapTo(2, 1)})
 	for range 5 {
-		s.Route([]zab.Message{{Type: zab.MsgProposal, To: 2}}, size)
+		s.Route([]zab.Message{{Type: zab.MsgProposal, To: 2}})
 	}
 	close(block)
 	s.Wait()
@@ -272,7 +270,7 @@ func TestLearnerSpool(t *testing.T) {
 			}
 			return w.Flush()
 		}})
-	s.Route([]zab.Message{snapTo(2, 1)}, size)
+	s.Route([]zab.Message{snapTo(2, 1)})
 	s.Wait()
 	sent := l.take()
 	fs := vfs.NewMem()
