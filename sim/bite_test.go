@@ -6,6 +6,7 @@ import (
 
 	"github.com/corral-db/corral/kv"
 	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/replica/snapstream"
 )
 
 var flagBiteSeeds = flag.Int("bite-seeds", 0, "TestSimulatorBites: seeds to try per break (0: each break's bound)")
@@ -97,5 +98,66 @@ func TestKVSimulatorBites(t *testing.T) {
 				t.Fatalf("%d seeds ran with the store broken (%s) and none failed", n, tc.name)
 			})
 		}
+	}
+}
+
+// streamedOptions are seed's options with every SNAP streamed in small,
+// slow pieces and snapshots taken, so that streams span link breaks.
+func streamedOptions(seed uint64) Options {
+	o := RandomOptions(seed)
+	o.StreamPiece, o.StreamRate, o.StreamEvery = 4, 1, 5
+	o.Compact = true
+	return o
+}
+
+// TestStreamSimulatorBites breaks the learner's rule of a streamed SNAP
+// (install only a stream that arrived whole, in order) and requires the
+// simulator to catch it, with the hash chain and with the key-value
+// store as the state machine.
+func TestStreamSimulatorBites(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		kv    bool
+		bound int
+	}{
+		{"pieces stored across a gap", false, 60},
+		{"pieces stored across a gap/kv", true, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.bound
+			if *flagBiteSeeds > 0 {
+				n = *flagBiteSeeds
+			}
+			for seed := uint64(1); seed <= uint64(n); seed++ {
+				o := streamedOptions(seed)
+				o.StreamBreaks = snapstream.Breaks{IgnoreGaps: true}
+				if tc.kv {
+					o.Machines = NewKVMachines(seed)
+				}
+				if _, err := Run(o); err != nil {
+					t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)
+					return
+				}
+			}
+			t.Fatalf("%d seeds ran with the learner broken (%s) and none failed", n, tc.name)
+		})
+	}
+}
+
+// TestStreamsCover: with the rules kept, runs of streamed SNAPs install
+// streams that arrived whole and refuse some that did not (a link broke
+// in the middle), and pass.
+func TestStreamsCover(t *testing.T) {
+	var total Stats
+	for seed := uint64(1); seed <= 40; seed++ {
+		st, err := Run(streamedOptions(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total.add(st)
+	}
+	t.Logf("streamed SNAPs installed %d, refused %d, pieces %d", total.StreamedSnaps, total.RefusedStreams, total.StreamPieces)
+	if total.StreamedSnaps == 0 || total.RefusedStreams == 0 {
+		t.Fatalf("streams installed %d, refused %d: a case was not reached", total.StreamedSnaps, total.RefusedStreams)
 	}
 }

@@ -21,6 +21,7 @@ type Cluster struct {
 	opts   Options
 	rng    *rand.Rand
 	xrng   *rand.Rand // SNAP transfers (transfer.go)
+	srng   *rand.Rand // streamed SNAPs' ids (stream.go)
 	now    int64
 	ids    []uint64
 	voters []uint64
@@ -71,6 +72,9 @@ type Stats struct {
 	// arrived, and those that stalled.
 	LongSnaps    int
 	StalledSnaps int
+	// Streamed SNAPs (stream.go): pieces delivered, SNAPs whose stream
+	// arrived whole, and those refused for a stream that did not.
+	StreamPieces, StreamedSnaps, RefusedStreams int
 }
 
 type server struct {
@@ -93,6 +97,9 @@ type server struct {
 	// busy are the zxids of the busy snapshots of this incarnation, the
 	// state it started from first (the diskless log-cut check).
 	busy []zab.Zxid
+	// outbox paces this incarnation's streamed SNAPs (stream.go); nil
+	// when SNAPs are not streamed.
+	outbox *outbox
 }
 
 func (s *Stats) add(o Stats) {
@@ -117,6 +124,9 @@ func (s *Stats) add(o Stats) {
 	s.LinUnchecked += o.LinUnchecked
 	s.LongSnaps += o.LongSnaps
 	s.StalledSnaps += o.StalledSnaps
+	s.StreamPieces += o.StreamPieces
+	s.StreamedSnaps += o.StreamedSnaps
+	s.RefusedStreams += o.RefusedStreams
 }
 
 // Failure is an invariant violation (or a liveness failure) of one run.
@@ -194,6 +204,7 @@ func NewCluster(opts Options) *Cluster {
 	// The transfer model draws from a generator of its own, so runs
 	// without it (SnapTransfer 0) make the draws they made before it.
 	c.xrng = rand.New(rand.NewPCG(opts.Seed, 0x78666572))
+	c.srng = rand.New(rand.NewPCG(opts.Seed, 0x7374726d))
 	// The register workload runs on the hash chain only. Its operations
 	// are entries the register machine interprets; a Machines state
 	// machine (the key-value store) ignores them as foreign entries and
@@ -333,7 +344,7 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 	if c.opts.SnapCount > 0 && (c.opts.Compact || c.opts.Mode == ModeDiskless) && !c.opts.NoBusySnapshots {
 		sched = replica.Schedule{SnapCount: c.opts.SnapCount, SnapBytes: c.opts.SnapBytes, IdleQuiet: 100, IdleMin: max(1, c.opts.SnapCount/8)}
 	}
-	d, err := replica.New(replica.Config{
+	cfg := replica.Config{
 		ID:             s.id,
 		Voters:         mem.Voters,
 		Observers:      mem.Observers,
@@ -355,7 +366,11 @@ func (c *Cluster) start(s *server, m machine, log []zab.Entry, complete bool) {
 		},
 		Rand:   rand.New(rand.NewPCG(c.rng.Uint64(), s.id)),
 		Breaks: c.opts.Breaks,
-	})
+	}
+	if c.opts.StreamPiece > 0 {
+		c.newStreamed(s).wire(&cfg.Env, &cfg)
+	}
+	d, err := replica.New(cfg)
 	if err != nil {
 		c.fail(fmt.Errorf("server %d: replica.New: %w", s.id, err))
 		return
@@ -412,6 +427,11 @@ func (c *Cluster) step() {
 		}
 	}
 	c.net.progress(c.now, c.reportProgress)
+	for _, id := range c.ids {
+		if s := c.servers[id]; c.err == nil && s.up && c.now >= s.paused && s.outbox != nil {
+			s.outbox.release(c)
+		}
+	}
 	for _, id := range c.ids {
 		s := c.servers[id]
 		if c.err == nil && s.up && s.syncAt != 0 && c.now >= s.syncAt && c.now >= s.paused {
@@ -514,6 +534,16 @@ func (c *Cluster) send(s *server, msgs []zab.Message) {
 				return
 			}
 		}
+		if s.outbox != nil && s.outbox.hold(m) {
+			continue
+		}
+		c.emit(m)
+	}
+}
+
+// emit puts m on the network.
+func (c *Cluster) emit(m zab.Message) {
+	{
 		delay := 1 + c.rng.Int64N(c.opts.MaxDelay)
 		if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.SnapTransfer > 0 {
 			// The state's size sets the time: between half and all
@@ -526,7 +556,7 @@ func (c *Cluster) send(s *server, msgs []zab.Message) {
 				breakAfter = (1 + c.xrng.Int64N(3)) * initLimit * c.opts.TickEvery
 			}
 			c.net.sendTransfer(m, c.now, delay, dur, stall, breakAfter)
-			continue
+			return
 		}
 		c.net.send(m, c.now, delay)
 	}

@@ -233,6 +233,9 @@ type simSM struct {
 	disk    *disk
 	applied func(e zab.Entry, m machine, res linmodel.Result, isOp bool) error
 	install func(m machine) error
+	// image, if set, gives the reader of an install's image (a streamed
+	// SNAP's spool, stream.go).
+	image imageHook
 	// snaps records the snapshots taken (the log-cut check).
 	snaps int
 }
@@ -287,6 +290,14 @@ func (s *simSM) WriteSnapshot(_ context.Context, w io.Writer) (zab.Zxid, error) 
 }
 
 func (s *simSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, error) {
+	if s.image != nil {
+		img, done, err := s.image(r)
+		if err != nil {
+			return 0, err
+		}
+		defer done()
+		r = img
+	}
 	if s.ext != nil {
 		m, err := s.ext.InstallSnapshot(r)
 		if err != nil {

@@ -46,6 +46,11 @@
 // linearizability check run with the hash chain only (NewCluster says
 // why), the faults (transfers and reconfigurations too) with both.
 //
+// In three seeds of four every SNAP is streamed as deployed members
+// stream it (stream.go, replica/snapstream): its image in pieces paced
+// over time ahead of a SNAP that carries a header, spooled by the
+// learner, which refuses a stream with a gap.
+//
 // Everything random comes from one seed, so a seed reproduces a run; a
 // failure reports its seed, the options, the command that replays it and
 // the last events. TestSeeds runs seeds in parallel (-workers, default

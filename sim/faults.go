@@ -158,6 +158,7 @@ func (c *Cluster) Crash(id uint64) {
 	}
 	s.up = false
 	s.d = nil
+	s.outbox = nil
 	s.syncAt = 0
 	s.restartAt = 0
 	s.soft = zab.SoftState{}

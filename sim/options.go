@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/corral-db/corral/replica"
+	"github.com/corral-db/corral/replica/snapstream"
 )
 
 // Options describe one simulated run. RandomOptions derives them from a
@@ -88,6 +89,15 @@ type Options struct {
 	ReconfigRate float64
 	Spares       int
 
+	// StreamPiece, if positive, streams every SNAP's image ahead of it in
+	// pieces of that many bytes, as deployed members do (stream.go);
+	// A link takes StreamRate pieces every StreamEvery time units;
+	// StreamBreaks breaks the learner's rules (the self-test).
+	StreamPiece  int
+	StreamRate   int
+	StreamEvery  int64
+	StreamBreaks snapstream.Breaks
+
 	TraceLen int
 
 	// Machines makes the servers' state machines and the proposals; nil
@@ -119,6 +129,12 @@ func (o Options) String() string {
 	}
 	if o.SnapTransfer > 0 {
 		s += fmt.Sprintf(" snapTransfer=%d snapStall=%.2f", o.SnapTransfer, o.SnapStall)
+	}
+	if o.StreamPiece > 0 {
+		s += fmt.Sprintf(" streamPiece=%d streamRate=%d/%d", o.StreamPiece, o.StreamRate, o.StreamEvery)
+	}
+	if o.StreamBreaks != (snapstream.Breaks{}) {
+		s += fmt.Sprintf(" streamBreaks=%+v", o.StreamBreaks)
 	}
 	return s
 }
@@ -211,5 +227,14 @@ func RandomOptions(seed uint64) Options {
 	// Drawn after everything else, for the same reason: half the runs
 	// slim the in-memory log (replica.Slimmer; no effect in diskless).
 	o.Slim = r.IntN(2) == 0
+	// Drawn after everything else, for the same reason: three runs in
+	// four stream their SNAPs (stream.go), as deployed members do, in
+	// pieces of 4 B to 4 KiB (the hash chain's image is 52 bytes), 1 to
+	// 8 of them every 1 to 10 time units.
+	if r.IntN(4) != 0 {
+		o.StreamPiece = 4 << r.IntN(11)
+		o.StreamRate = 1 + r.IntN(8)
+		o.StreamEvery = 1 + r.Int64N(10)
+	}
 	return o
 }

@@ -91,10 +91,10 @@ func TestSeeds(t *testing.T) {
 		t.Fatal(failErr)
 	}
 	el := time.Since(start)
-	t.Logf("%d seeds in %v (%.1f seeds/s, %d workers): committed=%d proposed=%d crashes=%d partitions=%d transfers=%d (handovers %d; kv leader change %d in %d runs) reconfigs=%d leaders=%d delivered=%d dropped=%d syncs(diff/trunc/snap)=%v snaps(longer than initLimit %d, stalled %d) register ops=%d (unknown %d, unchecked histories %d)",
+	t.Logf("%d seeds in %v (%.1f seeds/s, %d workers): committed=%d proposed=%d crashes=%d partitions=%d transfers=%d (handovers %d; kv leader change %d in %d runs) reconfigs=%d leaders=%d delivered=%d dropped=%d syncs(diff/trunc/snap)=%v snaps(longer than initLimit %d, stalled %d) streamed snaps(installed %d, refused %d, pieces %d) register ops=%d (unknown %d, unchecked histories %d)",
 		len(seeds), el.Round(time.Millisecond), float64(len(seeds))/el.Seconds(), workers,
 		total.Committed, total.Proposed, total.Crashes, total.Partitions, total.Transfers, total.Handovers, total.GateTransfers, total.GateRuns, total.Reconfigs,
-		total.Leaders, total.Delivered, total.Dropped, total.Syncs[1:], total.LongSnaps, total.StalledSnaps, total.RegOps, total.RegUnknown, total.LinUnchecked)
+		total.Leaders, total.Delivered, total.Dropped, total.Syncs[1:], total.LongSnaps, total.StalledSnaps, total.StreamedSnaps, total.RefusedStreams, total.StreamPieces, total.RegOps, total.RegUnknown, total.LinUnchecked)
 }
 
 func parseMode(s string) (*Mode, bool) {

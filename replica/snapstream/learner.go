@@ -130,6 +130,10 @@ type Learner struct {
 	// pieces are not all image bytes (the server's log payloads) stores
 	// the others here.
 	Take func(piece []byte) ([]byte, error)
+	// Now, if set, replaces the clock of the progress reports.
+	Now func() time.Time
+	// Breaks breaks the receiving rules (the simulator's self-test).
+	Breaks Breaks
 
 	mu           sync.Mutex
 	rx           Receiver
@@ -147,11 +151,16 @@ func (l *Learner) Intercept(m *zab.Message) bool {
 		l.Logger = slog.New(slog.DiscardHandler)
 	}
 	if id, seq, b, ok := DecodePiece(m); ok {
+		l.rx.Breaks = l.Breaks
 		if !l.rx.Piece(id, seq, func(first bool) error { return l.store(first, b) }) {
 			l.Logger.Warn("a piece of a streamed snapshot is missing or was not stored", "from", m.From, "piece", seq)
 		}
-		if time.Since(l.lastProgress) >= l.ProgressEvery {
-			l.lastProgress = time.Now()
+		now := time.Now
+		if l.Now != nil {
+			now = l.Now
+		}
+		if t := now(); t.Sub(l.lastProgress) >= l.ProgressEvery {
+			l.lastProgress = t
 			l.Send([]zab.Message{{Type: zab.MsgSyncProgress, From: l.ID, To: m.From}})
 		}
 		return false

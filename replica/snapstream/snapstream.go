@@ -84,6 +84,16 @@ type SenderConfig struct {
 	MaxBacklog int64
 	MaxHold    int
 	Logger     *slog.Logger
+	// Inline runs each stream to its end inside the Route that starts
+	// it, sending through Send what Route would have returned before it,
+	// then the pieces and the SNAP: no goroutine and no pacing, for a
+	// caller that steps its members one message at a time (the
+	// simulator). Messages after the SNAP come back from Route as usual.
+	Inline bool
+	// Now and NewID, if set, replace the clock (progress reports) and
+	// the random stream ids, for a deterministic caller.
+	Now   func() time.Time
+	NewID func() uint64
 }
 
 // Sender runs the streams of a leader (doc.go). It is safe for
@@ -120,6 +130,12 @@ func NewSender(ctx context.Context, cfg SenderConfig) *Sender {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = rand.Uint64
+	}
 	return &Sender{cfg: cfg, ctx: ctx}
 }
 
@@ -155,11 +171,21 @@ func (s *Sender) Route(msgs []zab.Message) []zab.Message {
 			continue
 		}
 		if starts {
-			st := &stream{to: m.To, id: rand.Uint64()>>1 | 1, sn: *m.Snapshot, hold: []zab.Message{m}}
+			st := &stream{to: m.To, id: s.cfg.NewID()>>1 | 1, sn: *m.Snapshot, hold: []zab.Message{m}}
 			if s.streams == nil {
 				s.streams = map[uint64]*stream{}
 			}
 			s.streams[m.To] = st
+			if s.cfg.Inline {
+				// What came before the SNAP leaves first, then the
+				// stream; run takes mu itself.
+				s.mu.Unlock()
+				s.cfg.Send(out)
+				out = nil
+				s.run(st)
+				s.mu.Lock()
+				continue
+			}
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
@@ -188,9 +214,9 @@ func (s *Sender) Wait() { s.wg.Wait() }
 // run produces st's pieces, then sends the messages held for it with the
 // SNAP's header filled in.
 func (s *Sender) run(st *stream) {
-	start := time.Now()
+	start := s.cfg.Now()
 	var pieces, nbytes int64
-	lastProgress := time.Now()
+	lastProgress := start
 	emit := func(piece []byte) bool {
 		if !s.waitBacklog(st) {
 			return false
@@ -198,8 +224,8 @@ func (s *Sender) run(st *stream) {
 		pieces++
 		nbytes += int64(len(piece))
 		s.cfg.Send([]zab.Message{s.cfg.Piece(st.to, st.id, uint64(pieces), piece)})
-		if time.Since(lastProgress) >= s.cfg.ProgressEvery {
-			lastProgress = time.Now()
+		if now := s.cfg.Now(); now.Sub(lastProgress) >= s.cfg.ProgressEvery {
+			lastProgress = now
 			s.cfg.Send([]zab.Message{{Type: zab.MsgSyncProgress, From: s.cfg.ID, To: st.to}})
 		}
 		return true
@@ -225,7 +251,7 @@ func (s *Sender) run(st *stream) {
 	}
 	s.cfg.Logger.Info("streamed a snapshot to a learner", "learner", st.to, "zxid", st.sn.Zxid,
 		"learnerZxid", st.sn.Learner, "bytes", nbytes, "pieces", pieces, "complete", err == nil,
-		"took", time.Since(start).Round(time.Millisecond))
+		"took", s.cfg.Now().Sub(start).Round(time.Millisecond))
 	s.cfg.Send(st.hold)
 }
 
@@ -259,6 +285,17 @@ type Receiver struct {
 	// broken: a piece missing or not stored; the SNAP ending the stream
 	// is refused.
 	broken bool
+	// Breaks breaks the receiver's rules (the simulator's self-test).
+	Breaks Breaks
+}
+
+// Breaks name the rules of a stream's learner that the simulator must
+// catch when broken (sim/bite_test.go). Never set outside tests.
+type Breaks struct {
+	// IgnoreGaps stores every piece of the current stream, in whatever
+	// order and with whatever missing, and takes the SNAP ending it as
+	// whole.
+	IgnoreGaps bool
 }
 
 // Piece takes piece seq of stream id: store keeps it (first is true for
@@ -267,7 +304,10 @@ type Receiver struct {
 // broken until the next one starts.
 func (r *Receiver) Piece(id, seq uint64, store func(first bool) error) bool {
 	if id != r.id {
-		*r = Receiver{id: id}
+		*r = Receiver{id: id, Breaks: r.Breaks}
+	}
+	if r.Breaks.IgnoreGaps {
+		r.pieces = seq - 1
 	}
 	if r.broken || seq != r.pieces+1 {
 		r.broken = true
@@ -295,6 +335,9 @@ func (r *Receiver) Complete(h []byte, emptyOK bool) bool {
 		return false
 	case pieces == 0:
 		return emptyOK
+	}
+	if r.Breaks.IgnoreGaps {
+		return id == r.id
 	}
 	return id == r.id && pieces == r.pieces && !r.broken
 }

@@ -171,6 +171,53 @@ func TestReceiverRefuses(t *testing.T) {
 	}
 }
 
+// TestSenderInline: an inline Sender sends what came before the SNAP,
+// then the pieces and the filled SNAP, within Route, with the ids it is
+// given; what follows the SNAP comes back from Route; no goroutine runs.
+func TestSenderInline(t *testing.T) {
+	l := &link{}
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg, Produce: produce(3, nil),
+		Inline: true, NewID: func() uint64 { return 40 }})
+	now := s.Route([]zab.Message{{Type: zab.MsgPing, To: 3}, {Type: zab.MsgCommit, To: 2}, snapTo(2, 1), {Type: zab.MsgProposal, To: 2}})
+	if len(now) != 1 || now[0].Type != zab.MsgProposal {
+		t.Fatalf("returned: %v", now)
+	}
+	sent := l.take()
+	want := []zab.MsgType{zab.MsgPing, zab.MsgCommit, pieceType, pieceType, pieceType, zab.MsgSync}
+	if len(sent) != len(want) {
+		t.Fatalf("sent %v", sent)
+	}
+	for i, m := range sent {
+		if m.Type != want[i] {
+			t.Fatalf("sent[%d] is %v, want %v: %v", i, m.Type, want[i], sent)
+		}
+	}
+	if id, n, _, err := Parse(sent[5].Snapshot.Data); err != nil || id != 40>>1|1 || n != 3 {
+		t.Fatalf("header: id %d, %d pieces, %v", id, n, err)
+	}
+	var r Receiver
+	if snap, stored := deliver(&r, sent); snap.Snapshot == nil || len(stored) != 9 {
+		t.Fatalf("learner: snapshot kept %v, %d bytes stored", snap.Snapshot != nil, len(stored))
+	}
+	if now := s.Route([]zab.Message{{Type: zab.MsgNewLeader, To: 2}}); len(now) != 1 {
+		t.Fatalf("after the stream: %v", now)
+	}
+}
+
+// TestReceiverIgnoreGaps: the broken receiver takes a stream with a gap
+// as whole (the simulator's self-test relies on it doing so).
+func TestReceiverIgnoreGaps(t *testing.T) {
+	store := func(bool) error { return nil }
+	for _, brk := range []bool{false, true} {
+		r := Receiver{Breaks: Breaks{IgnoreGaps: brk}}
+		r.Piece(7, 1, store)
+		r.Piece(7, 3, store)
+		if got := r.Complete(filled(Header(nil), 7, 3), false); got != brk {
+			t.Fatalf("IgnoreGaps=%v: a stream missing piece 2 complete=%v", brk, got)
+		}
+	}
+}
+
 // TestSenderNewSession: a second SNAP to the same learner abandons the
 // first stream; the last SNAP sent is the second, filled in.
 func TestSenderNewSession(t *testing.T) {
