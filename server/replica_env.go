@@ -138,20 +138,26 @@ func (sm *treeSM) InstallSnapshot(_ context.Context, r io.Reader) (zab.Zxid, err
 	if err != nil {
 		return 0, err
 	}
+	var img treeImage
 	switch {
 	case snapstream.IsHeader(data):
-		if data, err = sm.rp.streamedTree(data); err != nil {
+		var done func()
+		if img, done, err = sm.rp.streamedTree(data); err != nil {
 			return 0, err
 		}
+		defer done()
 	case sm.st.rl != nil && isImage(data):
 		if data, err = sm.st.rl.install(data); err != nil {
 			return 0, err
 		}
+		img = bytesImage(data)
 	case isImage(data):
 		return 0, errors.New("the leader's snapshot carries log payloads (rlog.root) and this member has no rlog.root: " +
 			"every member needs the same rlog.root")
+	default:
+		img = bytesImage(data)
 	}
-	tree, err := sm.st.installSnapshot(data)
+	tree, err := sm.st.installSnapshot(img)
 	if err != nil {
 		return 0, err
 	}

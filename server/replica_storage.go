@@ -118,12 +118,28 @@ func (st *storage) writeSnapshotFile(zxid int64, w io.Writer) error {
 	return fmt.Errorf("snapshot %s: %w", hex(zxid), os.ErrNotExist)
 }
 
+// treeImage opens a snapshot image of the tree for reading, from its
+// start, once per call: an install reads it twice (the tree, then the
+// snapshot file it keeps) so that a streamed image, spooled on disk, is
+// never whole in memory beside the tree it makes.
+type treeImage func() (io.ReadCloser, error)
+
+// bytesImage is the image b.
+func bytesImage(b []byte) treeImage {
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+}
+
 // installSnapshot makes a snapshot received from the leader this server's
 // newest, durably, and returns the tree it holds, whose LastZxid is the
 // zxid the snapshot started at (replay repairs it from there). The log is
 // cut back to the snapshot by the driver.
-func (st *storage) installSnapshot(data []byte) (*datatree.Tree, error) {
-	tree, err := datatree.ReadSnapshot(bytes.NewReader(data))
+func (st *storage) installSnapshot(img treeImage) (*datatree.Tree, error) {
+	r, err := img()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot from the leader: %w", err)
+	}
+	tree, err := datatree.ReadSnapshot(r)
+	r.Close()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot from the leader: %w", err)
 	}
@@ -143,9 +159,13 @@ func (st *storage) installSnapshot(data []byte) (*datatree.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.Write(data); err != nil {
+	if r, err = img(); err == nil {
+		_, err = io.Copy(w, r)
+		r.Close()
+	}
+	if err != nil {
 		w.Abort()
-		return nil, err
+		return nil, fmt.Errorf("keeping the leader's snapshot: %w", err)
 	}
 	if err := w.Commit(); err != nil {
 		return nil, err

@@ -378,7 +378,7 @@ func TestInstallSnapshotChecksPayloads(t *testing.T) {
 	if err := tree.WriteSnapshot(&b, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := st.installSnapshot(b.b)
+	_, err := st.installSnapshot(bytesImage(b.b))
 	if err == nil || !strings.Contains(err.Error(), "restart it empty") {
 		t.Fatalf("install without the payload: %v, want the missing payload named", err)
 	}
@@ -388,7 +388,7 @@ func TestInstallSnapshotChecksPayloads(t *testing.T) {
 	if _, err := st.rl.store(3, payload(2000, 9)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.installSnapshot(b.b); err != nil {
+	if _, err := st.installSnapshot(bytesImage(b.b)); err != nil {
 		t.Fatalf("install with the payload present: %v", err)
 	}
 }

@@ -1,12 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/corral-db/corral/replica/snapstream"
@@ -156,25 +154,19 @@ func (rp *replica) takePiece(b []byte) ([]byte, error) {
 	return nil, errBadPiece
 }
 
-// streamedTree returns the tree a streamed SNAP (header h) spooled and
-// syncs the payloads the stream stored.
-func (rp *replica) streamedTree(h []byte) ([]byte, error) {
+// streamedTree returns the tree image a streamed SNAP (header h) spooled
+// and syncs the payloads the stream stored; done removes the spool.
+func (rp *replica) streamedTree(h []byte) (img treeImage, done func(), err error) {
 	if err := rp.streamConfigErr.Swap(nil); err != nil {
-		return nil, *err
+		return nil, nil, *err
 	}
-	img, done, err := rp.learner.Image(bytes.NewReader(h))
-	if err != nil {
-		return nil, err
-	}
-	tree, err := io.ReadAll(img)
-	done()
-	if err != nil {
-		return nil, fmt.Errorf("snapshot spool: %w", err)
+	if _, _, _, err := snapstream.Parse(h); err != nil {
+		return nil, nil, err
 	}
 	if rl := rp.s.store.rl; rl != nil && rl.dl != nil {
 		if err := rl.syncWritten(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return tree, nil
+	return rp.learner.OpenSpool, rp.learner.RemoveSpool, nil
 }

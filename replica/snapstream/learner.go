@@ -154,6 +154,8 @@ func (l *Learner) Intercept(m *zab.Message) bool {
 		l.rx.Breaks = l.Breaks
 		if !l.rx.Piece(id, seq, func(first bool) error { return l.store(first, b) }) {
 			l.Logger.Warn("a piece of a streamed snapshot is missing or was not stored", "from", m.From, "piece", seq)
+		} else if seq == 1 {
+			l.Logger.Info("receiving a streamed snapshot", "from", m.From, "stream", id)
 		}
 		now := time.Now
 		if l.Now != nil {
@@ -210,23 +212,50 @@ func (l *Learner) Image(r io.Reader) (img io.Reader, close func(), err error) {
 	if head, _ := br.Peek(headerSize); !IsHeader(head) {
 		return br, func() {}, nil
 	}
+	f, err := l.OpenSpool()
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() {
+		f.Close()
+		l.RemoveSpool()
+	}, nil
+}
+
+// OpenSpool opens the spool of the stream received for reading, buffered,
+// from its start. An owner may read it more than once (to build its state,
+// then to keep the image) before RemoveSpool.
+func (l *Learner) OpenSpool() (io.ReadCloser, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.Logger == nil {
-		l.Logger = slog.New(slog.DiscardHandler)
-	}
 	if l.f != nil {
 		l.f.Close()
 		l.f = nil
 	}
 	f, err := l.FS.Open(l.Path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("snapstream: spool: %w", err)
+		return nil, fmt.Errorf("snapstream: spool: %w", err)
 	}
-	return bufio.NewReaderSize(f, 256<<10), func() {
-		f.Close()
-		if err := l.FS.Remove(l.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			l.Logger.Warn("removing the snapshot spool", "err", err)
-		}
-	}, nil
+	return bufferedFile{bufio.NewReaderSize(f, 256<<10), f}, nil
 }
+
+// RemoveSpool removes the spool.
+func (l *Learner) RemoveSpool() {
+	if err := l.FS.Remove(l.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		l.mu.Lock()
+		if l.Logger == nil {
+			l.Logger = slog.New(slog.DiscardHandler)
+		}
+		log := l.Logger
+		l.mu.Unlock()
+		log.Warn("removing the snapshot spool", "err", err)
+	}
+}
+
+// bufferedFile reads a file through a buffer and closes the file.
+type bufferedFile struct {
+	*bufio.Reader
+	f vfs.File
+}
+
+func (b bufferedFile) Close() error { return b.f.Close() }
