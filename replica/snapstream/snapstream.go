@@ -109,12 +109,16 @@ type Sender struct {
 
 type stream struct {
 	to uint64
-	id uint64
-	sn zab.Snapshot
-	// hold: the SNAP (hold[0]) and the later messages to the learner.
+	// produce: a streamed SNAP, whose pieces go first (id, sn); else a
+	// sync too large to queue on the link at once, sent paced.
+	produce bool
+	id      uint64
+	sn      zab.Snapshot
+	// hold: the sync's first message (hold[0], the SNAP of a stream) and
+	// the later messages to the learner, not yet sent.
 	hold      []zab.Message
 	holdBytes int
-	// abandoned: replaced by a new session's stream, or hold grew past
+	// abandoned: replaced by a new session's sync, or hold grew past
 	// MaxHold; the stream stops and its messages are dropped.
 	abandoned bool
 }
@@ -140,19 +144,20 @@ func NewSender(ctx context.Context, cfg SenderConfig) *Sender {
 }
 
 // Route returns the messages of msgs to send now: a SNAP whose image is a
-// header starts a stream to its learner, and messages to a learner with a
-// stream running are held behind it.
+// header starts a stream to its learner, a sync whose messages to its
+// learner are more than MaxBacklog bytes is sent paced, and messages to a
+// learner with a stream running are held behind it.
 func (s *Sender) Route(msgs []zab.Message) []zab.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.streams) == 0 && !anyHeader(msgs) {
+	if len(s.streams) == 0 && !anySync(msgs) {
 		return msgs
 	}
 	out := make([]zab.Message, 0, len(msgs))
-	for _, m := range msgs {
-		starts := m.Snapshot != nil && IsHeader(m.Snapshot.Data)
-		if st := s.streams[m.To]; st != nil && starts {
-			// A new session's SNAP: the old stream and what it held are
+	for i, m := range msgs {
+		sync := m.Type == zab.MsgSync
+		if st := s.streams[m.To]; st != nil && sync {
+			// A new session's sync: the old stream and what it held are
 			// for a session the learner has left.
 			st.abandoned, st.hold = true, nil
 			delete(s.streams, m.To)
@@ -164,56 +169,86 @@ func (s *Sender) Route(msgs []zab.Message) []zab.Message {
 			st.hold = append(st.hold, m)
 			st.holdBytes += transport.EncodedSize(m)
 			if st.holdBytes > s.cfg.MaxHold {
-				s.cfg.Logger.Warn("a learner's streamed snapshot is abandoned: too much to send after it",
+				s.cfg.Logger.Warn("a learner's sync is abandoned: too much to send after it",
 					"learner", m.To, "bytes", st.holdBytes)
 				st.abandoned, st.hold = true, nil
 			}
 			continue
 		}
-		if starts {
-			st := &stream{to: m.To, id: s.cfg.NewID()>>1 | 1, sn: *m.Snapshot, hold: []zab.Message{m}}
-			if s.streams == nil {
-				s.streams = map[uint64]*stream{}
-			}
-			s.streams[m.To] = st
-			if s.cfg.Inline {
-				// What came before the SNAP leaves first, then the
-				// stream; run takes mu itself.
-				s.mu.Unlock()
-				s.cfg.Send(out)
-				out = nil
-				s.run(st)
-				s.mu.Lock()
-				continue
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				s.run(st)
-			}()
+		header := m.Snapshot != nil && IsHeader(m.Snapshot.Data)
+		if !header && (!sync || bytesTo(msgs[i:], m.To) <= int64(s.cfg.MaxBacklog)) {
+			out = append(out, m)
 			continue
 		}
-		out = append(out, m)
+		st := &stream{to: m.To, produce: header, hold: []zab.Message{m}, holdBytes: transport.EncodedSize(m)}
+		if header {
+			st.id, st.sn = s.cfg.NewID()>>1|1, *m.Snapshot
+		}
+		if s.streams == nil {
+			s.streams = map[uint64]*stream{}
+		}
+		s.streams[m.To] = st
+		if s.cfg.Inline {
+			// What came before the sync leaves first, then the
+			// stream; run takes mu itself.
+			s.mu.Unlock()
+			s.cfg.Send(out)
+			out = nil
+			s.run(st)
+			s.mu.Lock()
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.run(st)
+		}()
 	}
 	return out
 }
 
-func anyHeader(msgs []zab.Message) bool {
+func anySync(msgs []zab.Message) bool {
 	for i := range msgs {
-		if sn := msgs[i].Snapshot; sn != nil && IsHeader(sn.Data) {
+		if msgs[i].Type == zab.MsgSync {
 			return true
 		}
 	}
 	return false
 }
 
+// bytesTo is the size of the messages of msgs to peer to.
+func bytesTo(msgs []zab.Message, to uint64) int64 {
+	var n int64
+	for i := range msgs {
+		if msgs[i].To == to {
+			n += int64(transport.EncodedSize(msgs[i]))
+		}
+	}
+	return n
+}
+
 // Wait waits for the streams' goroutines, which stop with the Sender's
 // context.
 func (s *Sender) Wait() { s.wg.Wait() }
 
-// run produces st's pieces, then sends the messages held for it with the
-// SNAP's header filled in.
+// run produces st's pieces, if it streams a SNAP, then sends the
+// messages held for it (the SNAP with its header filled in first).
 func (s *Sender) run(st *stream) {
+	if st.produce && !s.produce(st) {
+		s.drop(st)
+		return
+	}
+	start := s.cfg.Now()
+	n := s.drain(st)
+	if !st.produce {
+		s.cfg.Logger.Info("sent a learner's sync paced", "learner", st.to, "bytes", n,
+			"took", s.cfg.Now().Sub(start).Round(time.Millisecond))
+	}
+}
+
+// produce sends st's pieces and fills in its SNAP's header: false if the
+// stream was abandoned or the Sender stopped first.
+func (s *Sender) produce(st *stream) bool {
 	start := s.cfg.Now()
 	var pieces, nbytes int64
 	lastProgress := start
@@ -233,11 +268,8 @@ func (s *Sender) run(st *stream) {
 	err := s.cfg.Produce(s.ctx, st.to, &st.sn, emit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.streams[st.to] == st {
-		delete(s.streams, st.to)
-	}
 	if st.abandoned || s.ctx.Err() != nil {
-		return
+		return false
 	}
 	if err != nil {
 		// Sent unfilled, the SNAP makes the learner sync again.
@@ -250,9 +282,57 @@ func (s *Sender) run(st *stream) {
 		st.hold[0].Snapshot = &sn
 	}
 	s.cfg.Logger.Info("streamed a snapshot to a learner", "learner", st.to, "zxid", st.sn.Zxid,
-		"learnerZxid", st.sn.Learner, "bytes", nbytes, "pieces", pieces, "complete", err == nil,
+		"learnerZxid", st.sn.Learner, "bytes", nbytes, "pieces", pieces, "complete", err == nil, "held", st.holdBytes,
 		"took", s.cfg.Now().Sub(start).Round(time.Millisecond))
-	s.cfg.Send(st.hold)
+	return true
+}
+
+// drainChunk is the most drain hands the transport at once (beyond one
+// message).
+const drainChunk = 4 << 20
+
+// drain sends what st holds in order, a chunk at a time as the link's
+// backlog allows, and what Route holds behind it meanwhile; the stream
+// ends (Route sends directly again) once nothing is held. The last chunk
+// is sent before the stream ends, so nothing Route sends later passes
+// it. It returns the bytes sent.
+func (s *Sender) drain(st *stream) int64 {
+	var sent int64
+	for {
+		s.mu.Lock()
+		if st.abandoned || s.ctx.Err() != nil || len(st.hold) == 0 {
+			if s.streams[st.to] == st {
+				delete(s.streams, st.to)
+			}
+			s.mu.Unlock()
+			return sent
+		}
+		n, b := 0, 0
+		for n < len(st.hold) {
+			size := transport.EncodedSize(st.hold[n])
+			if n > 0 && b+size > drainChunk {
+				break
+			}
+			n, b = n+1, b+size
+		}
+		chunk := st.hold[:n:n]
+		st.hold = st.hold[n:]
+		st.holdBytes -= b
+		s.mu.Unlock()
+		s.cfg.Send(chunk)
+		clear(chunk) // sent: the held array no longer keeps them
+		sent += int64(b)
+		s.waitBacklog(st)
+	}
+}
+
+// drop ends st without sending what it holds.
+func (s *Sender) drop(st *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.streams[st.to] == st {
+		delete(s.streams, st.to)
+	}
 }
 
 // waitBacklog waits until the link to st's learner has room for a piece:

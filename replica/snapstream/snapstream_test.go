@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/corral-db/corral/internal/testutil"
+	"github.com/corral-db/corral/transport"
 	"github.com/corral-db/corral/vfs"
 	"github.com/corral-db/corral/zab"
 )
@@ -363,5 +366,141 @@ func TestLearnerSpool(t *testing.T) {
 		if ln2.Intercept(&m) && m.Snapshot != nil {
 			t.Fatal("a SNAP whose stream lost a piece was kept")
 		}
+	}
+}
+
+// slowLink is a link whose queue a reader drains slowly: Backlog is the
+// bytes sent and not yet read, and the most it ever held is recorded.
+type slowLink struct {
+	mu      sync.Mutex
+	queued  []zab.Message
+	bytes   int64
+	maxSeen int64
+	read    []zab.Message
+}
+
+func (l *slowLink) send(ms []zab.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range ms {
+		l.queued = append(l.queued, m)
+		l.bytes += int64(transport.EncodedSize(m))
+	}
+	l.maxSeen = max(l.maxSeen, l.bytes)
+}
+
+func (l *slowLink) backlog(uint64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bytes
+}
+
+// readOne reads the oldest queued message, if any.
+func (l *slowLink) readOne() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queued) == 0 {
+		return false
+	}
+	m := l.queued[0]
+	l.queued = l.queued[1:]
+	l.bytes -= int64(transport.EncodedSize(m))
+	if m.Type != zab.MsgSyncProgress {
+		l.read = append(l.read, m)
+	}
+	return true
+}
+
+// drainUntil reads the link, what is queued at each poll, until want
+// messages (progress reports aside) were read.
+func (l *slowLink) drainUntil(t *testing.T, want int) []zab.Message {
+	t.Helper()
+	testutil.Eventually(t, 10*time.Second, "the held messages read", func() bool {
+		for l.readOne() {
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.read) >= want
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.read
+}
+
+// proposal is a proposal of n bytes to peer to, its Prev naming its place.
+func proposal(to uint64, i, n int) zab.Message {
+	return zab.Message{Type: zab.MsgProposal, To: to, Prev: zab.Zxid(i), Entries: []zab.Entry{{Data: make([]byte, n)}}}
+}
+
+// TestSenderPacesHeld: what a stream held (here 40 MiB of proposals, a
+// SNAP's tail) leaves in order, a chunk at a time as the link drains, so
+// the link never queues much more than MaxBacklog (a transport's queue
+// drops what it has no room for: a tail sent at once lost the learner
+// its session).
+func TestSenderPacesHeld(t *testing.T) {
+	l := &slowLink{}
+	const maxBacklog = 8 << 20
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Backlog: l.backlog, Piece: pieceMsg,
+		Produce: produce(3, nil), MaxBacklog: maxBacklog})
+	msgs := []zab.Message{snapTo(2, 1)}
+	for i := range 40 {
+		msgs = append(msgs, proposal(2, i, 1<<20))
+	}
+	if now := s.Route(msgs); len(now) != 0 {
+		t.Fatalf("sent at once: %d messages", len(now))
+	}
+	got := l.drainUntil(t, 3+1+40)
+	s.Wait()
+	for i, m := range got[4:] {
+		if m.Type != zab.MsgProposal || m.Prev != zab.Zxid(i) {
+			t.Fatalf("held message %d out of order: %v", i, m)
+		}
+	}
+	if got[3].Type != zab.MsgSync {
+		t.Fatalf("after the pieces: %v", got[3])
+	}
+	if lim := int64(maxBacklog + drainChunk + 2<<20); l.maxSeen > lim {
+		t.Fatalf("the link queued %d bytes at once, over %d", l.maxSeen, lim)
+	}
+	if now := s.Route([]zab.Message{{Type: zab.MsgPing, To: 2}}); len(now) != 1 {
+		t.Fatalf("after the stream: %v", now)
+	}
+}
+
+// TestSenderPacesBigSync: a sync (DIFF) whose messages to the learner
+// pass MaxBacklog is sent paced and in order, with what follows it to
+// that learner; a small sync and other peers' messages go at once.
+func TestSenderPacesBigSync(t *testing.T) {
+	l := &slowLink{}
+	const maxBacklog = 4 << 20
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Backlog: l.backlog, MaxBacklog: maxBacklog})
+	diff := func(to uint64, n, size int) []zab.Message {
+		ms := []zab.Message{{Type: zab.MsgSync, To: to, Sync: zab.SyncDiff}}
+		for i := range n {
+			ms = append(ms, proposal(to, i, size))
+		}
+		return append(ms, zab.Message{Type: zab.MsgNewLeader, To: to})
+	}
+	small := diff(3, 2, 1<<10)
+	msgs := append(diff(2, 24, 1<<20), small...)
+	now := s.Route(msgs)
+	if len(now) != len(small) || now[0].To != 3 {
+		t.Fatalf("sent at once: %d messages (want the small sync's %d)", len(now), len(small))
+	}
+	if now := s.Route([]zab.Message{{Type: zab.MsgCommit, To: 2}}); len(now) != 0 {
+		t.Fatalf("a message behind the paced sync went at once: %v", now)
+	}
+	got := l.drainUntil(t, 1+24+1+1)
+	s.Wait()
+	if got[0].Type != zab.MsgSync || got[25].Type != zab.MsgNewLeader || got[26].Type != zab.MsgCommit {
+		t.Fatalf("paced sync out of order: first %v, then %v, %v", got[0].Type, got[25].Type, got[26].Type)
+	}
+	for i, m := range got[1:25] {
+		if m.Prev != zab.Zxid(i) {
+			t.Fatalf("proposal %d out of order: %v", i, m)
+		}
+	}
+	if lim := int64(maxBacklog + drainChunk + 2<<20); l.maxSeen > lim {
+		t.Fatalf("the link queued %d bytes at once, over %d", l.maxSeen, lim)
 	}
 }

@@ -9,7 +9,8 @@
 # data directory but for myid and zoo.cfg, restarts it, waits until it
 # has installed the leader's snapshot and caught up, and checks what it
 # holds. Prints the load, the catch-up time, the leader's peak resident
-# memory meanwhile and the members' stream log lines.
+# memory meanwhile, the wiped member's (VmHWM) and the members' stream log
+# lines.
 #   logs: rlog.root=/logs, snapCount=2000, N appends of 64 KiB through
 #         go-zookeeper (16 in flight); every entry read back from the
 #         wiped member (1.5 GiB: N=24000).
@@ -20,6 +21,10 @@
 #         others are killed in turn until the wiped member leads, then it
 #         scans every row back (past 512 MiB: N=160000).
 # WAIT (half-seconds, default 240) bounds the wait for the catch-up.
+# KILL_LEADER_AFTER=S SIGKILLs the leader S seconds after the wiped member
+# logs that its stream began (in the middle of it, for a large enough N)
+# and starts it again 5 s later: the wiped member must catch up from the
+# next leader.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mode=${1:?usage: snap-catchup.sh logs|tree|kv BIN N}
@@ -27,7 +32,7 @@ bin=${2:?usage: snap-catchup.sh logs|tree|kv BIN N}
 n=${3:?usage: snap-catchup.sh logs|tree|kv BIN N}
 d=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; sleep 1; rm -rf "$d"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; sleep 1; if [ -n "${KEEP:-}" ]; then echo "kept $d"; else rm -rf "$d"; fi; }
 trap cleanup EXIT
 go build -o "$d/snapload" "$root/scripts/probe/snapload" || exit 1
 load=$d/snapload
@@ -74,16 +79,27 @@ f=3; [ "$l" = 3 ] && f=2
 echo "wipe follower $f (pid ${pids[$f]})"
 kill -9 "${pids[$f]}"; sleep 1
 find "$d/$f" -mindepth 1 -maxdepth 1 ! -name myid ! -name zoo.cfg -exec rm -rf {} +
-t0=$(date +%s); start $f info; peak=0; ok=0
+t0=$(date +%s); start $f info; peak=0; lpeak=0; ok=0
+if [ -n "${KILL_LEADER_AFTER:-}" ]; then
+  for _ in $(seq 1 600); do grep -q "receiving a streamed snapshot" "$d/$f.log" && break; sleep 0.05; done
+  sleep "$KILL_LEADER_AFTER"
+  echo "kill leader $l (pid ${pids[$l]}) $KILL_LEADER_AFTER s into the stream"
+  kill -9 "${pids[$l]}"; old=$l; tk=$(date +%s)
+  for _ in $(seq 1 120); do l=$(leader); [ "$l" != 0 ] && [ "$l" != "$old" ] && break; sleep 0.5; done
+  echo "leader now $l"
+  sleep $(( 5 - ($(date +%s) - tk) > 0 ? 5 - ($(date +%s) - tk) : 0 ))
+  start "$old"
+fi
 for _ in $(seq 1 "${WAIT:-240}"); do
-  r=$(awk '/VmRSS/ {print $2}' /proc/${pids[$l]}/status); [ "${r:-0}" -gt "$peak" ] && peak=$r
+  r=$(awk '/VmRSS/ {print $2}' /proc/${pids[$l]}/status 2>/dev/null); [ "${r:-0}" -gt "$peak" ] && peak=$r
+  r=$(awk '/VmHWM/ {print $2}' /proc/${pids[$f]}/status 2>/dev/null); [ "${r:-0}" -gt "$lpeak" ] && lpeak=$r
   if grep -q "installed the leader's snapshot" "$d/$f.log"; then
     if [ "$mode" = kv ] || { [ "$(mode_of $f)" = follower ] && [ "$(zxid_of $f)" = "$(zxid_of $l)" ]; }; then ok=1; break; fi
   fi
   sleep 0.5
 done
-echo "caught up=$ok after $(( $(date +%s) - t0 )) s; leader peak RSS during the catch-up ${peak} kB"
-grep -h "streamed a snapshot\|a streamed snapshot\|message too large" "$d"/*.log | cut -c1-240 | tail -4
+echo "caught up=$ok after $(( $(date +%s) - t0 )) s; leader peak RSS during the catch-up ${peak} kB; the wiped member's peak RSS ${lpeak} kB"
+grep -h "streamed a snapshot\|a streamed snapshot\|message too large" "$d"/*.log | cut -c1-240 | tail -8
 [ $ok = 1 ] || exit 1
 case $mode in
 logs) "$load" zk-check -servers 127.0.0.1:2410$f -n "$n" -size 65536 ;;
