@@ -521,7 +521,8 @@ func (c *Cluster) process(s *server) {
 }
 
 // send is a server's Env.Send: it checks what the server says and puts
-// the messages on the network.
+// the messages on the network, behind a streamed SNAP's pieces in the
+// server's outbox (stream.go) while any wait there for their peer.
 func (c *Cluster) send(s *server, msgs []zab.Message) {
 	for _, m := range msgs {
 		if s.fuzzy && !c.opts.OutcomesOnly && (m.Type == zab.MsgVote || m.Type == zab.MsgFollowerInfo) && !m.NonVoting {
@@ -543,23 +544,21 @@ func (c *Cluster) send(s *server, msgs []zab.Message) {
 
 // emit puts m on the network.
 func (c *Cluster) emit(m zab.Message) {
-	{
-		delay := 1 + c.rng.Int64N(c.opts.MaxDelay)
-		if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.SnapTransfer > 0 {
-			// The state's size sets the time: between half and all
-			// of SnapTransfer, every time, so a rule that cannot
-			// complete a long transfer never converges.
-			dur := c.opts.SnapTransfer/2 + 1 + c.xrng.Int64N(c.opts.SnapTransfer/2+1)
-			var stall, breakAfter int64
-			if c.xrng.Float64() < c.opts.SnapStall {
-				stall = 1 + c.xrng.Int64N(dur)
-				breakAfter = (1 + c.xrng.Int64N(3)) * initLimit * c.opts.TickEvery
-			}
-			c.net.sendTransfer(m, c.now, delay, dur, stall, breakAfter)
-			return
+	delay := 1 + c.rng.Int64N(c.opts.MaxDelay)
+	if m.Type == zab.MsgSync && m.Sync == zab.SyncSnap && c.opts.SnapTransfer > 0 {
+		// The state's size sets the time: between half and all of
+		// SnapTransfer, every time, so a rule that cannot complete a
+		// long transfer never converges.
+		dur := c.opts.SnapTransfer/2 + 1 + c.xrng.Int64N(c.opts.SnapTransfer/2+1)
+		var stall, breakAfter int64
+		if c.xrng.Float64() < c.opts.SnapStall {
+			stall = 1 + c.xrng.Int64N(dur)
+			breakAfter = (1 + c.xrng.Int64N(3)) * initLimit * c.opts.TickEvery
 		}
-		c.net.send(m, c.now, delay)
+		c.net.sendTransfer(m, c.now, delay, dur, stall, breakAfter)
+		return
 	}
+	c.net.send(m, c.now, delay)
 }
 
 // initLimit is zab's default InitLimit, which the simulated servers run

@@ -25,10 +25,9 @@ import (
 // outbox's: a server's pieces to a peer, and everything it sends that
 // peer after them, wait in the outbox, which puts StreamRate pieces on
 // the link every StreamEvery time units (with a MsgSyncProgress every
-// tick, as the
-// Sender sends them), so a stream spans time: a link break in the middle
-// of one drops what was in flight, the rest follows on the reconnected
-// link, and the learner sees the gap.
+// tick, as the Sender sends them), so a stream spans time: a link break
+// in the middle of one drops what was in flight, the rest follows on the
+// reconnected link, and the learner sees the gap.
 
 // streamed is one incarnation's ends of the streams.
 type streamed struct {
@@ -37,9 +36,9 @@ type streamed struct {
 	stats   *Stats
 }
 
-// newStreamed wires the streams of server s: it returns what replaces
-// Env.Send, Env.SnapshotImage and Config.Intercept, and sets the
-// install's image hook on s.sm.
+// newStreamed makes the ends of server s's streams (wire sets them into
+// its driver's configuration), sets the install's image hook on s.sm and
+// gives s its outbox.
 func (c *Cluster) newStreamed(s *server) *streamed {
 	now := func() time.Time { return simClock{c}.Now() }
 	send := func(msgs []zab.Message) { c.send(s, msgs) }
