@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,8 +80,9 @@ type SenderConfig struct {
 	// (zab.MsgSyncProgress); zab sees none of the pieces.
 	ProgressEvery time.Duration
 	// MaxBacklog bounds the link's queue while a stream runs (16 MiB if
-	// 0); MaxHold bounds the messages held behind a stream (256 MiB if
-	// 0), past which the stream is abandoned with them.
+	// 0); MaxHold bounds the messages held behind a stream beyond those
+	// of the Route call that started it (256 MiB if 0), past which the
+	// stream is abandoned with them.
 	MaxBacklog int64
 	MaxHold    int
 	Logger     *slog.Logger
@@ -115,9 +117,13 @@ type stream struct {
 	id      uint64
 	sn      zab.Snapshot
 	// hold: the sync's first message (hold[0], the SNAP of a stream) and
-	// the later messages to the learner, not yet sent.
+	// the later messages to the learner, not yet sent. holdBytes counts
+	// them; initial is the part of them that came in the Route call
+	// that started the stream (zab's sync: the log after a SNAP's
+	// snapshot, already in memory), which MaxHold does not bound.
 	hold      []zab.Message
 	holdBytes int
+	initial   int
 	// abandoned: replaced by a new session's sync, or hold grew past
 	// MaxHold; the stream stops and its messages are dropped.
 	abandoned bool
@@ -154,6 +160,7 @@ func (s *Sender) Route(msgs []zab.Message) []zab.Message {
 		return msgs
 	}
 	out := make([]zab.Message, 0, len(msgs))
+	var started []*stream // in this call
 	for i, m := range msgs {
 		sync := m.Type == zab.MsgSync
 		if st := s.streams[m.To]; st != nil && sync {
@@ -166,9 +173,13 @@ func (s *Sender) Route(msgs []zab.Message) []zab.Message {
 			if st.abandoned {
 				continue
 			}
+			size := transport.EncodedSize(m)
 			st.hold = append(st.hold, m)
-			st.holdBytes += transport.EncodedSize(m)
-			if st.holdBytes > s.cfg.MaxHold {
+			st.holdBytes += size
+			if slices.Contains(started, st) {
+				st.initial += size
+			}
+			if st.holdBytes-st.initial > s.cfg.MaxHold {
 				s.cfg.Logger.Warn("a learner's sync is abandoned: too much to send after it",
 					"learner", m.To, "bytes", st.holdBytes)
 				st.abandoned, st.hold = true, nil
@@ -180,7 +191,9 @@ func (s *Sender) Route(msgs []zab.Message) []zab.Message {
 			out = append(out, m)
 			continue
 		}
-		st := &stream{to: m.To, produce: header, hold: []zab.Message{m}, holdBytes: transport.EncodedSize(m)}
+		size := transport.EncodedSize(m)
+		st := &stream{to: m.To, produce: header, hold: []zab.Message{m}, holdBytes: size, initial: size}
+		started = append(started, st)
 		if header {
 			st.id, st.sn = s.cfg.NewID()>>1|1, *m.Snapshot
 		}

@@ -432,6 +432,44 @@ func proposal(to uint64, i, n int) zab.Message {
 	return zab.Message{Type: zab.MsgProposal, To: to, Prev: zab.Zxid(i), Entries: []zab.Entry{{Data: make([]byte, n)}}}
 }
 
+// TestSenderHoldBoundSpares: the messages of the Route call that starts a
+// stream (zab's sync: a SNAP and the log after its snapshot) are not
+// bounded by MaxHold, so a long tail does not abandon the stream and
+// make the learner sync again; what comes in later calls is.
+func TestSenderHoldBoundSpares(t *testing.T) {
+	l := &link{}
+	block := make(chan struct{})
+	s := NewSender(context.Background(), SenderConfig{ID: 1, Send: l.send, Piece: pieceMsg, MaxHold: 1 << 10,
+		Produce: func(ctx context.Context, to uint64, sn *zab.Snapshot, emit func([]byte) bool) error {
+			<-block
+			if emit([]byte("x")) {
+				return nil
+			}
+			return errors.New("stopped")
+		}})
+	msgs := []zab.Message{snapTo(2, 1)}
+	for i := range 8 {
+		msgs = append(msgs, proposal(2, i, 1<<10))
+	}
+	s.Route(msgs)
+	s.Route([]zab.Message{proposal(2, 8, 100)})
+	close(block)
+	s.Wait()
+	sent := l.take()
+	if len(sent) != 1+1+9 || sent[1].Type != zab.MsgSync || sent[10].Prev != 8 {
+		t.Fatalf("the stream with its 8 KiB tail sent %d messages, want the piece, the SNAP and 9 proposals", len(sent))
+	}
+
+	block = make(chan struct{})
+	s.Route(append([]zab.Message{}, msgs...))
+	s.Route([]zab.Message{proposal(2, 8, 2<<10)}) // later, past MaxHold
+	close(block)
+	s.Wait()
+	if sent := l.take(); len(sent) != 0 {
+		t.Fatalf("a stream held past MaxHold after its first call sent %d messages", len(sent))
+	}
+}
+
 // TestSenderPacesHeld: what a stream held (here 40 MiB of proposals, a
 // SNAP's tail) leaves in order, a chunk at a time as the link drains, so
 // the link never queues much more than MaxBacklog (a transport's queue
