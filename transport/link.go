@@ -263,6 +263,11 @@ func (ll *laneLink) write(c *conn) {
 func (ll *laneLink) flushLocked(out *linkOut) bool {
 	c := out.c
 	batch, ok := ll.take(c, out.spare)
+	// The spare array is the queue's now: out must not hand it to take
+	// again (a write error below returns without a new spare; a later
+	// flush of this out, by a sibling's writer, would then make the
+	// queue and its batch one array, appended to while it is written).
+	out.spare = nil
 	if !ok {
 		c.close(errors.New("replaced by a new connection from the peer"))
 		return false

@@ -104,3 +104,48 @@ func TestIdleWriterSendsItsSiblingsQueues(t *testing.T) {
 		t.Errorf("the owner's flush after the help: ok %v, sent %d", ok, idle.sent.Load())
 	}
 }
+
+// TestFailedFlushKeepsNoQueueArray: a flush whose write fails must not
+// leave its linkOut holding the array the queue now appends to. A
+// sibling's writer may flush that linkOut once more before its writer
+// clears it (helpSiblings); take would then hand the queue's own array
+// out as the batch, written while Send appends to it (a race the
+// detector caught in TestZabOverTCP).
+func TestFailedFlushKeepsNoQueueArray(t *testing.T) {
+	tr := &TCP{peers: map[uint64]*peerLink{}, log: slog.New(slog.DiscardHandler),
+		cfg: TCPConfig{MaxQueueMessages: 100, MaxQueueBytes: 1 << 20, MaxElectionQueue: 4, MaxFrameBytes: 1 << 20}}
+	tr.ctx, tr.cancel = context.WithCancel(context.Background())
+	defer tr.cancel()
+	l := tr.addPeerLocked(2, Peer{}).lanes[laneQuorum]
+	got := pipeLink(t, l)
+	m := zab.Message{Type: zab.MsgCommit, From: 1, To: 2, Epoch: 1, Zxid: 0x100000001}
+
+	l.enqueue(m, 64)
+	l.wmu.Lock()
+	ok := l.flushLocked(l.out)
+	l.wmu.Unlock()
+	if !ok {
+		t.Fatal("the first flush failed")
+	}
+	select {
+	case <-got:
+	case <-time.After(waitLimit):
+		t.Fatal("the first flush did not arrive")
+	}
+
+	l.enqueue(m, 64)
+	out := l.out
+	out.c.nc.Close() // the next write fails
+	l.wmu.Lock()
+	ok = l.flushLocked(out)
+	l.wmu.Unlock()
+	if ok {
+		t.Fatal("a flush on a closed connection succeeded")
+	}
+	l.enqueue(m, 64)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if cap(out.spare) > 0 && len(l.q.msgs) > 0 && &out.spare[:1][0] == &l.q.msgs[0] {
+		t.Fatal("after a failed write the linkOut's spare is the queue's array")
+	}
+}
