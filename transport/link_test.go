@@ -43,11 +43,18 @@ func pipeLink(t *testing.T, l *laneLink) <-chan zab.Message {
 	return got
 }
 
-func TestIdleWriterSendsItsSiblingsQueues(t *testing.T) {
+// linkTestTCP is a TCP with no listener or dials, for links set up by
+// hand (pipeLink); it stops with the test.
+func linkTestTCP(t *testing.T) *TCP {
 	tr := &TCP{peers: map[uint64]*peerLink{}, log: slog.New(slog.DiscardHandler),
 		cfg: TCPConfig{MaxQueueMessages: 100, MaxQueueBytes: 1 << 20, MaxElectionQueue: 4, MaxFrameBytes: 1 << 20}}
 	tr.ctx, tr.cancel = context.WithCancel(context.Background())
-	defer tr.cancel()
+	t.Cleanup(tr.cancel)
+	return tr
+}
+
+func TestIdleWriterSendsItsSiblingsQueues(t *testing.T) {
+	tr := linkTestTCP(t)
 	self := tr.addPeerLocked(2, Peer{}).lanes[laneQuorum]
 	idle := tr.addPeerLocked(3, Peer{}).lanes[laneQuorum]
 	busy := tr.addPeerLocked(4, Peer{}).lanes[laneQuorum]
@@ -112,10 +119,7 @@ func TestIdleWriterSendsItsSiblingsQueues(t *testing.T) {
 // out as the batch, written while Send appends to it (a race the
 // detector caught in TestZabOverTCP).
 func TestFailedFlushKeepsNoQueueArray(t *testing.T) {
-	tr := &TCP{peers: map[uint64]*peerLink{}, log: slog.New(slog.DiscardHandler),
-		cfg: TCPConfig{MaxQueueMessages: 100, MaxQueueBytes: 1 << 20, MaxElectionQueue: 4, MaxFrameBytes: 1 << 20}}
-	tr.ctx, tr.cancel = context.WithCancel(context.Background())
-	defer tr.cancel()
+	tr := linkTestTCP(t)
 	l := tr.addPeerLocked(2, Peer{}).lanes[laneQuorum]
 	got := pipeLink(t, l)
 	m := zab.Message{Type: zab.MsgCommit, From: 1, To: 2, Epoch: 1, Zxid: 0x100000001}
