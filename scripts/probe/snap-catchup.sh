@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/probe/snap-catchup.sh logs|tree|kv BIN N
+# Usage: scripts/probe/snap-catchup.sh logs|tree|kv|diff BIN N
 #
 # A member wiped and restarted catches up by a streamed SNAP
 # (docs/design/snapstream.md): starts BIN three times as `corral server`
@@ -9,7 +9,7 @@
 # data directory but for myid and zoo.cfg, restarts it, waits until it
 # has installed the leader's snapshot and caught up, and checks what it
 # holds. Prints the load, the catch-up time, the leader's peak resident
-# memory meanwhile, the wiped member's (VmHWM) and the members' stream log
+# memory meanwhile, the caught-up member's (VmHWM) and the members' stream log
 # lines.
 #   logs: rlog.root=/logs, snapCount=2000, N appends of 64 KiB through
 #         go-zookeeper (16 in flight); every entry read back from the
@@ -20,6 +20,11 @@
 #   kv:   store=kv, snapCount=2000, N rows of 4 KiB (32 in flight); the
 #         others are killed in turn until the wiped member leads, then it
 #         scans every row back (past 512 MiB: N=160000).
+#   diff: no snapshots (snapSizeLimitInKb=0, snapCount=1000000); the
+#         follower is SIGKILLed before N znodes of 1 KiB are written and
+#         restarted with its disk, so the leader syncs it by DIFF (past
+#         the transport's 64 MiB send queue: N=100000); prints the
+#         restarted follower's sync sessions and both znode counts.
 # WAIT (half-seconds, default 240) bounds the wait for the catch-up.
 # KILL_LEADER_AFTER=S SIGKILLs the leader S seconds after the wiped member
 # logs that its stream began (in the middle of it, for a large enough N)
@@ -27,9 +32,9 @@
 # next leader.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-mode=${1:?usage: snap-catchup.sh logs|tree|kv BIN N}
-bin=${2:?usage: snap-catchup.sh logs|tree|kv BIN N}
-n=${3:?usage: snap-catchup.sh logs|tree|kv BIN N}
+mode=${1:?usage: snap-catchup.sh logs|tree|kv|diff BIN N}
+bin=${2:?usage: snap-catchup.sh logs|tree|kv|diff BIN N}
+n=${3:?usage: snap-catchup.sh logs|tree|kv|diff BIN N}
 d=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; sleep 1; if [ -n "${KEEP:-}" ]; then echo "kept $d"; else rm -rf "$d"; fi; }
@@ -39,6 +44,7 @@ load=$d/snapload
 case $mode in
 logs) extra="rlog.root=/logs"; snapcount=2000 ;;
 tree) extra=""; snapcount=$(( n / 5 > 1000 ? n / 5 : 1000 )) ;;
+diff) extra="snapSizeLimitInKb=0"; snapcount=1000000 ;;
 kv) extra="store=kv
 apiPortAddress=127.0.0.1
 apiAddress.1=127.0.0.1:24101
@@ -66,19 +72,28 @@ leader() {
   if [ "$mode" = kv ]; then "$load" kv-leader -endpoints $eps; return; fi
   for i in 1 2 3; do [ "$(mode_of $i)" = leader ] && { echo $i; return; }; done; echo 0
 }
-for i in 1 2 3; do start $i; done
+# diff: every member at info, for the leader's "sent a learner's sync paced".
+lvl=warn; [ "$mode" = diff ] && lvl=info
+for i in 1 2 3; do start $i $lvl; done
 for _ in $(seq 1 120); do l=$(leader); [ "$l" != 0 ] && break; sleep 0.5; done
 echo "leader $l"
-case $mode in
-logs) "$load" zk-load -servers 127.0.0.1:2410$l -n "$n" -c 16 -size 65536 || exit 1 ;;
-tree) "$load" zk-load -servers 127.0.0.1:2410$l -n "$n" -c 64 -size 1024 || exit 1 ;;
-kv) "$load" kv-load -endpoints $eps -n "$n" -c 32 -size 4096 || exit 1 ;;
-esac
 # The highest-id follower, which wins the elections between equals.
 f=3; [ "$l" = 3 ] && f=2
-echo "wipe follower $f (pid ${pids[$f]})"
-kill -9 "${pids[$f]}"; sleep 1
-find "$d/$f" -mindepth 1 -maxdepth 1 ! -name myid ! -name zoo.cfg -exec rm -rf {} +
+if [ "$mode" = diff ]; then
+  echo "stop follower $f (pid ${pids[$f]}) before the load"
+  kill -9 "${pids[$f]}"; sleep 1
+fi
+case $mode in
+logs) "$load" zk-load -servers 127.0.0.1:2410$l -n "$n" -c 16 -size 65536 || exit 1 ;;
+tree|diff) "$load" zk-load -servers 127.0.0.1:2410$l -n "$n" -c 64 -size 1024 || exit 1 ;;
+kv) "$load" kv-load -endpoints $eps -n "$n" -c 32 -size 4096 || exit 1 ;;
+esac
+if [ "$mode" != diff ]; then
+  echo "wipe follower $f (pid ${pids[$f]})"
+  kill -9 "${pids[$f]}"; sleep 1
+  find "$d/$f" -mindepth 1 -maxdepth 1 ! -name myid ! -name zoo.cfg -exec rm -rf {} +
+fi
+base=$(cat "$d/$f.log" 2>/dev/null | wc -l)
 t0=$(date +%s); start $f info; peak=0; lpeak=0; ok=0
 if [ -n "${KILL_LEADER_AFTER:-}" ]; then
   for _ in $(seq 1 600); do grep -q "receiving a streamed snapshot" "$d/$f.log" && break; sleep 0.05; done
@@ -93,17 +108,18 @@ fi
 for _ in $(seq 1 "${WAIT:-240}"); do
   r=$(awk '/VmRSS/ {print $2}' /proc/${pids[$l]}/status 2>/dev/null); [ "${r:-0}" -gt "$peak" ] && peak=$r
   r=$(awk '/VmHWM/ {print $2}' /proc/${pids[$f]}/status 2>/dev/null); [ "${r:-0}" -gt "$lpeak" ] && lpeak=$r
-  if grep -q "installed the leader's snapshot" "$d/$f.log"; then
+  if [ "$mode" = diff ] || grep -q "installed the leader's snapshot" "$d/$f.log"; then
     if [ "$mode" = kv ] || { [ "$(mode_of $f)" = follower ] && [ "$(zxid_of $f)" = "$(zxid_of $l)" ]; }; then ok=1; break; fi
   fi
   sleep 0.5
 done
-echo "caught up=$ok after $(( $(date +%s) - t0 )) s; leader peak RSS during the catch-up ${peak} kB; the wiped member's peak RSS ${lpeak} kB"
-grep -h "streamed a snapshot\|a streamed snapshot\|message too large" "$d"/*.log | cut -c1-240 | tail -8
+echo "caught up=$ok after $(( $(date +%s) - t0 )) s; leader peak RSS during the catch-up ${peak} kB; member $f's peak RSS ${lpeak} kB"
+grep -h "streamed a snapshot\|a streamed snapshot\|message too large\|sync paced" "$d"/*.log | cut -c1-240 | tail -8
+echo "sync sessions of member $f since its restart: $(tail -n +$((base + 1)) "$d/$f.log" | grep -c 'zab=.*state=following phase=sync')"
 [ $ok = 1 ] || exit 1
 case $mode in
 logs) "$load" zk-check -servers 127.0.0.1:2410$f -n "$n" -size 65536 ;;
-tree)
+tree|diff)
   for m in $l $f; do echo "member $m: $(flw $m mntr | grep -E 'zk_znode_count|zk_approximate_data_size' | tr '\n\t' '  ')"; done ;;
 kv)
   for _ in 1 2 3 4 5 6 7 8; do
