@@ -46,23 +46,15 @@ func TestSimulatorBites(t *testing.T) {
 		{"slim log entries sent as they are", ModeSync, replica.Breaks{SendSlim: true}, false, true, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := tc.bound
-			if *flagBiteSeeds > 0 {
-				n = *flagBiteSeeds
-			}
-			for seed := uint64(1); seed <= uint64(n); seed++ {
+			requireCaught(t, tc.bound, "the driver broken ("+tc.name+")", func(seed uint64) Options {
 				o := RandomOptions(seed)
 				o.Mode = tc.mode
 				o.Breaks = tc.brk
 				o.StaleReads = tc.stale
 				o.OutcomesOnly = tc.outcomes
 				o.Slim = o.Slim || tc.brk.SendSlim
-				if _, err := Run(o); err != nil {
-					t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)
-					return
-				}
-			}
-			t.Fatalf("%d seeds ran with the driver broken (%s) and none failed", n, tc.name)
+				return o
+			})
 		})
 	}
 }
@@ -80,22 +72,14 @@ func TestKVSimulatorBites(t *testing.T) {
 	} {
 		for _, mode := range []Mode{ModeSync, ModeDiskless} {
 			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
-				n := tc.bound
-				if *flagBiteSeeds > 0 {
-					n = *flagBiteSeeds
-				}
-				for seed := uint64(1); seed <= uint64(n); seed++ {
+				requireCaught(t, tc.bound, "the store broken ("+tc.name+")", func(seed uint64) Options {
 					o := RandomOptions(seed)
 					o.Mode = mode
 					ms := NewKVMachines(seed)
 					ms.(*kvMachines).breaks = tc.brk
 					o.Machines = ms
-					if _, err := Run(o); err != nil {
-						t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)
-						return
-					}
-				}
-				t.Fatalf("%d seeds ran with the store broken (%s) and none failed", n, tc.name)
+					return o
+				})
 			})
 		}
 	}
@@ -124,22 +108,14 @@ func TestStreamSimulatorBites(t *testing.T) {
 		{"pieces stored across a gap/kv", true, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := tc.bound
-			if *flagBiteSeeds > 0 {
-				n = *flagBiteSeeds
-			}
-			for seed := uint64(1); seed <= uint64(n); seed++ {
+			requireCaught(t, tc.bound, "the learner broken ("+tc.name+")", func(seed uint64) Options {
 				o := streamedOptions(seed)
 				o.StreamBreaks = snapstream.Breaks{IgnoreGaps: true}
 				if tc.kv {
 					o.Machines = NewKVMachines(seed)
 				}
-				if _, err := Run(o); err != nil {
-					t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)
-					return
-				}
-			}
-			t.Fatalf("%d seeds ran with the learner broken (%s) and none failed", n, tc.name)
+				return o
+			})
 		})
 	}
 }
@@ -160,4 +136,22 @@ func TestStreamsCover(t *testing.T) {
 	if total.StreamedSnaps == 0 || total.RefusedStreams == 0 {
 		t.Fatalf("streams installed %d, refused %d: a case was not reached", total.StreamedSnaps, total.RefusedStreams)
 	}
+}
+
+// requireCaught runs the options of seeds 1, 2, ... (bound of them, or
+// -bite-seeds) until one fails, and fails the test if none does: a
+// simulator that passes a broken rule proves nothing.
+func requireCaught(t *testing.T, bound int, broken string, opts func(seed uint64) Options) {
+	t.Helper()
+	n := bound
+	if *flagBiteSeeds > 0 {
+		n = *flagBiteSeeds
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		if _, err := Run(opts(seed)); err != nil {
+			t.Logf("caught at seed %d: %v", seed, err.(*Failure).Err)
+			return
+		}
+	}
+	t.Fatalf("%d seeds ran with %s and none failed", n, broken)
 }
