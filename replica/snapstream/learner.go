@@ -147,21 +147,15 @@ type Learner struct {
 func (l *Learner) Intercept(m *zab.Message) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.Logger == nil {
-		l.Logger = slog.New(slog.DiscardHandler)
-	}
+	log := l.logger()
 	if id, seq, b, ok := DecodePiece(m); ok {
 		l.rx.Breaks = l.Breaks
 		if !l.rx.Piece(id, seq, func(first bool) error { return l.store(first, b) }) {
-			l.Logger.Warn("a piece of a streamed snapshot is missing or was not stored", "from", m.From, "piece", seq)
+			log.Warn("a piece of a streamed snapshot is missing or was not stored", "from", m.From, "piece", seq)
 		} else if seq == 1 {
-			l.Logger.Info("receiving a streamed snapshot", "from", m.From, "stream", id)
+			log.Info("receiving a streamed snapshot", "from", m.From, "stream", id)
 		}
-		now := time.Now
-		if l.Now != nil {
-			now = l.Now
-		}
-		if t := now(); t.Sub(l.lastProgress) >= l.ProgressEvery {
+		if t := l.now(); t.Sub(l.lastProgress) >= l.ProgressEvery {
 			l.lastProgress = t
 			l.Send([]zab.Message{{Type: zab.MsgSyncProgress, From: l.ID, To: m.From}})
 		}
@@ -169,9 +163,9 @@ func (l *Learner) Intercept(m *zab.Message) bool {
 	}
 	if m.Type == zab.MsgSync && m.Snapshot != nil && IsHeader(m.Snapshot.Data) {
 		if l.rx.Complete(m.Snapshot.Data, false) {
-			l.Logger.Info("a streamed snapshot arrived whole", "from", m.From, "zxid", m.Zxid, "pieces", l.rx.Pieces())
+			log.Info("a streamed snapshot arrived whole", "from", m.From, "zxid", m.Zxid, "pieces", l.rx.Pieces())
 		} else {
-			l.Logger.Warn("a streamed snapshot arrived incomplete; syncing again", "from", m.From, "zxid", m.Zxid)
+			log.Warn("a streamed snapshot arrived incomplete; syncing again", "from", m.From, "zxid", m.Zxid)
 			m.Snapshot = nil // zab opens a new session
 		}
 	}
@@ -242,14 +236,24 @@ func (l *Learner) OpenSpool() (io.ReadCloser, error) {
 // RemoveSpool removes the spool.
 func (l *Learner) RemoveSpool() {
 	if err := l.FS.Remove(l.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		l.mu.Lock()
-		if l.Logger == nil {
-			l.Logger = slog.New(slog.DiscardHandler)
-		}
-		log := l.Logger
-		l.mu.Unlock()
-		log.Warn("removing the snapshot spool", "err", err)
+		l.logger().Warn("removing the snapshot spool", "err", err)
 	}
+}
+
+// logger is Logger, or one that discards (the fields are set before use
+// and not changed: no lock).
+func (l *Learner) logger() *slog.Logger {
+	if l.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Logger
+}
+
+func (l *Learner) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
 }
 
 // bufferedFile reads a file through a buffer and closes the file.
