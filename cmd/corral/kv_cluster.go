@@ -120,6 +120,11 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := initCM(ctx, cmConnect, lc, *tokens); err != nil {
+		if ctx.Err() != nil {
+			// Canceled by a failure elsewhere (a configuration
+			// manager server that could not start): say which.
+			err = context.Cause(ctx)
+		}
 		lc.CloseListeners()
 		cancel(err)
 		return kvFail(stderr, "cluster", err)
