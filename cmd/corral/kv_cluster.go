@@ -18,6 +18,7 @@ import (
 
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/config"
+	"github.com/corral-db/corral/internal/loopport"
 	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/kvserver"
 	"github.com/corral-db/corral/kv/ring"
@@ -38,6 +39,7 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 	replicas := fs.Int("replicas", 3, "members per RG (and storage nodes)")
 	tokens := fs.Int("tokens", 8, "tokens per RG on the hash ring")
 	cmN := fs.Int("cm", 3, "servers of the configuration manager's ensemble")
+	cmPort := fs.Int("cm-port", 0, "the configuration manager's first port: it uses 3 x -cm ports from there (0: picked)")
 	dir := fs.String("dir", "", "data directory (default: a new temporary directory)")
 	logLevel := fs.String("log-level", "warn", "debug|info|warn|error")
 	durability := fs.String("durability", "sync", "sync|async|diskless")
@@ -48,8 +50,8 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return kvExitError
 	}
-	if fs.NArg() != 0 || *groups < 1 || *replicas < 1 || *cmN < 1 || *tokens < 1 {
-		fmt.Fprintln(stderr, "usage: corral kv cluster [-groups 2] [-replicas 3] [-dir D] (each at least 1)")
+	if fs.NArg() != 0 || *groups < 1 || *replicas < 1 || *cmN < 1 || *tokens < 1 || *cmPort < 0 || *cmPort+3**cmN > 65536 {
+		fmt.Fprintln(stderr, "usage: corral kv cluster [-groups 2] [-replicas 3] [-cm 3] [-cm-port P] [-dir D] (counts at least 1)")
 		return kvExitError
 	}
 	mode, err := parseDurability(*durability)
@@ -77,7 +79,7 @@ func runKVCluster(args []string, stdout, stderr io.Writer) int {
 	defer cancel(nil)
 
 	// The configuration manager.
-	cfgs, err := cmEnsemble(*cmN, filepath.Join(base, "cm"))
+	cfgs, err := cmEnsemble(*cmN, *cmPort, filepath.Join(base, "cm"))
 	if err != nil {
 		return kvFail(stderr, "cluster", err)
 	}
@@ -223,15 +225,24 @@ func parseDurability(s string) (replica.Mode, error) {
 }
 
 // cmEnsemble is the configuration manager's ensemble of n servers under
-// dir on free loopback ports, without AdminServers.
-func cmEnsemble(n int, dir string) ([]*config.Config, error) {
+// dir, without AdminServers, on the 3n loopback ports from first on (0:
+// ports below the kernel's ephemeral range that were free a moment ago,
+// internal/loopport).
+func cmEnsemble(n, first int, dir string) ([]*config.Config, error) {
 	cfgs := config.LocalEnsemble(n, dir, 2181)
 	if cfgs == nil {
 		return nil, fmt.Errorf("-cm %d: too many servers", n)
 	}
-	ports, err := freePorts(3 * n)
-	if err != nil {
-		return nil, err
+	var ports []int
+	if first != 0 {
+		for p := first; p < first+3*n; p++ {
+			ports = append(ports, p)
+		}
+	} else {
+		var err error
+		if ports, err = loopport.Pick(3 * n); err != nil {
+			return nil, err
+		}
 	}
 	for i, c := range cfgs {
 		c.ClientPort = ports[i]
@@ -245,26 +256,6 @@ func cmEnsemble(n int, dir string) ([]*config.Config, error) {
 		}
 	}
 	return cfgs, nil
-}
-
-// freePorts returns k loopback ports that were free a moment ago.
-func freePorts(k int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range k {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // initCM registers the cluster's RGs and stores the first ring, unless

@@ -8,17 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/corral-db/corral/internal/loopport"
 )
 
-// Ports are picked in [low, high): above the well-known and registered
-// ports most services use here, below Linux's default ephemeral range
-// (32768-60999). If the machine's ephemeral range starts lower, high
-// follows it.
+// Ports are picked in [low, high): below the kernel's ephemeral range
+// (internal/loopport).
 const (
-	low         = 20000
+	low         = loopport.Low
 	defaultHigh = 32768
 )
 
@@ -27,26 +26,8 @@ var (
 	// handed are the ports this process gave out, each with the lock
 	// file it holds for as long as it runs.
 	handed = map[int]*os.File{}
-	high   = ephemeralStart()
+	high   = loopport.High()
 )
-
-// ephemeralStart reads the first port of Linux's ephemeral range, or
-// defaultHigh where it cannot.
-func ephemeralStart() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return defaultHigh
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return defaultHigh
-	}
-	p, err := strconv.Atoi(f[0])
-	if err != nil || p <= low+1000 {
-		return defaultHigh
-	}
-	return min(p, defaultHigh)
-}
 
 // TB is the part of testing.TB that Free uses.
 type TB interface {
@@ -129,14 +110,12 @@ func takePort(p int) (*os.File, bool) {
 	if !ok {
 		return nil, false
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-	if err != nil {
+	if !loopport.Bindable(p) {
 		if lock != nil {
 			lock.Close()
 		}
 		return nil, false
 	}
-	l.Close()
 	return lock, true
 }
 

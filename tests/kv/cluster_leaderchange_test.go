@@ -2,11 +2,13 @@ package kv_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
+	"github.com/corral-db/corral/internal/testport"
 	"github.com/corral-db/corral/internal/testutil"
 )
 
@@ -20,6 +22,7 @@ func TestClusterLeaderChange(t *testing.T) {
 		t.Skip("runs a sharded cluster under load")
 	}
 	p := startCorral(t, "kv", "cluster", "-groups", "2", "-replicas", "3", "-cm", "1", "-tick", "100ms",
+		"-cm-port", strconv.Itoa(testport.Range(t, 3)),
 		"-dir", t.TempDir(), "-leader-policy", "coolest", "-leader-min-interval", "1s", "-memtable-size", "65536",
 		"-log-level", "info")
 	endpoints := p.Await(90*time.Second, "kv endpoints: ")[0]

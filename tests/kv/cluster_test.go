@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/client"
 	"github.com/corral-db/corral/client/kvclient"
+	"github.com/corral-db/corral/internal/testport"
 	"github.com/corral-db/corral/internal/testutil"
 	"github.com/corral-db/corral/kv/cm"
 	"github.com/corral-db/corral/kv/ring"
@@ -40,7 +42,7 @@ func startCluster(t *testing.T, groups, replicas int, spawn bool) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	args := []string{"kv", "cluster", "-groups", fmt.Sprint(groups), "-replicas", fmt.Sprint(replicas),
-		"-cm", "1", "-tick", "100ms", "-dir", dir}
+		"-cm", "1", "-cm-port", strconv.Itoa(testport.Range(t, 3)), "-tick", "100ms", "-dir", dir}
 	if spawn {
 		args = append(args, "-spawn")
 	}

@@ -150,7 +150,7 @@ func TestMetricsEndpoints(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		base := testport.Range(t, 3)
 		eps, ms := runPrinting(t, "kv", "cluster", "-groups", "2", "-replicas", "3", "-cm", "1", "-tick", "100ms",
-			"-spawn", "-dir", t.TempDir(), "-metrics-port", strconv.Itoa(base))
+			"-cm-port", strconv.Itoa(testport.Range(t, 3)), "-spawn", "-dir", t.TempDir(), "-metrics-port", strconv.Itoa(base))
 		checkMetrics(t, eps, ms, 2)
 	})
 }
