@@ -57,3 +57,12 @@ func startWriteback(f *osFile, off, n int64) error {
 		}
 	}
 }
+
+// Available is statfs's f_bavail × f_bsize for dir.
+func (osFS) Available(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}

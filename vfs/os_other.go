@@ -20,3 +20,6 @@ func startWriteback(f *osFile, off, n int64) error { return nil }
 func createDirect(name string) (*os.File, error) {
 	return nil, &os.PathError{Op: "open", Path: name, Err: errors.ErrUnsupported}
 }
+
+// Available is not wired up here: the caller goes ahead.
+func (osFS) Available(string) (int64, error) { return 0, errors.ErrUnsupported }

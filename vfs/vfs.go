@@ -102,3 +102,27 @@ type DirectCreator interface {
 type WritebackStarter interface {
 	StartWriteback(off, n int64) error
 }
+
+// SpaceReporter is implemented by file systems that can tell how many
+// bytes an unprivileged writer may still allocate under dir (statfs's
+// available blocks on Linux). A writer about to zero-fill a large file
+// asks first: filling the disk's last free blocks with zeros it then
+// cannot use leaves nothing for the small writes that could still succeed
+// (a member's epoch files at its next start).
+type SpaceReporter interface {
+	Available(dir string) (int64, error)
+}
+
+// AvailableAtLeast reports whether fsys has at least n bytes available
+// under dir; true where fsys cannot tell.
+func AvailableAtLeast(fsys FS, dir string, n int64) (ok bool, avail int64) {
+	sr, isSR := fsys.(SpaceReporter)
+	if !isSR {
+		return true, -1
+	}
+	avail, err := sr.Available(dir)
+	if err != nil {
+		return true, -1
+	}
+	return avail >= n, avail
+}

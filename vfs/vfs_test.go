@@ -216,3 +216,25 @@ func TestUseAfterClose(t *testing.T) {
 		}
 	})
 }
+
+// TestOSAvailable: the OS file system reports free space where it can,
+// and AvailableAtLeast compares it; a file system that cannot tell says
+// yes.
+func TestOSAvailable(t *testing.T) {
+	avail, err := OS().(SpaceReporter).Available(t.TempDir())
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("no free-space report on this platform")
+	}
+	if err != nil || avail <= 0 {
+		t.Fatalf("Available: %d, %v", avail, err)
+	}
+	if ok, got := AvailableAtLeast(OS(), t.TempDir(), 1); !ok || got <= 0 {
+		t.Fatalf("AvailableAtLeast(1) = %v, %d", ok, got)
+	}
+	if ok, _ := AvailableAtLeast(OS(), t.TempDir(), 1<<62); ok {
+		t.Fatal("AvailableAtLeast(4 EiB) = true")
+	}
+	if ok, got := AvailableAtLeast(NewMem(), "/", 1<<62); !ok || got != -1 {
+		t.Fatalf("AvailableAtLeast on a MemFS = %v, %d; want true, -1", ok, got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/corral-db/corral/vfs"
 )
@@ -87,8 +88,22 @@ func (p *preparer) halt() {
 // over them, so the fdatasync of an append writes data only. A stop closed
 // midway returns vfs.ErrStopped; the half-filled file is left for the next
 // preparation (which truncates it) or Open (which removes it).
+//
+// A disk without room for the whole spare fails it before anything is
+// written (where the file system reports its free space), and a
+// preparation that fails otherwise removes the file: zeros in the last
+// free blocks would leave nothing for the writes that could still
+// succeed. A member whose log cannot roll stops; the epochs it writes
+// when it starts again, before any segment is needed, need that room.
 func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) error {
 	name := filepath.Join(dir, spareName)
+	if ok, avail := vfs.AvailableAtLeast(fsys, dir, size); !ok {
+		if _, err := removeSpare(fsys, dir); err != nil {
+			return fmt.Errorf("preparing %s: removing the old one: %w", spareName, err)
+		}
+		return fmt.Errorf("preparing %s: %d bytes available in %s, a segment needs %d: %w",
+			spareName, avail, dir, size, syscall.ENOSPC)
+	}
 	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", spareName, err)
@@ -106,6 +121,7 @@ func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) err
 		err = fsys.SyncDir(dir)
 	}
 	if err != nil && !errors.Is(err, vfs.ErrStopped) {
+		fsys.Remove(name) // best effort: its blocks back to the disk
 		return fmt.Errorf("preparing %s: %w", spareName, err)
 	}
 	return err

@@ -1,13 +1,16 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -355,6 +358,19 @@ type gateFS struct {
 
 	mu     sync.Mutex
 	writes int
+	// dead makes Remove fail: the process has crashed, and nothing it
+	// does after that reaches the disk.
+	dead bool
+}
+
+func (g *gateFS) Remove(name string) error {
+	g.mu.Lock()
+	dead := g.dead
+	g.mu.Unlock()
+	if dead {
+		return errors.New("gateFS: the process is dead")
+	}
+	return g.FS.Remove(name)
 }
 
 func newGateFS(inner vfs.FS, n int) *gateFS {
@@ -480,6 +496,9 @@ func TestOpenAfterCrashDuringPreparation(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Crash()
+	g.mu.Lock()
+	g.dead = true
+	g.mu.Unlock()
 	close(g.release) // the preparer's write fails: its handle is from before the crash
 	kill(l)
 
@@ -591,5 +610,80 @@ func TestPrepareInlineStartsNoGoroutine(t *testing.T) {
 	}
 	if st := l.Stats(); st.Segments != 1 || st.SpareMisses != 1 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// spaceFS reports avail bytes free (vfs.SpaceReporter).
+type spaceFS struct {
+	vfs.FS
+	avail int64
+}
+
+func (s spaceFS) Available(string) (int64, error) { return s.avail, nil }
+
+// TestSpareNeedsRoom: a disk reporting less room than a segment fails the
+// preparation before anything is written, with ENOSPC, and takes away a
+// spare an earlier run left; with room it succeeds.
+func TestSpareNeedsRoom(t *testing.T) {
+	m := newMemFS(t)
+	ff := vfs.NewFaultFS(m)
+	old := filepath.Join(testDir, spareName)
+	f, err := m.Create(old)
+	if err == nil {
+		_, err = f.WriteAt(make([]byte, 1000), 0)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = prepareSpare(spaceFS{FS: ff, avail: 4095}, testDir, 4096, nil)
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "4095 bytes available") {
+		t.Fatalf("prepareSpare with 4095 B free: %v, want ENOSPC naming the room", err)
+	}
+	if n := ff.Calls(vfs.OpWrite); n != 0 {
+		t.Fatalf("%d writes with no room", n)
+	}
+	if ok, _ := vfs.Exists(m, old); ok {
+		t.Fatal("the old spare is still there")
+	}
+	if err := prepareSpare(spaceFS{FS: ff, avail: 4096}, testDir, 4096, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := m.Stat(old); err != nil || fi.Size() != 4096 {
+		t.Fatalf("spare %v %v, want 4096 B", fi, err)
+	}
+}
+
+// TestFullDiskLeavesNoSpare: once the disk fills under a zero-fill (in
+// the background and again inline), the append that needs a new segment
+// fails with the disk's error
+// and no half-filled spare is left holding the last free blocks.
+func TestFullDiskLeavesNoSpare(t *testing.T) {
+	m := newMemFS(t)
+	ff := vfs.NewFaultFS(m)
+	l := mustOpen(t, ff, Options{SegmentSize: 4096})
+	defer l.Close()
+	mustAppend(t, l, makeRecs(1, 5, 0, 100)...)
+	mustSync(t, l)
+	if err := awaitSpare(l); err != nil {
+		t.Fatal(err)
+	}
+	// The next spare's zero-fill runs out of room halfway, and so does
+	// every one after it.
+	ff.Inject(vfs.Fault{Op: vfs.OpWrite, Path: spareName, Sticky: true, Partial: true, Err: syscall.ENOSPC})
+	if err := l.Roll(); err != nil { // takes the ready spare; asks for the next
+		t.Fatal(err)
+	}
+	mustAppend(t, l, makeRecs(6, 10, 0, 100)...)
+	mustSync(t, l)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	r := makeRecs(11, 11, 0, 100)[0]
+	if err := l.Append(r.zxid, r.data); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Append into a new segment on a full disk: %v, want ENOSPC", err)
+	}
+	if ok, _ := vfs.Exists(m, filepath.Join(testDir, spareName)); ok {
+		t.Fatal("a half-filled spare is left on the full disk")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -352,4 +353,25 @@ func TestFlusherSyncsWhenDue(t *testing.T) {
 			return !l.Synced().Less(end)
 		})
 	})
+}
+
+// TestFailedSpareRemoved: a spare whose allocation fails (the disk is
+// full) is removed, so its partly allocated blocks do not hold the disk's
+// last free space.
+func TestFailedSpareRemoved(t *testing.T) {
+	mem := vfs.NewMem()
+	if err := mem.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ff := vfs.NewFaultFS(mem)
+	ff.Inject(vfs.Fault{Op: vfs.OpPreallocate, Path: spareName, Err: syscall.ENOSPC})
+	if err := prepareSpare(ff, "/d", 4096, nil); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("prepareSpare on a full disk: %v, want ENOSPC", err)
+	}
+	if ok, err := vfs.Exists(mem, filepath.Join("/d", spareName)); ok || err != nil {
+		t.Fatalf("spare left after a failed allocation (%v)", err)
+	}
+	if err := prepareSpare(ff, "/d", 4096, nil); err != nil {
+		t.Fatal(err)
+	}
 }

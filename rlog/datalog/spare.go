@@ -88,6 +88,9 @@ func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) err
 		err = fsys.SyncDir(dir)
 	}
 	if err != nil && !errors.Is(err, vfs.ErrStopped) {
+		// Best effort: a partly allocated file must not keep the disk's
+		// last free blocks from the writes that could still succeed.
+		fsys.Remove(name)
 		return fmt.Errorf("preparing %s: %w", spareName, err)
 	}
 	return err
