@@ -375,3 +375,34 @@ func TestFailedSpareRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// spaceFS reports avail bytes free (vfs.SpaceReporter).
+type spaceFS struct {
+	vfs.FS
+	avail int64
+}
+
+func (s spaceFS) Available(string) (int64, error) { return s.avail, nil }
+
+// TestSpareNeedsRoom: with less room than a segment the spare fails with
+// ENOSPC before any allocation, and a spare left before is removed.
+func TestSpareNeedsRoom(t *testing.T) {
+	mem := vfs.NewMem()
+	if err := mem.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ff := vfs.NewFaultFS(mem)
+	if err := prepareSpare(ff, "/d", 4096, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := prepareSpare(spaceFS{FS: ff, avail: 4095}, "/d", 4096, nil)
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "4095 bytes available") {
+		t.Fatalf("prepareSpare with 4095 B free: %v, want ENOSPC naming the room", err)
+	}
+	if n := ff.Calls(vfs.OpPreallocate); n != 1 {
+		t.Fatalf("%d allocations, want the first one only", n)
+	}
+	if ok, err := vfs.Exists(mem, filepath.Join("/d", spareName)); ok || err != nil {
+		t.Fatalf("the earlier spare is still there (%v)", err)
+	}
+}

@@ -3,8 +3,10 @@ package datalog
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/corral-db/corral/vfs"
 )
@@ -70,6 +72,18 @@ func prepareSpare(fsys vfs.FS, dir string, size int64, stop <-chan struct{}) err
 		return vfs.ErrStopped
 	}
 	name := filepath.Join(dir, spareName)
+	// A disk without room for the spare fails it before the allocation:
+	// an allocation that runs out of room takes the last free blocks
+	// while it runs (tmpfs gives them back after; ext4 may keep what it
+	// got), failing a small write meanwhile, such as the epochs a member
+	// writes as it starts.
+	if ok, avail := vfs.AvailableAtLeast(fsys, dir, size); !ok {
+		if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("preparing %s: removing the old one: %w", spareName, err)
+		}
+		return fmt.Errorf("preparing %s: %d bytes available in %s, a segment needs %d: %w",
+			spareName, avail, dir, size, syscall.ENOSPC)
+	}
 	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", spareName, err)
