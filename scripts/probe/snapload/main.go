@@ -23,7 +23,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	kvpb "github.com/corral-db/corral/api/kv/v1"
 	"github.com/corral-db/corral/bench/load"
@@ -155,8 +157,8 @@ func kvLoad(eps []string, n, size, conc int) error {
 		return err
 	}
 	defer kc.Close()
-	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "f"}}}); err != nil {
-		return err
+	if _, err := kc.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "f"}}}); err != nil && status.Code(err) != codes.AlreadyExists {
+		return err // (exists: a load again onto the same store)
 	}
 	t0 := time.Now()
 	errs := make(chan error, conc)
