@@ -23,7 +23,8 @@ type Config struct {
 	// Endpoints are the API addresses (host:port) of the group's members.
 	Endpoints []string
 	// RequestTimeout bounds a call whose context has no deadline,
-	// retries included (default 10 s).
+	// retries and its wait to be sent with others included (default
+	// 10 s).
 	RequestTimeout time.Duration
 	// Backoff is the pause before retrying on another endpoint (default
 	// 50 ms, doubling to 1 s).
@@ -310,6 +311,10 @@ func (c *Client) ListTables(ctx context.Context) (resp *kvpb.ListTablesResponse,
 // Put writes columns of one row atomically. Concurrent Puts may be sent
 // together as one MultiPut, each still its own put (Config.NoCoalesce).
 func (c *Client) Put(ctx context.Context, req *kvpb.PutRequest) (*kvpb.PutResponse, error) {
+	// The deadline starts now: a put that waits in its line, is sent in
+	// a MultiPut and then again alone spends one RequestTimeout in all.
+	ctx, cancel := c.withDeadline(ctx)
+	defer cancel()
 	req, done := withID(&c.lanes, req)
 	defer done()
 	if g, ok := c.putLineKey(ctx, req); ok {
@@ -332,6 +337,8 @@ func (c *Client) Delete(ctx context.Context, req *kvpb.DeleteRequest) (resp *kvp
 // Get reads one row; IsNotFound(err) when it has no selected cell.
 // Concurrent Gets may be sent together as one MultiGet (Config.NoCoalesce).
 func (c *Client) Get(ctx context.Context, req *kvpb.GetRequest) (*kvpb.GetResponse, error) {
+	ctx, cancel := c.withDeadline(ctx) // from now, its wait in a line included
+	defer cancel()
 	if k, ok := c.coalesceKey(ctx, req); ok {
 		return c.getCoalesced(ctx, k, req)
 	}

@@ -419,3 +419,53 @@ func TestCoalescedBatchRedirected(t *testing.T) {
 		t.Fatalf("MultiGet calls: %d to the front, %d to the leader (last of %d rows), want 1, 1 of 15", fm, lm, lr)
 	}
 }
+
+// TestQueuedGetSpendsOneTimeout: a Get without a deadline of its own gets
+// RequestTimeout from its call on, its wait in the line included (as
+// TestQueuedPutSpendsOneTimeout for puts).
+func TestQueuedGetSpendsOneTimeout(t *testing.T) {
+	s, c := countingLeader(t, kvclient.Config{RequestTimeout: 200 * time.Millisecond})
+	testutil.Eventually(t, 10*time.Second, "no coalescing line taken", func() bool { return kvclient.BusyLines(c) == 0 })
+	release := make(chan struct{})
+	s.reset(release, nil)
+	held := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, err := get(ctx, c, 0)
+		held <- checkGet(0, resp, err)
+	}()
+	testutil.Eventually(t, 10*time.Second, "the server holds the first Get", func() bool { return s.gets.Load() == 1 })
+	queued := make(chan error, 1)
+	go func() {
+		_, err := get(context.Background(), c, 1)
+		queued <- err
+	}()
+	err := returned(t, "the queued Get returned while the first was held", queued)
+	close(release)
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("queued Get: %v, want DeadlineExceeded", err)
+	}
+	if m := s.multiGets.Load(); m != 0 {
+		t.Fatalf("%d MultiGets sent, want none", m)
+	}
+	if err := <-held; err != nil {
+		t.Fatalf("held Get: %v", err)
+	}
+}
+
+// returned waits (testutil.Eventually's bound) for the call that reports
+// on ch and returns its error.
+func returned(t *testing.T, what string, ch <-chan error) error {
+	t.Helper()
+	var err error
+	testutil.Eventually(t, 10*time.Second, what, func() bool {
+		select {
+		case err = <-ch:
+			return true
+		default:
+			return false
+		}
+	})
+	return err
+}

@@ -74,18 +74,27 @@ func (s *putCounting) arm(hold chan struct{}, before, after []error) {
 // version) and family h (ten versions).
 func putLeader(t *testing.T) (*putCounting, *kv.Store, *kvclient.Client) {
 	t.Helper()
+	return putLeaderTimeout(t, 0)
+}
+
+// putLeaderTimeout is putLeader with the client's RequestTimeout (0:
+// the default).
+func putLeaderTimeout(t *testing.T, timeout time.Duration) (*putCounting, *kv.Store, *kvclient.Client) {
+	t.Helper()
 	store := openStore(t)
 	s := &putCounting{}
 	addr := serveKV(t, func(addr string) kvpb.KVServer {
 		s.KVServer = kv.NewService(store, kv.NewLocalGroup(store, addr))
 		return s
 	})
-	c, err := kvclient.New(kvclient.Config{Endpoints: []string{addr}, Backoff: time.Millisecond})
+	c, err := kvclient.New(kvclient.Config{Endpoints: []string{addr}, Backoff: time.Millisecond, RequestTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.CreateTable(context.Background(), &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}, {Name: "h", MaxVersions: 10}}}); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.CreateTable(ctx, &kvpb.CreateTableRequest{Table: "t", Families: []*kvpb.Family{{Name: "cf"}, {Name: "h", MaxVersions: 10}}}); err != nil {
 		t.Fatal(err)
 	}
 	return s, store, c
@@ -290,4 +299,49 @@ func TestQueuedPutCancelled(t *testing.T) {
 		t.Fatalf("%d MultiPuts sent for a put that left", m)
 	}
 	checkStored(t, store, []bool{true, false})
+}
+
+// TestQueuedPutSpendsOneTimeout: a Put without a deadline of its own
+// gets RequestTimeout from its call on, its wait in the line included:
+// queued behind a put the server holds (with a long deadline of its
+// own), it fails DeadlineExceeded while that put is still held, never
+// sent. Before, its deadline started only when its MultiPut was sent,
+// and again when it was then sent alone: one Put could take three
+// RequestTimeouts.
+func TestQueuedPutSpendsOneTimeout(t *testing.T) {
+	s, _, c := putLeaderTimeout(t, 200*time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, "no put line taken", func() bool { return kvclient.BusyPutLines(c) == 0 })
+	release := make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	s.arm(release, nil, nil)
+	held := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := c.Put(ctx, putReq("t", 0))
+		held <- err
+	}()
+	testutil.Eventually(t, 10*time.Second, "the server holds the first Put", func() bool { return s.puts.Load() == 1 })
+	queued := make(chan error, 1)
+	go func() {
+		_, err := c.Put(context.Background(), putReq("t", 1))
+		queued <- err
+	}()
+	err := returned(t, "the queued Put returned while the first was held", queued)
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("queued Put: %v, want DeadlineExceeded", err)
+	}
+	if m := s.multiPuts.Load(); m != 0 {
+		t.Fatalf("%d MultiPuts sent, want none", m)
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatalf("held Put: %v", err)
+	}
 }
