@@ -15,6 +15,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/corral-db/corral/internal/linmodel"
 	"github.com/corral-db/corral/internal/testutil"
+	"github.com/corral-db/corral/tests/harness"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -23,7 +24,7 @@ import (
 const (
 	casRegisters   = 3
 	casClients     = 5
-	casMaxOps      = 250 // per client
+	casMaxOps      = 250 // per client (casBounds' default)
 	casMaxTime     = 40 * time.Second
 	casOpPause     = 80 * time.Millisecond
 	casAfterFaults = 3 * time.Second // load after the last fault before stopping
@@ -45,8 +46,52 @@ func TestLinearizableCAS(t *testing.T) {
 }
 
 func testLinearizableCAS(t *testing.T, n int) {
+	runCAS(t, start(t, n), defaultCASBounds, func(ens *harness.Ensemble, tl *timeline, waitOps func(int, string)) {
+		old := ens.WaitQuorum()
+		tl.logf("kill leader %s", ens.MemberString(old))
+		ens.Server(old).Kill()
+		tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
+		waitOps(30, "leader kill")
+		ens.Server(old).StartAgain()
+		tl.logf("%s back as %s", ens.MemberString(old), ens.Mode(old))
+		waitOps(30, "leader restart")
+
+		frozen := ens.WaitQuorum()
+		tl.logf("freeze leader %s", ens.MemberString(frozen))
+		ens.Server(frozen).Pause()
+		tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
+		waitOps(30, "leader freeze")
+		ens.Server(frozen).Resume()
+		tl.logf("continued %s", ens.MemberString(frozen))
+		ens.WaitAll()
+		tl.logf("%s back as %s", ens.MemberString(frozen), ens.Mode(frozen))
+
+		if *long {
+			old = ens.WaitQuorum()
+			tl.logf("stop (SIGTERM) leader %s", ens.MemberString(old))
+			ens.Server(old).Stop()
+			tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
+			waitOps(30, "leader stop")
+			ens.Server(old).StartAgain()
+		}
+	})
+}
+
+// casBounds bound each CAS client: operations and time.
+type casBounds struct {
+	maxOps  int
+	maxTime time.Duration
+}
+
+// defaultCASBounds fit a run of a few faults.
+var defaultCASBounds = casBounds{maxOps: casMaxOps, maxTime: casMaxTime}
+
+// runCAS runs the CAS workload on ens: faults runs once the clients have
+// completed some operations (waitOps(k, after) waits for k more), then
+// the clients go on for a while and stop, and the history must be
+// linearizable.
+func runCAS(t *testing.T, ens *harness.Ensemble, bounds casBounds, faults func(ens *harness.Ensemble, tl *timeline, waitOps func(k int, after string))) {
 	rng := newRand(t)
-	ens := start(t, n)
 	tl := newTimeline(t)
 
 	setup := connectAll(t, ens, 0, "setup")
@@ -66,7 +111,7 @@ func testLinearizableCAS(t *testing.T, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runCASClient(conn, c, rand.New(rand.NewPCG(seed, uint64(c))), h, stop)
+			runCASClient(conn, c, rand.New(rand.NewPCG(seed, uint64(c))), h, bounds, stop)
 		}()
 	}
 	done := make(chan struct{})
@@ -102,34 +147,7 @@ func testLinearizableCAS(t *testing.T, n int) {
 	}
 
 	waitOps(30, "start")
-	old := ens.WaitQuorum()
-	tl.logf("kill leader %s", ens.MemberString(old))
-	ens.Server(old).Kill()
-	tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
-	waitOps(30, "leader kill")
-	ens.Server(old).StartAgain()
-	tl.logf("%s back as %s", ens.MemberString(old), ens.Mode(old))
-	waitOps(30, "leader restart")
-
-	frozen := ens.WaitQuorum()
-	tl.logf("freeze leader %s", ens.MemberString(frozen))
-	ens.Server(frozen).Pause()
-	tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
-	waitOps(30, "leader freeze")
-	ens.Server(frozen).Resume()
-	tl.logf("continued %s", ens.MemberString(frozen))
-	ens.WaitAll()
-	tl.logf("%s back as %s", ens.MemberString(frozen), ens.Mode(frozen))
-
-	if *long {
-		old = ens.WaitQuorum()
-		tl.logf("stop (SIGTERM) leader %s", ens.MemberString(old))
-		ens.Server(old).Stop()
-		tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
-		waitOps(30, "leader stop")
-		ens.Server(old).StartAgain()
-	}
-
+	faults(ens, tl, waitOps)
 	waitOps(30, "faults")
 	time.Sleep(casAfterFaults)
 	// However slow the machine, the history holds casMinComplete
@@ -320,14 +338,14 @@ func (h *casHistory) summary() string {
 		len(h.ops), h.done, h.casOK, h.casFail, h.unknown, h.dropped, h.errKinds)
 }
 
-// runCASClient issues random operations until stop, the op bound or the
-// time bound. It remembers the last version it saw of each register and
+// runCASClient issues random operations until stop or one of its
+// bounds. It remembers the last version it saw of each register and
 // uses it as the CAS expectation, so some CASes win and some lose.
-func runCASClient(c *zk.Conn, idx int, rng *rand.Rand, h *casHistory, stop <-chan struct{}) {
+func runCASClient(c *zk.Conn, idx int, rng *rand.Rand, h *casHistory, b casBounds, stop <-chan struct{}) {
 	id := h.newClientID()
 	seen := make([]int32, casRegisters)
-	deadline := time.Now().Add(casMaxTime)
-	for n := 0; n < casMaxOps && time.Now().Before(deadline); n++ {
+	deadline := time.Now().Add(b.maxTime)
+	for n := 0; n < b.maxOps && time.Now().Before(deadline); n++ {
 		key := rng.IntN(casRegisters)
 		p := casPath(key)
 		value := int64(idx+1)*1_000_000 + int64(n) // unique per write

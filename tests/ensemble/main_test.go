@@ -95,6 +95,14 @@ func durabilities() []string {
 // ("" leaves the key out).
 func startDurability(t *testing.T, n int, mode string) *harness.Ensemble {
 	t.Helper()
+	ens := env.StartEnsemble(t, n, durabilityConfig(mode))
+	t.Logf("ensemble of %d up at %s, leader %s", n, ens.ConnectString(), ens.MemberString(ens.WaitAll()))
+	return ens
+}
+
+// durabilityConfig is ensembleConfig with durability=mode ("" leaves the
+// key out).
+func durabilityConfig(mode string) harness.EnsembleConfig {
 	cfg := ensembleConfig()
 	if mode != "" {
 		cfg.Server.Extra = append(cfg.Server.Extra, "durability="+mode)
@@ -106,9 +114,7 @@ func startDurability(t *testing.T, n int, mode string) *harness.Ensemble {
 		// only on ones that have never snapshotted.
 		cfg.Server.Extra = append(cfg.Server.Extra, "snapCount=200")
 	}
-	ens := env.StartEnsemble(t, n, cfg)
-	t.Logf("ensemble of %d up at %s, leader %s", n, ens.ConnectString(), ens.MemberString(ens.WaitAll()))
-	return ens
+	return cfg
 }
 
 // sizes are the ensemble sizes a test runs with: three always, five with

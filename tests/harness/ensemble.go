@@ -48,6 +48,9 @@ type EnsembleConfig struct {
 	// MemberExtra, if set, gives member i (0-based) zoo.cfg lines of its
 	// own, such as an AdminServer port.
 	MemberExtra func(i int) []string
+	// Partitionable puts relays between the members that the test can
+	// cut (Ensemble.Cut, Isolate, Heal; relay.go).
+	Partitionable bool
 }
 
 func (c EnsembleConfig) tickTime() time.Duration {
@@ -91,6 +94,10 @@ type Ensemble struct {
 	// static is how many members StartEnsemble started; the others
 	// joined later (AddJoiner) and list those and themselves.
 	static int
+	// relays is set for a Partitionable ensemble; relayPorts[i][j] is the
+	// quorum and election relay ports member i's zoo.cfg names for j.
+	relays     *relayNet
+	relayPorts [][][2]int
 }
 
 // StartEnsemble starts n servers that replicate with each other (the last
@@ -126,6 +133,19 @@ func (e *Env) StartEnsemble(t testing.TB, n int, cfg EnsembleConfig) *Ensemble {
 			election: ports[3*i+2],
 			observer: i >= n-cfg.Observers,
 		})
+	}
+	if cfg.Partitionable {
+		en.relays = newRelayNet(t)
+		t.Cleanup(en.relays.close)
+		en.relayPorts = make([][][2]int, n)
+		for i := range n {
+			en.relayPorts[i] = make([][2]int, n)
+			for j, m := range en.members {
+				if j != i {
+					en.relayPorts[i][j] = [2]int{en.relays.relay(i, j, m.quorum), en.relays.relay(i, j, m.election)}
+				}
+			}
+		}
 	}
 	for i, s := range en.servers {
 		if err := os.MkdirAll(s.DataDir, 0o755); err != nil {
@@ -171,8 +191,12 @@ func (en *Ensemble) zooCfg(i int) string {
 		if j >= en.static && en.static > 0 && j != i {
 			continue // another joiner: not in this one's configuration
 		}
+		quorum, election := m.quorum, m.election
+		if en.relays != nil && j != i && i < len(en.relayPorts) && j < len(en.relayPorts[i]) {
+			quorum, election = en.relayPorts[i][j][0], en.relayPorts[i][j][1]
+		}
 		z.Servers = append(z.Servers, config.Server{ID: int64(m.id), Host: "127.0.0.1",
-			QuorumPort: m.quorum, ElectionPort: m.election, Observer: m.observer,
+			QuorumPort: quorum, ElectionPort: election, Observer: m.observer,
 			ClientAddr: "127.0.0.1", ClientPort: en.servers[j].Port})
 	}
 	extra := append([]string(nil), en.cfg.Server.Extra...)

@@ -1,0 +1,230 @@
+package harness
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// A partitionable ensemble (EnsembleConfig.Partitionable) has its members
+// reach each other through relays: member i's zoo.cfg names, for every
+// other member j, a relay port of the ordered pair (i, j) for j's quorum
+// port and one for its election port, and the relay forwards what arrives
+// there to j's own port. Cut stops the forwarding between two members in
+// both directions, as a network that silently drops their packets does:
+// the connections stay open, bytes already read wait in the relay, and
+// the senders' socket buffers fill until their writes block; a new
+// connection is accepted (the relay is local) but reaches nothing. Heal
+// lets everything held through in order, as TCP retransmission would
+// deliver it, unless an endpoint gave up on its connection meanwhile.
+// Client ports are not relayed: a test's clients see each member as it
+// is.
+//
+// Both targets take per-member server lines: ZooKeeper and corral connect
+// to the address in their own configuration and identify a peer by the id
+// it sends.
+
+// relayNet is an ensemble's relays and which member pairs are cut.
+//
+// Locking: mu guards cut, closed and conns; cond (on mu) wakes pumps
+// waiting for a heal or for the close.
+type relayNet struct {
+	t         testing.TB
+	mu        sync.Mutex
+	cond      *sync.Cond
+	cut       map[[2]int]bool // unordered member pairs (lo, hi), 0-based
+	closed    bool
+	listeners []net.Listener
+	conns     map[net.Conn]struct{}
+	wg        sync.WaitGroup
+}
+
+func newRelayNet(t testing.TB) *relayNet {
+	rn := &relayNet{t: t, cut: map[[2]int]bool{}, conns: map[net.Conn]struct{}{}}
+	rn.cond = sync.NewCond(&rn.mu)
+	return rn
+}
+
+func pairKey(i, j int) [2]int {
+	if i > j {
+		i, j = j, i
+	}
+	return [2]int{i, j}
+}
+
+// relay listens on a free loopback port for traffic from member from to
+// member to and forwards it to target (to's own port); it returns the
+// port.
+func (rn *relayNet) relay(from, to int, target int) int {
+	port := freePort(rn.t)
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		rn.t.Fatalf("relay %d->%d: %v", from, to, err)
+	}
+	rn.mu.Lock()
+	rn.listeners = append(rn.listeners, ln)
+	rn.mu.Unlock()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(target))
+	rn.wg.Add(1)
+	go func() {
+		defer rn.wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return // closed
+			}
+			rn.wg.Add(1)
+			go func() {
+				defer rn.wg.Done()
+				rn.serve(in, from, to, addr)
+			}()
+		}
+	}()
+	return port
+}
+
+// serve relays one connection from member from to member to.
+func (rn *relayNet) serve(in net.Conn, from, to int, addr string) {
+	defer in.Close()
+	if !rn.track(in) || !rn.wait(from, to) {
+		return
+	}
+	defer rn.untrack(in)
+	out, err := net.Dial("tcp", addr)
+	if err != nil {
+		return // the member is down: the connection ends, as a refused one would
+	}
+	defer out.Close()
+	if !rn.track(out) {
+		return
+	}
+	defer rn.untrack(out)
+	done := make(chan struct{}, 2)
+	go func() { rn.pump(out, in, from, to); done <- struct{}{} }()
+	go func() { rn.pump(in, out, from, to); done <- struct{}{} }()
+	<-done
+	in.Close()
+	out.Close()
+	<-done
+}
+
+// pump copies src to dst, holding each chunk while the pair is cut.
+func (rn *relayNet) pump(dst, src net.Conn, from, to int) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !rn.wait(from, to) {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return
+			}
+			// A half close, passed on once the pair may talk.
+			if rn.wait(from, to) {
+				if tc, ok := dst.(*net.TCPConn); ok {
+					tc.CloseWrite()
+				}
+			}
+			return
+		}
+	}
+}
+
+// wait blocks while from and to are cut; false once the relays close.
+func (rn *relayNet) wait(from, to int) bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	for rn.cut[pairKey(from, to)] && !rn.closed {
+		rn.cond.Wait()
+	}
+	return !rn.closed
+}
+
+func (rn *relayNet) track(c net.Conn) bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.closed {
+		return false
+	}
+	rn.conns[c] = struct{}{}
+	return true
+}
+
+func (rn *relayNet) untrack(c net.Conn) {
+	rn.mu.Lock()
+	delete(rn.conns, c)
+	rn.mu.Unlock()
+}
+
+// setCut cuts or heals the pair (i, j).
+func (rn *relayNet) setCut(i, j int, cut bool) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if cut {
+		rn.cut[pairKey(i, j)] = true
+	} else {
+		delete(rn.cut, pairKey(i, j))
+	}
+	rn.cond.Broadcast()
+}
+
+// healAll heals every pair.
+func (rn *relayNet) healAll() {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	clear(rn.cut)
+	rn.cond.Broadcast()
+}
+
+// close stops every relay and waits for their goroutines.
+func (rn *relayNet) close() {
+	rn.mu.Lock()
+	rn.closed = true
+	for _, ln := range rn.listeners {
+		ln.Close()
+	}
+	for c := range rn.conns {
+		c.Close()
+	}
+	rn.cond.Broadcast()
+	rn.mu.Unlock()
+	rn.wg.Wait()
+}
+
+// Cut stops all traffic between members i and j (0-based), both ways,
+// until Heal; see relay.go. The ensemble must be Partitionable.
+func (en *Ensemble) Cut(i, j int) {
+	en.t.Helper()
+	if en.relays == nil {
+		en.t.Fatal("harness: Cut on an ensemble that is not Partitionable")
+	}
+	en.relays.setCut(i, j, true)
+}
+
+// Isolate cuts member i from every other member.
+func (en *Ensemble) Isolate(i int) {
+	en.t.Helper()
+	for j := range en.members {
+		if j != i {
+			en.Cut(i, j)
+		}
+	}
+}
+
+// Heal lets every cut pair talk again.
+func (en *Ensemble) Heal() {
+	en.t.Helper()
+	if en.relays == nil {
+		en.t.Fatal("harness: Heal on an ensemble that is not Partitionable")
+	}
+	en.relays.healAll()
+}

@@ -1,0 +1,99 @@
+package harness
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestRelayCutHoldsAndHealDelivers: a relay forwards both ways; while its
+// pair is cut nothing crosses and the connection stays open; the heal
+// delivers what was held, in order; a connection made during the cut
+// reaches the target only after the heal.
+func TestRelayCutHoldsAndHealDelivers(t *testing.T) {
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := target.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	rn := newRelayNet(t)
+	defer rn.close()
+	port := rn.relay(0, 1, target.Addr().(*net.TCPAddr).Port)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := <-accepted
+	defer s.Close()
+	roundTrip := func(msg string) {
+		t.Helper()
+		if _, err := c.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len(msg))
+		if _, err := io.ReadFull(s, buf); err != nil || string(buf) != msg {
+			t.Fatalf("forward: %q %v, want %q", buf, err, msg)
+		}
+		if _, err := s.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != msg {
+			t.Fatalf("back: %q %v, want %q", buf, err, msg)
+		}
+	}
+	roundTrip("before")
+
+	rn.setCut(1, 0, true) // either order names the pair
+	if _, err := c.Write([]byte("held")); err != nil {
+		t.Fatal(err)
+	}
+	s.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := s.Read(make([]byte, 4)); n != 0 || !isTimeout(err) {
+		t.Fatalf("read across a cut: %d bytes, %v; want nothing", n, err)
+	}
+	s.SetReadDeadline(time.Time{})
+	late, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	select {
+	case x := <-accepted:
+		x.Close()
+		t.Fatal("a connection made during the cut reached the target")
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	rn.healAll()
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(s, buf); err != nil || string(buf) != "held" {
+		t.Fatalf("after heal: %q %v, want the held bytes", buf, err)
+	}
+	roundTrip("after")
+	select {
+	case x := <-accepted:
+		x.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection made during the cut did not reach the target after the heal")
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
