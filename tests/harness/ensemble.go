@@ -96,7 +96,7 @@ type Ensemble struct {
 	static int
 	// relays is set for a Partitionable ensemble; relayPorts[i][j] is the
 	// quorum and election relay ports member i's zoo.cfg names for j.
-	relays     *relayNet
+	relays     *Relays
 	relayPorts [][][2]int
 }
 
@@ -135,14 +135,13 @@ func (e *Env) StartEnsemble(t testing.TB, n int, cfg EnsembleConfig) *Ensemble {
 		})
 	}
 	if cfg.Partitionable {
-		en.relays = newRelayNet(t)
-		t.Cleanup(en.relays.close)
+		en.relays = NewRelays(t)
 		en.relayPorts = make([][][2]int, n)
 		for i := range n {
 			en.relayPorts[i] = make([][2]int, n)
 			for j, m := range en.members {
 				if j != i {
-					en.relayPorts[i][j] = [2]int{en.relays.relay(i, j, m.quorum), en.relays.relay(i, j, m.election)}
+					en.relayPorts[i][j] = [2]int{en.relays.Relay(i, j, m.quorum), en.relays.Relay(i, j, m.election)}
 				}
 			}
 		}

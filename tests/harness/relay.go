@@ -27,11 +27,14 @@ import (
 // to the address in their own configuration and identify a peer by the id
 // it sends.
 
-// relayNet is an ensemble's relays and which member pairs are cut.
+// Relays are the relays between a group's members and which member pairs
+// are cut. StartEnsemble makes them for a Partitionable ensemble; a test
+// that writes its members' configurations itself makes them with
+// NewRelays.
 //
 // Locking: mu guards cut, closed and conns; cond (on mu) wakes pumps
 // waiting for a heal or for the close.
-type relayNet struct {
+type Relays struct {
 	t         testing.TB
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -42,9 +45,11 @@ type relayNet struct {
 	wg        sync.WaitGroup
 }
 
-func newRelayNet(t testing.TB) *relayNet {
-	rn := &relayNet{t: t, cut: map[[2]int]bool{}, conns: map[net.Conn]struct{}{}}
+// NewRelays returns relays that stop when the test ends.
+func NewRelays(t testing.TB) *Relays {
+	rn := &Relays{t: t, cut: map[[2]int]bool{}, conns: map[net.Conn]struct{}{}}
 	rn.cond = sync.NewCond(&rn.mu)
+	t.Cleanup(rn.close)
 	return rn
 }
 
@@ -55,10 +60,10 @@ func pairKey(i, j int) [2]int {
 	return [2]int{i, j}
 }
 
-// relay listens on a free loopback port for traffic from member from to
-// member to and forwards it to target (to's own port); it returns the
-// port.
-func (rn *relayNet) relay(from, to int, target int) int {
+// Relay listens on a free loopback port for traffic from member from to
+// member to (indices the test chooses) and forwards it to target, to's
+// own port; it returns the port for from's configuration to name.
+func (rn *Relays) Relay(from, to int, target int) int {
 	port := freePort(rn.t)
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
@@ -87,7 +92,7 @@ func (rn *relayNet) relay(from, to int, target int) int {
 }
 
 // serve relays one connection from member from to member to.
-func (rn *relayNet) serve(in net.Conn, from, to int, addr string) {
+func (rn *Relays) serve(in net.Conn, from, to int, addr string) {
 	defer in.Close()
 	if !rn.track(in) || !rn.wait(from, to) {
 		return
@@ -112,7 +117,7 @@ func (rn *relayNet) serve(in net.Conn, from, to int, addr string) {
 }
 
 // pump copies src to dst, holding each chunk while the pair is cut.
-func (rn *relayNet) pump(dst, src net.Conn, from, to int) {
+func (rn *Relays) pump(dst, src net.Conn, from, to int) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -140,7 +145,7 @@ func (rn *relayNet) pump(dst, src net.Conn, from, to int) {
 }
 
 // wait blocks while from and to are cut; false once the relays close.
-func (rn *relayNet) wait(from, to int) bool {
+func (rn *Relays) wait(from, to int) bool {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	for rn.cut[pairKey(from, to)] && !rn.closed {
@@ -149,7 +154,7 @@ func (rn *relayNet) wait(from, to int) bool {
 	return !rn.closed
 }
 
-func (rn *relayNet) track(c net.Conn) bool {
+func (rn *Relays) track(c net.Conn) bool {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if rn.closed {
@@ -159,14 +164,15 @@ func (rn *relayNet) track(c net.Conn) bool {
 	return true
 }
 
-func (rn *relayNet) untrack(c net.Conn) {
+func (rn *Relays) untrack(c net.Conn) {
 	rn.mu.Lock()
 	delete(rn.conns, c)
 	rn.mu.Unlock()
 }
 
-// setCut cuts or heals the pair (i, j).
-func (rn *relayNet) setCut(i, j int, cut bool) {
+// SetCut cuts (or heals) the pair (i, j): nothing crosses between them,
+// either way.
+func (rn *Relays) SetCut(i, j int, cut bool) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if cut {
@@ -177,8 +183,8 @@ func (rn *relayNet) setCut(i, j int, cut bool) {
 	rn.cond.Broadcast()
 }
 
-// healAll heals every pair.
-func (rn *relayNet) healAll() {
+// Heal heals every pair.
+func (rn *Relays) Heal() {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	clear(rn.cut)
@@ -186,7 +192,7 @@ func (rn *relayNet) healAll() {
 }
 
 // close stops every relay and waits for their goroutines.
-func (rn *relayNet) close() {
+func (rn *Relays) close() {
 	rn.mu.Lock()
 	rn.closed = true
 	for _, ln := range rn.listeners {
@@ -207,7 +213,7 @@ func (en *Ensemble) Cut(i, j int) {
 	if en.relays == nil {
 		en.t.Fatal("harness: Cut on an ensemble that is not Partitionable")
 	}
-	en.relays.setCut(i, j, true)
+	en.relays.SetCut(i, j, true)
 }
 
 // Isolate cuts member i from every other member.
@@ -226,5 +232,5 @@ func (en *Ensemble) Heal() {
 	if en.relays == nil {
 		en.t.Fatal("harness: Heal on an ensemble that is not Partitionable")
 	}
-	en.relays.healAll()
+	en.relays.Heal()
 }

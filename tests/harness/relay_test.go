@@ -28,9 +28,8 @@ func TestRelayCutHoldsAndHealDelivers(t *testing.T) {
 			accepted <- c
 		}
 	}()
-	rn := newRelayNet(t)
-	defer rn.close()
-	port := rn.relay(0, 1, target.Addr().(*net.TCPAddr).Port)
+	rn := NewRelays(t)
+	port := rn.Relay(0, 1, target.Addr().(*net.TCPAddr).Port)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 
 	c, err := net.Dial("tcp", addr)
@@ -58,7 +57,7 @@ func TestRelayCutHoldsAndHealDelivers(t *testing.T) {
 	}
 	roundTrip("before")
 
-	rn.setCut(1, 0, true) // either order names the pair
+	rn.SetCut(1, 0, true) // either order names the pair
 	if _, err := c.Write([]byte("held")); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestRelayCutHoldsAndHealDelivers(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	rn.healAll()
+	rn.Heal()
 	buf := make([]byte, 4)
 	if _, err := io.ReadFull(s, buf); err != nil || string(buf) != "held" {
 		t.Fatalf("after heal: %q %v, want the held bytes", buf, err)

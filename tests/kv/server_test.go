@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +108,32 @@ func TestServerConfig(t *testing.T) {
 // processes with store=kv; they are stopped when the test ends.
 func startServers(t *testing.T, n int, mod ...func(*config.Config)) ([]string, []*server) {
 	t.Helper()
+	return startServersEach(t, n, nil, mod...)
+}
+
+// startServersRelayed is startServers with relays between the members
+// (harness.Relays: member i reaches member j through a relay of the pair,
+// which the test can cut).
+func startServersRelayed(t *testing.T, n int, mod ...func(*config.Config)) ([]string, []*server, *harness.Relays) {
+	t.Helper()
+	r := harness.NewRelays(t)
+	eps, ss := startServersEach(t, n, func(i int, z *config.Config) {
+		servers := slices.Clone(z.Servers)
+		for j := range servers {
+			if j != i {
+				servers[j].QuorumPort = r.Relay(i, j, servers[j].QuorumPort)
+				servers[j].ElectionPort = r.Relay(i, j, servers[j].ElectionPort)
+			}
+		}
+		z.Servers = servers
+	}, mod...)
+	return eps, ss, r
+}
+
+// startServersEach is startServers with each, if set, run on member i's
+// configuration (0-based) after mod.
+func startServersEach(t *testing.T, n int, each func(i int, z *config.Config), mod ...func(*config.Config)) ([]string, []*server) {
+	t.Helper()
 	ports := make([]int, 3*n)
 	for i := range ports {
 		ports[i] = testutil.FreePort(t)
@@ -136,6 +163,9 @@ func startServers(t *testing.T, n int, mod ...func(*config.Config)) ([]string, [
 		z.Servers, z.APIAddrs = members, apis
 		for _, m := range mod {
 			m(z)
+		}
+		if each != nil {
+			each(i-1, z)
 		}
 		cfg := harness.ZooCfg(z)
 		path := filepath.Join(dir, "zoo.cfg")
