@@ -35,6 +35,13 @@ var ErrNotLeader = errors.New("rlog: not the leader")
 // request may go to another server.
 var ErrUnavailable = errors.New("rlog: this server cannot serve now")
 
+// ErrSessionLost is returned by a server whose way to the replicated
+// state failed while a write was out (rlog/zklogs: its session with its
+// member lost its connection or expired): the write may or may not have
+// been applied, and this server cannot tell until it has a session again.
+// The caller may go to another server, knowing that.
+var ErrSessionLost = errors.New("rlog: this server lost its session while the write was out; it may or may not have been applied")
+
 // Member is a State replicated by a replica.Driver: requests go through
 // Prepare on the leader and are proposed; every member applies them.
 type Member struct {

@@ -59,6 +59,10 @@ func toStatus(err error) error {
 			st = withD
 		}
 		return st.Err()
+	case errors.Is(err, rlog.ErrSessionLost):
+		// Unavailable without the not-applied mark: another server may
+		// take the next request; this one's outcome is unknown.
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, context.Canceled):

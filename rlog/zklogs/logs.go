@@ -213,6 +213,16 @@ func (l *Logs) Do(ctx context.Context, m rlog.Mutation) (rlog.Result, error) {
 	if err != nil {
 		return rlog.Result{}, err
 	}
+	if st := zk.State(); st != client.StateConnected {
+		// The member is not reachable now (it lost its leader, or is
+		// electing): nothing is sent, another server may take it.
+		return rlog.Result{}, fmt.Errorf("%w: zklogs: the session with %v is %v", rlog.ErrUnavailable, l.opts.Servers, st)
+	}
+	res, err := l.do(ctx, zk, m)
+	return res, writeErr(err)
+}
+
+func (l *Logs) do(ctx context.Context, zk *client.Conn, m rlog.Mutation) (rlog.Result, error) {
 	switch m.Op {
 	case rlog.OpCreate:
 		return result(0, l.create(ctx, zk, m.Name))
@@ -228,6 +238,22 @@ func (l *Logs) Do(ctx context.Context, m rlog.Mutation) (rlog.Result, error) {
 	e := fail(rlog.CodeBadRequest, m.Name, rlog.Control{}, -1)
 	e.Detail = fmt.Sprintf("unknown operation %v", m.Op)
 	return rlog.Result{Err: e}, nil
+}
+
+// writeErr marks a write's failure of the session (no reply, no
+// session) as ErrSessionLost: its outcome is unknown, and this server
+// cannot serve until its session is back, so the caller should go to
+// another (before, such a failure answered Internal, and a client kept
+// sending to a member that had lost its quorum).
+func writeErr(err error) error {
+	if sessionFailure(err) && !errors.Is(err, rlog.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", rlog.ErrSessionLost, err)
+	}
+	return err
+}
+
+func sessionFailure(err error) bool {
+	return errors.Is(err, wire.CodeConnectionLoss) || errors.Is(err, wire.CodeSessionExpired) || errors.Is(err, wire.CodeOperationTimeout)
 }
 
 func (l *Logs) create(ctx context.Context, zk *client.Conn, name string) error {
@@ -586,7 +612,7 @@ func (l *Logs) Read(ctx context.Context, name string, off, max int64, wait bool)
 // as ErrUnavailable: a read changes nothing, so another server may take
 // it. A write's is left as it is: its outcome is unknown.
 func readErr(err error) error {
-	if errors.Is(err, wire.CodeConnectionLoss) || errors.Is(err, wire.CodeSessionExpired) || errors.Is(err, wire.CodeOperationTimeout) {
+	if sessionFailure(err) {
 		return fmt.Errorf("%w: %w", rlog.ErrUnavailable, err)
 	}
 	return err

@@ -42,6 +42,10 @@ type cluster interface {
 	StartAll()
 	// Log is everything member i logged so far.
 	Log(i int) string
+	// Isolate cuts member i off from the others (the network between
+	// them drops everything; harness.Relays) until Heal.
+	Isolate(i int)
+	Heal()
 }
 
 // ensembleCluster is a ZooKeeper-protocol ensemble with rlog.root and
@@ -65,6 +69,7 @@ func startEnsemble(t *testing.T, _ []string) cluster {
 	// member from an empty disk needs a SNAP.
 	cfg.Server.Extra = []string{"rlog.root=/logs", "snapCount=16"}
 	cfg.MemberExtra = func(i int) []string { return []string{fmt.Sprintf("apiPort=%d", apiPorts[i])} }
+	cfg.Partitionable = true
 	ens := env.StartEnsemble(t, 3, cfg)
 	t.Logf("ensemble %s, api endpoints %s", ens.ConnectString(), strings.Join(apis, ","))
 	return &ensembleCluster{t: t, ens: ens, apis: apis}
@@ -94,18 +99,22 @@ func (c *ensembleCluster) StartAll() {
 	c.ens.WaitAll()
 }
 func (c *ensembleCluster) Log(i int) string { return readFile(c.ens.Server(i).LogPath) }
+func (c *ensembleCluster) Isolate(i int)    { c.ens.Isolate(i) }
+func (c *ensembleCluster) Heal()            { c.ens.Heal() }
 
 // groupCluster is three `corral log serve-member` processes: a replica
 // group holding only logs (rlog.State, payloads in each member's data
 // log).
 type groupCluster struct {
-	t     *testing.T
-	bin   string
-	peers string
-	dirs  []string
-	logs  []string
-	apis  []string
-	procs []*proc.Process
+	t   *testing.T
+	bin string
+	// peers[i] is member i's -peers: the others through relays.
+	peers  []string
+	relays *harness.Relays
+	dirs   []string
+	logs   []string
+	apis   []string
+	procs  []*proc.Process
 	// logNames are the logs WaitAll compares positions of.
 	logNames []string
 }
@@ -116,10 +125,10 @@ func startGroup(t *testing.T, logNames []string) cluster {
 		t.Skip("no corral binary")
 	}
 	base := t.TempDir()
-	c := &groupCluster{t: t, bin: bin, logNames: logNames}
-	var peers []string
+	c := &groupCluster{t: t, bin: bin, logNames: logNames, relays: harness.NewRelays(t)}
+	var ports [][2]int
 	for i := range 3 {
-		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d:%d", i+1, testport.Free(t), testport.Free(t)))
+		ports = append(ports, [2]int{testport.Free(t), testport.Free(t)})
 		c.apis = append(c.apis, fmt.Sprintf("127.0.0.1:%d", testport.Free(t)))
 		c.dirs = append(c.dirs, filepath.Join(base, fmt.Sprintf("member%d", i+1), "data"))
 		c.logs = append(c.logs, filepath.Join(base, fmt.Sprintf("member%d", i+1), "member.log"))
@@ -127,7 +136,16 @@ func startGroup(t *testing.T, logNames []string) cluster {
 			t.Fatal(err)
 		}
 	}
-	c.peers = strings.Join(peers, ",")
+	for i := range 3 {
+		var peers []string
+		for j, p := range ports {
+			if j != i {
+				p = [2]int{c.relays.Relay(i, j, p[0]), c.relays.Relay(i, j, p[1])}
+			}
+			peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d:%d", j+1, p[0], p[1]))
+		}
+		c.peers = append(c.peers, strings.Join(peers, ","))
+	}
 	c.procs = make([]*proc.Process, 3)
 	t.Cleanup(func() {
 		for i, p := range c.procs {
@@ -145,13 +163,13 @@ func startGroup(t *testing.T, logNames []string) cluster {
 	for i := range 3 {
 		c.waitServing(i)
 	}
-	t.Logf("logs-only group %s, api endpoints %s", c.peers, strings.Join(c.apis, ","))
+	t.Logf("logs-only group %s, api endpoints %s", c.peers[0], strings.Join(c.apis, ","))
 	return c
 }
 
 func (c *groupCluster) launch(i int) {
 	c.t.Helper()
-	argv := []string{c.bin, "log", "serve-member", "-id", fmt.Sprint(i + 1), "-peers", c.peers,
+	argv := []string{c.bin, "log", "serve-member", "-id", fmt.Sprint(i + 1), "-peers", c.peers[i],
 		"-dir", c.dirs[i], "-listen", c.apis[i], "-snapcount", "40", "-loglevel", "info"}
 	p, err := proc.Start(c.Name(i), argv, filepath.Dir(c.dirs[i]), c.logs[i])
 	if err != nil {
@@ -181,6 +199,14 @@ func (c *groupCluster) waitServing(i int) {
 func (c *groupCluster) APIs() []string    { return c.apis }
 func (c *groupCluster) Name(i int) string { return fmt.Sprintf("member %d (%s)", i+1, c.apis[i]) }
 func (c *groupCluster) Log(i int) string  { return readFile(c.logs[i]) }
+func (c *groupCluster) Heal()             { c.relays.Heal() }
+func (c *groupCluster) Isolate(i int) {
+	for j := range c.apis {
+		if j != i {
+			c.relays.SetCut(i, j, true)
+		}
+	}
+}
 
 func (c *groupCluster) Kill(i int) {
 	c.t.Helper()

@@ -75,7 +75,9 @@ type ack struct {
 // is read through that member's own API endpoint: the copies are equal
 // (length and SHA-256), every acknowledged append is present exactly once
 // with its bytes at the offset it was acknowledged with, and every block
-// in a log is one some writer appended, exactly once.
+// in a log is one some writer appended, exactly once. Between the kills
+// the network fails: the leader, then a follower, is cut off from the
+// others (harness.Relays) and healed.
 //
 // A member restarted after the writers have put tens of megabytes into
 // the logs takes a SNAP longer than initLimit to transfer and install
@@ -227,6 +229,21 @@ func testKill(t *testing.T, start func(*testing.T, []string) cluster) {
 		cl.Start(f)
 		waitAcks(perPhase)
 	}
+	// The network fails instead: the leader cut off (what it took and
+	// proposed alone is cut from its logs, the data log's too, when it
+	// rejoins), then a follower.
+	l := cl.WaitAll()
+	t.Logf("isolate leader %s", cl.Name(l))
+	cl.Isolate(l)
+	waitAcks(perPhase)
+	cl.Heal()
+	f := others(cl.WaitAll())[0]
+	t.Logf("healed; isolate follower %s", cl.Name(f))
+	cl.Isolate(f)
+	waitAcks(perPhase)
+	cl.Heal()
+	cl.WaitAll()
+	t.Logf("healed")
 	// Every member at once: each restarts from its own disk (data log,
 	// WAL, snapshot) with no one to catch up from.
 	t.Logf("SIGKILL every member, restart them")
