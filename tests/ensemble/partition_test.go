@@ -17,8 +17,10 @@ import (
 // follower cut off, and the leader cut off from one follower only (the
 // follower loses its leader while the other follower still hears from
 // both); with five members also the leader and a follower split from
-// the other three; then random partitions (a member isolated, a minority
-// split off, one pair cut), each healed before the next. Clients reach every member directly, so those of a cut-off
+// the other three; the leader's messages to a follower lost, then a
+// follower's to the leader; then random partitions (a member isolated, a
+// minority split off, one pair cut, one way of a pair cut), each healed
+// before the next. Clients reach every member directly, so those of a cut-off
 // member see it as it is. The history must be linearizable, and after
 // each heal every member serves again with the same tree.
 func TestLinearizableCASPartitions(t *testing.T) {
@@ -100,6 +102,26 @@ func testCASPartitions(t *testing.T, n int, mode string) {
 		waitOps(30, "leader-follower cut")
 		heal("leader-follower cut")
 
+		// One way: the leader's messages to a follower are lost (the
+		// follower gives up on a leader that still hears it), then a
+		// follower's to the leader (the leader hears no acks from a
+		// follower that still hears it).
+		leader = ens.WaitQuorum()
+		f = ens.Followers(leader)[0]
+		tl.logf("drop what leader %s sends to %s", ens.MemberString(leader), ens.MemberString(f))
+		ens.CutOneWay(leader, f)
+		notServing(t, ens, f)
+		tl.logf("%s stopped serving", ens.MemberString(f))
+		waitOps(30, "leader-to-follower cut")
+		heal("leader-to-follower cut")
+		leader = ens.WaitQuorum()
+		f = ens.Followers(leader)[0]
+		tl.logf("drop what %s sends to leader %s", ens.MemberString(f), ens.MemberString(leader))
+		ens.CutOneWay(f, leader)
+		time.Sleep(syncLimitTime + time.Second)
+		waitOps(30, "follower-to-leader cut")
+		heal("follower-to-leader cut")
+
 		// Random partitions, some shorter than the sync limit (what the
 		// relays held arrives late, on connections still open), some
 		// longer; each healed before the next.
@@ -109,7 +131,7 @@ func testCASPartitions(t *testing.T, n int, mode string) {
 		}
 		for r := range rounds {
 			hold := time.Duration(200+rng.IntN(7000)) * time.Millisecond
-			switch k := rng.IntN(3); k {
+			switch k := rng.IntN(4); k {
 			case 0:
 				i := rng.IntN(ens.Len())
 				tl.logf("round %d: isolate %s for %v", r, ens.MemberString(i), hold)
@@ -124,10 +146,14 @@ func testCASPartitions(t *testing.T, n int, mode string) {
 						}
 					}
 				}
-			default:
+			case 2:
 				p := rng.Perm(ens.Len())
 				tl.logf("round %d: cut %s from %s for %v", r, ens.MemberString(p[0]), ens.MemberString(p[1]), hold)
 				ens.Cut(p[0], p[1])
+			default:
+				p := rng.Perm(ens.Len())
+				tl.logf("round %d: drop what %s sends to %s for %v", r, ens.MemberString(p[0]), ens.MemberString(p[1]), hold)
+				ens.CutOneWay(p[0], p[1])
 			}
 			time.Sleep(hold)
 			ens.Heal()

@@ -135,6 +135,15 @@ func (e *Env) StartEnsemble(t testing.TB, n int, cfg EnsembleConfig) *Ensemble {
 		})
 	}
 	if cfg.Partitionable {
+		if e.IsZooKeeper() {
+			// A ZooKeeper leader stamps its configuration with a version
+			// as it starts leading (Leader.lead, ZOOKEEPER-1783) and its
+			// followers adopt it: every member then reaches member j at
+			// the address the first leader's zoo.cfg names, a relay of
+			// that leader's pairs, or j's own port for the leader itself.
+			// Per-member relay ports cannot stand for pairs there.
+			t.Skip("harness: relays name pairs by each member's own server lines; ZooKeeper takes its first leader's")
+		}
 		en.relays = NewRelays(t)
 		en.relayPorts = make([][][2]int, n)
 		for i := range n {

@@ -11,7 +11,8 @@ import (
 // TestRelayCutHoldsAndHealDelivers: a relay forwards both ways; while its
 // pair is cut nothing crosses and the connection stays open; the heal
 // delivers what was held, in order; a connection made during the cut
-// reaches the target only after the heal.
+// reaches the target only after the heal; a one-way cut holds one
+// direction only.
 func TestRelayCutHoldsAndHealDelivers(t *testing.T) {
 	target, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,6 +90,29 @@ func TestRelayCutHoldsAndHealDelivers(t *testing.T) {
 		x.Close()
 	case <-time.After(10 * time.Second):
 		t.Fatal("the connection made during the cut did not reach the target after the heal")
+	}
+
+	// One way: member 0's bytes are held, member 1's still arrive.
+	rn.CutOneWay(0, 1)
+	if _, err := c.Write([]byte("out")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write([]byte("in")); err != nil {
+		t.Fatal(err)
+	}
+	in := make([]byte, 2)
+	if _, err := io.ReadFull(c, in); err != nil || string(in) != "in" {
+		t.Fatalf("the open way: %q %v", in, err)
+	}
+	s.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := s.Read(make([]byte, 3)); n != 0 || !isTimeout(err) {
+		t.Fatalf("read across a one-way cut: %d bytes, %v; want nothing", n, err)
+	}
+	s.SetReadDeadline(time.Time{})
+	rn.Heal()
+	out := make([]byte, 3)
+	if _, err := io.ReadFull(s, out); err != nil || string(out) != "out" {
+		t.Fatalf("after heal: %q %v, want the held bytes", out, err)
 	}
 }
 
