@@ -84,43 +84,31 @@ func testCASPartitions(t *testing.T, n int, mode string) {
 			heal("split")
 		}
 
-		leader := ens.WaitQuorum()
-		f := ens.Followers(leader)[0]
-		tl.logf("isolate follower %s", ens.MemberString(f))
-		ens.Isolate(f)
-		notServing(t, ens, f)
-		tl.logf("%s stopped serving", ens.MemberString(f))
-		waitOps(30, "follower isolated")
-		heal("follower isolation")
-
-		leader = ens.WaitQuorum()
-		f = ens.Followers(leader)[0]
-		tl.logf("cut leader %s from follower %s only", ens.MemberString(leader), ens.MemberString(f))
-		ens.Cut(leader, f)
-		notServing(t, ens, f)
-		tl.logf("%s stopped serving", ens.MemberString(f))
-		waitOps(30, "leader-follower cut")
-		heal("leader-follower cut")
-
-		// One way: the leader's messages to a follower are lost (the
-		// follower gives up on a leader that still hears it), then a
-		// follower's to the leader (the leader hears no acks from a
-		// follower that still hears it).
-		leader = ens.WaitQuorum()
-		f = ens.Followers(leader)[0]
-		tl.logf("drop what leader %s sends to %s", ens.MemberString(leader), ens.MemberString(f))
-		ens.CutOneWay(leader, f)
-		notServing(t, ens, f)
-		tl.logf("%s stopped serving", ens.MemberString(f))
-		waitOps(30, "leader-to-follower cut")
-		heal("leader-to-follower cut")
-		leader = ens.WaitQuorum()
-		f = ens.Followers(leader)[0]
-		tl.logf("drop what %s sends to leader %s", ens.MemberString(f), ens.MemberString(leader))
-		ens.CutOneWay(f, leader)
-		time.Sleep(syncLimitTime + time.Second)
-		waitOps(30, "follower-to-leader cut")
-		heal("follower-to-leader cut")
+		// onFollower cuts with cut(leader, f) for a follower f, waits
+		// until the cut shows (f stops serving, or the sync limit
+		// passes), and heals once the load went on meanwhile.
+		onFollower := func(what string, cut func(leader, f int), fStops bool) {
+			leader := ens.WaitQuorum()
+			f := ens.Followers(leader)[0]
+			tl.logf("%s: leader %s, follower %s", what, ens.MemberString(leader), ens.MemberString(f))
+			cut(leader, f)
+			if fStops {
+				notServing(t, ens, f)
+				tl.logf("%s stopped serving", ens.MemberString(f))
+			} else {
+				time.Sleep(syncLimitTime + time.Second)
+			}
+			waitOps(30, what)
+			heal(what)
+		}
+		onFollower("isolate the follower", func(_, f int) { ens.Isolate(f) }, true)
+		onFollower("cut the leader from the follower only", ens.Cut, true)
+		// One way: the leader's messages to the follower are lost (it
+		// gives up on a leader that still hears it), then its messages
+		// to the leader (the leader hears no acks from a follower that
+		// still hears it).
+		onFollower("drop what the leader sends to the follower", ens.CutOneWay, true)
+		onFollower("drop what the follower sends to the leader", func(leader, f int) { ens.CutOneWay(f, leader) }, false)
 
 		// Random partitions, some shorter than the sync limit (what the
 		// relays held arrives late, on connections still open), some
