@@ -92,12 +92,15 @@ func (rn *Relays) Relay(from, to int, target int) int {
 // serve relays one connection from member from to member to.
 func (rn *Relays) serve(in net.Conn, from, to int, addr string) {
 	defer in.Close()
-	// A connection is made once both ways are open, as a TCP handshake
-	// needs.
-	if !rn.track(in) || !rn.wait(from, to) || !rn.wait(to, from) {
+	if !rn.track(in) {
 		return
 	}
 	defer rn.untrack(in)
+	// A connection is made once both ways are open, as a TCP handshake
+	// needs.
+	if !rn.wait(from, to) || !rn.wait(to, from) {
+		return
+	}
 	out, err := net.Dial("tcp", addr)
 	if err != nil {
 		return // the member is down: the connection ends, as a refused one would
