@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -62,10 +63,20 @@ func NewRelays(t testing.TB) *Relays {
 // member to (indices the test chooses) and forwards it to target, to's
 // own port; it returns the port for from's configuration to name.
 func (rn *Relays) Relay(from, to int, target int) int {
-	port := freePort(rn.t)
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		rn.t.Fatalf("relay %d->%d: %v", from, to, err)
+	// A port free when testport checked it was once taken before the
+	// listen (by what was not found): another port then.
+	var ln net.Listener
+	var port int
+	for try := 0; ; try++ {
+		port = freePort(rn.t)
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || try == 4 {
+			rn.t.Fatalf("relay %d->%d: %v", from, to, err)
+		}
 	}
 	rn.mu.Lock()
 	rn.listeners = append(rn.listeners, ln)
