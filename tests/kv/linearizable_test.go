@@ -238,7 +238,8 @@ func checkRegisters(t *testing.T, eps []string, faults func()) {
 
 // TestLinearizableUnderPartitions: the register load while the group's
 // network fails silently (harness.Relays): the leader cut off from both
-// followers, the leader cut from one follower only, then random cuts,
+// followers, the leader cut from one follower only, one way of that pair
+// and then the other, then random cuts (isolations, pairs, one way),
 // some shorter than the sync limit, each healed before the next.
 func TestLinearizableUnderPartitions(t *testing.T) {
 	if testing.Short() {
@@ -271,15 +272,30 @@ func TestLinearizableUnderPartitions(t *testing.T) {
 		r.SetCut(l, f, true)
 		time.Sleep(1500 * time.Millisecond)
 		r.Heal()
+		time.Sleep(time.Second)
+		l = leaderOf(t, eps)
+		f = (l + 1) % 3
+		t.Logf("dropping what leader %d sends to follower %d, then the reverse", l+1, f+1)
+		r.CutOneWay(l, f)
+		time.Sleep(1500 * time.Millisecond)
+		r.Heal()
+		r.CutOneWay(f, l)
+		time.Sleep(1500 * time.Millisecond)
+		r.Heal()
 		for round := range 4 {
 			p := rng.Perm(3)
 			hold := time.Duration(200+rng.IntN(1500)) * time.Millisecond
-			r.SetCut(p[0], p[1], true)
-			if rng.IntN(2) == 0 {
+			switch rng.IntN(3) {
+			case 0:
+				r.SetCut(p[0], p[1], true)
 				r.SetCut(p[0], p[2], true)
 				t.Logf("round %d: isolating %d for %v", round, p[0]+1, hold)
-			} else {
+			case 1:
+				r.SetCut(p[0], p[1], true)
 				t.Logf("round %d: cutting %d from %d for %v", round, p[0]+1, p[1]+1, hold)
+			default:
+				r.CutOneWay(p[0], p[1])
+				t.Logf("round %d: dropping what %d sends to %d for %v", round, p[0]+1, p[1]+1, hold)
 			}
 			time.Sleep(hold)
 			r.Heal()
