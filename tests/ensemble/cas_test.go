@@ -47,32 +47,28 @@ func TestLinearizableCAS(t *testing.T) {
 
 func testLinearizableCAS(t *testing.T, n int) {
 	runCAS(t, start(t, n), defaultCASBounds, func(ens *harness.Ensemble, tl *timeline, waitOps func(int, string)) {
-		old := ens.WaitQuorum()
-		tl.logf("kill leader %s", ens.MemberString(old))
-		ens.Server(old).Kill()
-		tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
-		waitOps(30, "leader kill")
-		ens.Server(old).StartAgain()
+		// leaderDown takes the leader down, waits for another to lead
+		// and for the load to go on, and brings the old one back.
+		leaderDown := func(what string, down, up func(*harness.Server)) int {
+			old := ens.WaitQuorum()
+			tl.logf("%s leader %s", what, ens.MemberString(old))
+			down(ens.Server(old))
+			tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
+			waitOps(30, "leader "+what)
+			up(ens.Server(old))
+			return old
+		}
+		old := leaderDown("kill", (*harness.Server).Kill, (*harness.Server).StartAgain)
 		tl.logf("%s back as %s", ens.MemberString(old), ens.Mode(old))
 		waitOps(30, "leader restart")
 
-		frozen := ens.WaitQuorum()
-		tl.logf("freeze leader %s", ens.MemberString(frozen))
-		ens.Server(frozen).Pause()
-		tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
-		waitOps(30, "leader freeze")
-		ens.Server(frozen).Resume()
+		frozen := leaderDown("freeze", (*harness.Server).Pause, (*harness.Server).Resume)
 		tl.logf("continued %s", ens.MemberString(frozen))
 		ens.WaitAll()
 		tl.logf("%s back as %s", ens.MemberString(frozen), ens.Mode(frozen))
 
 		if *long {
-			old = ens.WaitQuorum()
-			tl.logf("stop (SIGTERM) leader %s", ens.MemberString(old))
-			ens.Server(old).Stop()
-			tl.logf("new leader %s", ens.MemberString(ens.WaitQuorum()))
-			waitOps(30, "leader stop")
-			ens.Server(old).StartAgain()
+			leaderDown("stop (SIGTERM)", (*harness.Server).Stop, (*harness.Server).StartAgain)
 		}
 	})
 }
